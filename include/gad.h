@@ -1,0 +1,712 @@
+/*
+ * gad.h: the whole public API of gad, a C11 tensor library with eager
+ * reverse-mode automatic differentiation. This header is the manual.
+ *
+ * ---------------------------------------------------------------------------
+ * The model in five rules
+ *
+ * 1. A tensor (gad_tensor) is an immutable value: a dtype (f32, f64, i64), a
+ *    shape of rank 0..GAD_MAX_RANK, strides and an offset into a shared,
+ *    reference-counted storage. Views (reshape, permute, slice, ...) share
+ *    storage; nothing ever writes to a storage that another tensor can see
+ *    (copy-on-write, see gad_data_mut).
+ *
+ * 2. Ownership. Every tensor a gad function returns belongs to the innermost
+ *    open scope of the calling thread (gad_scope_begin / gad_scope_end). When
+ *    the scope ends, its references are dropped, so nested expressions such as
+ *    gad_sum_all(gad_mul(a, b)) leak nothing. gad_keep(t) moves a tensor to the
+ *    enclosing scope. When no scope is open, the caller owns the returned
+ *    reference and gives it back with gad_release. Long-lived tensors (model
+ *    parameters) are created outside any scope, or kept with gad_keep.
+ *
+ * 3. Errors never abort. A failing function returns NULL (or a gad_status)
+ *    and records the first error of the thread: its kind, the op's name and a
+ *    message naming the offending shapes or values. Every op given a NULL
+ *    tensor returns NULL and keeps the first error, so a whole expression can
+ *    be checked once at the end. Read it with gad_last_error, reset it with
+ *    gad_clear_error.
+ *
+ * 4. Every op is a plain function of tensors returning a new tensor. Binary
+ *    elementwise ops broadcast NumPy-style (right-aligned; a dim of 1 stretches;
+ *    0 against 1 gives 0). There is no implicit dtype promotion: mixing dtypes
+ *    is a dtype error; gad_cast converts.
+ *
+ * 5. Threads: every thread has its own scopes, error record and caches.
+ *    Tensors may be shared between threads for reading (retain/release are
+ *    atomic).
+ *
+ * Axes are ints and may be negative (counted from the end). Shapes and
+ * indices are int64_t. "n" below is the element count of a tensor.
+ * ---------------------------------------------------------------------------
+ */
+#ifndef GAD_H
+#define GAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GAD_VERSION_MAJOR 0
+#define GAD_VERSION_MINOR 1
+#define GAD_VERSION_PATCH 0
+#define GAD_VERSION_STRING "0.1.0"
+
+/* The largest rank a tensor can have. */
+#define GAD_MAX_RANK 8
+
+/* ======================================================================== */
+/* Types                                                                     */
+/* ======================================================================== */
+
+/* An opaque, reference-counted tensor handle. */
+typedef struct gad_tensor gad_tensor;
+
+/* Element types. f32 is the compute type; f64 serves reference checks; i64
+ * holds indices. Most ops take floats only. */
+typedef enum gad_dtype_t {
+    GAD_DTYPE_INVALID = -1, /* what gad_dtype(NULL) returns */
+    GAD_F32 = 0,
+    GAD_F64 = 1,
+    GAD_I64 = 2
+} gad_dtype_t;
+
+/* The name of a dtype: "f32", "f64" or "i64" ("?" for an invalid value). */
+const char *gad_dtype_name(gad_dtype_t dtype);
+
+/* Size in bytes of one element of dtype (0 for an invalid value). */
+size_t gad_dtype_size(gad_dtype_t dtype);
+
+/* ======================================================================== */
+/* Errors                                                                    */
+/* ======================================================================== */
+
+/* Status codes, which double as error kinds (X-macro: code, name). */
+#define GAD_STATUS_LIST(X)                                                     \
+    X(GAD_OK, "ok")                                                            \
+    X(GAD_ERR_SHAPE, "shape")             /* bad shape, rank, axis, broadcast */\
+    X(GAD_ERR_DTYPE, "dtype")             /* wrong or mixed dtypes */          \
+    X(GAD_ERR_INDEX, "index")             /* an index out of its bound */      \
+    X(GAD_ERR_DOMAIN, "domain")           /* a bad argument value or NULL */   \
+    X(GAD_ERR_NOT_UNIQUE, "not-unique")   /* needs an unshared tensor */       \
+    X(GAD_ERR_UNSUPPORTED, "unsupported") /* valid, but not supported here */  \
+    X(GAD_ERR_MEMORY, "memory")           /* an allocation failed */           \
+    X(GAD_ERR_IO, "io")                   /* a file operation failed */        \
+    X(GAD_ERR_FORMAT, "format")           /* a malformed file */
+
+typedef enum gad_status {
+#define GAD_STATUS_ENUM_(code, name) code,
+    GAD_STATUS_LIST(GAD_STATUS_ENUM_)
+#undef GAD_STATUS_ENUM_
+    GAD_STATUS_COUNT_
+} gad_status;
+
+/* The name of a status ("ok", "shape", ...; "unknown" if out of range). */
+const char *gad_status_str(gad_status status);
+
+/* The first error recorded on this thread since the last gad_clear_error. */
+typedef struct gad_error {
+    gad_status kind;   /* never GAD_OK in a returned record */
+    char op[32];       /* the op that failed, e.g. "matmul" */
+    char message[256]; /* what was wrong, naming shapes or values */
+    char text[320];    /* "<kind> error in <op>: <message>" */
+} gad_error;
+
+/* The pending error of this thread, or NULL if there is none. The record
+ * stays valid until gad_clear_error is called on the same thread. */
+const gad_error *gad_last_error(void);
+
+/* Forget the pending error of this thread. */
+void gad_clear_error(void);
+
+/* ======================================================================== */
+/* Memory: reference counts, scopes, allocator                               */
+/* ======================================================================== */
+
+/* Add a reference to t and return t (NULL passes through). Use it for a
+ * tensor stored in a long-lived structure; give it back with gad_release. */
+gad_tensor *gad_retain(gad_tensor *t);
+
+/* Drop one reference; the tensor is freed when none remain. NULL is a no-op.
+ * Release only references you own: ones returned with no scope open, ones
+ * you took with gad_retain, and ones gad_keep handed to you. */
+void gad_release(gad_tensor *t);
+
+/* Open a scope on this thread. Until the matching gad_scope_end, every tensor
+ * a gad function returns belongs to this scope. Scopes nest. */
+void gad_scope_begin(void);
+
+/* Close the innermost scope, dropping its reference to every tensor it
+ * owns. Calling it with no scope open does nothing. */
+void gad_scope_end(void);
+
+/* The number of scopes open on this thread. */
+int gad_scope_depth(void);
+
+/* Hand t to the enclosing scope (the one that was open before the innermost
+ * one), or to the caller when only one scope is open, so that it survives
+ * gad_scope_end. Returns t. With no scope open it does nothing. */
+gad_tensor *gad_keep(gad_tensor *t);
+
+/* An allocator for every byte gad takes from the system. alloc must return
+ * memory aligned to `align` (a power of two, at most 4096) or NULL; free
+ * gets back the same pointer and size. */
+typedef struct gad_allocator {
+    void *(*alloc)(void *ctx, size_t size, size_t align);
+    void (*free)(void *ctx, void *ptr, size_t size);
+    void *ctx;
+} gad_allocator;
+
+/* Install an allocator (NULL restores the default, aligned malloc). It empties
+ * this thread's caches first. Call it while no tensor is alive, as tests do
+ * to fail the k-th allocation. */
+void gad_set_allocator(const gad_allocator *allocator);
+
+/* Return every cached buffer and tensor header of this thread to the
+ * allocator. gad keeps freed buffers by size class so that a training loop
+ * does not call malloc per op; this gives the memory back. */
+void gad_cache_trim(void);
+
+/* Memory counters of the calling thread's caches and of the whole process. */
+typedef struct gad_mem_stats {
+    int64_t live_tensors;   /* tensor headers alive, all threads */
+    int64_t live_storages;  /* storages alive, all threads */
+    int64_t live_bytes;     /* bytes in live storages, all threads */
+    int64_t cached_bytes;   /* bytes held in this thread's buffer cache */
+} gad_mem_stats;
+
+void gad_mem_stats_get(gad_mem_stats *out);
+
+/* Set the most bytes this thread's buffer cache may hold (default 256 MiB).
+ * Returns the previous limit. */
+size_t gad_set_cache_limit(size_t bytes);
+
+/* ======================================================================== */
+/* Runtime configuration                                                     */
+/* ======================================================================== */
+
+/* The number of threads gad's kernels use (default: the OpenMP default, at
+ * least 1; 1 without OpenMP). n < 1 resets to the default. Process-wide. */
+void gad_set_num_threads(int n);
+int gad_num_threads(void);
+
+/* 1 if gad was built with a CBLAS for GEMM. */
+int gad_blas_available(void);
+
+/* Enable (1) or disable (0) the CBLAS path at run time; returns the previous
+ * setting. With it off, every GEMM runs on gad's built-in kernel. A no-op
+ * returning 0 when gad was built without BLAS. */
+int gad_set_blas(int enabled);
+
+/* "0.1.0" */
+const char *gad_version(void);
+
+/* ======================================================================== */
+/* Constructors                                                              */
+/* ======================================================================== */
+/* Each returns a new contiguous tensor (owned as rule 2 says), or NULL on a
+ * shape error (a negative dim, rank outside 0..8, an element count that
+ * overflows), a dtype error, or a memory error. `shape` may be NULL when
+ * rank is 0. */
+
+/* Copy numel(shape) elements from data (row-major). data may be NULL only if
+ * the shape has no elements. */
+gad_tensor *gad_from_f32(const float *data, const int64_t *shape, int rank);
+gad_tensor *gad_from_f64(const double *data, const int64_t *shape, int rank);
+gad_tensor *gad_from_i64(const int64_t *data, const int64_t *shape, int rank);
+
+/* Tensors filled with 0, 1 or `value` (converted to dtype; for i64 the
+ * value is truncated toward zero, and one outside the i64 range, NaN
+ * included, is a domain error). */
+gad_tensor *gad_zeros(const int64_t *shape, int rank, gad_dtype_t dtype);
+gad_tensor *gad_ones(const int64_t *shape, int rank, gad_dtype_t dtype);
+gad_tensor *gad_full(const int64_t *shape, int rank, gad_dtype_t dtype,
+                     double value);
+
+/* Rank-0 tensors. */
+gad_tensor *gad_scalar(double value, gad_dtype_t dtype);
+gad_tensor *gad_scalar_f32(float value);
+gad_tensor *gad_scalar_f64(double value);
+
+/* A tensor of the same shape and dtype as t, filled with 0 or with value. */
+gad_tensor *gad_zeros_like(gad_tensor *t);
+gad_tensor *gad_full_like(gad_tensor *t, double value);
+
+/* [start, end) by step as a 1-D tensor. Values are made by repeated addition
+ * in the target dtype (x += step), so f32 gives exactly g's values:
+ * arange(0, 1, 0.1) = [0, 0.1, ..., 0.70000005, 0.8000001, 0.9000001]. For
+ * step > 0 it emits while x < end, for step < 0 while x > end. A zero or
+ * non-finite step, or non-finite bounds, are a shape error; for i64 the
+ * arguments are truncated to integers first. */
+gad_tensor *gad_arange(double start, double end, double step,
+                       gad_dtype_t dtype);
+
+/* num points from start to end inclusive (float dtypes): element i is
+ * start + (end - start) * i / (num - 1), computed in the dtype. num = 0 gives
+ * shape [0], num = 1 gives [start]; num < 0 is a shape error. */
+gad_tensor *gad_linspace(double start, double end, int64_t num,
+                         gad_dtype_t dtype);
+
+/* The n x n identity matrix, any dtype. */
+gad_tensor *gad_eye(int64_t n, gad_dtype_t dtype);
+
+/* Standard normal f32 values, bit-exact with g's randn: xorshift64* seeded
+ * with (seed | 1), pairs through Box-Muller in double. A shorter request is
+ * a prefix of a longer one with the same seed. */
+gad_tensor *gad_randn(const int64_t *shape, int rank, uint64_t seed);
+
+/* ======================================================================== */
+/* Random number generator objects                                           */
+/* ======================================================================== */
+/* A seedable generator (xoshiro256**, seeded by splitmix64) for data,
+ * initializers and environments. Not shared between threads without a
+ * lock. The same seed gives the same stream on every platform. */
+
+typedef struct gad_rng gad_rng;
+
+/* A new generator, or NULL on a memory error. Free it with gad_rng_free. */
+gad_rng *gad_rng_new(uint64_t seed);
+void gad_rng_free(gad_rng *rng); /* accepts NULL */
+
+/* Reset the stream to the one `seed` starts. */
+void gad_rng_seed(gad_rng *rng, uint64_t seed);
+
+/* The raw next 64 bits. */
+uint64_t gad_rng_next(gad_rng *rng);
+
+/* A uniform double in [0, 1) with 53 random bits. */
+double gad_rng_uniform(gad_rng *rng);
+
+/* A standard normal double (Box-Muller; the spare value is kept). */
+double gad_rng_normal(gad_rng *rng);
+
+/* A uniform integer in [lo, hi), without modulo bias. Returns lo if hi <= lo. */
+int64_t gad_rng_int(gad_rng *rng, int64_t lo, int64_t hi);
+
+/* Tensors of draws: uniform in [lo, hi), normal(mean, std) (float dtypes),
+ * and integers in [lo, hi) (i64; hi <= lo is a domain error). */
+gad_tensor *gad_rng_uniform_tensor(gad_rng *rng, const int64_t *shape,
+                                   int rank, gad_dtype_t dtype, double lo,
+                                   double hi);
+gad_tensor *gad_rng_normal_tensor(gad_rng *rng, const int64_t *shape, int rank,
+                                  gad_dtype_t dtype, double mean, double std);
+gad_tensor *gad_rng_int_tensor(gad_rng *rng, const int64_t *shape, int rank,
+                               int64_t lo, int64_t hi);
+
+/* ======================================================================== */
+/* Accessors                                                                 */
+/* ======================================================================== */
+/* On a NULL tensor: gad_rank returns -1, gad_dtype GAD_DTYPE_INVALID,
+ * gad_numel returns 0,
+ * gad_shape and gad_strides return NULL (and no error is recorded). */
+
+int gad_rank(const gad_tensor *t);
+const int64_t *gad_shape(const gad_tensor *t);   /* rank entries */
+const int64_t *gad_strides(const gad_tensor *t); /* in elements; may be 0 or < 0 */
+int64_t gad_numel(const gad_tensor *t);
+gad_dtype_t gad_dtype(const gad_tensor *t);
+
+/* The size of one axis (negative counts from the end); -1 and a shape error
+ * when the axis is out of range. */
+int64_t gad_dim(const gad_tensor *t, int axis);
+
+/* 1 if t is row-major contiguous at offset 0, else 0. The test is strict:
+ * a size-1 axis must still have its row-major stride, so a broadcast_to
+ * that adds a leading axis (stride 0) is not contiguous; unsqueeze keeps a
+ * contiguous tensor contiguous. */
+int gad_is_contiguous(const gad_tensor *t);
+
+/* The value of a one-element tensor (any rank) as a double. NaN and a shape
+ * error if numel != 1. */
+double gad_item(gad_tensor *t);
+
+/* Copy the elements out in row-major order, converting to the destination
+ * type (f64 -> f32 rounds; float -> i64 truncates toward zero, saturates and
+ * maps NaN to 0). n is the capacity of dst: a shape error if n < numel.
+ * Returns GAD_OK or the error's kind. */
+gad_status gad_read_f32(gad_tensor *t, float *dst, size_t n);
+gad_status gad_read_f64(gad_tensor *t, double *dst, size_t n);
+gad_status gad_read_i64(gad_tensor *t, int64_t *dst, size_t n);
+
+/* Read-only pointer to the elements of a contiguous tensor (a shape error and
+ * NULL otherwise; call gad_contiguous first). Valid while t is alive. */
+const void *gad_data(gad_tensor *t);
+
+/* Make t's storage private to t (copy-on-write: copy it if it is shared or
+ * t is not contiguous) and return a writable pointer to its elements in
+ * row-major order. t keeps its identity: a parameter stays the same leaf with
+ * the same gradient slot, and any graph or view that saw the old values keeps
+ * them. NULL and a memory error if the copy fails; NULL and a not-unique
+ * error if t is the output of a tracked op (its graph would no longer match
+ * its values: detach it first). Writes must stay within numel elements and
+ * end before t is next read by another thread. */
+void *gad_data_mut(gad_tensor *t);
+
+/* 1 if t's storage is referenced by no other tensor, else 0. */
+int gad_is_unique(const gad_tensor *t);
+
+/* Print t like NumPy's repr, one row per line:
+ *     tensor([[1., 2.],
+ *             [3., 4.]], dtype=f32)
+ * each value the shortest decimal that reads back the same, summarizing with
+ * "..." when t has more than 1000 elements (the first and last 3 along each
+ * axis). gad_print writes to stdout, with a newline. */
+void gad_fprint(FILE *f, gad_tensor *t);
+void gad_print(gad_tensor *t);
+
+/* Write the repr into buf (always NUL-terminated when cap > 0). Returns the
+ * length the full repr has, like snprintf. */
+size_t gad_snprint(char *buf, size_t cap, gad_tensor *t);
+
+/* ======================================================================== */
+/* Copies and conversion                                                     */
+/* ======================================================================== */
+
+/* t itself (one more reference) if it is contiguous, else a packed row-major
+ * copy. */
+gad_tensor *gad_contiguous(gad_tensor *t);
+
+/* A new tensor with its own packed copy of t's elements. */
+gad_tensor *gad_clone(gad_tensor *t);
+
+/* Convert to dtype: f32 <-> f64 and i64 -> float are numeric conversions;
+ * float -> i64 truncates toward zero, saturates at the i64 limits and maps
+ * NaN to 0. The same dtype gives t itself (one more reference). */
+gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype);
+
+/* ======================================================================== */
+/* Views                                                                     */
+/* ======================================================================== */
+/* A view shares t's storage; no element is copied unless said. */
+
+/* The new shape must have t's element count; one entry may be -1 (inferred).
+ * Inferring -1 next to a zero dim works as NumPy does for [0,3] -> [0,-1].
+ * gad_view never copies: it works when t's strides allow the new shape
+ * (always for a contiguous t; for other layouts when the new dims only split
+ * or merge runs laid out contiguously, PyTorch's rule), and is a shape error
+ * otherwise; gad_reshape copies in that case. */
+gad_tensor *gad_reshape(gad_tensor *t, const int64_t *shape, int rank);
+gad_tensor *gad_view(gad_tensor *t, const int64_t *shape, int rank);
+
+/* Reshape to 1-D. */
+gad_tensor *gad_flatten(gad_tensor *t);
+
+/* Reorder the axes: result axis i is t's axis axes[i]. n must equal the rank
+ * and axes must be a permutation (negative allowed); a shape error
+ * otherwise. */
+gad_tensor *gad_permute(gad_tensor *t, const int *axes, int n);
+
+/* Swap the last two axes (a shape error for rank < 2). */
+gad_tensor *gad_transpose(gad_tensor *t);
+
+/* Swap two axes. */
+gad_tensor *gad_swapaxes(gad_tensor *t, int axis0, int axis1);
+
+/* A per-axis slice range with Python semantics. GAD_NIL for a field means
+ * "not given" (Python's None). */
+#define GAD_NIL INT64_MIN
+typedef struct gad_range {
+    int64_t start, end, step;
+} gad_range;
+#define GAD_ALL ((gad_range){GAD_NIL, GAD_NIL, GAD_NIL})
+#define GAD_RANGE(s, e) ((gad_range){(s), (e), GAD_NIL})
+#define GAD_RANGE_STEP(s, e, st) ((gad_range){(s), (e), (st)})
+
+/* Slice the first n axes by ranges (the rest are whole), exactly as Python
+ * slices a list per axis: step 0 is an index error; negative start/end count
+ * from the end; positions are clamped; a negative step walks backwards (its
+ * default end means "through index 0"). n > rank is a shape error. A
+ * reverse slice that is empty but would start before the storage (start
+ * -100, step -1) is an index error, as in g. */
+gad_tensor *gad_slice(gad_tensor *t, const gad_range *ranges, int n);
+
+/* Index i along axis, dropping the axis (i may be negative; an index error
+ * outside [-dim, dim)). */
+gad_tensor *gad_select(gad_tensor *t, int axis, int64_t i);
+
+/* Drop axis, which must have size 1 (a shape error otherwise). */
+gad_tensor *gad_squeeze(gad_tensor *t, int axis);
+
+/* Drop every size-1 axis. */
+gad_tensor *gad_squeeze_all(gad_tensor *t);
+
+/* Insert a size-1 axis at position axis, in [-(rank+1), rank]. */
+gad_tensor *gad_unsqueeze(gad_tensor *t, int axis);
+
+/* Broadcast to shape (stride 0 on stretched axes). A target of smaller rank
+ * or an incompatible dim is a shape error. */
+gad_tensor *gad_broadcast_to(gad_tensor *t, const int64_t *shape, int rank);
+
+/* ======================================================================== */
+/* Elementwise ops                                                           */
+/* ======================================================================== */
+/* Float tensors only (i64 is a dtype error); the result is a new contiguous
+ * tensor. IEEE semantics: log(-1) is NaN, 1/0 is inf; none are errors. */
+
+/* Binary ops broadcast; both operands must have the same float dtype. */
+gad_tensor *gad_add(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_sub(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_mul(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_div(gad_tensor *a, gad_tensor *b);
+
+/* Elementwise max(a, b) and min(a, b), exact (a NaN on either side gives
+ * NaN). The gradient goes to the side that wins, half to each at a tie (as
+ * the form (a + b +- |a - b|) / 2 would give). */
+gad_tensor *gad_maximum(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_minimum(gad_tensor *a, gad_tensor *b);
+
+/* x * s and x + s, with s converted to x's dtype first. */
+gad_tensor *gad_mul_scalar(gad_tensor *x, double s);
+gad_tensor *gad_add_scalar(gad_tensor *x, double s);
+
+/* x^p (pow); p = 2 computes x*x and p = 0.5 computes sqrt(x). */
+gad_tensor *gad_pow_scalar(gad_tensor *x, double p);
+
+gad_tensor *gad_neg(gad_tensor *x);    /* -x */
+gad_tensor *gad_square(gad_tensor *x); /* x*x */
+gad_tensor *gad_relu(gad_tensor *x);   /* max(x, 0); NaN gives 0, as g */
+gad_tensor *gad_tanh(gad_tensor *x);
+gad_tensor *gad_exp(gad_tensor *x);
+gad_tensor *gad_log(gad_tensor *x);
+gad_tensor *gad_sqrt(gad_tensor *x);
+gad_tensor *gad_abs(gad_tensor *x);
+/* +1 if x > 0, -1 if x < 0, else 0 (NaN and -0 give 0). */
+gad_tensor *gad_sign(gad_tensor *x);
+gad_tensor *gad_sigmoid(gad_tensor *x); /* 1 / (1 + exp(-x)) */
+gad_tensor *gad_silu(gad_tensor *x);    /* x * sigmoid(x) */
+/* The tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+gad_tensor *gad_gelu(gad_tensor *x);
+/* x if x > 20, else log(1 + exp(x)). */
+gad_tensor *gad_softplus(gad_tensor *x);
+/* x if x >= 0, else slope * x. */
+gad_tensor *gad_leaky_relu(gad_tensor *x, double slope);
+/* min(max(x, lo), hi); lo > hi or a NaN bound is a domain error. */
+gad_tensor *gad_clamp(gad_tensor *x, double lo, double hi);
+
+/* ======================================================================== */
+/* Reductions                                                                */
+/* ======================================================================== */
+/* Axes may be negative; a duplicate or out-of-range axis is a shape error;
+ * rank 0 accepts no axis. keepdims keeps reduced axes with size 1. */
+
+/* Sum and mean over the n given axes (n = 0 reduces nothing: the identity).
+ * An empty reduction sums to 0; its mean is NaN. Float only. */
+gad_tensor *gad_sum(gad_tensor *x, const int *axes, int n, int keepdims);
+gad_tensor *gad_mean(gad_tensor *x, const int *axes, int n, int keepdims);
+
+/* Sum and mean of all elements, as a rank-0 tensor. */
+gad_tensor *gad_sum_all(gad_tensor *x);
+gad_tensor *gad_mean_all(gad_tensor *x);
+
+/* Population variance (mean squared deviation) and its square root. */
+gad_tensor *gad_variance(gad_tensor *x, const int *axes, int n, int keepdims);
+gad_tensor *gad_stddev(gad_tensor *x, const int *axes, int n, int keepdims);
+
+/* Maximum along one axis. NaN is skipped (an all-NaN slice gives -inf); an
+ * empty axis is a shape error. Float only. */
+gad_tensor *gad_amax(gad_tensor *x, int axis, int keepdims);
+
+/* Index (i64) of the maximum along one axis: the first on ties; NaN never
+ * wins, so an all-NaN slice gives 0. An empty axis is a shape error. */
+gad_tensor *gad_argmax(gad_tensor *x, int axis, int keepdims);
+
+/* log(sum(exp(x))) along axis, computed stably (the max is subtracted). */
+gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims);
+
+/* softmax and log_softmax along any axis (an empty axis is a shape error). */
+gad_tensor *gad_softmax(gad_tensor *x, int axis);
+gad_tensor *gad_log_softmax(gad_tensor *x, int axis);
+
+/* ======================================================================== */
+/* Linear algebra                                                            */
+/* ======================================================================== */
+
+/* Matrix product with NumPy's rules: [.., m, k] @ [.., k, n] -> [.., m, n],
+ * batch dims broadcast. A 1-D left operand is a row ([k] @ [k, n] -> [n]),
+ * a 1-D right operand a column ([m, k] @ [k] -> [m]; [k] @ [k] -> []).
+ * Rank 0 is a shape error, so is an inner-dim mismatch (the message names
+ * both shapes); mixed dtypes or i64 are a dtype error. Float only. GEMM goes
+ * to CBLAS when available, else to gad's blocked kernel. */
+gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b);
+
+/* ======================================================================== */
+/* Indexing and joining                                                      */
+/* ======================================================================== */
+/* Index tensors are i64 (a dtype error otherwise). A negative index wraps
+ * once (+dim); anything still outside [0, dim) is an index error naming the
+ * index and the bound. */
+
+/* out[..i..] = x[..index[..i..]..] along axis. index has x's rank; off the
+ * axis each index dim is at most x's (as PyTorch), or x's is 1 and
+ * broadcasts. The output has index's shape. Float data. */
+gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index);
+
+/* A copy of dst with src added at the index positions along axis
+ * (duplicates add). index and src have the same shape and dst's rank; off
+ * the axis index dims must not exceed dst's. */
+gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
+                            gad_tensor *src);
+
+/* NumPy's take_along_axis with the axis dropped: index has x's shape without
+ * `axis` and picks one element per position; the output has index's shape. */
+gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index);
+
+/* Join n tensors along an existing axis (cat) or a new one (stack). Same
+ * dtype (f32, f64 or i64) and rank; other dims equal. n = 0 is a shape
+ * error. */
+gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis);
+gad_tensor *gad_stack(gad_tensor *const *ts, int n, int axis);
+
+
+/* ======================================================================== */
+/* Automatic differentiation                                                 */
+/* ======================================================================== */
+/* gad records a tape as ops run. A leaf is a float tensor marked with
+ * gad_requires_grad: it owns a gradient slot. Every op with an input on the
+ * tape (a leaf, or a result of such an op) records a node, views included,
+ * unless no-grad mode is on. Tensors off the tape are constants.
+ *
+ * gad_grad is functional (like JAX's grad, or torch.autograd.grad): it
+ * returns this call's gradients only. gad_backward accumulates into the leaf
+ * slots (like PyTorch's .backward()) until gad_zero_grad. Gradients follow
+ * these conventions at kinks: relu'(0) = 0, abs'(0) = 0, leaky_relu'(0) = 1,
+ * clamp is differentiable (1) at its bounds, amax sends the gradient to the
+ * first maximum (never to NaN), maximum/minimum split it half and half at a
+ * tie. The graph lives as long as a tensor that reaches it. */
+
+/* Mark t as a leaf that requires grad, with an empty gradient slot (a no-op
+ * when t already is a leaf or on the tape). Returns t itself (no new
+ * reference). A dtype error and NULL for an i64 tensor. */
+gad_tensor *gad_requires_grad(gad_tensor *t);
+
+/* 1 if t is on the tape (a leaf or a result of a tracked op), else 0. */
+int gad_is_tracked(const gad_tensor *t);
+
+/* 1 if t is a leaf (owns a gradient slot), else 0. */
+int gad_is_leaf(const gad_tensor *t);
+
+/* A tensor with t's values (sharing storage) that is off the tape. */
+gad_tensor *gad_detach(gad_tensor *t);
+
+/* t's values, on the tape with a zero gradient: the path through it
+ * contributes nothing (unlike detach, the result still requires grad when t
+ * does). */
+gad_tensor *gad_stop_gradient(gad_tensor *t);
+
+/* No-grad mode for this thread: between begin and end, ops record nothing.
+ * Calls nest. gad_grad_enabled returns 0 inside. */
+void gad_no_grad_begin(void);
+void gad_no_grad_end(void);
+int gad_grad_enabled(void);
+
+/* Flags for gad_grad_ex. GAD_CREATE_GRAPH records the backward pass itself,
+ * so that the returned gradients are differentiable again (grad of grad,
+ * Hessian-vector products). */
+#define GAD_CREATE_GRAPH 1u
+
+/* Gradients of the scalar `out` (one element, float) with respect to the
+ * leaves inputs[0..n), written to grads[0..n) (owned as rule 2 says). Before
+ * the reverse pass, the slot of every leaf reachable from out and of every
+ * input is cleared; afterwards the slots hold this call's gradients. An
+ * input that out does not reach gets zeros. Errors: a shape error when out
+ * has more than one element, a dtype error for a non-float out, a domain
+ * error when an input is not a leaf; grads[i] are then NULL. Each shared
+ * subexpression's VJP runs once per call; the walk is iterative, so a graph
+ * of millions of nodes needs no stack. */
+gad_status gad_grad(gad_tensor *out, gad_tensor *const *inputs, int n,
+                    gad_tensor **grads);
+
+/* gad_grad with a seed (the gradient of out; out's shape and dtype; NULL
+ * means ones, and then out must have one element) and flags. With a seed, out
+ * may have any shape: this is the vector-Jacobian product seed^T J. */
+gad_status gad_grad_ex(gad_tensor *out, gad_tensor *seed,
+                       gad_tensor *const *inputs, int n, gad_tensor **grads,
+                       unsigned flags);
+
+/* Accumulate the gradient of the scalar out into the slot of every leaf it
+ * reaches (slot = slot + g). Errors as gad_grad. */
+gad_status gad_backward(gad_tensor *out);
+
+/* The gradient slot of a leaf: a new reference (owned as rule 2 says), or
+ * NULL when the slot is empty. A domain error (and NULL) when t is not a
+ * leaf. */
+gad_tensor *gad_leaf_grad(gad_tensor *t);
+
+/* Empty the slots of the given leaves (non-leaves and NULL are skipped). */
+void gad_zero_grad(gad_tensor *const *params, int n);
+
+/* Hessian-vector product: hv[i] = sum_j (d^2 loss / dx_i dx_j) v[j], for the
+ * scalar loss built from the leaves inputs[0..n); v[i] has inputs[i]'s shape.
+ * Two reverse passes (the first with GAD_CREATE_GRAPH). */
+gad_status gad_hvp(gad_tensor *loss, gad_tensor *const *inputs,
+                   gad_tensor *const *v, int n, gad_tensor **hv);
+
+/* Forward-mode product: *jv = sum_i J_i v[i], the directional derivative of
+ * out (any shape) along v, where J_i = d out / d inputs[i]. Computed by the
+ * double-VJP trick: u -> J^T u is linear in u, and its VJP with v is J v. */
+gad_status gad_jvp(gad_tensor *out, gad_tensor *const *inputs,
+                   gad_tensor *const *v, int n, gad_tensor **jv);
+
+/* Anomaly mode (process-wide, off by default): the reverse pass stops at the
+ * first VJP that produces a NaN or Inf, with a domain error naming that op
+ * and the op that created the offending input. Returns the previous
+ * setting. */
+int gad_set_anomaly(int on);
+
+/* Write the graph that reaches out as Graphviz DOT: one box per leaf (with
+ * its shape), one ellipse per op (its name and output shape), edges from
+ * inputs to outputs. Returns GAD_OK or an io error. */
+gad_status gad_graph_dot(gad_tensor *out, FILE *f);
+
+/* ------------------------------------------------------ gradient checking */
+
+/* A function of tensors for gad_gradcheck: returns a tensor (any shape,
+ * float) computed from in[0..n) with gad ops. */
+typedef gad_tensor *(*gad_fn)(void *ctx, gad_tensor *const *in, int n);
+
+typedef struct gad_gradcheck_opts {
+    double eps;  /* central-difference step (0: 1e-6 for f64, 1e-3 for f32) */
+    double atol; /* pass if |analytic - numeric| <= atol + rtol * |numeric| */
+    double rtol; /* (0 and 0: 1e-6 and 1e-4 for f64, 1e-3 and 1e-2 for f32) */
+    uint64_t seed; /* for the random projection of a non-scalar output */
+} gad_gradcheck_opts;
+
+typedef struct gad_gradcheck_result {
+    int passed;     /* 1 when every element is within tolerance */
+    int input;      /* the input holding the worst element */
+    int64_t index;  /* its row-major position */
+    double analytic, numeric; /* the two derivatives there */
+    double abs_err, rel_err;  /* |a - n| and |a - n| / max(|a|, |n|, 1e-3) */
+    int64_t checked;          /* elements compared */
+} gad_gradcheck_result;
+
+/* Check the VJP of f against central finite differences: L = sum(w * f(x))
+ * with fixed random weights w (just f(x) when it has one element), its
+ * gradient by gad_grad versus (L(x + eps e_k) - L(x - eps e_k)) / 2 eps for
+ * every element k of every input that requires grad (float inputs that are
+ * not leaves are held constant). Inputs are not modified. Use f64 inputs for
+ * a tight check. Returns GAD_OK when the check ran (see res->passed), else
+ * the error's kind. opts may be NULL for defaults. */
+gad_status gad_gradcheck(gad_fn f, void *ctx, gad_tensor *const *inputs, int n,
+                         const gad_gradcheck_opts *opts,
+                         gad_gradcheck_result *res);
+
+/* The same check one order up: the gradient of x -> sum_i <u_i, dL/dx_i>
+ * (first derivatives taken with GAD_CREATE_GRAPH, u fixed random) against
+ * finite differences of the first derivatives. */
+gad_status gad_gradgradcheck(gad_fn f, void *ctx, gad_tensor *const *inputs,
+                             int n, const gad_gradcheck_opts *opts,
+                             gad_gradcheck_result *res);
+
+/* The op registry: the number of ops that record tape nodes and their
+ * names (NULL out of range), for tools and tests. */
+int gad_op_count(void);
+const char *gad_op_name(int op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GAD_H */

@@ -1,0 +1,94 @@
+/* ad_int.h: the autodiff tape: nodes, recording, and the op registry that
+ * the engine (src/ad/engine.c) walks. */
+#ifndef GAD_AD_INT_H
+#define GAD_AD_INT_H
+
+#include "gad_int.h"
+
+/* A node of the tape. A leaf (op GAD_OP_LEAF) owns a gradient slot; an op
+ * node knows its parents (the nodes of its inputs; NULL for a constant
+ * input), what its VJP saved, and its scalar parameters. A tensor points to
+ * at most one node; the node lives while any tensor or child node holds it. */
+typedef struct gad_node gad_node;
+
+/* What the engine knows of an op: its name and its VJP. The VJP sets, for
+ * every parent i with need[i], gin[i] to the gradient of that input (its
+ * shape and dtype; owned by the current scope), or NULL for an all-zero
+ * gradient. It returns 0, or -1 with an error recorded. VJPs are written
+ * with tracked ops, so their results are differentiable again when grad
+ * mode is on (create_graph). */
+typedef struct gad_op_info {
+    const char *name;
+    int (*vjp)(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin);
+} gad_op_info;
+
+#define GAD_NODE_INLINE 3
+#define GAD_NODE_MAX_PARENTS 65535
+
+struct gad_node {
+    atomic_long refs;
+    const gad_op_info *info; /* NULL for a leaf */
+    uint16_t op;
+    uint16_t nparents;
+    uint8_t nsaved;
+    uint8_t out_saved;       /* bit i: saved[i] is this node's own output */
+    uint8_t dtype, rank;
+    int64_t shape[GAD_MAX_RANK]; /* the output's shape */
+    gad_node **parents;
+    gad_tensor **saved;
+    union {
+        double d[4];
+        int64_t i[2 * GAD_MAX_RANK];
+    } p;
+    gad_tensor *grad;     /* leaf: the gradient slot */
+    gad_tensor *pending;  /* the gradient summed so far during a pass */
+    uint64_t visit;       /* the pass that last saw this node */
+    int32_t nparents_cap; /* > GAD_NODE_INLINE when parents were allocated */
+    gad_node *parents_inline[GAD_NODE_INLINE];
+    gad_tensor *saved_inline[GAD_NODE_INLINE];
+};
+
+/* A new node with refs = 1 and room for nparents parents and nsaved saved
+ * tensors (all NULL). NULL on a memory error (nothing recorded). */
+gad_node *gad__node_new(int op, int nparents, int nsaved);
+
+void gad__node_release(gad_node *n);
+
+/* ------------------------------------------------------------ recording */
+
+/* Thread-local no-grad depth: ops record nothing while it is > 0. */
+extern _Thread_local int gad__no_grad;
+
+/* True when an op on these inputs must record a node: grad mode is on and
+ * at least one input is on the tape. */
+static inline bool gad__tracks(gad_tensor *const *in, int n) {
+    if (gad__no_grad) return false;
+    for (int i = 0; i < n; i++)
+        if (in[i] && in[i]->node) return true;
+    return false;
+}
+
+/* Record y as the output of op `info` applied to in[0..n): when gad__tracks
+ * says so, attach a node whose parents are the inputs' nodes and which
+ * saves the nsave tensors in save (an entry equal to y is saved without its
+ * node, to be re-attached by gad__saved). Returns y; on a memory error y is
+ * released and NULL returned. Set the node's parameters afterwards through
+ * y->node when it is not NULL. */
+gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info, int op,
+                       gad_tensor *const *in, int n, gad_tensor *const *save,
+                       int nsave);
+
+/* The i-th saved tensor, as a new tensor owned by the current scope; a saved
+ * output comes back attached to its node, so that a VJP using it is
+ * differentiable again. */
+gad_tensor *gad__saved(gad_node *n, int i);
+
+/* The node's output shape as a tensor-shape pair, for VJPs. */
+#define GAD_NODE_SHAPE(n) (n)->shape, (n)->rank
+
+static inline gad_node *gad__node_retain(gad_node *n) {
+    if (n) atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
+    return n;
+}
+
+#endif

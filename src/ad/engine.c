@@ -1,0 +1,511 @@
+/* engine.c: recording nodes, and the reverse pass: grad, backward, hvp, jvp
+ * (DESIGN §6; the seed's grad/backward/accumulate). The engine knows no op:
+ * a node carries its VJP through its gad_op_info. */
+#include "ad_int.h"
+
+#include <math.h>
+
+_Thread_local int gad__no_grad;
+static atomic_int g_anomaly;
+static atomic_ullong g_epoch;
+
+void gad_no_grad_begin(void) { gad__no_grad++; }
+void gad_no_grad_end(void) {
+    if (gad__no_grad > 0) gad__no_grad--;
+}
+int gad_grad_enabled(void) { return gad__no_grad == 0; }
+
+int gad_set_anomaly(int on) { return atomic_exchange(&g_anomaly, on ? 1 : 0); }
+
+/* ------------------------------------------------------------- recording */
+
+/* An alias of t that keeps (with_node) or drops t's node. */
+static gad_tensor *alias_of(const char *op, gad_tensor *t, bool with_node) {
+    gad_tensor *a = gad__alias(op, t);
+    if (a && with_node) a->node = gad__node_retain(t->node);
+    return a;
+}
+
+gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info, int op,
+                       gad_tensor *const *in, int n, gad_tensor *const *save,
+                       int nsave) {
+    if (!y || !gad__tracks(in, n)) return y;
+    gad_node *nd = gad__node_new(op, n, nsave);
+    if (!nd) goto nomem;
+    nd->info = info;
+    nd->dtype = y->dtype;
+    nd->rank = y->rank;
+    memcpy(nd->shape, y->shape, sizeof nd->shape);
+    for (int i = 0; i < n; i++)
+        nd->parents[i] = gad__node_retain(in[i] ? in[i]->node : NULL);
+    for (int i = 0; i < nsave; i++) {
+        if (!save[i]) continue;
+        bool out = save[i] == y;
+        nd->saved[i] = alias_of(info->name, save[i], !out);
+        if (!nd->saved[i]) {
+            gad__node_release(nd);
+            goto nomem;
+        }
+        if (out) nd->out_saved |= (uint8_t)(1u << i);
+    }
+    y->node = nd;
+    return y;
+nomem:
+    gad_release(y);
+    return gad__err(GAD_ERR_MEMORY, info->name, "cannot record a tape node");
+}
+
+gad_tensor *gad__saved(gad_node *n, int i) {
+    gad_tensor *s = n->saved[i];
+    gad_tensor *a = gad__alias(n->info->name, s);
+    if (!a) return NULL;
+    a->node = gad__node_retain((n->out_saved >> i) & 1 ? n : s->node);
+    return gad__own(a);
+}
+
+/* ------------------------------------------------------------------ leaves */
+
+gad_tensor *gad_requires_grad(gad_tensor *t) {
+    if (!t) return gad__null_arg("requires_grad");
+    if (gad__need_float("requires_grad", t)) return NULL;
+    if (t->node) return t;
+    gad_node *leaf = gad__node_new(0, 0, 0);
+    if (!leaf) return gad__err(GAD_ERR_MEMORY, "requires_grad", "cannot allocate a leaf");
+    leaf->dtype = t->dtype;
+    leaf->rank = t->rank;
+    memcpy(leaf->shape, t->shape, sizeof leaf->shape);
+    t->node = leaf;
+    return t;
+}
+
+int gad_is_tracked(const gad_tensor *t) { return t && t->node; }
+int gad_is_leaf(const gad_tensor *t) { return t && t->node && !t->node->info; }
+
+gad_tensor *gad_detach(gad_tensor *t) {
+    if (!t) return gad__null_arg("detach");
+    return gad__own(gad__alias("detach", t));
+}
+
+gad_tensor *gad_leaf_grad(gad_tensor *t) {
+    if (!t) return gad__null_arg("leaf_grad");
+    if (!gad_is_leaf(t))
+        return gad__err(GAD_ERR_DOMAIN, "leaf_grad", "tensor is not a leaf");
+    return t->node->grad ? gad__own(gad_retain(t->node->grad)) : NULL;
+}
+
+void gad_zero_grad(gad_tensor *const *params, int n) {
+    for (int i = 0; params && i < n; i++) {
+        if (!gad_is_leaf(params[i])) continue;
+        gad_node *leaf = params[i]->node;
+        gad_release(leaf->grad);
+        leaf->grad = NULL;
+    }
+}
+
+/* ---------------------------------------------------------- the reverse pass */
+
+typedef struct walk {
+    gad_node **order; /* post-order: parents before children */
+    int64_t len, cap;
+} walk;
+
+static void walk_free(walk *w) {
+    gad__free(w->order, (size_t)w->cap * sizeof *w->order);
+    *w = (walk){0};
+}
+
+static int walk_push(walk *w, gad_node *n) {
+    if (w->len == w->cap) {
+        int64_t nc = w->cap ? w->cap * 2 : 256;
+        gad_node **o = gad__alloc((size_t)nc * sizeof *o);
+        if (!o) return -1;
+        if (w->order) memcpy(o, w->order, (size_t)w->len * sizeof *o);
+        gad__free(w->order, (size_t)w->cap * sizeof *w->order);
+        w->order = o;
+        w->cap = nc;
+    }
+    w->order[w->len++] = n;
+    return 0;
+}
+
+/* Every node reachable from root, each once, in post-order, by an explicit
+ * stack (a million-node chain must not recurse). The stack holds (node,
+ * next parent) pairs. */
+static int topo_order(gad_node *root, walk *out, const char *op) {
+    uint64_t epoch = atomic_fetch_add(&g_epoch, 1) + 1;
+    typedef struct frame {
+        gad_node *n;
+        int next;
+    } frame;
+    frame *stack = NULL;
+    int64_t sp = 0, cap = 0;
+    int rc = 0;
+    root->visit = epoch;
+#define PUSH(node)                                                             \
+    do {                                                                       \
+        if (sp == cap) {                                                       \
+            int64_t nc_ = cap ? cap * 2 : 256;                                 \
+            frame *s_ = gad__alloc((size_t)nc_ * sizeof *s_);                  \
+            if (!s_) goto nomem;                                               \
+            if (stack) memcpy(s_, stack, (size_t)sp * sizeof *s_);             \
+            gad__free(stack, (size_t)cap * sizeof *stack);                     \
+            stack = s_;                                                        \
+            cap = nc_;                                                         \
+        }                                                                      \
+        stack[sp++] = (frame){(node), 0};                                      \
+    } while (0)
+    PUSH(root);
+    while (sp > 0) {
+        frame *f = &stack[sp - 1];
+        if (f->next < f->n->nparents) {
+            gad_node *p = f->n->parents[f->next++];
+            if (p && p->visit != epoch) {
+                p->visit = epoch;
+                PUSH(p);
+            }
+        } else {
+            if (walk_push(out, f->n)) goto nomem;
+            sp--;
+        }
+    }
+#undef PUSH
+    goto done;
+nomem:
+    gad__err(GAD_ERR_MEMORY, op, "cannot allocate the graph walk");
+    rc = -1;
+done:
+    gad__free(stack, (size_t)cap * sizeof *stack);
+    return rc;
+}
+
+/* g += add into *slot (a reference owned by the node). */
+static int accumulate_into(gad_tensor **slot, gad_tensor *g) {
+    if (!*slot) {
+        *slot = gad_retain(g);
+        return 0;
+    }
+    gad_tensor *sum = gad_add(*slot, g);
+    if (!sum) return -1;
+    gad_release(*slot);
+    *slot = gad_retain(sum);
+    return 0;
+}
+
+/* 1 if every element of t is finite. */
+static bool all_finite(gad_tensor *t) {
+    gad_tensor *c = gad_contiguous(t);
+    if (!c) return true;
+    if (c->dtype == GAD_F32) {
+        const float *p = gad__ptr(c);
+        for (int64_t i = 0; i < c->numel; i++)
+            if (!isfinite(p[i])) return false;
+    } else if (c->dtype == GAD_F64) {
+        const double *p = gad__ptr(c);
+        for (int64_t i = 0; i < c->numel; i++)
+            if (!isfinite(p[i])) return false;
+    }
+    return true;
+}
+
+static int check_anomaly(gad_node *n, int i, gad_tensor *g) {
+    if (!atomic_load_explicit(&g_anomaly, memory_order_relaxed) || all_finite(g))
+        return 0;
+    gad_node *p = n->parents[i];
+    gad__err(GAD_ERR_DOMAIN, n->info->name,
+             "anomaly: the VJP produced NaN or Inf for input %d, which was "
+             "created by %s",
+             i, p->info ? p->info->name : "a leaf");
+    return -1;
+}
+
+/* The reverse pass over w (post-order) from its last node with seed: each
+ * node's incoming gradients are summed, then its VJP runs once. */
+static int reverse_pass(walk *w, gad_tensor *seed, const char *op) {
+    gad_node *root = w->order[w->len - 1];
+    root->pending = gad_retain(seed);
+    int rc = 0;
+    for (int64_t k = w->len - 1; k >= 0; k--) {
+        gad_node *n = w->order[k];
+        gad_tensor *gy = n->pending;
+        n->pending = NULL;
+        if (!gy || rc) {
+            gad_release(gy);
+            continue;
+        }
+        if (!n->info) { /* a leaf: into its slot, as a packed tensor */
+            gad_scope_begin();
+            gad_tensor *g = gy->contig ? gy : gad_contiguous(gy);
+            rc = g ? accumulate_into(&n->grad, g) : -1;
+            gad_scope_end();
+            gad_release(gy);
+            continue;
+        }
+        /* need[] and gin[] for this node; on the stack for the usual few */
+        bool need_small[8], *need = need_small;
+        gad_tensor *gin_small[8], **gin = gin_small;
+        size_t extra = (size_t)n->nparents * (sizeof *gin + sizeof *need);
+        if (n->nparents > 8) {
+            gin = gad__alloc(extra);
+            if (!gin) {
+                gad__err(GAD_ERR_MEMORY, op, "cannot allocate gradients");
+                rc = -1;
+                gad_release(gy);
+                continue;
+            }
+            need = (bool *)(gin + n->nparents);
+        }
+        for (int i = 0; i < n->nparents; i++) {
+            need[i] = n->parents[i] != NULL;
+            gin[i] = NULL;
+        }
+        gad_scope_begin();
+        rc = n->info->vjp(n, gy, need, gin);
+        for (int i = 0; rc == 0 && i < n->nparents; i++) {
+            if (!need[i] || !gin[i]) continue;
+            if (check_anomaly(n, i, gin[i])) rc = -1;
+            else rc = accumulate_into(&n->parents[i]->pending, gin[i]);
+        }
+        gad_scope_end();
+        if (gin != gin_small) gad__free(gin, extra);
+        gad_release(gy);
+    }
+    return rc;
+}
+
+static bool is_leaf_node(const gad_node *n) { return n && !n->info; }
+
+/* The engine behind grad and backward. clear: the functional mode of grad. */
+static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
+                      gad_tensor *const *inputs, int n, gad_tensor **grads,
+                      unsigned flags, bool functional) {
+    for (int i = 0; grads && i < n; i++) grads[i] = NULL;
+    if (!out) return (gad__null_arg(op), gad_last_error()->kind);
+    char b1[GAD_SHAPE_BUF], b2[GAD_SHAPE_BUF];
+    if (!gad__is_float(out->dtype)) {
+        gad__err(GAD_ERR_DTYPE, op, "output must be a float tensor, got %s",
+                 gad_dtype_name((gad_dtype_t)out->dtype));
+        return GAD_ERR_DTYPE;
+    }
+    if (seed) {
+        if (seed->dtype != out->dtype ||
+            !gad__same_shape(seed->shape, seed->rank, out->shape, out->rank)) {
+            gad__err(GAD_ERR_SHAPE, op, "seed %s %s does not match output %s %s",
+                     gad_dtype_name((gad_dtype_t)seed->dtype),
+                     gad__shape_str(b1, seed->shape, seed->rank),
+                     gad_dtype_name((gad_dtype_t)out->dtype),
+                     gad__shape_str(b2, out->shape, out->rank));
+            return GAD_ERR_SHAPE;
+        }
+    } else if (out->numel != 1) {
+        gad__err(GAD_ERR_SHAPE, op, "output must be a scalar (numel==1), got %s",
+                 gad__shape_str(b1, out->shape, out->rank));
+        return GAD_ERR_SHAPE;
+    }
+    if (n < 0 || (n > 0 && !inputs)) {
+        gad__err(GAD_ERR_DOMAIN, op, "bad input list (n = %d)", n);
+        return GAD_ERR_DOMAIN;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!inputs[i]) return (gad__null_arg(op), gad_last_error()->kind);
+        if (!gad_is_leaf(inputs[i])) {
+            gad__err(GAD_ERR_DOMAIN, op,
+                     "inputs must be requires_grad leaves (input %d is %s)", i,
+                     inputs[i]->node ? "the result of an op" : "not on the tape");
+            return GAD_ERR_DOMAIN;
+        }
+    }
+    int no_grad_saved = gad__no_grad;
+    gad__no_grad = (flags & GAD_CREATE_GRAPH) ? 0 : 1;
+    gad_scope_begin();
+    walk w = {0};
+    int rc = 0;
+    if (out->node && topo_order(out->node, &w, op)) rc = -1;
+    if (rc == 0 && functional) {
+        /* grad is fresh: clear every reachable leaf and every input first */
+        for (int64_t k = 0; k < w.len; k++)
+            if (is_leaf_node(w.order[k])) {
+                gad_release(w.order[k]->grad);
+                w.order[k]->grad = NULL;
+            }
+        gad_zero_grad(inputs, n);
+    }
+    if (rc == 0 && w.len > 0) {
+        gad_tensor *s = seed ? seed : gad_full_like(out, 1.0);
+        rc = s ? reverse_pass(&w, s, op) : -1;
+    }
+    /* Results go to the caller's scope: made here, then kept. */
+    for (int i = 0; rc == 0 && grads && i < n; i++) {
+        gad_tensor *slot = inputs[i]->node->grad;
+        grads[i] = gad_keep(slot ? gad__own(gad_retain(slot)) : gad_zeros_like(inputs[i]));
+        if (!grads[i]) rc = -1;
+    }
+    /* A slot must not hold a gradient's graph: that graph reaches the leaf
+     * itself, a reference cycle. Slots keep the values only; the caller
+     * got the differentiable tensors. */
+    for (int64_t k = 0; (flags & GAD_CREATE_GRAPH) && k < w.len; k++) {
+        gad_node *leaf = w.order[k];
+        if (!is_leaf_node(leaf) || !leaf->grad || !leaf->grad->node) continue;
+        gad_tensor *plain = gad__alias(op, leaf->grad);
+        gad_release(leaf->grad);
+        leaf->grad = plain; /* NULL (empty slot) if the alias failed */
+    }
+    walk_free(&w);
+    gad_scope_end();
+    gad__no_grad = no_grad_saved;
+    if (rc) {
+        for (int i = 0; grads && i < n; i++) {
+            /* kept references were handed to the enclosing scope (or to us
+             * when there is none): give back what we own */
+            if (grads[i] && gad_scope_depth() == 0) gad_release(grads[i]);
+            grads[i] = NULL;
+        }
+        const gad_error *e = gad_last_error();
+        return e ? e->kind : GAD_ERR_MEMORY;
+    }
+    return GAD_OK;
+}
+
+gad_status gad_grad(gad_tensor *out, gad_tensor *const *inputs, int n,
+                    gad_tensor **grads) {
+    return run("grad", out, NULL, inputs, n, grads, 0, true);
+}
+
+gad_status gad_grad_ex(gad_tensor *out, gad_tensor *seed,
+                       gad_tensor *const *inputs, int n, gad_tensor **grads,
+                       unsigned flags) {
+    return run("grad", out, seed, inputs, n, grads, flags, true);
+}
+
+gad_status gad_backward(gad_tensor *out) {
+    return run("backward", out, NULL, NULL, 0, NULL, 0, false);
+}
+
+/* ------------------------------------------------------------ higher order */
+
+/* sum_i sum(a[i] * b[i]) as a rank-0 tensor on the tape. */
+static gad_tensor *dot_all(gad_tensor *const *a, gad_tensor *const *b, int n) {
+    gad_tensor *acc = NULL;
+    for (int i = 0; i < n; i++) {
+        gad_tensor *t = gad_sum_all(gad_mul(a[i], b[i]));
+        acc = acc ? gad_add(acc, t) : t;
+    }
+    return acc;
+}
+
+static int check_vectors(const char *op, gad_tensor *const *x,
+                         gad_tensor *const *v, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!x || !v || !x[i] || !v[i]) return (gad__null_arg(op), -1);
+        if (!gad__same_shape(x[i]->shape, x[i]->rank, v[i]->shape, v[i]->rank) ||
+            x[i]->dtype != v[i]->dtype) {
+            char b1[GAD_SHAPE_BUF], b2[GAD_SHAPE_BUF];
+            gad__err(GAD_ERR_SHAPE, op, "v[%d] %s must match input %s", i,
+                     gad__shape_str(b1, v[i]->shape, v[i]->rank),
+                     gad__shape_str(b2, x[i]->shape, x[i]->rank));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Hand out[0..n) from the inner scope to the caller (they were kept). */
+static gad_status finish(gad_status st, gad_tensor **out, int n) {
+    if (st != GAD_OK)
+        for (int i = 0; i < n; i++) {
+            if (out[i] && gad_scope_depth() == 0) gad_release(out[i]);
+            out[i] = NULL;
+        }
+    return st;
+}
+
+gad_status gad_hvp(gad_tensor *loss, gad_tensor *const *inputs,
+                   gad_tensor *const *v, int n, gad_tensor **hv) {
+    for (int i = 0; hv && i < n; i++) hv[i] = NULL;
+    if (!hv || check_vectors("hvp", inputs, v, n)) {
+        if (!hv) gad__err(GAD_ERR_DOMAIN, "hvp", "output array is NULL");
+        return gad_last_error()->kind;
+    }
+    gad_status st = GAD_OK;
+    gad_scope_begin();
+    gad_tensor *g_small[8], **g = n <= 8 ? g_small : gad__alloc((size_t)n * sizeof *g);
+    if (!g) {
+        gad__err(GAD_ERR_MEMORY, "hvp", "cannot allocate");
+        st = GAD_ERR_MEMORY;
+    }
+    if (st == GAD_OK) st = gad_grad_ex(loss, NULL, inputs, n, g, GAD_CREATE_GRAPH);
+    if (st == GAD_OK) {
+        gad_tensor *d = dot_all(g, v, n);
+        if (!d) st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
+        else st = gad_grad(d, inputs, n, hv);
+        for (int i = 0; st == GAD_OK && i < n; i++) gad_keep(hv[i]);
+    }
+    if (g != g_small) gad__free(g, (size_t)n * sizeof *g);
+    gad_scope_end();
+    return finish(st, hv, n);
+}
+
+gad_status gad_jvp(gad_tensor *out, gad_tensor *const *inputs,
+                   gad_tensor *const *v, int n, gad_tensor **jv) {
+    if (jv) *jv = NULL;
+    if (!jv) {
+        gad__err(GAD_ERR_DOMAIN, "jvp", "output pointer is NULL");
+        return GAD_ERR_DOMAIN;
+    }
+    if (!out) return (gad__null_arg("jvp"), gad_last_error()->kind);
+    if (check_vectors("jvp", inputs, v, n)) return gad_last_error()->kind;
+    gad_status st = GAD_OK;
+    gad_scope_begin();
+    gad_tensor *g_small[8], **g = n <= 8 ? g_small : gad__alloc((size_t)n * sizeof *g);
+    gad_tensor *u = g ? gad_requires_grad(gad_zeros_like(out)) : NULL;
+    if (!u) st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
+    if (st == GAD_OK) st = gad_grad_ex(out, u, inputs, n, g, GAD_CREATE_GRAPH);
+    if (st == GAD_OK) {
+        gad_tensor *d = dot_all(g, v, n);
+        if (!d) st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
+        else st = gad_grad(d, &u, 1, jv);
+        if (st == GAD_OK) gad_keep(*jv);
+    }
+    if (g && g != g_small) gad__free(g, (size_t)n * sizeof *g);
+    gad_scope_end();
+    return finish(st, jv, 1);
+}
+
+/* -------------------------------------------------------------- DOT dump */
+
+gad_status gad_graph_dot(gad_tensor *out, FILE *f) {
+    if (!out) return (gad__null_arg("graph_dot"), gad_last_error()->kind);
+    if (!f) {
+        gad__err(GAD_ERR_IO, "graph_dot", "no output file");
+        return GAD_ERR_IO;
+    }
+    walk w = {0};
+    if (out->node && topo_order(out->node, &w, "graph_dot")) return GAD_ERR_MEMORY;
+    fprintf(f, "digraph gad {\n  rankdir=BT;\n");
+    /* Number the nodes by their position in the walk (stored in visit,
+     * which is rewritten by the next pass anyway). */
+    uint64_t base = atomic_fetch_add(&g_epoch, (unsigned long long)w.len + 1) + 1;
+    for (int64_t k = 0; k < w.len; k++) w.order[k]->visit = base + (uint64_t)k;
+    char b[GAD_SHAPE_BUF];
+    for (int64_t k = 0; k < w.len; k++) {
+        gad_node *n = w.order[k];
+        gad__shape_str(b, n->shape, n->rank);
+        if (n->info)
+            fprintf(f, "  n%lld [label=\"%s\\n%s %s\"];\n", (long long)k,
+                    n->info->name, b, gad_dtype_name((gad_dtype_t)n->dtype));
+        else
+            fprintf(f, "  n%lld [shape=box, style=filled, fillcolor=lightblue, "
+                       "label=\"leaf\\n%s %s\"];\n",
+                    (long long)k, b, gad_dtype_name((gad_dtype_t)n->dtype));
+        for (int i = 0; i < n->nparents; i++)
+            if (n->parents[i])
+                fprintf(f, "  n%lld -> n%lld;\n",
+                        (long long)(n->parents[i]->visit - base), (long long)k);
+    }
+    fprintf(f, "}\n");
+    walk_free(&w);
+    if (ferror(f)) {
+        gad__err(GAD_ERR_IO, "graph_dot", "write failed");
+        return GAD_ERR_IO;
+    }
+    return GAD_OK;
+}

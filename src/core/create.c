@@ -1,0 +1,178 @@
+/* create.c: constructors (SPEC §1.8). */
+#include "gad_int.h"
+
+#include <math.h>
+
+static gad_tensor *from_data(const char *op, int dtype, const void *data,
+                             const int64_t *shape, int rank) {
+    gad_tensor *t = gad__tensor_new(op, dtype, shape, rank);
+    if (!t) return NULL;
+    if (t->numel > 0) {
+        if (!data) {
+            gad_release(t);
+            return gad__err(GAD_ERR_DOMAIN, op, "data is NULL for %lld elements",
+                            (long long)t->numel);
+        }
+        memcpy(gad__ptr(t), data, (size_t)t->numel * gad__dsize(dtype));
+    }
+    return gad__own(t);
+}
+
+gad_tensor *gad_from_f32(const float *data, const int64_t *shape, int rank) {
+    return from_data("from_f32", GAD_F32, data, shape, rank);
+}
+gad_tensor *gad_from_f64(const double *data, const int64_t *shape, int rank) {
+    return from_data("from_f64", GAD_F64, data, shape, rank);
+}
+gad_tensor *gad_from_i64(const int64_t *data, const int64_t *shape, int rank) {
+    return from_data("from_i64", GAD_I64, data, shape, rank);
+}
+
+/* Fill n elements of dtype at p with v. */
+static void fill(void *p, int dtype, int64_t n, double v) {
+    if (dtype == GAD_F32) {
+        float f = (float)v, *d = p;
+        for (int64_t i = 0; i < n; i++) d[i] = f;
+    } else if (dtype == GAD_F64) {
+        double *d = p;
+        for (int64_t i = 0; i < n; i++) d[i] = v;
+    } else {
+        int64_t k = (int64_t)v, *d = p;
+        for (int64_t i = 0; i < n; i++) d[i] = k;
+    }
+}
+
+static gad_tensor *full_op(const char *op, const int64_t *shape, int rank,
+                           int dtype, double value) {
+    if (dtype == GAD_I64 &&
+        !(value >= -9223372036854775808.0 && value < 9223372036854775808.0))
+        return gad__err(GAD_ERR_DOMAIN, op, "value %g does not fit in i64", value);
+    gad_tensor *t = gad__tensor_new(op, dtype, shape, rank);
+    if (!t) return NULL;
+    if (value == 0.0 && !signbit(value))
+        memset(gad__ptr(t), 0, (size_t)t->numel * gad__dsize(dtype));
+    else
+        fill(gad__ptr(t), dtype, t->numel, value);
+    return gad__own(t);
+}
+
+gad_tensor *gad_zeros(const int64_t *shape, int rank, gad_dtype_t dtype) {
+    return full_op("zeros", shape, rank, dtype, 0.0);
+}
+gad_tensor *gad_ones(const int64_t *shape, int rank, gad_dtype_t dtype) {
+    return full_op("ones", shape, rank, dtype, 1.0);
+}
+gad_tensor *gad_full(const int64_t *shape, int rank, gad_dtype_t dtype,
+                     double value) {
+    return full_op("full", shape, rank, dtype, value);
+}
+gad_tensor *gad_scalar(double value, gad_dtype_t dtype) {
+    return full_op("scalar", NULL, 0, dtype, value);
+}
+gad_tensor *gad_scalar_f32(float value) {
+    return full_op("scalar", NULL, 0, GAD_F32, value);
+}
+gad_tensor *gad_scalar_f64(double value) {
+    return full_op("scalar", NULL, 0, GAD_F64, value);
+}
+gad_tensor *gad_zeros_like(gad_tensor *t) {
+    if (!t) return gad__null_arg("zeros_like");
+    return full_op("zeros_like", t->shape, t->rank, t->dtype, 0.0);
+}
+gad_tensor *gad_full_like(gad_tensor *t, double value) {
+    if (!t) return gad__null_arg("full_like");
+    return full_op("full_like", t->shape, t->rank, t->dtype, value);
+}
+
+/* Count the values of arange by running its own recurrence once. */
+#define ARANGE(T)                                                              \
+    do {                                                                       \
+        T s_ = (T)start, e_ = (T)end, d_ = (T)step, x_;                        \
+        int64_t n_ = 0;                                                        \
+        for (x_ = s_; d_ > 0 ? x_ < e_ : x_ > e_; x_ += d_) {                  \
+            if (++n_ > limit || x_ + d_ == x_) { n_ = limit + 1; break; }      \
+        }                                                                      \
+        if (n_ > limit)                                                        \
+            return gad__err(GAD_ERR_SHAPE, "arange",                           \
+                            "(%g, %g, %g) gives too many elements", start,     \
+                            end, step);                                        \
+        int64_t shp_[1] = {n_};                                                \
+        t = gad__tensor_new("arange", dtype, shp_, 1);                         \
+        if (!t) return NULL;                                                   \
+        T *p_ = gad__ptr(t);                                                   \
+        x_ = s_;                                                               \
+        for (int64_t i_ = 0; i_ < n_; i_++, x_ += d_) p_[i_] = x_;             \
+    } while (0)
+
+gad_tensor *gad_arange(double start, double end, double step,
+                       gad_dtype_t dtype) {
+    if (!isfinite(start) || !isfinite(end) || !isfinite(step) || step == 0)
+        return gad__err(GAD_ERR_SHAPE, "arange",
+                        "needs finite bounds and a nonzero step, got (%g, %g, %g)",
+                        start, end, step);
+    /* Refuse sequences that could not fit in memory anyway; the recurrence
+     * below may take a few more steps than (end - start) / step. */
+    double est = ceil((end - start) / step);
+    if (est > 4294967296.0)
+        return gad__err(GAD_ERR_SHAPE, "arange",
+                        "(%g, %g, %g) gives too many elements", start, end, step);
+    const int64_t limit = (est > 0 ? (int64_t)est : 0) + 1024;
+    gad_tensor *t = NULL;
+    if (dtype == GAD_F32) ARANGE(float);
+    else if (dtype == GAD_F64) ARANGE(double);
+    else if (dtype == GAD_I64) {
+        if (fabs(start) > 9e18 || fabs(end) > 9e18 || fabs(step) > 9e18)
+            return gad__err(GAD_ERR_SHAPE, "arange", "bounds exceed i64");
+        int64_t s = (int64_t)start, e = (int64_t)end, d = (int64_t)step;
+        if (d == 0)
+            return gad__err(GAD_ERR_SHAPE, "arange", "step %g truncates to 0",
+                            step);
+        int64_t n = 0;
+        if (d > 0 && e > s) n = (e - s + d - 1) / d;
+        if (d < 0 && e < s) n = (s - e + (-d) - 1) / (-d);
+        if (n > limit)
+            return gad__err(GAD_ERR_SHAPE, "arange", "too many elements");
+        int64_t shp[1] = {n};
+        t = gad__tensor_new("arange", GAD_I64, shp, 1);
+        if (!t) return NULL;
+        int64_t *p = gad__ptr(t);
+        for (int64_t i = 0; i < n; i++) p[i] = s + i * d;
+    } else {
+        return gad__err(GAD_ERR_DTYPE, "arange", "invalid dtype value %d", dtype);
+    }
+    return gad__own(t);
+}
+
+gad_tensor *gad_linspace(double start, double end, int64_t num,
+                         gad_dtype_t dtype) {
+    if (dtype != GAD_F32 && dtype != GAD_F64)
+        return gad__err(GAD_ERR_DTYPE, "linspace", "needs a float dtype, got %s",
+                        gad_dtype_name(dtype));
+    if (num < 0)
+        return gad__err(GAD_ERR_SHAPE, "linspace", "negative count %lld",
+                        (long long)num);
+    int64_t shp[1] = {num};
+    gad_tensor *t = gad__tensor_new("linspace", dtype, shp, 1);
+    if (!t) return NULL;
+    if (dtype == GAD_F32) {
+        float *p = gad__ptr(t), s = (float)start, e = (float)end;
+        for (int64_t i = 0; i < num; i++)
+            p[i] = num == 1 ? s : s + (e - s) * (float)i / (float)(num - 1);
+    } else {
+        double *p = gad__ptr(t);
+        for (int64_t i = 0; i < num; i++)
+            p[i] = num == 1 ? start : start + (end - start) * (double)i / (double)(num - 1);
+    }
+    return gad__own(t);
+}
+
+gad_tensor *gad_eye(int64_t n, gad_dtype_t dtype) {
+    int64_t shp[2] = {n, n};
+    gad_tensor *t = gad__tensor_new("eye", dtype, shp, 2);
+    if (!t) return NULL;
+    size_t es = gad__dsize(dtype);
+    memset(gad__ptr(t), 0, (size_t)t->numel * es);
+    for (int64_t i = 0; i < n; i++)
+        fill((char *)gad__ptr(t) + (size_t)(i * n + i) * es, dtype, 1, 1.0);
+    return gad__own(t);
+}

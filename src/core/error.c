@@ -1,0 +1,75 @@
+/* error.c: the thread-local first-error record (DESIGN §5). */
+#include "gad_int.h"
+
+#include <stdio.h>
+
+static _Thread_local gad_error tl_err;
+static _Thread_local bool tl_pending;
+
+static const char *const status_names[] = {
+#define GAD_STATUS_NAME_(code, name) name,
+    GAD_STATUS_LIST(GAD_STATUS_NAME_)
+#undef GAD_STATUS_NAME_
+};
+
+const char *gad_status_str(gad_status status) {
+    if ((int)status < 0 || status >= GAD_STATUS_COUNT_) return "unknown";
+    return status_names[status];
+}
+
+const gad_error *gad_last_error(void) { return tl_pending ? &tl_err : NULL; }
+
+void gad_clear_error(void) { tl_pending = false; }
+
+bool gad__error_pending(void) { return tl_pending; }
+
+void *gad__err(gad_status kind, const char *op, const char *fmt, ...) {
+    if (tl_pending) return NULL;
+    tl_pending = true;
+    tl_err.kind = kind;
+    snprintf(tl_err.op, sizeof tl_err.op, "%s", op ? op : "?");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tl_err.message, sizeof tl_err.message, fmt, ap);
+    va_end(ap);
+    snprintf(tl_err.text, sizeof tl_err.text, "%s error in %.31s: %.255s",
+             gad_status_str(kind), tl_err.op, tl_err.message);
+    return NULL;
+}
+
+void *gad__null_arg(const char *op) {
+    return gad__err(GAD_ERR_DOMAIN, op, "a tensor argument is NULL");
+}
+
+char *gad__shape_str(char *buf, const int64_t *shape, int rank) {
+    char *p = buf;
+    *p++ = '[';
+    for (int i = 0; i < rank; i++)
+        p += sprintf(p, i ? ",%lld" : "%lld", (long long)shape[i]);
+    *p++ = ']';
+    *p = 0;
+    return buf;
+}
+
+int gad__need_float(const char *op, const gad_tensor *t) {
+    if (gad__is_float(t->dtype)) return 0;
+    gad__err(GAD_ERR_DTYPE, op, "needs a float tensor (f32 or f64), got %s",
+             gad_dtype_name((gad_dtype_t)t->dtype));
+    return -1;
+}
+
+int gad__need_same_dtype(const char *op, const gad_tensor *a,
+                         const gad_tensor *b) {
+    if (a->dtype == b->dtype) return 0;
+    gad__err(GAD_ERR_DTYPE, op, "mixed dtypes %s and %s (use gad_cast)",
+             gad_dtype_name((gad_dtype_t)a->dtype),
+             gad_dtype_name((gad_dtype_t)b->dtype));
+    return -1;
+}
+
+int gad__need_i64(const char *op, const gad_tensor *index) {
+    if (index->dtype == GAD_I64) return 0;
+    gad__err(GAD_ERR_DTYPE, op, "index must be i64, got %s",
+             gad_dtype_name((gad_dtype_t)index->dtype));
+    return -1;
+}

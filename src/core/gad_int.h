@@ -1,0 +1,218 @@
+/* gad_int.h: private structures and helpers shared by gad's source files.
+ * Nothing here is part of the public API. */
+#ifndef GAD_INT_H
+#define GAD_INT_H
+
+#include "gad.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GAD_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GAD_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GAD_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define GAD_LIKELY(x) (x)
+#define GAD_UNLIKELY(x) (x)
+#define GAD_PRINTF(a, b)
+#endif
+
+/* Elementwise work below this many elements stays on one thread. */
+#define GAD_PAR_MIN 32768
+
+/* Alignment of every storage buffer, in bytes. */
+#define GAD_ALIGN 64
+
+/* ---------------------------------------------------------------- storage */
+
+/* A storage is one block from the allocator: this header, padded to
+ * GAD_ALIGN, then the elements. Freed storages go to a per-thread cache by
+ * size class (src/core/memory.c). */
+typedef struct gad_storage {
+    atomic_long refs;
+    size_t cap;                /* usable bytes after the header */
+    int sclass;                /* cache size class, -1 when uncached */
+    struct gad_storage *next;  /* cache free-list link */
+} gad_storage;
+
+#define GAD_STORAGE_HDR ((sizeof(gad_storage) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN)
+
+static inline void *gad__storage_data(gad_storage *s) {
+    return (char *)s + GAD_STORAGE_HDR;
+}
+
+/* A storage with room for at least nbytes, refs = 1; NULL when the allocator
+ * fails (no error recorded). */
+gad_storage *gad__storage_new(size_t nbytes);
+void gad__storage_release(gad_storage *s);
+
+/* ----------------------------------------------------------------- tensor */
+
+struct gad_node; /* the autodiff tape (src/ad) */
+
+struct gad_tensor {
+    atomic_long refs;
+    gad_storage *st;
+    struct gad_node *node; /* NULL for a constant; else a leaf or an op node */
+    int64_t offset;        /* in elements */
+    int64_t numel;
+    int64_t shape[GAD_MAX_RANK];
+    int64_t strides[GAD_MAX_RANK]; /* in elements */
+    uint8_t dtype;
+    uint8_t rank;
+    uint8_t contig; /* row-major, offset 0 (the strict test of SPEC 1.3) */
+};
+
+static inline size_t gad__dsize(int dtype) { return dtype == GAD_F32 ? 4 : 8; }
+
+static inline bool gad__is_float(int dtype) {
+    return dtype == GAD_F32 || dtype == GAD_F64;
+}
+
+/* Pointer to element 0 of the view (offset applied). */
+static inline void *gad__ptr(const gad_tensor *t) {
+    return (char *)gad__storage_data(t->st) + (size_t)t->offset * gad__dsize(t->dtype);
+}
+
+/* A new header (refs = 1, not owned by any scope). */
+gad_tensor *gad__header_new(void);
+void gad__header_free(gad_tensor *t);
+
+/* A new contiguous tensor with uninitialized elements, refs = 1, not yet
+ * owned by a scope. Records a shape or memory error under `op` and returns
+ * NULL on failure. */
+gad_tensor *gad__tensor_new(const char *op, int dtype, const int64_t *shape,
+                            int rank);
+
+/* Same, zero-filled. */
+gad_tensor *gad__tensor_zeros(const char *op, int dtype, const int64_t *shape,
+                              int rank);
+
+/* A new header viewing src's storage with src's layout, refs = 1, no node
+ * (a detached alias). NULL and a memory error on failure. */
+gad_tensor *gad__alias(const char *op, gad_tensor *src);
+
+/* Set the layout of t (shape, strides, offset) and recompute numel and the
+ * contiguity flag. */
+void gad__set_layout(gad_tensor *t, const int64_t *shape, const int64_t *strides,
+                     int rank, int64_t offset);
+
+/* Hand a fresh tensor (refs = 1) to the innermost scope, or to the caller
+ * when no scope is open. Returns t, or NULL (t released, memory error) if
+ * the scope could not grow. NULL passes through. */
+gad_tensor *gad__own(gad_tensor *t);
+
+/* Copy-on-write: give t a private, packed storage unless it already has one.
+ * 0 on success, -1 (memory error recorded under op) on failure. */
+int gad__make_unique(const char *op, gad_tensor *t);
+
+/* Copy the elements of src (any strides, a broadcast view included), in
+ * row-major order of its shape, to dst (packed, same dtype); in parallel
+ * for large tensors. */
+void gad__pack(const gad_tensor *src, void *dst);
+
+/* Copy t's elements in row-major order into dst (n elements of dtype to),
+ * converting (float -> i64 truncates, saturates, NaN -> 0). Records a shape
+ * error if n < numel. */
+gad_status gad__convert(const char *op, gad_tensor *t, void *dst, size_t n,
+                        int to);
+
+/* Copy src's elements to dst laid out with dst_strides (src's shape; in
+ * elements, same dtype), in parallel for large tensors. The destination
+ * positions must not overlap. */
+void gad__copy_strided(const gad_tensor *src, void *dst,
+                       const int64_t *dst_strides);
+
+/* Defined by the autodiff engine (src/ad/node.c): a tensor holds a
+ * reference to its tape node, so freeing a tensor drops it; trimming the
+ * caches empties the node pool too. */
+void gad__node_release(struct gad_node *n);
+void gad__node_cache_trim(void);
+
+/* ----------------------------------------------------------------- memory */
+
+/* Through the allocator hook; aligned to GAD_ALIGN; NULL on failure. */
+void *gad__alloc(size_t n);
+void gad__free(void *p, size_t n);
+
+/* Counters for gad_mem_stats_get. */
+extern atomic_llong gad__live_tensors;
+extern atomic_llong gad__live_storages;
+extern atomic_llong gad__live_bytes;
+
+/* ----------------------------------------------------------------- errors */
+
+/* Record an error unless one is pending. Always returns NULL. */
+void *gad__err(gad_status kind, const char *op, const char *fmt, ...)
+    GAD_PRINTF(3, 4);
+
+/* Record a domain error for a NULL argument unless an error is pending (an
+ * earlier failure is then what made it NULL). Returns NULL. */
+void *gad__null_arg(const char *op);
+
+/* True when an error is pending on this thread. */
+bool gad__error_pending(void);
+
+/* Format a shape as "[2,3]" into buf (at least 8 + 21 * rank bytes; 200 is
+ * always enough). Returns buf. */
+char *gad__shape_str(char *buf, const int64_t *shape, int rank);
+#define GAD_SHAPE_BUF 200
+
+/* ----------------------------------------------------------------- shapes */
+
+/* Validate a shape (rank 0..8, dims >= 0, element count fits in int64 and in
+ * memory). Stores the count. 0 or -1 (shape error under op). */
+int gad__check_shape(const char *op, const int64_t *shape, int rank,
+                     int64_t *numel);
+
+/* Normalize an axis against rank (negative counts from the end). 0, or -1
+ * with a shape error "axis A out of rank R". */
+int gad__norm_axis(const char *op, int axis, int rank, int *out);
+
+/* Normalize a list of distinct axes into a mask (bit i set = axis i).
+ * 0, or -1 with a shape error (out of range, duplicate). */
+int gad__axes_mask(const char *op, const int *axes, int n, int rank,
+                   unsigned *mask);
+
+/* NumPy broadcast of two shapes into out (rank max(ra, rb)). 0 or -1 with a
+ * shape error "incompatible A vs B". */
+int gad__broadcast_shapes(const char *op, const int64_t *a, int ra,
+                          const int64_t *b, int rb, int64_t *out, int *rout);
+
+/* Strides of t's elements when t is broadcast to shape (rank >= t's rank):
+ * padded leading axes and stretched size-1 axes get stride 0. */
+void gad__broadcast_strides(const gad_tensor *t, const int64_t *shape, int rank,
+                            int64_t *strides);
+
+void gad__row_major(const int64_t *shape, int rank, int64_t *strides);
+
+static inline bool gad__same_shape(const int64_t *a, int ra, const int64_t *b,
+                                   int rb) {
+    return ra == rb && (ra == 0 || memcmp(a, b, (size_t)ra * sizeof *a) == 0);
+}
+
+/* ------------------------------------------------------------- checks */
+
+/* Shared argument checks; each records the error and returns -1. */
+int gad__need_float(const char *op, const gad_tensor *t);
+int gad__need_same_dtype(const char *op, const gad_tensor *a,
+                         const gad_tensor *b);
+int gad__need_i64(const char *op, const gad_tensor *index);
+
+/* ---------------------------------------------------------------- threads */
+
+int gad__nthreads(void);
+
+/* Run fn(ctx, lo, hi) over [0, n) split into contiguous chunks, one per
+ * thread, using at most n / grain threads (one thread below 2 * grain, or
+ * inside an OpenMP parallel region). Chunks depend only on n, grain and the
+ * thread count. */
+void gad__parallel_for(int64_t n, int64_t grain,
+                       void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
+bool gad__blas_on(void);
+
+#endif /* GAD_INT_H */

@@ -1,0 +1,346 @@
+/* memory.c: the allocator hook, the per-thread buffer cache (size classes),
+ * pooled tensor headers, scopes, and thread-exit cleanup (DESIGN §4). */
+#include "gad_int.h"
+#include "cpu/gemm.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------- allocator */
+
+static void *default_alloc(void *ctx, size_t size, size_t align) {
+    (void)ctx;
+    void *p = NULL;
+    if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align,
+                       size ? size : 1) != 0)
+        return NULL;
+    return p;
+}
+
+static void default_free(void *ctx, void *p, size_t size) {
+    (void)ctx;
+    (void)size;
+    free(p);
+}
+
+static gad_allocator g_alloc = {default_alloc, default_free, NULL};
+
+void *gad__alloc(size_t n) { return g_alloc.alloc(g_alloc.ctx, n, GAD_ALIGN); }
+
+void gad__free(void *p, size_t n) {
+    if (p) g_alloc.free(g_alloc.ctx, p, n);
+}
+
+atomic_llong gad__live_tensors;
+atomic_llong gad__live_storages;
+atomic_llong gad__live_bytes;
+
+/* ----------------------------------------------------- per-thread state */
+
+/* Four size classes per power of two from 64 bytes: capacities 64, 80, 96,
+ * 112, 128, 160, ... so a cached buffer wastes at most a quarter. */
+#define NCLASS 180
+#define HEADER_POOL_MAX 4096
+
+typedef struct scope_state {
+    gad_tensor **items; /* owned references; low bit set = kept for parent */
+    size_t len, cap;
+    size_t *marks; /* start of each open scope in items */
+    int depth, mark_cap;
+    int lost; /* scopes opened after one failed to open: they own nothing */
+} scope_state;
+
+typedef struct thread_state {
+    gad_storage *heads[NCLASS];
+    size_t cached_bytes;
+    size_t limit;
+    gad_tensor *free_headers;
+    int nfree_headers;
+    scope_state scopes;
+    bool registered; /* thread-exit destructor armed */
+} thread_state;
+
+static _Thread_local thread_state tl = {.limit = (size_t)256 << 20};
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void thread_exit(void *arg);
+static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exit); }
+
+static void arm_thread_exit(void) {
+    if (GAD_LIKELY(tl.registered)) return;
+    tl.registered = true;
+    pthread_once(&exit_once, make_exit_key);
+    pthread_setspecific(exit_key, &tl);
+}
+
+static int size_class(size_t n) {
+    if (n <= 64) return 0;
+    size_t m = n - 1;
+    int k = 63 - __builtin_clzll((unsigned long long)m);
+    size_t base = (size_t)1 << k, quarter = base >> 2;
+    int idx = (int)((m - base) / quarter);
+    int c = (k - 6) * 4 + idx + 1;
+    return c < NCLASS ? c : -1;
+}
+
+static size_t class_cap(int c) {
+    if (c == 0) return 64;
+    int k = (c - 1) / 4 + 6, idx = (c - 1) % 4;
+    size_t base = (size_t)1 << k;
+    return base + (size_t)(idx + 1) * (base >> 2);
+}
+
+/* --------------------------------------------------------------- storage */
+
+gad_storage *gad__storage_new(size_t nbytes) {
+    int c = size_class(nbytes);
+    gad_storage *s;
+    if (c >= 0 && (s = tl.heads[c]) != NULL) {
+        tl.heads[c] = s->next;
+        tl.cached_bytes -= s->cap;
+    } else {
+        size_t cap = c >= 0 ? class_cap(c) : nbytes;
+        if (cap > SIZE_MAX - GAD_STORAGE_HDR) return NULL;
+        s = gad__alloc(GAD_STORAGE_HDR + cap);
+        if (!s) {
+            /* Give the cache back and try once more before failing. */
+            if (tl.cached_bytes == 0) return NULL;
+            gad_cache_trim();
+            s = gad__alloc(GAD_STORAGE_HDR + cap);
+            if (!s) return NULL;
+        }
+        s->cap = cap;
+        s->sclass = c;
+    }
+    atomic_init(&s->refs, 1);
+    s->next = NULL;
+    atomic_fetch_add_explicit(&gad__live_storages, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&gad__live_bytes, (long long)s->cap,
+                              memory_order_relaxed);
+    return s;
+}
+
+void gad__storage_release(gad_storage *s) {
+    if (!s) return;
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    atomic_fetch_sub_explicit(&gad__live_storages, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&gad__live_bytes, (long long)s->cap,
+                              memory_order_relaxed);
+    if (s->sclass >= 0 && tl.cached_bytes + s->cap <= tl.limit) {
+        arm_thread_exit();
+        s->next = tl.heads[s->sclass];
+        tl.heads[s->sclass] = s;
+        tl.cached_bytes += s->cap;
+        return;
+    }
+    gad__free(s, GAD_STORAGE_HDR + s->cap);
+}
+
+/* --------------------------------------------------------------- headers */
+
+gad_tensor *gad__header_new(void) {
+    gad_tensor *t = tl.free_headers;
+    if (t) {
+        tl.free_headers = (gad_tensor *)t->st;
+        tl.nfree_headers--;
+    } else {
+        t = gad__alloc(sizeof *t);
+        if (!t) return NULL;
+    }
+    atomic_init(&t->refs, 1);
+    t->st = NULL;
+    t->node = NULL;
+    atomic_fetch_add_explicit(&gad__live_tensors, 1, memory_order_relaxed);
+    return t;
+}
+
+void gad__header_free(gad_tensor *t) {
+    atomic_fetch_sub_explicit(&gad__live_tensors, 1, memory_order_relaxed);
+    if (tl.nfree_headers < HEADER_POOL_MAX) {
+        arm_thread_exit();
+        t->st = (gad_storage *)tl.free_headers;
+        tl.free_headers = t;
+        tl.nfree_headers++;
+        return;
+    }
+    gad__free(t, sizeof *t);
+}
+
+/* ---------------------------------------------------------------- scopes */
+
+void gad_scope_begin(void) {
+    scope_state *s = &tl.scopes;
+    if (s->lost) { /* above a scope that failed to open: stay in step */
+        s->lost++;
+        return;
+    }
+    if (s->depth == s->mark_cap) {
+        int ncap = s->mark_cap ? s->mark_cap * 2 : 16;
+        size_t *m = gad__alloc((size_t)ncap * sizeof *m);
+        if (!m) {
+            /* The tensors of this scope then belong to the enclosing one
+             * (freed later, never twice), and the matching gad_scope_end
+             * closes nothing. */
+            s->lost = 1;
+            gad__err(GAD_ERR_MEMORY, "scope_begin", "cannot open scope %d",
+                     s->depth + 1);
+            return;
+        }
+        if (s->marks) memcpy(m, s->marks, (size_t)s->depth * sizeof *m);
+        gad__free(s->marks, (size_t)s->mark_cap * sizeof *m);
+        s->marks = m;
+        s->mark_cap = ncap;
+        arm_thread_exit();
+    }
+    s->marks[s->depth++] = s->len;
+}
+
+int gad_scope_depth(void) { return tl.scopes.depth + tl.scopes.lost; }
+
+static int scope_push(gad_tensor *t) {
+    scope_state *s = &tl.scopes;
+    if (GAD_UNLIKELY(s->len == s->cap)) {
+        size_t ncap = s->cap ? s->cap * 2 : 1024;
+        gad_tensor **n = gad__alloc(ncap * sizeof *n);
+        if (!n) return -1;
+        if (s->items) memcpy(n, s->items, s->len * sizeof *n);
+        gad__free(s->items, s->cap * sizeof *n);
+        s->items = n;
+        s->cap = ncap;
+        arm_thread_exit();
+    }
+    s->items[s->len++] = t;
+    return 0;
+}
+
+#define KEPT_BIT ((uintptr_t)1)
+
+void gad_scope_end(void) {
+    scope_state *s = &tl.scopes;
+    if (s->lost) {
+        s->lost--;
+        return;
+    }
+    if (s->depth == 0) return;
+    size_t start = s->marks[--s->depth];
+    /* Release in reverse creation order (LIFO suits the buffer cache), then
+     * move kept tensors, in order, into the parent scope (or to the caller
+     * when no scope remains). */
+    for (size_t i = s->len; i-- > start;) {
+        gad_tensor *t = s->items[i];
+        if (!((uintptr_t)t & KEPT_BIT)) {
+            gad_release(t);
+            s->items[i] = NULL;
+        }
+    }
+    size_t end = s->len;
+    s->len = start;
+    if (s->depth == 0) return;
+    for (size_t i = start; i < end; i++)
+        if (s->items[i])
+            s->items[s->len++] =
+                (gad_tensor *)((uintptr_t)s->items[i] & ~KEPT_BIT);
+}
+
+gad_tensor *gad__own(gad_tensor *t) {
+    if (!t || tl.scopes.depth == 0) return t;
+    if (GAD_UNLIKELY(scope_push(t) != 0)) {
+        gad_release(t);
+        return gad__err(GAD_ERR_MEMORY, "scope", "cannot grow the scope");
+    }
+    return t;
+}
+
+gad_tensor *gad_keep(gad_tensor *t) {
+    /* Under a scope that failed to open, t already lives in the scope that
+     * encloses it. */
+    if (!t || tl.scopes.depth == 0 || tl.scopes.lost) return t;
+    gad_retain(t);
+    if (scope_push((gad_tensor *)((uintptr_t)t | KEPT_BIT)) != 0) {
+        /* Not kept: t stays owned by the inner scope. */
+        gad_release(t);
+        return gad__err(GAD_ERR_MEMORY, "keep", "cannot grow the scope");
+    }
+    return t;
+}
+
+/* --------------------------------------------------------------- tensors */
+
+gad_tensor *gad_retain(gad_tensor *t) {
+    if (t) atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+    return t;
+}
+
+void gad_release(gad_tensor *t) {
+    if (!t) return;
+    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    gad__storage_release(t->st);
+    if (t->node) gad__node_release(t->node);
+    gad__header_free(t);
+}
+
+/* ------------------------------------------------------------ the caches */
+
+void gad_cache_trim(void) {
+    for (int c = 0; c < NCLASS; c++) {
+        gad_storage *s = tl.heads[c];
+        while (s) {
+            gad_storage *next = s->next;
+            gad__free(s, GAD_STORAGE_HDR + s->cap);
+            s = next;
+        }
+        tl.heads[c] = NULL;
+    }
+    tl.cached_bytes = 0;
+    while (tl.free_headers) {
+        gad_tensor *t = tl.free_headers;
+        tl.free_headers = (gad_tensor *)t->st;
+        gad__free(t, sizeof *t);
+    }
+    tl.nfree_headers = 0;
+    gad__node_cache_trim();
+    gad__gemm_release_scratch();
+}
+
+size_t gad_set_cache_limit(size_t bytes) {
+    size_t old = tl.limit;
+    tl.limit = bytes;
+    if (tl.cached_bytes > bytes) gad_cache_trim();
+    return old;
+}
+
+static void thread_exit(void *arg) {
+    (void)arg;
+    /* Scopes left open by a finished thread: release what they own. */
+    while (tl.scopes.depth > 0) gad_scope_end();
+    gad_cache_trim();
+    gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
+    gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
+    tl.scopes = (scope_state){0};
+    tl.registered = false;
+}
+
+void gad_set_allocator(const gad_allocator *allocator) {
+    gad_cache_trim();
+    if (tl.scopes.depth == 0) {
+        gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
+        gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
+        tl.scopes = (scope_state){0};
+    }
+    if (allocator && allocator->alloc && allocator->free)
+        g_alloc = *allocator;
+    else
+        g_alloc = (gad_allocator){default_alloc, default_free, NULL};
+}
+
+void gad_mem_stats_get(gad_mem_stats *out) {
+    if (!out) return;
+    out->live_tensors = atomic_load(&gad__live_tensors);
+    out->live_storages = atomic_load(&gad__live_storages);
+    out->live_bytes = atomic_load(&gad__live_bytes);
+    out->cached_bytes = (int64_t)tl.cached_bytes;
+}

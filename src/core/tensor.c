@@ -1,0 +1,270 @@
+/* tensor.c: the tensor object: creation, layout, copy-on-write, packing,
+ * accessors and dtype conversion (SPEC §1.2-1.9). */
+#include "gad_int.h"
+#include "iter.h"
+
+#include <math.h>
+
+const char *gad_dtype_name(gad_dtype_t dtype) {
+    switch (dtype) {
+    case GAD_F32: return "f32";
+    case GAD_F64: return "f64";
+    case GAD_I64: return "i64";
+    default: return "?";
+    }
+}
+
+size_t gad_dtype_size(gad_dtype_t dtype) {
+    return (dtype == GAD_F32 || dtype == GAD_F64 || dtype == GAD_I64)
+               ? gad__dsize(dtype)
+               : 0;
+}
+
+static int check_dtype(const char *op, int dtype) {
+    if (dtype == GAD_F32 || dtype == GAD_F64 || dtype == GAD_I64) return 0;
+    gad__err(GAD_ERR_DTYPE, op, "invalid dtype value %d", dtype);
+    return -1;
+}
+
+gad_tensor *gad__tensor_new(const char *op, int dtype, const int64_t *shape,
+                            int rank) {
+    int64_t numel;
+    if (check_dtype(op, dtype) || gad__check_shape(op, shape, rank, &numel))
+        return NULL;
+    size_t bytes = (size_t)numel * gad__dsize(dtype);
+    gad_tensor *t = gad__header_new();
+    gad_storage *s = t ? gad__storage_new(bytes) : NULL;
+    if (!s) {
+        if (t) gad__header_free(t);
+        return gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes", bytes);
+    }
+    t->st = s;
+    t->dtype = (uint8_t)dtype;
+    t->rank = (uint8_t)rank;
+    t->offset = 0;
+    t->numel = numel;
+    t->contig = 1;
+    int64_t st = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        t->shape[i] = shape[i];
+        t->strides[i] = st;
+        st *= shape[i] > 0 ? shape[i] : 1;
+    }
+    return t;
+}
+
+gad_tensor *gad__tensor_zeros(const char *op, int dtype, const int64_t *shape,
+                              int rank) {
+    gad_tensor *t = gad__tensor_new(op, dtype, shape, rank);
+    if (t) memset(gad__ptr(t), 0, (size_t)t->numel * gad__dsize(dtype));
+    return t;
+}
+
+gad_tensor *gad__alias(const char *op, gad_tensor *src) {
+    gad_tensor *t = gad__header_new();
+    if (!t) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate a tensor");
+    atomic_fetch_add_explicit(&src->st->refs, 1, memory_order_relaxed);
+    t->st = src->st;
+    t->dtype = src->dtype;
+    t->rank = src->rank;
+    t->offset = src->offset;
+    t->numel = src->numel;
+    t->contig = src->contig;
+    memcpy(t->shape, src->shape, sizeof t->shape);
+    memcpy(t->strides, src->strides, sizeof t->strides);
+    return t;
+}
+
+/* ----------------------------------------------------------------- pack */
+
+typedef struct copy_ctx {
+    gad_iter it; /* operand 0: source, operand 1: destination */
+    const char *src;
+    char *dst;
+    size_t es;
+} copy_ctx;
+
+#define COPY_RUN(T)                                                            \
+    do {                                                                       \
+        const T *s_ = (const T *)c->src + off[0] + j * ss;                     \
+        T *d_ = (T *)c->dst + off[1] + j * ds;                                 \
+        if (ss == 1 && ds == 1) memcpy(d_, s_, (size_t)len * sizeof(T));       \
+        else                                                                   \
+            for (int64_t k = 0; k < len; k++) d_[k * ds] = s_[k * ss];         \
+    } while (0)
+
+/* Copy the elements at row-major positions [lo, hi). */
+static void copy_range(void *vctx, int64_t lo, int64_t hi) {
+    copy_ctx *c = vctx;
+    int nd = c->it.nd;
+    int64_t inner = c->it.inner;
+    int64_t ss = c->it.strides[0][nd - 1], ds = c->it.strides[1][nd - 1];
+    int64_t idx[GAD_MAX_RANK], off[2];
+    int64_t j = lo % inner, pos = lo;
+    gad__iter_seek(&c->it, lo / inner, idx, off);
+    while (pos < hi) {
+        int64_t len = inner - j < hi - pos ? inner - j : hi - pos;
+        if (c->es == 4) COPY_RUN(uint32_t);
+        else COPY_RUN(uint64_t);
+        pos += len;
+        j = 0;
+        gad__iter_next(&c->it, idx, off);
+    }
+}
+
+void gad__copy_strided(const gad_tensor *src, void *dst,
+                       const int64_t *dst_strides) {
+    if (src->numel == 0) return;
+    copy_ctx c = {.src = gad__ptr(src), .dst = dst, .es = gad__dsize(src->dtype)};
+    const int64_t *strides[2] = {src->strides, dst_strides};
+    gad__iter_init(&c.it, src->shape, src->rank, 2, strides);
+    gad__parallel_for(src->numel, 1 << 16, copy_range, &c);
+}
+
+void gad__pack(const gad_tensor *t, void *dst) {
+    if (t->numel == 0) return;
+    if (t->contig && t->numel < (1 << 16)) {
+        memcpy(dst, gad__ptr(t), (size_t)t->numel * gad__dsize(t->dtype));
+        return;
+    }
+    int64_t rm[GAD_MAX_RANK];
+    gad__row_major(t->shape, t->rank, rm);
+    gad__copy_strided(t, dst, rm);
+}
+
+int gad__make_unique(const char *op, gad_tensor *t) {
+    if (t->contig && atomic_load_explicit(&t->st->refs, memory_order_acquire) == 1)
+        return 0;
+    size_t bytes = (size_t)t->numel * gad__dsize(t->dtype);
+    gad_storage *s = gad__storage_new(bytes);
+    if (!s) {
+        gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes", bytes);
+        return -1;
+    }
+    gad__pack(t, gad__storage_data(s));
+    gad__storage_release(t->st);
+    t->st = s;
+    int64_t strides[GAD_MAX_RANK];
+    gad__row_major(t->shape, t->rank, strides);
+    gad__set_layout(t, t->shape, strides, t->rank, 0);
+    return 0;
+}
+
+/* ------------------------------------------------------------ accessors */
+
+int gad_rank(const gad_tensor *t) { return t ? t->rank : -1; }
+const int64_t *gad_shape(const gad_tensor *t) { return t ? t->shape : NULL; }
+const int64_t *gad_strides(const gad_tensor *t) { return t ? t->strides : NULL; }
+int64_t gad_numel(const gad_tensor *t) { return t ? t->numel : 0; }
+gad_dtype_t gad_dtype(const gad_tensor *t) {
+    return t ? (gad_dtype_t)t->dtype : GAD_DTYPE_INVALID;
+}
+int gad_is_contiguous(const gad_tensor *t) { return t && t->contig; }
+
+int gad_is_unique(const gad_tensor *t) {
+    return t && atomic_load(&t->st->refs) == 1;
+}
+
+int64_t gad_dim(const gad_tensor *t, int axis) {
+    if (!t) return (gad__null_arg("dim"), -1);
+    int a;
+    if (gad__norm_axis("dim", axis, t->rank, &a)) return -1;
+    return t->shape[a];
+}
+
+/* Convert one element to double / int64. */
+static inline double elem_f64(const gad_tensor *t, const char *p) {
+    switch (t->dtype) {
+    case GAD_F32: return *(const float *)p;
+    case GAD_F64: return *(const double *)p;
+    default: return (double)*(const int64_t *)p;
+    }
+}
+
+/* float -> i64: truncate toward zero, saturate, NaN -> 0 (SPEC §1.9). */
+static inline int64_t f2i(double v) {
+    if (isnan(v)) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
+double gad_item(gad_tensor *t) {
+    if (!t) return (gad__null_arg("item"), NAN);
+    if (t->numel != 1) {
+        char b[GAD_SHAPE_BUF];
+        gad__err(GAD_ERR_SHAPE, "item", "needs exactly one element, shape is %s",
+                 gad__shape_str(b, t->shape, t->rank));
+        return NAN;
+    }
+    return elem_f64(t, gad__ptr(t));
+}
+
+/* Copy t's elements, row-major, converting into dst of dtype `to`. */
+gad_status gad__convert(const char *op, gad_tensor *t, void *dst, size_t n,
+                          int to) {
+    if (!t) return (gad__null_arg(op), gad_last_error()->kind);
+    if (n < (size_t)t->numel) {
+        char b[GAD_SHAPE_BUF];
+        gad__err(GAD_ERR_SHAPE, op, "destination holds %zu elements, %s has %lld",
+                 n, gad__shape_str(b, t->shape, t->rank), (long long)t->numel);
+        return GAD_ERR_SHAPE;
+    }
+    if (t->numel == 0) return GAD_OK;
+    if (!dst) {
+        gad__err(GAD_ERR_DOMAIN, op, "destination is NULL");
+        return GAD_ERR_DOMAIN;
+    }
+    if (t->dtype == to) {
+        gad__pack(t, dst);
+        return GAD_OK;
+    }
+    gad_iter it;
+    const int64_t *strides[1] = {t->strides};
+    gad__iter_init(&it, t->shape, t->rank, 1, strides);
+    int64_t idx[GAD_MAX_RANK], off[1], k = 0;
+    size_t es = gad__dsize(t->dtype);
+    const char *base = gad__ptr(t);
+    int64_t sx = it.strides[0][it.nd - 1];
+    gad__iter_seek(&it, 0, idx, off);
+    for (int64_t o = 0; o < it.outer; o++) {
+        for (int64_t j = 0; j < it.inner; j++, k++) {
+            const char *p = base + (off[0] + j * sx) * (int64_t)es; /* strides may be < 0 */
+            if (to == GAD_I64) {
+                ((int64_t *)dst)[k] = t->dtype == GAD_I64 ? *(const int64_t *)p
+                                                          : f2i(elem_f64(t, p));
+            } else if (to == GAD_F32) {
+                /* i64 -> f32 in one rounding, not two through double */
+                ((float *)dst)[k] = t->dtype == GAD_I64 ? (float)*(const int64_t *)p
+                                                        : (float)elem_f64(t, p);
+            } else {
+                ((double *)dst)[k] = elem_f64(t, p);
+            }
+        }
+        gad__iter_next(&it, idx, off);
+    }
+    return GAD_OK;
+}
+
+gad_status gad_read_f32(gad_tensor *t, float *dst, size_t n) {
+    return gad__convert("read_f32", t, dst, n, GAD_F32);
+}
+gad_status gad_read_f64(gad_tensor *t, double *dst, size_t n) {
+    return gad__convert("read_f64", t, dst, n, GAD_F64);
+}
+gad_status gad_read_i64(gad_tensor *t, int64_t *dst, size_t n) {
+    return gad__convert("read_i64", t, dst, n, GAD_I64);
+}
+
+const void *gad_data(gad_tensor *t) {
+    if (!t) return gad__null_arg("data");
+    if (!t->contig) {
+        char b[GAD_SHAPE_BUF];
+        return gad__err(GAD_ERR_SHAPE, "data",
+                        "tensor %s is not contiguous (use gad_contiguous)",
+                        gad__shape_str(b, t->shape, t->rank));
+    }
+    return gad__ptr(t);
+}
+
+

@@ -1,0 +1,93 @@
+/* cpu.h: CPU kernels. Plain loops over validated tensors: callers (src/ops)
+ * check shapes and dtypes first; kernels never fail and never know about
+ * gradients. Outputs are fresh contiguous tensors the caller allocated. */
+#ifndef GAD_CPU_H
+#define GAD_CPU_H
+
+#include "gad_int.h"
+
+/* ---------------------------------------------------------- elementwise */
+
+/* Unary kernels: y = f(x) (X-macro: id). */
+#define GAD_UNARY_KERNELS(X)                                                   \
+    X(NEG) X(SQUARE) X(RELU) X(TANH) X(EXP) X(LOG) X(SQRT) X(ABS) X(SIGN)     \
+    X(SIGMOID) X(SILU) X(GELU) X(SOFTPLUS) X(LEAKY_RELU) X(CLAMP)             \
+    X(MUL_SCALAR) X(ADD_SCALAR) X(POW_SCALAR)                                 \
+    X(RELU_MASK) X(LEAKY_MASK) X(CLAMP_MASK)
+
+typedef enum gad_ukernel {
+#define GAD_UK_ENUM_(id) GAD_UK_##id,
+    GAD_UNARY_KERNELS(GAD_UK_ENUM_)
+#undef GAD_UK_ENUM_
+    GAD_UK_COUNT_
+} gad_ukernel;
+
+/* Scalars some unary kernels take: leaky_relu slope (a); clamp bounds (a,
+ * b); mul/add scalar (a); pow exponent (a). The *_MASK kernels give the
+ * derivative of relu (x > 0), leaky_relu (1 or the slope a; 1 at 0) and
+ * clamp (1 inside [a, b], bounds included) for VJPs. */
+typedef struct gad_uparams {
+    double a, b;
+} gad_uparams;
+
+/* y (contiguous, x's shape and float dtype) = f(x), x any strides. */
+void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
+                  const gad_uparams *p);
+
+/* Binary kernels: y = a op b with broadcasting (X-macro: id). MAX and MIN
+ * propagate NaN from either side. MAX_W and MIN_W give the share of the
+ * gradient that goes to a: 1 where a wins (or is NaN), 1/2 at a tie, else
+ * 0. */
+#define GAD_BINARY_KERNELS(X)                                                  \
+    X(ADD) X(SUB) X(MUL) X(DIV) X(MAX) X(MIN) X(MAX_W) X(MIN_W)
+
+typedef enum gad_bkernel {
+#define GAD_BK_ENUM_(id) GAD_BK_##id,
+    GAD_BINARY_KERNELS(GAD_BK_ENUM_)
+#undef GAD_BK_ENUM_
+    GAD_BK_COUNT_
+} gad_bkernel;
+
+/* y (contiguous, the broadcast shape) = a op b; a and b have y's float
+ * dtype and broadcast to y's shape. */
+void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
+                   gad_tensor *y);
+
+/* ----------------------------------------------------------- reductions */
+
+/* y = sum of x over the axes in mask, y contiguous with the kept axes
+ * (keepdims or not: same element order). Float dtypes. An empty reduction
+ * gives 0. With `scale` != 1 every result is multiplied by it (mean). */
+void gad__k_sum(const gad_tensor *x, unsigned mask, double scale, gad_tensor *y);
+
+/* Along one axis of x, viewed as [outer, n, inner] (n >= 1):
+ * amax (NaN skipped; all-NaN gives -inf) into y of x's dtype, or argmax
+ * (first maximum; NaN never wins) into y of i64. y has outer*inner
+ * elements. */
+void gad__k_amax(const gad_tensor *x, int axis, gad_tensor *y);
+/* y (x's shape and dtype) = 1 at the first maximum of each slice along axis
+ * (NaN never is one), else 0: the VJP of amax. */
+void gad__k_amax_mask(const gad_tensor *x, int axis, gad_tensor *y);
+void gad__k_argmax(const gad_tensor *x, int axis, gad_tensor *y);
+
+/* softmax / log_softmax of x along axis into y (contiguous, x's shape),
+ * computed with the max subtracted (NaN-skipping max). */
+void gad__k_softmax(const gad_tensor *x, int axis, int log, gad_tensor *y);
+
+/* ------------------------------------------------------------- indexing */
+
+/* Validated by the caller: index values are already known in range after
+ * wrapping negatives (the kernels wrap too). */
+void gad__k_gather(const gad_tensor *x, int axis, const gad_tensor *index,
+                   gad_tensor *y);
+/* y (contiguous) already holds a copy of dst; adds src (contiguous, index's
+ * shape) at index along axis, in order, so duplicates add. */
+void gad__k_scatter_add(gad_tensor *y, int axis, const gad_tensor *index,
+                        const gad_tensor *src);
+void gad__k_take(const gad_tensor *x, int axis, const gad_tensor *index,
+                 gad_tensor *y);
+/* Copy x into the block of y that starts at `start` along axis. */
+void gad__k_cat_into(const gad_tensor *x, int axis, int64_t start,
+                     gad_tensor *y);
+
+#endif

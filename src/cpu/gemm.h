@@ -1,0 +1,46 @@
+/* gemm.h: general matrix multiply for the CPU (no gradients here).
+ *
+ * Row-major C = alpha * op(A) @ op(B) + beta * C, where
+ *   op(A) is M x K: element (i, p) is A[i*lda + p], or A[p*lda + i] when ta;
+ *   op(B) is K x N: element (p, j) is B[p*ldb + j], or B[j*ldb + p] when tb;
+ *   C is M x N:     element (i, j) is C[i*ldc + j].
+ * beta == 0 means C is only written (whatever C held, NaN included, is
+ * ignored). M, N or K may be 0 (K = 0 gives C = beta * C).
+ *
+ * gad__sgemm/gad__dgemm send large problems to CBLAS when gad was built with
+ * it and gad_set_blas has not turned it off, and everything else to the
+ * built-in kernel. Both use up to gad__nthreads() threads, and one thread when
+ * called from inside an OpenMP parallel region.
+ *
+ * Return 0, or -1 when scratch memory could not be allocated (no error is
+ * recorded; the caller reports it; C is then unspecified). */
+#ifndef GAD_GEMM_H
+#define GAD_GEMM_H
+
+#include <stdint.h>
+
+int gad__sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+               const float *A, int64_t lda, const float *B, int64_t ldb,
+               float beta, float *C, int64_t ldc);
+int gad__dgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
+               const double *A, int64_t lda, const double *B, int64_t ldb,
+               double beta, double *C, int64_t ldc);
+
+/* The built-in kernels alone, whatever the BLAS setting (tests compare). */
+int gad__sgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
+                       float alpha, const float *A, int64_t lda, const float *B,
+                       int64_t ldb, float beta, float *C, int64_t ldc);
+int gad__dgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
+                       double alpha, const double *A, int64_t lda,
+                       const double *B, int64_t ldb, double beta, double *C,
+                       int64_t ldc);
+
+/* Give this thread's packing buffers back to the allocator (called by
+ * gad_cache_trim and at thread exit). */
+void gad__gemm_release_scratch(void);
+
+/* Tell the BLAS library how many threads it may use (called when gad's thread
+ * count changes, so that BLAS and gad's OpenMP loops do not oversubscribe). */
+void gad__gemm_set_blas_threads(int n);
+
+#endif

@@ -1,0 +1,95 @@
+/* index.c: gather, scatter_add, take and the copy behind cat. Index values
+ * were range-checked by the caller; negative ones are wrapped here. */
+#include "cpu.h"
+#include "iter.h"
+
+static inline int64_t wrap(int64_t i, int64_t d) { return i < 0 ? i + d : i; }
+
+/* Walk every position of `shape` with operand offsets (index, data). */
+#define WALK(shape, rank, s0, s1, BODY)                                        \
+    do {                                                                       \
+        gad_iter it_;                                                          \
+        const int64_t *ss_[2] = {(s0), (s1)};                                  \
+        gad__iter_init(&it_, (shape), (rank), 2, ss_);                         \
+        int64_t idx_[GAD_MAX_RANK], off_[2], pos = 0;                          \
+        int64_t in0_ = it_.strides[0][it_.nd - 1], in1_ = it_.strides[1][it_.nd - 1]; \
+        gad__iter_seek(&it_, 0, idx_, off_);                                   \
+        for (int64_t o_ = 0; o_ < it_.outer; o_++) {                           \
+            for (int64_t j_ = 0; j_ < it_.inner; j_++, pos++) {                \
+                int64_t ioff = off_[0] + j_ * in0_, doff = off_[1] + j_ * in1_; \
+                BODY;                                                          \
+            }                                                                  \
+            gad__iter_next(&it_, idx_, off_);                                  \
+        }                                                                      \
+    } while (0)
+
+/* Strides of x for positions of an index-shaped walk: off-axis dims of x
+ * with size 1 broadcast (stride 0); the axis itself gets stride 0 (its
+ * offset comes from the index value). */
+static void data_strides(const gad_tensor *x, int axis, int64_t *st) {
+    for (int d = 0; d < x->rank; d++)
+        st[d] = (d == axis || x->shape[d] == 1) ? 0 : x->strides[d];
+}
+
+/* y[p] = x[xoff(p) + index[p] * (x's stride on axis)] for every position p
+ * of index, where xs gives x's offsets per index axis: the common walk of
+ * gather and take. */
+static void pick(const gad_tensor *x, int axis, const gad_tensor *index,
+                 const int64_t *xs, gad_tensor *y) {
+    if (y->numel == 0) return;
+    const int64_t *ip = gad__ptr(index);
+    int64_t d = x->shape[axis], sa = x->strides[axis];
+    if (x->dtype == GAD_F32) {
+        const float *xp = gad__ptr(x);
+        float *yp = gad__ptr(y);
+        WALK(index->shape, index->rank, index->strides, xs,
+             yp[pos] = xp[doff + wrap(ip[ioff], d) * sa]);
+    } else {
+        const double *xp = gad__ptr(x);
+        double *yp = gad__ptr(y);
+        WALK(index->shape, index->rank, index->strides, xs,
+             yp[pos] = xp[doff + wrap(ip[ioff], d) * sa]);
+    }
+}
+
+void gad__k_gather(const gad_tensor *x, int axis, const gad_tensor *index,
+                   gad_tensor *y) {
+    int64_t xs[GAD_MAX_RANK];
+    data_strides(x, axis, xs);
+    pick(x, axis, index, xs, y);
+}
+
+void gad__k_scatter_add(gad_tensor *y, int axis, const gad_tensor *index,
+                        const gad_tensor *src) {
+    if (index->numel == 0) return;
+    /* y and src are contiguous; positions off the axis map one to one. */
+    int64_t ys[GAD_MAX_RANK];
+    for (int d = 0; d < y->rank; d++) ys[d] = d == axis ? 0 : y->strides[d];
+    const int64_t *ip = gad__ptr(index);
+    int64_t d = y->shape[axis], sa = y->strides[axis];
+    if (y->dtype == GAD_F32) {
+        float *yp = gad__ptr(y);
+        const float *sp = gad__ptr(src);
+        WALK(index->shape, index->rank, index->strides, ys,
+             yp[doff + wrap(ip[ioff], d) * sa] += sp[pos]);
+    } else {
+        double *yp = gad__ptr(y);
+        const double *sp = gad__ptr(src);
+        WALK(index->shape, index->rank, index->strides, ys,
+             yp[doff + wrap(ip[ioff], d) * sa] += sp[pos]);
+    }
+}
+
+void gad__k_take(const gad_tensor *x, int axis, const gad_tensor *index,
+                 gad_tensor *y) {
+    /* x's strides without the axis line up with index's dims */
+    int64_t xs[GAD_MAX_RANK];
+    for (int d = 0, o = 0; d < x->rank; d++)
+        if (d != axis) xs[o++] = x->strides[d];
+    pick(x, axis, index, xs, y);
+}
+
+void gad__k_cat_into(const gad_tensor *x, int axis, int64_t start, gad_tensor *y) {
+    char *base = (char *)gad__ptr(y) + (size_t)(start * y->strides[axis]) * gad__dsize(y->dtype);
+    gad__copy_strided(x, base, y->strides);
+}

@@ -1,0 +1,359 @@
+/* reduce.c: sum (and mean) over any set of axes, amax/argmax along an axis,
+ * softmax and log_softmax along an axis. Float inputs; f32 is accumulated
+ * in double. Every result is computed in an order that depends only on the
+ * shapes, never on the thread count. */
+#include "cpu.h"
+
+#include <math.h>
+
+/* A set of axes of a contiguous tensor: sizes and element strides. */
+typedef struct gspace {
+    int n;
+    int64_t size[GAD_MAX_RANK], stride[GAD_MAX_RANK];
+    int64_t total;
+} gspace;
+
+static int64_t gs_seek(const gspace *g, int64_t k, int64_t *idx) {
+    int64_t off = 0;
+    for (int i = g->n - 1; i >= 0; i--) {
+        idx[i] = k % g->size[i];
+        k /= g->size[i];
+        off += idx[i] * g->stride[i];
+    }
+    return off;
+}
+
+/* Odometer over the first `upto` axes of g; returns the new offset. */
+static int64_t gs_next(const gspace *g, int upto, int64_t *idx, int64_t off) {
+    for (int i = upto - 1; i >= 0; i--) {
+        if (++idx[i] < g->size[i]) return off + g->stride[i];
+        idx[i] = 0;
+        off -= (g->size[i] - 1) * g->stride[i];
+    }
+    return off;
+}
+
+/* Sum of n contiguous elements in double, 16 independent accumulators (so
+ * the loop vectorizes) combined in a fixed order. */
+#define DEF_RUN_SUM(T, sfx)                                                    \
+    static double run_sum_##sfx(const T *x, int64_t n) {                      \
+        double s[16] = {0};                                                    \
+        int64_t i = 0;                                                         \
+        for (; i + 16 <= n; i += 16)                                           \
+            for (int j = 0; j < 16; j++) s[j] += (double)x[i + j];             \
+        double t = 0;                                                          \
+        for (; i < n; i++) t += (double)x[i];                                  \
+        for (int w = 8; w >= 1; w /= 2)                                        \
+            for (int j = 0; j < w; j++) s[j] += s[j + w];                      \
+        return s[0] + t;                                                       \
+    }
+DEF_RUN_SUM(float, f32)
+DEF_RUN_SUM(double, f64)
+
+static double run_sum(const void *x, int64_t n, bool f64) {
+    return f64 ? run_sum_f64(x, n) : run_sum_f32(x, n);
+}
+
+static void store(void *y, int64_t i, double v, bool f64) {
+    if (f64) ((double *)y)[i] = v;
+    else ((float *)y)[i] = (float)v;
+}
+
+typedef struct sum_ctx {
+    gspace kept, red;
+    const char *x;
+    char *y;
+    size_t es;
+    bool f64;
+    double scale;
+    double *partial; /* full reductions: one per chunk */
+    int64_t chunk;
+} sum_ctx;
+
+/* Full reduction: partial sums of fixed-size chunks. */
+static void sum_chunks(void *vc, int64_t lo, int64_t hi) {
+    sum_ctx *c = vc;
+    int64_t n = c->red.total;
+    for (int64_t k = lo; k < hi; k++) {
+        int64_t a = k * c->chunk, b = a + c->chunk < n ? a + c->chunk : n;
+        c->partial[k] = run_sum(c->x + (size_t)a * c->es, b - a, c->f64);
+    }
+}
+
+/* The innermost axis is reduced: each output sums its reduced subspace,
+ * whose last axis is contiguous. */
+static void sum_inner(void *vc, int64_t lo, int64_t hi) {
+    sum_ctx *c = vc;
+    const gspace *r = &c->red;
+    int64_t rin = r->size[r->n - 1], router = r->total / rin;
+    int64_t kidx[GAD_MAX_RANK], ridx[GAD_MAX_RANK];
+    for (int64_t k = lo; k < hi; k++) {
+        int64_t base = gs_seek(&c->kept, k, kidx);
+        int64_t roff = gs_seek(r, 0, ridx);
+        double acc = 0;
+        for (int64_t o = 0; o < router; o++) {
+            acc += run_sum(c->x + (size_t)(base + roff) * c->es, rin, c->f64);
+            roff = gs_next(r, r->n - 1, ridx, roff);
+        }
+        store(c->y, k, acc * c->scale, c->f64);
+    }
+}
+
+/* The innermost axis is kept: runs of outputs along it accumulate rows,
+ * TILE outputs at a time. */
+#define TILE 512
+static void sum_outer(void *vc, int64_t lo, int64_t hi) {
+    sum_ctx *c = vc;
+    const gspace *kp = &c->kept, *r = &c->red;
+    int64_t kin = kp->size[kp->n - 1];
+    int64_t kidx[GAD_MAX_RANK], ridx[GAD_MAX_RANK];
+    double acc[TILE];
+    for (int64_t k = lo; k < hi;) {
+        int64_t base = gs_seek(kp, k, kidx);
+        int64_t j0 = kidx[kp->n - 1];
+        int64_t len = kin - j0;
+        if (len > hi - k) len = hi - k;
+        if (len > TILE) len = TILE;
+        for (int64_t j = 0; j < len; j++) acc[j] = 0;
+        int64_t roff = gs_seek(r, 0, ridx);
+        for (int64_t o = 0; o < r->total; o++) {
+            const char *row = c->x + (size_t)(base + roff) * c->es;
+            if (c->f64) {
+                const double *p = (const double *)row;
+                for (int64_t j = 0; j < len; j++) acc[j] += p[j];
+            } else {
+                const float *p = (const float *)row;
+                for (int64_t j = 0; j < len; j++) acc[j] += (double)p[j];
+            }
+            roff = gs_next(r, r->n, ridx, roff);
+        }
+        for (int64_t j = 0; j < len; j++)
+            store(c->y, k + j, acc[j] * c->scale, c->f64);
+        k += len;
+    }
+}
+
+#define SUM_GRAIN 32768
+#define MAX_CHUNKS 4096
+
+void gad__k_sum(const gad_tensor *x, unsigned mask, double scale, gad_tensor *y) {
+    sum_ctx c = {.x = gad__ptr(x), .y = gad__ptr(y), .es = gad__dsize(x->dtype),
+                 .f64 = x->dtype == GAD_F64, .scale = scale};
+    if (y->numel == 0) return;
+    if (x->numel == 0) {
+        for (int64_t i = 0; i < y->numel; i++) store(c.y, i, 0.0 * scale, c.f64);
+        return;
+    }
+    /* Group adjacent axes of the same kind (size-1 axes do not matter). */
+    int nk = 0, nr = 0, last = -1;
+    for (int d = 0; d < x->rank; d++) {
+        if (x->shape[d] == 1) continue;
+        int red = (mask >> d) & 1;
+        gspace *g = red ? &c.red : &c.kept;
+        int *n = red ? &nr : &nk;
+        if (red == last) g->size[*n - 1] *= x->shape[d];
+        else g->size[(*n)++] = x->shape[d];
+        last = red;
+    }
+    c.kept.n = nk;
+    c.red.n = nr;
+    /* Strides: x is contiguous, so walk the axes from the innermost. */
+    int64_t st = 1;
+    int ik = nk, ir = nr;
+    for (int d = x->rank - 1; d >= 0;) {
+        if (x->shape[d] == 1) {
+            d--;
+            continue;
+        }
+        int red = (mask >> d) & 1;
+        int64_t size = 1;
+        while (d >= 0 && (x->shape[d] == 1 || (int)((mask >> d) & 1) == red)) {
+            size *= x->shape[d];
+            d--;
+        }
+        if (red) c.red.stride[--ir] = st;
+        else c.kept.stride[--ik] = st;
+        st *= size;
+    }
+    c.kept.total = c.red.total = 1;
+    for (int i = 0; i < nk; i++) c.kept.total *= c.kept.size[i];
+    for (int i = 0; i < nr; i++) c.red.total *= c.red.size[i];
+
+    if (nr == 0) { /* nothing reduced: a scaled copy */
+        for (int64_t i = 0; i < x->numel; i++) {
+            double v = c.f64 ? ((const double *)c.x)[i] : ((const float *)c.x)[i];
+            store(c.y, i, v * scale, c.f64);
+        }
+        return;
+    }
+    if (nk == 0) {
+        int64_t n = c.red.total;
+        int64_t chunk = SUM_GRAIN;
+        if ((n + chunk - 1) / chunk > MAX_CHUNKS) chunk = (n + MAX_CHUNKS - 1) / MAX_CHUNKS;
+        int64_t nchunks = (n + chunk - 1) / chunk;
+        double partial[MAX_CHUNKS];
+        c.partial = partial;
+        c.chunk = chunk;
+        gad__parallel_for(nchunks, 2, sum_chunks, &c);
+        double s = 0;
+        for (int64_t k = 0; k < nchunks; k++) s += partial[k];
+        store(c.y, 0, s * scale, c.f64);
+        return;
+    }
+    /* Which kind is innermost decides the loop order. */
+    int64_t work_per_out = c.red.total;
+    int64_t grain = SUM_GRAIN / work_per_out + 1;
+    bool inner_reduced = false;
+    for (int d = x->rank - 1; d >= 0; d--)
+        if (x->shape[d] != 1) {
+            inner_reduced = (mask >> d) & 1;
+            break;
+        }
+    gad__parallel_for(c.kept.total, grain, inner_reduced ? sum_inner : sum_outer, &c);
+}
+
+/* ------------------------------------------------------- amax and argmax */
+
+typedef struct axis_ctx {
+    const char *x;
+    char *y;
+    int64_t outer, n, inner;
+    bool f64;
+    int log; /* softmax: 1 for log_softmax */
+} axis_ctx;
+
+static void axis_dims(const gad_tensor *x, int axis, axis_ctx *c) {
+    c->outer = c->inner = 1;
+    for (int d = 0; d < axis; d++) c->outer *= x->shape[d];
+    for (int d = axis + 1; d < x->rank; d++) c->inner *= x->shape[d];
+    c->n = x->shape[axis];
+    c->x = gad__ptr(x);
+    c->f64 = x->dtype == GAD_F64;
+}
+
+/* Element i of slice p (p = o * inner + j) as double. */
+static inline double at(const axis_ctx *c, int64_t p, int64_t i) {
+    int64_t o = p / c->inner, j = p % c->inner;
+    int64_t k = (o * c->n + i) * c->inner + j;
+    return c->f64 ? ((const double *)c->x)[k] : (double)((const float *)c->x)[k];
+}
+
+static void amax_range(void *vc, int64_t lo, int64_t hi) {
+    axis_ctx *c = vc;
+    for (int64_t p = lo; p < hi; p++) {
+        double m = -INFINITY;
+        for (int64_t i = 0; i < c->n; i++) {
+            double v = at(c, p, i);
+            if (v > m) m = v; /* NaN never compares greater: skipped */
+        }
+        store(c->y, p, m, c->f64);
+    }
+}
+
+static void argmax_range(void *vc, int64_t lo, int64_t hi) {
+    axis_ctx *c = vc;
+    for (int64_t p = lo; p < hi; p++) {
+        double m = 0;
+        int64_t best = -1;
+        for (int64_t i = 0; i < c->n; i++) {
+            double v = at(c, p, i);
+            if (isnan(v)) continue;
+            if (best < 0 || v > m) {
+                m = v;
+                best = i;
+            }
+        }
+        ((int64_t *)c->y)[p] = best < 0 ? 0 : best;
+    }
+}
+
+static void amax_mask_range(void *vc, int64_t lo, int64_t hi) {
+    axis_ctx *c = vc;
+    for (int64_t p = lo; p < hi; p++) {
+        double m = -INFINITY;
+        int64_t best = -1;
+        for (int64_t i = 0; i < c->n; i++) {
+            double v = at(c, p, i);
+            if (v > m || (best < 0 && v == m)) { /* first max; NaN never */
+                m = v;
+                best = i;
+            }
+        }
+        int64_t o = p / c->inner, j = p % c->inner;
+        for (int64_t i = 0; i < c->n; i++) {
+            int64_t k = (o * c->n + i) * c->inner + j;
+            store(c->y, k, i == best ? 1.0 : 0.0, c->f64);
+        }
+    }
+}
+
+void gad__k_amax_mask(const gad_tensor *x, int axis, gad_tensor *y) {
+    axis_ctx c;
+    axis_dims(x, axis, &c);
+    c.y = gad__ptr(y);
+    gad__parallel_for(c.outer * c.inner, SUM_GRAIN / (c.n + 1) + 1, amax_mask_range, &c);
+}
+
+void gad__k_amax(const gad_tensor *x, int axis, gad_tensor *y) {
+    axis_ctx c;
+    axis_dims(x, axis, &c);
+    c.y = gad__ptr(y);
+    gad__parallel_for(c.outer * c.inner, SUM_GRAIN / (c.n + 1) + 1, amax_range, &c);
+}
+
+void gad__k_argmax(const gad_tensor *x, int axis, gad_tensor *y) {
+    axis_ctx c;
+    axis_dims(x, axis, &c);
+    c.y = gad__ptr(y);
+    gad__parallel_for(c.outer * c.inner, SUM_GRAIN / (c.n + 1) + 1, argmax_range, &c);
+}
+
+/* -------------------------------------------------------------- softmax */
+
+#define DEF_SOFTMAX_ROW(T, sfx)                                                \
+    /* one slice: n elements at stride s */                                    \
+    static void softmax_row_##sfx(const T *x, T *y, int64_t n, int64_t s,     \
+                                  int log_) {                                  \
+        T m = -INFINITY;                                                       \
+        for (int64_t i = 0; i < n; i++)                                        \
+            if (x[i * s] > m) m = x[i * s];                                    \
+        if (m == -INFINITY) m = 0; /* all -inf (or NaN): no shift */           \
+        double sum = 0;                                                        \
+        if (log_) {                                                            \
+            for (int64_t i = 0; i < n; i++) sum += exp((double)(x[i * s] - m)); \
+            T ls = (T)log(sum);                                                \
+            for (int64_t i = 0; i < n; i++) y[i * s] = x[i * s] - m - ls;      \
+        } else {                                                               \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                T e = (T)exp((double)(x[i * s] - m));                          \
+                y[i * s] = e;                                                  \
+                sum += e;                                                      \
+            }                                                                  \
+            T inv = (T)(1.0 / sum);                                            \
+            for (int64_t i = 0; i < n; i++) y[i * s] *= inv;                   \
+        }                                                                      \
+    }
+DEF_SOFTMAX_ROW(float, f32)
+DEF_SOFTMAX_ROW(double, f64)
+
+static void softmax_range(void *vc, int64_t lo, int64_t hi) {
+    axis_ctx *c = vc;
+    for (int64_t p = lo; p < hi; p++) {
+        int64_t o = p / c->inner, j = p % c->inner;
+        int64_t k = o * c->n * c->inner + j;
+        if (c->f64)
+            softmax_row_f64((const double *)c->x + k, (double *)c->y + k, c->n,
+                            c->inner, c->log);
+        else
+            softmax_row_f32((const float *)c->x + k, (float *)c->y + k, c->n,
+                            c->inner, c->log);
+    }
+}
+
+void gad__k_softmax(const gad_tensor *x, int axis, int log, gad_tensor *y) {
+    axis_ctx c;
+    axis_dims(x, axis, &c);
+    c.y = gad__ptr(y);
+    c.log = log;
+    gad__parallel_for(c.outer * c.inner, SUM_GRAIN / (c.n + 1) + 1, softmax_range, &c);
+}

@@ -1,0 +1,103 @@
+/* copy.c: contiguous, clone, cast and stop_gradient (SPEC §1.4, §1.9). */
+#include "ops_int.h"
+
+#include <stdio.h>
+
+gad_tensor *gad_clone(gad_tensor *t) {
+    GAD_NEED("clone", t);
+    gad_tensor *y = gad__tensor_new("clone", t->dtype, t->shape, t->rank);
+    if (!y) return NULL;
+    gad__pack(t, gad__ptr(y));
+    return gad__own(gad__track(y, GAD_OP(COPY), &t, 1, NULL, 0));
+}
+
+gad_tensor *gad_contiguous(gad_tensor *t) {
+    GAD_NEED("contiguous", t);
+    if (t->contig) return gad__own(gad_retain(t));
+    return gad_clone(t);
+}
+
+gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype) {
+    GAD_NEED("cast", t);
+    if (dtype != GAD_F32 && dtype != GAD_F64 && dtype != GAD_I64)
+        return gad__err(GAD_ERR_DTYPE, "cast", "invalid dtype value %d", dtype);
+    if (t->dtype == dtype) return gad__own(gad_retain(t));
+    gad_tensor *y = gad__tensor_new("cast", dtype, t->shape, t->rank);
+    if (!y) return NULL;
+    gad__convert("cast", t, gad__ptr(y), (size_t)t->numel, dtype);
+    /* only float -> float is differentiable; an i64 result is an index */
+    if (dtype != GAD_I64) y = gad__track(y, GAD_OP(CAST), &t, 1, NULL, 0);
+    return gad__own(y);
+}
+
+void *gad_data_mut(gad_tensor *t) {
+    if (!t) return gad__null_arg("data_mut");
+    if (t->node && t->node->info)
+        return gad__err(GAD_ERR_NOT_UNIQUE, "data_mut",
+                        "the tensor is the output of a tracked op (%s): writing "
+                        "would make its graph lie; detach it first",
+                        t->node->info->name);
+    if (gad__make_unique("data_mut", t)) return NULL;
+    return gad__ptr(t);
+}
+
+gad_tensor *gad_stop_gradient(gad_tensor *t) {
+    GAD_NEED("stop_gradient", t);
+    return gad__own(gad__track(gad__alias("stop_gradient", t), GAD_OP(STOP_GRADIENT),
+                               &t, 1, NULL, 0));
+}
+
+int gad__vjp_copy(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)n, (void)need;
+    gin[0] = gy;
+    return 0;
+}
+
+int gad__vjp_cast(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    return (gin[0] = gad_cast(gy, (gad_dtype_t)n->parents[0]->dtype)) ? 0 : -1;
+}
+
+/* The path through stop_gradient contributes nothing. */
+int gad__vjp_stop_gradient(gad_node *n, gad_tensor *gy, const bool *need,
+                           gad_tensor **gin) {
+    (void)n, (void)gy, (void)need, (void)gin;
+    return 0;
+}
+
+static gad_tensor *apply_copy(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    return s->i[0] == GAD_OP_CAST ? gad_cast(in[0], (gad_dtype_t)s->i[1])
+                                  : gad_clone(in[0]);
+}
+
+int gad__sample_copy(gad_op_sample *s, gad_rng *r, int v) {
+    const int64_t shape[2] = {3, 4};
+    if (v >= 1) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_copy, .smooth = 1};
+    s->i[0] = GAD_OP_COPY;
+    s->in[0] = gad__sample_leaf(r, shape, 2, -2, 2, 0);
+    snprintf(s->what, sizeof s->what, "clone");
+    return s->in[0] != NULL;
+}
+
+/* f32 -> f64 (checked at f32 precision, as the input is f32) */
+int gad__sample_cast(gad_op_sample *s, gad_rng *r, int v) {
+    const int64_t shape[2] = {3, 4};
+    if (v >= 1) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_copy, .smooth = 1};
+    s->i[0] = GAD_OP_CAST;
+    s->i[1] = GAD_F64;
+    s->in[0] = gad_requires_grad(gad_rng_uniform_tensor(r, shape, 2, GAD_F32, -2, 2));
+    snprintf(s->what, sizeof s->what, "f32 -> f64");
+    return s->in[0] != NULL;
+}
+
+/* stop_gradient's VJP is zero by design, so finite differences (which see
+ * the identity) cannot check it: it has no sample, and tests/test_autodiff.c
+ * checks its exact zeros instead. */
+int gad__sample_stop_gradient(gad_op_sample *s, gad_rng *r, int v) {
+    (void)s, (void)r, (void)v;
+    return 0;
+}

@@ -1,0 +1,393 @@
+/* index.c: gather, scatter_add, take, cat and stack (SPEC §3.2, D5, D8). */
+#include "ops_int.h"
+
+#include <stdio.h>
+
+/* Every value of index must lie in [-d, d) (negatives wrap once). On the
+ * first that does not, an index error names it and the bound. */
+static int check_index_values(const char *op, const gad_tensor *index, int64_t d) {
+    if (index->numel == 0) return 0;
+    gad_tensor *c = (gad_tensor *)index;
+    const int64_t *p;
+    int64_t *tmp = NULL;
+    if (index->contig) {
+        p = gad__ptr(c);
+    } else {
+        tmp = gad__alloc((size_t)index->numel * sizeof *tmp);
+        if (!tmp) {
+            gad__err(GAD_ERR_MEMORY, op, "cannot allocate %lld indices",
+                     (long long)index->numel);
+            return -1;
+        }
+        gad__pack(index, tmp);
+        p = tmp;
+    }
+    int64_t bad = -1;
+    for (int64_t i = 0; i < index->numel; i++)
+        if (p[i] < -d || p[i] >= d) {
+            bad = i;
+            break;
+        }
+    int rc = 0;
+    if (bad >= 0) {
+        gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for size %lld",
+                 (long long)p[bad], (long long)d);
+        rc = -1;
+    }
+    gad__free(tmp, (size_t)index->numel * sizeof *tmp);
+    return rc;
+}
+
+static int same_rank(const char *op, const gad_tensor *x, const gad_tensor *index) {
+    if (index->rank == x->rank) return 0;
+    char a[GAD_SHAPE_BUF], b[GAD_SHAPE_BUF];
+    gad__err(GAD_ERR_SHAPE, op, "index %s must have the rank of %s",
+             gad__shape_str(a, index->shape, index->rank),
+             gad__shape_str(b, x->shape, x->rank));
+    return -1;
+}
+
+gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index) {
+    const char *op = "gather";
+    if (!x || !index) return gad__null_arg(op);
+    int a;
+    if (gad__need_float(op, x) || gad__need_i64(op, index) ||
+        gad__norm_axis(op, axis, x->rank, &a) || same_rank(op, x, index))
+        return NULL;
+    for (int d = 0; d < x->rank; d++) {
+        if (d == a) continue;
+        int64_t xd = x->shape[d], id = index->shape[d];
+        if (id > xd && xd != 1) {
+            char s1[GAD_SHAPE_BUF], s2[GAD_SHAPE_BUF];
+            return gad__err(GAD_ERR_SHAPE, op,
+                            "index %s does not fit %s off axis %d (dim %d)",
+                            gad__shape_str(s1, index->shape, index->rank),
+                            gad__shape_str(s2, x->shape, x->rank), axis, d);
+        }
+    }
+    if (check_index_values(op, index, x->shape[a])) return NULL;
+    gad_tensor *y = gad__tensor_new(op, x->dtype, index->shape, index->rank);
+    if (!y) return NULL;
+    gad__k_gather(x, a, index, y);
+    gad_tensor *in[2] = {x, index};
+    y = gad__track(y, GAD_OP(GATHER), in, 2, &index, 1);
+    if (y && y->node) y->node->p.i[0] = a;
+    return gad__own(y);
+}
+
+gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
+                            gad_tensor *src) {
+    const char *op = "scatter_add";
+    if (!dst || !index || !src) return gad__null_arg(op);
+    int a;
+    if (gad__need_float(op, dst) || gad__need_same_dtype(op, dst, src) ||
+        gad__need_i64(op, index) || gad__norm_axis(op, axis, dst->rank, &a) ||
+        same_rank(op, dst, index))
+        return NULL;
+    char s1[GAD_SHAPE_BUF], s2[GAD_SHAPE_BUF];
+    if (!gad__same_shape(index->shape, index->rank, src->shape, src->rank))
+        return gad__err(GAD_ERR_SHAPE, op, "index %s and src %s differ",
+                        gad__shape_str(s1, index->shape, index->rank),
+                        gad__shape_str(s2, src->shape, src->rank));
+    for (int d = 0; d < dst->rank; d++)
+        if (d != a && index->shape[d] > dst->shape[d])
+            return gad__err(GAD_ERR_SHAPE, op,
+                            "index %s exceeds dst %s off axis %d (dim %d)",
+                            gad__shape_str(s1, index->shape, index->rank),
+                            gad__shape_str(s2, dst->shape, dst->rank), axis, d);
+    if (check_index_values(op, index, dst->shape[a])) return NULL;
+    gad_tensor *y = gad__tensor_new(op, dst->dtype, dst->shape, dst->rank);
+    gad_tensor *sc = NULL;
+    if (y) {
+        gad__pack(dst, gad__ptr(y));
+        sc = src->contig ? gad_retain(src)
+                         : gad__tensor_new(op, src->dtype, src->shape, src->rank);
+        if (sc && sc != src) gad__pack(src, gad__ptr(sc));
+    }
+    if (!sc) {
+        gad_release(y);
+        return NULL;
+    }
+    gad__k_scatter_add(y, a, index, sc);
+    gad_release(sc);
+    gad_tensor *in[3] = {dst, index, src};
+    y = gad__track(y, GAD_OP(SCATTER_ADD), in, 3, &index, 1);
+    if (y && y->node) y->node->p.i[0] = a;
+    return gad__own(y);
+}
+
+gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
+    const char *op = "take";
+    if (!x || !index) return gad__null_arg(op);
+    int a;
+    if (gad__need_float(op, x) || gad__need_i64(op, index) ||
+        gad__norm_axis(op, axis, x->rank, &a))
+        return NULL;
+    int64_t want[GAD_MAX_RANK];
+    for (int d = 0, o = 0; d < x->rank; d++)
+        if (d != a) want[o++] = x->shape[d];
+    if (!gad__same_shape(index->shape, index->rank, want, x->rank - 1)) {
+        char s1[GAD_SHAPE_BUF], s2[GAD_SHAPE_BUF], s3[GAD_SHAPE_BUF];
+        return gad__err(GAD_ERR_SHAPE, op,
+                        "index %s must be %s (the shape of %s without axis %d)",
+                        gad__shape_str(s1, index->shape, index->rank),
+                        gad__shape_str(s2, want, x->rank - 1),
+                        gad__shape_str(s3, x->shape, x->rank), axis);
+    }
+    if (check_index_values(op, index, x->shape[a])) return NULL;
+    gad_tensor *y = gad__tensor_new(op, x->dtype, index->shape, index->rank);
+    if (!y) return NULL;
+    gad__k_take(x, a, index, y);
+    gad_tensor *in[2] = {x, index};
+    y = gad__track(y, GAD_OP(TAKE), in, 2, &index, 1);
+    if (y && y->node) y->node->p.i[0] = a;
+    return gad__own(y);
+}
+
+gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
+    const char *op = "cat";
+    if (n <= 0 || !ts)
+        return gad__err(GAD_ERR_SHAPE, op, "needs at least one tensor (n = %d)", n);
+    for (int i = 0; i < n; i++)
+        if (!ts[i]) return gad__null_arg(op);
+    gad_tensor *t0 = ts[0];
+    int a;
+    if (gad__norm_axis(op, axis, t0->rank, &a)) return NULL;
+    int64_t shape[GAD_MAX_RANK];
+    memcpy(shape, t0->shape, sizeof shape);
+    shape[a] = 0;
+    for (int i = 0; i < n; i++) {
+        const gad_tensor *t = ts[i];
+        if (gad__need_same_dtype(op, t0, t)) return NULL;
+        bool ok = t->rank == t0->rank;
+        for (int d = 0; ok && d < t->rank; d++)
+            if (d != a && t->shape[d] != t0->shape[d]) ok = false;
+        if (!ok) {
+            char s1[GAD_SHAPE_BUF], s2[GAD_SHAPE_BUF];
+            return gad__err(GAD_ERR_SHAPE, op,
+                            "tensor %d %s does not match %s off axis %d", i,
+                            gad__shape_str(s1, t->shape, t->rank),
+                            gad__shape_str(s2, t0->shape, t0->rank), axis);
+        }
+        shape[a] += t->shape[a];
+    }
+    gad_tensor *y = gad__tensor_new(op, t0->dtype, shape, t0->rank);
+    if (!y) return NULL;
+    int64_t start = 0;
+    for (int i = 0; i < n; i++) {
+        gad__k_cat_into(ts[i], a, start, y);
+        start += ts[i]->shape[a];
+    }
+    if (gad__tracks(ts, n)) {
+        if (n > GAD_NODE_MAX_PARENTS) {
+            gad_release(y);
+            return gad__err(GAD_ERR_UNSUPPORTED, op,
+                            "at most %d tracked inputs, got %d", GAD_NODE_MAX_PARENTS, n);
+        }
+        /* the VJP needs every input's size along the axis, constants too */
+        int64_t ns = n;
+        gad_tensor *sizes = gad__tensor_new(op, GAD_I64, &ns, 1);
+        if (!sizes) {
+            gad_release(y);
+            return NULL;
+        }
+        for (int i = 0; i < n; i++) ((int64_t *)gad__ptr(sizes))[i] = ts[i]->shape[a];
+        y = gad__track(y, GAD_OP(CAT), ts, n, &sizes, 1);
+        gad_release(sizes);
+        if (y && y->node) y->node->p.i[0] = a;
+    }
+    return gad__own(y);
+}
+
+gad_tensor *gad_stack(gad_tensor *const *ts, int n, int axis) {
+    const char *op = "stack";
+    if (n <= 0 || !ts)
+        return gad__err(GAD_ERR_SHAPE, op, "needs at least one tensor (n = %d)", n);
+    for (int i = 0; i < n; i++)
+        if (!ts[i]) return gad__null_arg(op);
+    int r = ts[0]->rank;
+    if (axis < -(r + 1) || axis > r || r >= GAD_MAX_RANK)
+        return gad__err(GAD_ERR_SHAPE, op, "axis %d out of range [%d, %d]", axis,
+                        -(r + 1), r);
+    for (int i = 1; i < n; i++)
+        if (gad__need_same_dtype(op, ts[0], ts[i])) return NULL;
+    for (int i = 1; i < n; i++)
+        if (!gad__same_shape(ts[i]->shape, ts[i]->rank, ts[0]->shape, ts[0]->rank)) {
+            char s1[GAD_SHAPE_BUF], s2[GAD_SHAPE_BUF];
+            return gad__err(GAD_ERR_SHAPE, op, "tensor %d %s differs from %s", i,
+                            gad__shape_str(s1, ts[i]->shape, ts[i]->rank),
+                            gad__shape_str(s2, ts[0]->shape, ts[0]->rank));
+        }
+    gad_tensor *small[16], **u = small;
+    if (n > 16) {
+        u = gad__alloc((size_t)n * sizeof *u);
+        if (!u) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate %d views", n);
+    }
+    gad_scope_begin();
+    gad_tensor *y = NULL;
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) ok = (u[i] = gad_unsqueeze(ts[i], axis)) != NULL;
+    if (ok) y = gad_keep(gad_cat(u, n, axis));
+    gad_scope_end();
+    if (u != small) gad__free(u, (size_t)n * sizeof *u);
+    return y;
+}
+
+/* ------------------------------------------------------------------- VJPs */
+
+/* Scatter gy back into zeros of x's shape; x dims of size 1 that the index
+ * broadcast are scattered at full size, then summed. */
+int gad__vjp_gather(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    gad_node *x = n->parents[0];
+    gad_tensor *idx = n->saved[0];
+    int axis = (int)n->p.i[0], nb = 0, bax[GAD_MAX_RANK];
+    int64_t e[GAD_MAX_RANK] = {0};
+    for (int d = 0; d < x->rank; d++) {
+        e[d] = x->shape[d];
+        if (d != axis && x->shape[d] == 1 && idx->shape[d] > 1) {
+            e[d] = idx->shape[d];
+            bax[nb++] = d;
+        }
+    }
+    gad_tensor *g = gad_scatter_add(gad_zeros(e, x->rank, (gad_dtype_t)gy->dtype),
+                                    axis, idx, gy);
+    if (nb) g = gad_sum(g, bax, nb, 1);
+    return (gin[0] = g) ? 0 : -1;
+}
+
+int gad__vjp_scatter_add(gad_node *n, gad_tensor *gy, const bool *need,
+                         gad_tensor **gin) {
+    if (need[0]) gin[0] = gy;
+    if (need[2] && !(gin[2] = gad_gather(gy, (int)n->p.i[0], n->saved[0]))) return -1;
+    return 0;
+}
+
+int gad__vjp_take(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    gad_node *x = n->parents[0];
+    int axis = (int)n->p.i[0];
+    gad_tensor *z = gad_zeros(x->shape, x->rank, (gad_dtype_t)gy->dtype);
+    gin[0] = gad_scatter_add(z, axis, gad_unsqueeze(n->saved[0], axis),
+                             gad_unsqueeze(gy, axis));
+    return gin[0] ? 0 : -1;
+}
+
+int gad__vjp_cat(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    int axis = (int)n->p.i[0];
+    const int64_t *sizes = gad__ptr(n->saved[0]);
+    gad_range rg[GAD_MAX_RANK];
+    for (int d = 0; d < gy->rank; d++) rg[d] = GAD_ALL;
+    int64_t start = 0;
+    for (int i = 0; i < n->nparents; i++) {
+        rg[axis] = GAD_RANGE(start, start + sizes[i]);
+        start += sizes[i];
+        if (need[i] && !(gin[i] = gad_slice(gy, rg, gy->rank))) return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- samples */
+
+static gad_tensor *index_tensor(gad_rng *r, const int64_t *shape, int rank,
+                                int64_t lo, int64_t hi) {
+    return gad_rng_int_tensor(r, shape, rank, lo, hi);
+}
+
+static gad_tensor *apply_index(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    int axis = (int)s->i[1];
+    switch (s->i[0]) {
+    case GAD_OP_GATHER: return gad_gather(in[0], axis, in[1]);
+    case GAD_OP_SCATTER_ADD: return gad_scatter_add(in[0], axis, in[1], in[2]);
+    case GAD_OP_TAKE: return gad_take(in[0], axis, in[1]);
+    default: return gad_cat(in, n, axis);
+    }
+}
+
+int gad__sample_gather(gad_op_sample *s, gad_rng *r, int v) {
+    static const struct {
+        int rank;
+        int64_t x[3], idx[3];
+        int axis;
+    } c[] = {
+        {2, {3, 4}, {3, 2}, 1}, {2, {3, 4}, {2, 4}, 0}, {2, {1, 4}, {3, 4}, 1},
+        {2, {4, 3}, {2, 2}, 0}, {3, {2, 3, 2}, {2, 2, 2}, -2},
+    };
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    int ax = c[v].axis < 0 ? c[v].axis + c[v].rank : c[v].axis;
+    int64_t d = c[v].x[ax];
+    *s = (gad_op_sample){.n = 2, .apply = apply_index, .smooth = 1};
+    s->i[0] = GAD_OP_GATHER;
+    s->i[1] = c[v].axis;
+    s->in[0] = gad__sample_leaf(r, c[v].x, c[v].rank, -2, 2, 0);
+    s->in[1] = index_tensor(r, c[v].idx, c[v].rank, -d, d);
+    snprintf(s->what, sizeof s->what, "case #%d", v);
+    return s->in[0] && s->in[1];
+}
+
+int gad__sample_scatter_add(gad_op_sample *s, gad_rng *r, int v) {
+    static const struct {
+        int rank;
+        int64_t dst[3], idx[3];
+        int axis;
+    } c[] = {{2, {3, 4}, {3, 5}, 1}, {2, {3, 4}, {2, 3}, 0}, {3, {2, 3, 2}, {2, 4, 1}, 1}};
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    int64_t d = c[v].dst[c[v].axis];
+    *s = (gad_op_sample){.n = 3, .apply = apply_index, .smooth = 1};
+    s->i[0] = GAD_OP_SCATTER_ADD;
+    s->i[1] = c[v].axis;
+    s->in[0] = gad__sample_leaf(r, c[v].dst, c[v].rank, -2, 2, 0);
+    s->in[1] = index_tensor(r, c[v].idx, c[v].rank, -d, d); /* duplicates too */
+    s->in[2] = gad__sample_leaf(r, c[v].idx, c[v].rank, -2, 2, 0);
+    snprintf(s->what, sizeof s->what, "case #%d", v);
+    return s->in[0] && s->in[1] && s->in[2];
+}
+
+int gad__sample_take(gad_op_sample *s, gad_rng *r, int v) {
+    static const struct {
+        int rank;
+        int64_t x[3];
+        int axis;
+    } c[] = {{2, {3, 4}, 1}, {3, {2, 3, 4}, 1}, {1, {5}, 0}, {2, {3, 4}, 0}};
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    int64_t ishape[3];
+    for (int dd = 0, o = 0; dd < c[v].rank; dd++)
+        if (dd != c[v].axis) ishape[o++] = c[v].x[dd];
+    int64_t d = c[v].x[c[v].axis];
+    *s = (gad_op_sample){.n = 2, .apply = apply_index, .smooth = 1};
+    s->i[0] = GAD_OP_TAKE;
+    s->i[1] = c[v].axis;
+    s->in[0] = gad__sample_leaf(r, c[v].x, c[v].rank, -2, 2, 0);
+    s->in[1] = index_tensor(r, ishape, c[v].rank - 1, -d, d);
+    snprintf(s->what, sizeof s->what, "case #%d", v);
+    return s->in[0] && s->in[1];
+}
+
+/* Pieces along an axis, a 0-sized one and a constant one among them. */
+int gad__sample_cat(gad_op_sample *s, gad_rng *r, int v) {
+    static const struct {
+        int n, rank, axis;
+        int64_t sizes[3];
+        int64_t other[2];
+        int constant; /* index of an input held constant, -1 none */
+    } c[] = {
+        {2, 2, 0, {2, 3}, {4, 0}, -1}, {3, 2, 1, {1, 0, 2}, {3, 0}, -1},
+        {3, 3, -1, {2, 1, 2}, {2, 3}, 1}, {1, 1, 0, {4}, {0, 0}, -1},
+    };
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    *s = (gad_op_sample){.n = c[v].n, .apply = apply_index, .smooth = 1};
+    s->i[0] = GAD_OP_CAT;
+    s->i[1] = c[v].axis;
+    int ax = c[v].axis < 0 ? c[v].axis + c[v].rank : c[v].axis;
+    for (int i = 0; i < c[v].n; i++) {
+        int64_t shape[3];
+        for (int d = 0, o = 0; d < c[v].rank; d++)
+            shape[d] = d == ax ? c[v].sizes[i] : c[v].other[o++];
+        s->in[i] = gad__sample_leaf(r, shape, c[v].rank, -2, 2, 0);
+        if (i == c[v].constant && s->in[i]) s->in[i] = gad_detach(s->in[i]);
+        if (!s->in[i]) return 0;
+    }
+    snprintf(s->what, sizeof s->what, "case #%d", v);
+    return 1;
+}

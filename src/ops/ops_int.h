@@ -1,0 +1,90 @@
+/* ops_int.h: helpers shared by the op families in src/ops, and the op
+ * registry generated from ops.def. */
+#ifndef GAD_OPS_INT_H
+#define GAD_OPS_INT_H
+
+#include "gad_int.h"
+#include "ad/ad_int.h"
+#include "cpu/cpu.h"
+
+/* Return NULL (keeping or recording the error) when an argument is NULL. */
+#define GAD_NEED(op, t)                                                        \
+    do {                                                                       \
+        if (GAD_UNLIKELY(!(t))) return gad__null_arg(op);                      \
+    } while (0)
+
+/* ------------------------------------------------------------- registry */
+
+typedef enum gad_op_id {
+    GAD_OP_LEAF = 0, /* leaves: no VJP */
+#define X(ID, name, family) GAD_OP_##ID,
+#include "ops.def"
+#undef X
+    GAD_OP_COUNT_
+} gad_op_id;
+
+/* A gradcheck case of an op, made by its sample function: inputs (float ones
+ * are f64 leaves unless held constant), the call, and its parameters. */
+typedef struct gad_op_sample {
+    int n;
+    gad_tensor *in[4];
+    gad_tensor *(*apply)(void *self, gad_tensor *const *in, int n);
+    int64_t i[2 * GAD_MAX_RANK];
+    double d[4];
+    int smooth; /* twice differentiable here: gradgradcheck applies */
+    char what[120];
+} gad_op_sample;
+
+typedef struct gad_op_entry {
+    gad_op_info info; /* what the engine sees: name and VJP */
+    /* Fill case `variant` (0, 1, ...) with tensors owned by the current
+     * scope, drawing values from r; return 0 when there is no such case. */
+    int (*sample)(gad_op_sample *s, gad_rng *r, int variant);
+} gad_op_entry;
+
+extern const gad_op_entry gad__ops[GAD_OP_COUNT_];
+
+#define GAD_OP(ID) (&gad__ops[GAD_OP_##ID].info), GAD_OP_##ID
+
+#define X(ID, name, family)                                                    \
+    int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
+                        gad_tensor **gin);                                     \
+    int gad__sample_##name(gad_op_sample *s, gad_rng *r, int variant);
+#include "ops.def"
+#undef X
+
+/* ------------------------------------------------------------- helpers */
+
+/* A new view header over src's storage with the given layout (refs = 1,
+ * owned by nobody yet, off the tape). */
+gad_tensor *gad__view_new(const char *op, gad_tensor *src, const int64_t *shape,
+                          const int64_t *strides, int rank, int64_t offset);
+
+/* Resolve a requested shape with at most one -1 against numel (SPEC 1.10).
+ * 0 or -1 (shape error). */
+int gad__resolve_reshape(const char *op, const gad_tensor *t,
+                         const int64_t *shape, int rank, int64_t *out);
+
+/* Sum g over the axes that broadcasting stretched, down to shape (VJPs). */
+gad_tensor *gad__unbroadcast(gad_tensor *g, const int64_t *shape, int rank);
+
+/* Untracked results of kernels, for masks in VJPs (owned by the scope). */
+gad_tensor *gad__const_unary(gad_ukernel k, gad_tensor *x, double a, double b);
+gad_tensor *gad__const_binary(gad_bkernel k, gad_tensor *a, gad_tensor *b);
+
+/* The view of t with per-axis start and step (t's rank) and the given
+ * shape, on the tape as a slice (SLICE_SCATTER's VJP). */
+gad_tensor *gad__slice_geom(gad_tensor *t, const int64_t *start,
+                            const int64_t *step, const int64_t *shape);
+
+/* zeros(shape) with src written at the view (start, step) of it: the VJP
+ * of slice and select, and an op of its own so that it is differentiable. */
+gad_tensor *gad__slice_scatter(gad_tensor *src, const int64_t *shape, int rank,
+                               const int64_t *start, const int64_t *step);
+
+/* Helpers for samples: an f64 leaf of the given shape with values in
+ * [lo, hi) (and |x| >= away from 0 when away > 0); a sample description. */
+gad_tensor *gad__sample_leaf(gad_rng *r, const int64_t *shape, int rank,
+                             double lo, double hi, double away);
+
+#endif

@@ -1,0 +1,346 @@
+/* reduce.c: sum, mean, variance, stddev, amax, argmax, logsumexp, softmax,
+ * log_softmax (SPEC §3.2, §3.3, §3.4, §4.6). */
+#include "ops_int.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* The reduced shape of x for the axes in mask. */
+static int reduced_shape(const gad_tensor *x, unsigned mask, int keepdims,
+                         int64_t *shape) {
+    int r = 0;
+    for (int d = 0; d < x->rank; d++) {
+        if (mask & (1u << d)) {
+            if (keepdims) shape[r++] = 1;
+        } else {
+            shape[r++] = x->shape[d];
+        }
+    }
+    return r;
+}
+
+/* x itself when contiguous, else a packed copy (owned by the caller). */
+static gad_tensor *packed(const char *op, gad_tensor *x) {
+    if (x->contig) return gad_retain(x);
+    gad_tensor *c = gad__tensor_new(op, x->dtype, x->shape, x->rank);
+    if (c) gad__pack(x, gad__ptr(c));
+    return c;
+}
+
+/* Sum over mask, times 1/n for a mean (n = 0 makes the factor inf, hence
+ * a NaN mean, as NumPy). */
+static gad_tensor *sum_mask(const char *op, gad_tensor *x, unsigned mask,
+                            int keepdims, bool mean) {
+    int64_t shape[GAD_MAX_RANK], n = 1;
+    int r = reduced_shape(x, mask, keepdims, shape);
+    for (int d = 0; d < x->rank; d++)
+        if (mask & (1u << d)) n *= x->shape[d];
+    gad_tensor *y = gad__tensor_new(op, x->dtype, shape, r);
+    gad_tensor *xc = y ? packed(op, x) : NULL;
+    if (!xc) {
+        gad_release(y);
+        return NULL;
+    }
+    gad__k_sum(xc, mask, mean ? 1.0 / (double)n : 1.0, y);
+    gad_release(xc);
+    y = mean ? gad__track(y, GAD_OP(MEAN), &x, 1, NULL, 0)
+             : gad__track(y, GAD_OP(SUM), &x, 1, NULL, 0);
+    if (y && y->node) {
+        y->node->p.i[0] = mask;
+        y->node->p.i[1] = keepdims;
+        y->node->p.i[2] = n;
+    }
+    return gad__own(y);
+}
+
+static gad_tensor *reduce_axes(const char *op, gad_tensor *x, const int *axes,
+                               int n, int keepdims, bool mean) {
+    GAD_NEED(op, x);
+    if (gad__need_float(op, x)) return NULL;
+    unsigned mask;
+    if (gad__axes_mask(op, axes, n, x->rank, &mask)) return NULL;
+    return sum_mask(op, x, mask, keepdims, mean);
+}
+
+gad_tensor *gad_sum(gad_tensor *x, const int *axes, int n, int keepdims) {
+    return reduce_axes("sum", x, axes, n, keepdims, false);
+}
+gad_tensor *gad_mean(gad_tensor *x, const int *axes, int n, int keepdims) {
+    return reduce_axes("mean", x, axes, n, keepdims, true);
+}
+
+static gad_tensor *reduce_all(const char *op, gad_tensor *x, bool mean) {
+    GAD_NEED(op, x);
+    if (gad__need_float(op, x)) return NULL;
+    unsigned mask = x->rank ? (1u << x->rank) - 1 : 0;
+    return sum_mask(op, x, mask, 0, mean);
+}
+
+gad_tensor *gad_sum_all(gad_tensor *x) { return reduce_all("sum_all", x, false); }
+gad_tensor *gad_mean_all(gad_tensor *x) { return reduce_all("mean_all", x, true); }
+
+/* variance = mean((x - mean(x, keep))^2), population form. */
+gad_tensor *gad_variance(gad_tensor *x, const int *axes, int n, int keepdims) {
+    GAD_NEED("variance", x);
+    if (gad__need_float("variance", x)) return NULL;
+    unsigned mask;
+    if (gad__axes_mask("variance", axes, n, x->rank, &mask)) return NULL;
+    gad_scope_begin();
+    gad_tensor *m = gad_mean(x, axes, n, 1);
+    gad_tensor *d = gad_sub(x, m);
+    gad_tensor *v = gad_keep(gad_mean(gad_square(d), axes, n, keepdims));
+    gad_scope_end();
+    return v;
+}
+
+gad_tensor *gad_stddev(gad_tensor *x, const int *axes, int n, int keepdims) {
+    GAD_NEED("stddev", x);
+    unsigned mask;
+    if (gad__need_float("stddev", x) || gad__axes_mask("stddev", axes, n, x->rank, &mask))
+        return NULL;
+    gad_scope_begin();
+    gad_tensor *s = gad_keep(gad_sqrt(gad_variance(x, axes, n, keepdims)));
+    gad_scope_end();
+    return s;
+}
+
+/* ------------------------------------------------------ one-axis reductions */
+
+/* Checks shared by amax, argmax, softmax, log_softmax and logsumexp: a
+ * float tensor, a valid axis, a non-empty axis. */
+static int axis_op_check(const char *op, gad_tensor *x, int axis, int *a) {
+    if (gad__need_float(op, x) || gad__norm_axis(op, axis, x->rank, a)) return -1;
+    if (x->shape[*a] == 0) {
+        char b[GAD_SHAPE_BUF];
+        gad__err(GAD_ERR_SHAPE, op, "empty axis %d of %s has no identity", axis,
+                 gad__shape_str(b, x->shape, x->rank));
+        return -1;
+    }
+    return 0;
+}
+
+static gad_tensor *amax_like(const char *op, gad_tensor *x, int axis,
+                             int keepdims, bool arg) {
+    GAD_NEED(op, x);
+    int a;
+    if (axis_op_check(op, x, axis, &a)) return NULL;
+    int64_t shape[GAD_MAX_RANK];
+    int r = reduced_shape(x, 1u << a, keepdims, shape);
+    gad_tensor *y = gad__tensor_new(op, arg ? GAD_I64 : x->dtype, shape, r);
+    gad_tensor *xc = y ? packed(op, x) : NULL;
+    if (!xc) {
+        gad_release(y);
+        return NULL;
+    }
+    if (arg) gad__k_argmax(xc, a, y);
+    else gad__k_amax(xc, a, y);
+    gad_release(xc);
+    if (!arg) { /* argmax has no gradient: its output is an index */
+        y = gad__track(y, GAD_OP(AMAX), &x, 1, &x, 1);
+        if (y && y->node) {
+            y->node->p.i[0] = a;
+            y->node->p.i[1] = keepdims;
+        }
+    }
+    return gad__own(y);
+}
+
+gad_tensor *gad_amax(gad_tensor *x, int axis, int keepdims) {
+    return amax_like("amax", x, axis, keepdims, false);
+}
+gad_tensor *gad_argmax(gad_tensor *x, int axis, int keepdims) {
+    return amax_like("argmax", x, axis, keepdims, true);
+}
+
+static gad_tensor *softmax_like(const char *op, gad_tensor *x, int axis, int log) {
+    GAD_NEED(op, x);
+    int a;
+    if (axis_op_check(op, x, axis, &a)) return NULL;
+    gad_tensor *y = gad__tensor_new(op, x->dtype, x->shape, x->rank);
+    gad_tensor *xc = y ? packed(op, x) : NULL;
+    if (!xc) {
+        gad_release(y);
+        return NULL;
+    }
+    gad__k_softmax(xc, a, log, y);
+    gad_release(xc);
+    y = log ? gad__track(y, GAD_OP(LOG_SOFTMAX), &x, 1, &y, 1)
+            : gad__track(y, GAD_OP(SOFTMAX), &x, 1, &y, 1);
+    if (y && y->node) y->node->p.i[0] = a;
+    return gad__own(y);
+}
+
+gad_tensor *gad_softmax(gad_tensor *x, int axis) {
+    return softmax_like("softmax", x, axis, 0);
+}
+gad_tensor *gad_log_softmax(gad_tensor *x, int axis) {
+    return softmax_like("log_softmax", x, axis, 1);
+}
+
+/* logsumexp = log(sum(exp(x - m))) + m with m = amax(x) held constant. */
+gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims) {
+    GAD_NEED("logsumexp", x);
+    int a;
+    if (axis_op_check("logsumexp", x, axis, &a)) return NULL;
+    gad_scope_begin();
+    gad_no_grad_begin(); /* m is a constant shift: off the tape */
+    gad_tensor *m = gad_amax(x, a, 1);
+    gad_no_grad_end();
+    /* an all-(-inf) or all-NaN slice must not shift by -inf */
+    if (m) {
+        gad_tensor *mf = gad__tensor_new("logsumexp", m->dtype, m->shape, m->rank);
+        if (mf) {
+            for (int64_t i = 0; i < m->numel; i++) {
+                if (m->dtype == GAD_F32) {
+                    float v = ((float *)gad__ptr(m))[i];
+                    ((float *)gad__ptr(mf))[i] = isfinite(v) ? v : 0.0f;
+                } else {
+                    double v = ((double *)gad__ptr(m))[i];
+                    ((double *)gad__ptr(mf))[i] = isfinite(v) ? v : 0.0;
+                }
+            }
+        }
+        m = gad__own(mf);
+    }
+    gad_tensor *s = gad_sum(gad_exp(gad_sub(x, m)), &a, 1, 1);
+    gad_tensor *out = gad_add(gad_log(s), m);
+    if (!keepdims) out = gad_squeeze(out, a);
+    gad_keep(out);
+    gad_scope_end();
+    return out;
+}
+
+/* ------------------------------------------------------------------- VJPs */
+
+/* g (the reduced shape) unsqueezed at the reduced axes when they were
+ * dropped, then broadcast back to the input's shape. */
+static gad_tensor *expand_reduced(gad_node *n, gad_tensor *g, unsigned mask,
+                                  int keepdims) {
+    gad_node *x = n->parents[0];
+    for (int d = 0; !keepdims && g && d < x->rank; d++)
+        if (mask & (1u << d)) g = gad_unsqueeze(g, d);
+    return gad_broadcast_to(g, x->shape, x->rank);
+}
+
+int gad__vjp_sum(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    gin[0] = expand_reduced(n, gy, (unsigned)n->p.i[0], (int)n->p.i[1]);
+    return gin[0] ? 0 : -1;
+}
+
+int gad__vjp_mean(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    if (n->p.i[2] == 0) return 0; /* an empty mean: no gradient */
+    gad_tensor *g = gad_mul_scalar(gy, 1.0 / (double)n->p.i[2]);
+    gin[0] = expand_reduced(n, g, (unsigned)n->p.i[0], (int)n->p.i[1]);
+    return gin[0] ? 0 : -1;
+}
+
+/* The first maximum of each slice takes the gradient; NaN never does. */
+int gad__vjp_amax(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    int axis = (int)n->p.i[0];
+    gad_tensor *x = n->saved[0];
+    gad_tensor *mask = gad__tensor_new("amax", x->dtype, x->shape, x->rank);
+    gad_tensor *xc = mask ? packed("amax", x) : NULL;
+    if (!xc) {
+        gad_release(mask);
+        return -1;
+    }
+    gad__k_amax_mask(xc, axis, mask);
+    gad_release(xc);
+    gad__own(mask);
+    gad_tensor *g = n->p.i[1] ? gy : gad_unsqueeze(gy, axis);
+    return (gin[0] = gad_mul(mask, g)) ? 0 : -1;
+}
+
+/* softmax: gx = y * (gy - sum(gy * y)) over the softmax axis */
+int gad__vjp_softmax(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    int axis = (int)n->p.i[0];
+    gad_tensor *y = gad__saved(n, 0);
+    gad_tensor *dot = gad_sum(gad_mul(gy, y), &axis, 1, 1);
+    return (gin[0] = gad_mul(y, gad_sub(gy, dot))) ? 0 : -1;
+}
+
+/* log_softmax: gx = gy - softmax * sum(gy) over the axis */
+int gad__vjp_log_softmax(gad_node *n, gad_tensor *gy, const bool *need,
+                         gad_tensor **gin) {
+    (void)need;
+    int axis = (int)n->p.i[0];
+    gad_tensor *y = gad__saved(n, 0);
+    gad_tensor *s = gad_sum(gy, &axis, 1, 1);
+    return (gin[0] = gad_sub(gy, gad_mul(gad_exp(y), s))) ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- samples */
+
+/* i[0] op, i[1] rank, i[2..] shape..., then i[10] naxes, i[11..] axes,
+ * i[15] keepdims (sum/mean) or axis (one-axis ops) */
+static gad_tensor *apply_reduce(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    int axes[4];
+    for (int k = 0; k < s->i[10]; k++) axes[k] = (int)s->i[11 + k];
+    switch (s->i[0]) {
+    case GAD_OP_SUM: return gad_sum(in[0], axes, (int)s->i[10], (int)s->i[15]);
+    case GAD_OP_MEAN: return gad_mean(in[0], axes, (int)s->i[10], (int)s->i[15]);
+    case GAD_OP_AMAX: return gad_amax(in[0], axes[0], (int)s->i[15]);
+    case GAD_OP_SOFTMAX: return gad_softmax(in[0], axes[0]);
+    default: return gad_log_softmax(in[0], axes[0]);
+    }
+}
+
+static const struct {
+    int rank;
+    int64_t shape[3];
+    int naxes;
+    int axes[3];
+    int keep;
+} reduce_cases[] = {
+    {2, {3, 4}, 1, {1}, 0},       {3, {2, 3, 4}, 2, {0, 2}, 1},
+    {2, {3, 4}, 2, {-1, 0}, 0},   {2, {0, 3}, 1, {0}, 0},
+    {0, {0}, 0, {0}, 0},          {2, {2, 3}, 0, {0}, 1},
+    {3, {2, 1, 3}, 1, {1}, 0},
+};
+static const struct {
+    int rank;
+    int64_t shape[3];
+    int axis;
+    int keep;
+} axis_cases[] = {
+    {2, {3, 4}, 1, 0}, {3, {2, 3, 4}, 0, 1}, {3, {2, 3, 4}, -2, 0}, {1, {5}, 0, 0},
+    {2, {1, 5}, -1, 1},
+};
+
+static int reduce_sample(gad_op_sample *s, gad_rng *r, int v, int op) {
+    bool axis_op = op != GAD_OP_SUM && op != GAD_OP_MEAN;
+    int count = axis_op ? (int)(sizeof axis_cases / sizeof axis_cases[0])
+                        : (int)(sizeof reduce_cases / sizeof reduce_cases[0]);
+    if (v >= count) return 0;
+    s->n = 1;
+    s->i[0] = op;
+    s->apply = apply_reduce;
+    s->smooth = op != GAD_OP_AMAX;
+    if (axis_op) {
+        s->i[10] = 1;
+        s->i[11] = axis_cases[v].axis;
+        s->i[15] = axis_cases[v].keep;
+        s->in[0] = gad__sample_leaf(r, axis_cases[v].shape, axis_cases[v].rank, -2, 2, 0);
+    } else {
+        s->i[10] = reduce_cases[v].naxes;
+        for (int k = 0; k < reduce_cases[v].naxes; k++) s->i[11 + k] = reduce_cases[v].axes[k];
+        s->i[15] = reduce_cases[v].keep;
+        s->in[0] = gad__sample_leaf(r, reduce_cases[v].shape, reduce_cases[v].rank, -2, 2, 0);
+    }
+    snprintf(s->what, sizeof s->what, "case #%d", v);
+    return s->in[0] != NULL;
+}
+
+int gad__sample_sum(gad_op_sample *s, gad_rng *r, int v) { return reduce_sample(s, r, v, GAD_OP_SUM); }
+int gad__sample_mean(gad_op_sample *s, gad_rng *r, int v) { return reduce_sample(s, r, v, GAD_OP_MEAN); }
+int gad__sample_amax(gad_op_sample *s, gad_rng *r, int v) { return reduce_sample(s, r, v, GAD_OP_AMAX); }
+int gad__sample_softmax(gad_op_sample *s, gad_rng *r, int v) { return reduce_sample(s, r, v, GAD_OP_SOFTMAX); }
+int gad__sample_log_softmax(gad_op_sample *s, gad_rng *r, int v) {
+    return reduce_sample(s, r, v, GAD_OP_LOG_SOFTMAX);
+}

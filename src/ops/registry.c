@@ -1,0 +1,61 @@
+/* registry.c: the op table generated from ops.def, which the engine walks
+ * through each node's gad_op_info and the tests iterate. */
+#include "ops_int.h"
+
+const gad_op_entry gad__ops[GAD_OP_COUNT_] = {
+    [GAD_OP_LEAF] = {{"leaf", NULL}, NULL},
+#define X(ID, name, family)                                                    \
+    [GAD_OP_##ID] = {{#name, gad__vjp_##name}, gad__sample_##name},
+#include "ops.def"
+#undef X
+};
+
+int gad_op_count(void) { return GAD_OP_COUNT_ - 1; }
+
+const char *gad_op_name(int op) {
+    return op >= 0 && op < GAD_OP_COUNT_ - 1 ? gad__ops[op + 1].info.name : NULL;
+}
+
+/* --------------------------------------------------------- shared helpers */
+
+gad_tensor *gad__unbroadcast(gad_tensor *g, const int64_t *shape, int rank) {
+    if (!g) return NULL;
+    if (gad__same_shape(g->shape, g->rank, shape, rank)) return g;
+    int axes[GAD_MAX_RANK], n = 0, lead = g->rank - rank;
+    for (int d = 0; d < g->rank; d++)
+        if (d < lead || (shape[d - lead] == 1 && g->shape[d] != 1)) axes[n++] = d;
+    gad_tensor *s = n ? gad_sum(g, axes, n, 1) : g;
+    return gad_reshape(s, shape, rank);
+}
+
+gad_tensor *gad__const_unary(gad_ukernel k, gad_tensor *x, double a, double b) {
+    gad_tensor *y = gad__tensor_new("vjp", x->dtype, x->shape, x->rank);
+    if (!y) return NULL;
+    gad_uparams p = {a, b};
+    gad__k_unary(k, x, y, &p);
+    return gad__own(y);
+}
+
+gad_tensor *gad__const_binary(gad_bkernel k, gad_tensor *a, gad_tensor *b) {
+    int64_t shape[GAD_MAX_RANK];
+    int rank;
+    if (gad__broadcast_shapes("vjp", a->shape, a->rank, b->shape, b->rank, shape,
+                              &rank))
+        return NULL;
+    gad_tensor *y = gad__tensor_new("vjp", a->dtype, shape, rank);
+    if (!y) return NULL;
+    gad__k_binary(k, a, b, y);
+    return gad__own(y);
+}
+
+gad_tensor *gad__sample_leaf(gad_rng *r, const int64_t *shape, int rank,
+                             double lo, double hi, double away) {
+    gad_tensor *t = gad_rng_uniform_tensor(r, shape, rank, GAD_F64, lo, hi);
+    if (!t) return NULL;
+    if (away > 0) {
+        double *p = gad__ptr(t);
+        for (int64_t i = 0; i < t->numel; i++)
+            if (p[i] > -away && p[i] < away) p[i] = p[i] < 0 ? p[i] - away : p[i] + away;
+    }
+    return gad_requires_grad(t);
+}
