@@ -1,0 +1,1137 @@
+/* test_reduce.c: sum and mean over every subset of axes, amax, argmax,
+ * variance, stddev, logsumexp, softmax and log_softmax on every operand
+ * layout, against naive double-precision loops (SPEC §3.2, §3.3, §3.4,
+ * §7.10). */
+#include "test.h"
+
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ helpers */
+
+static int64_t numel_of(const int64_t *s, int r) {
+    int64_t n = 1;
+    for (int i = 0; i < r; i++) n *= s[i];
+    return n;
+}
+
+/* Row-major multi-index of flat position f in shape s. */
+static void unflat(int64_t f, const int64_t *s, int r, int64_t *idx) {
+    for (int i = r - 1; i >= 0; i--) {
+        idx[i] = s[i] ? f % s[i] : 0;
+        f = s[i] ? f / s[i] : 0;
+    }
+}
+
+static int64_t flat(const int64_t *idx, const int64_t *s, int r) {
+    int64_t f = 0;
+    for (int i = 0; i < r; i++) f = f * s[i] + idx[i];
+    return f;
+}
+
+static double *read_all(gad_tensor *t) {
+    int64_t n = gad_numel(t);
+    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    gad_status st = gad_read_f64(t, v, (size_t)n);
+    CHECK(st == GAD_OK);
+    return v;
+}
+
+/* Equal (tol == 0; NaN matches NaN, -0 matches 0) or within
+ * tol * max(1, |ref|). */
+static int close_(double got, double ref, double tol) {
+    if (tol == 0) return (isnan(got) && isnan(ref)) || got == ref;
+    return test_near_(got, ref, tol * (fabs(ref) > 1 ? fabs(ref) : 1));
+}
+
+/* Compares every element of t with ref[]; reports the first mismatch and
+ * the number of mismatches. */
+static int cmp_(gad_tensor *t, const double *ref, int64_t n, double tol,
+                const char *file, int line, const char *ctx) {
+    if (!t) {
+        fprintf(stderr, "%s:%d: [%s] %s: tensor is NULL: %s\n", file, line,
+                test_current_, ctx,
+                gad_last_error() ? gad_last_error()->text : "no error");
+        return 0;
+    }
+    if (gad_numel(t) != n) {
+        fprintf(stderr, "%s:%d: [%s] %s: numel %lld, expected %lld\n", file,
+                line, test_current_, ctx, (long long)gad_numel(t), (long long)n);
+        return 0;
+    }
+    double *got = read_all(t);
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < n; i++)
+        if (!close_(got[i], ref[i], tol)) {
+            if (first < 0) first = i;
+            bad++;
+        }
+    if (bad)
+        fprintf(stderr,
+                "%s:%d: [%s] %s: %lld of %lld elements differ; first at %lld: "
+                "%.17g, expected %.17g (tol %g)\n",
+                file, line, test_current_, ctx, (long long)bad, (long long)n,
+                (long long)first, got[first], ref[first], tol);
+    free(got);
+    return bad == 0;
+}
+
+#define CHECK_CLOSE(t, ref, n, tol, ...)                                       \
+    do {                                                                       \
+        char ctx_[1024];                                                        \
+        snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                              \
+        test_checks_++;                                                        \
+        if (!cmp_((t), (ref), (n), (tol), __FILE__, __LINE__, ctx_))           \
+            test_failures_++;                                                  \
+    } while (0)
+
+static int same_shape(gad_tensor *t, const int64_t *s, int r) {
+    if (!t || gad_rank(t) != r) return 0;
+    for (int i = 0; i < r; i++)
+        if (gad_shape(t)[i] != s[i]) return 0;
+    return 1;
+}
+
+static void shape_str(char *buf, size_t cap, const int64_t *s, int r) {
+    size_t k = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < r && k < cap; i++)
+        k += (size_t)snprintf(buf + k, cap - k, i ? ",%lld" : "%lld",
+                              (long long)s[i]);
+    if (k < cap) snprintf(buf + k, cap - k, "]");
+}
+
+/* Bitwise equality of two contiguous tensors' elements. */
+static int same_bits(gad_tensor *a, gad_tensor *b) {
+    if (!a || !b || gad_numel(a) != gad_numel(b) || gad_dtype(a) != gad_dtype(b))
+        return 0;
+    const void *pa = gad_data(a), *pb = gad_data(b);
+    if (!pa || !pb) return 0;
+    return memcmp(pa, pb, (size_t)gad_numel(a) * gad_dtype_size(gad_dtype(a))) == 0;
+}
+
+/* ------------------------------------------------------- operand layouts
+ * make_view builds a tensor of logical shape s in one of these layouts from
+ * a fresh random base, and computes the values it must hold by mapping each
+ * of its multi-indices to the base itself. */
+enum { L_CONTIG, L_PERM, L_SLICE, L_NEGSLICE, L_BCAST, L_UNSQ, L_OFFSET, L_COUNT };
+static const char *const L_NAME[L_COUNT] = {
+    "contiguous", "permuted", "sliced(step 2)", "sliced(step -2)",
+    "broadcast_to", "unsqueeze+broadcast", "row-major at an offset"};
+
+/* special: instead of uniform [lo, hi), small integers in [-2, 3] (many
+ * ties) with about 12% NaN and 6% -inf mixed in. */
+static gad_tensor *special_base(gad_rng *rng, gad_dtype_t dt, const int64_t *b,
+                                int rb) {
+    gad_tensor *u = gad_rng_uniform_tensor(rng, b, rb, GAD_F64, 0, 1);
+    double *v = read_all(u);
+    int64_t n = numel_of(b, rb);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = v[i] < 0.12 ? NAN
+               : v[i] < 0.18 ? -INFINITY
+                             : floor((v[i] - 0.18) / 0.82 * 6) - 2;
+    gad_tensor *t = gad_cast(gad_from_f64(v, b, rb), dt);
+    free(v);
+    return t;
+}
+
+static gad_tensor *make_view_x(gad_rng *rng, int kind, gad_dtype_t dt,
+                               const int64_t *s, int r, double lo, double hi,
+                               int special, double **vals_out) {
+    int64_t b[GAD_MAX_RANK] = {0};
+    int rb = r, q[GAD_MAX_RANK] = {0}, k = r / 2;
+    gad_range rg[GAD_MAX_RANK];
+    if (r == 0) kind = L_CONTIG;
+    switch (kind) {
+    case L_PERM: /* view axis i is base axis q[i] */
+        for (int i = 0; i < r; i++) {
+            q[i] = (i + 1) % r;
+            b[q[i]] = s[i];
+        }
+        break;
+    case L_SLICE:
+        for (int d = 0; d < r; d++) {
+            b[d] = 2 * s[d] + 1;
+            rg[d] = GAD_RANGE_STEP(1, GAD_NIL, 2);
+        }
+        break;
+    case L_NEGSLICE:
+        for (int d = 0; d < r; d++) {
+            b[d] = 2 * s[d];
+            rg[d] = s[d] ? GAD_RANGE_STEP(GAD_NIL, GAD_NIL, -2) : GAD_ALL;
+        }
+        break;
+    case L_BCAST:
+        rb = r >= 2 ? r - 1 : r;
+        for (int j = 0; j < rb; j++) b[j] = s[j + r - rb];
+        if (r == 1 || r >= 3) b[rb - 1] = 1;
+        break;
+    case L_UNSQ:
+        rb = r - 1;
+        for (int j = 0; j < rb; j++) b[j] = s[j < k ? j : j + 1];
+        break;
+    case L_OFFSET: /* rows 1 .. s[0] of s[0] + 2: packed strides, offset */
+        for (int d = 0; d < r; d++) b[d] = s[d];
+        b[0] = s[0] + 2;
+        rg[0] = GAD_RANGE(1, 1 + s[0]);
+        break;
+    default:
+        for (int d = 0; d < r; d++) b[d] = s[d];
+    }
+    gad_tensor *base = special ? special_base(rng, dt, b, rb)
+                               : gad_rng_uniform_tensor(rng, b, rb, dt, lo, hi);
+    CHECK(base != NULL);
+    int64_t bn = numel_of(b, rb);
+    double *bv = read_all(base);
+    gad_tensor *v = base;
+    switch (kind) {
+    case L_PERM: v = gad_permute(base, q, r); break;
+    case L_SLICE:
+    case L_NEGSLICE: v = gad_slice(base, rg, r); break;
+    case L_OFFSET: v = gad_slice(base, rg, 1); break;
+    case L_BCAST: v = gad_broadcast_to(base, s, r); break;
+    case L_UNSQ:
+        v = gad_unsqueeze(base, k);
+        if (s[k] != 1) v = gad_broadcast_to(v, s, r);
+        break;
+    default: break;
+    }
+    int64_t n = numel_of(s, r);
+    double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
+    int64_t idx[GAD_MAX_RANK] = {0}, bi[GAD_MAX_RANK] = {0};
+    for (int64_t f = 0; f < n; f++) {
+        unflat(f, s, r, idx);
+        switch (kind) {
+        case L_PERM:
+            for (int i = 0; i < r; i++) bi[q[i]] = idx[i];
+            break;
+        case L_SLICE:
+            for (int d = 0; d < r; d++) bi[d] = 1 + 2 * idx[d];
+            break;
+        case L_NEGSLICE:
+            for (int d = 0; d < r; d++) bi[d] = 2 * s[d] - 1 - 2 * idx[d];
+            break;
+        case L_BCAST:
+            for (int j = 0; j < rb; j++) bi[j] = b[j] == 1 ? 0 : idx[j + r - rb];
+            break;
+        case L_UNSQ:
+            for (int j = 0; j < rb; j++) bi[j] = idx[j < k ? j : j + 1];
+            break;
+        case L_OFFSET:
+            for (int d = 0; d < r; d++) bi[d] = idx[d] + (d == 0);
+            break;
+        default:
+            for (int d = 0; d < r; d++) bi[d] = idx[d];
+        }
+        int64_t bf = flat(bi, b, rb);
+        vals[f] = bf < bn ? bv[bf] : NAN;
+    }
+    free(bv);
+    char ss[128];
+    shape_str(ss, sizeof ss, s, r);
+    CHECK_MSG(same_shape(v, s, r), "%s view of %s", L_NAME[kind], ss);
+    CHECK_MSG(v && gad_dtype(v) == dt, "%s view dtype", L_NAME[kind]);
+    /* the view reads back (through gad_read_f64) as our index mapping says */
+    CHECK_CLOSE(v, vals, n, 0, "%s view of %s reads back", L_NAME[kind], ss);
+    *vals_out = vals;
+    return v;
+}
+
+static gad_tensor *make_view(gad_rng *rng, int kind, gad_dtype_t dt,
+                             const int64_t *s, int r, double lo, double hi,
+                             double **vals_out) {
+    return make_view_x(rng, kind, dt, s, r, lo, hi, 0, vals_out);
+}
+
+/* ---------------------------------------------------- naive references */
+
+/* Shape of x reduced over mask (keepdims or not). */
+static int red_shape(const int64_t *s, int r, unsigned mask, int keep,
+                     int64_t *out) {
+    int k = 0;
+    for (int d = 0; d < r; d++) {
+        if (mask & (1u << d)) {
+            if (keep) out[k++] = 1;
+        } else {
+            out[k++] = s[d];
+        }
+    }
+    return k;
+}
+
+/* Sums (and sums of |x|) of v (row-major, shape s) over mask, into arrays
+ * of the kept shape's size; returns the number of reduced elements. */
+static int64_t naive_sum(const double *v, const int64_t *s, int r,
+                         unsigned mask, double *sum, double *abssum) {
+    int64_t ks[GAD_MAX_RANK] = {0}, idx[GAD_MAX_RANK] = {0}, ki[GAD_MAX_RANK] = {0};
+    int kr = red_shape(s, r, mask, 0, ks);
+    int64_t nout = numel_of(ks, kr), n = numel_of(s, r), cnt = 1;
+    for (int d = 0; d < r; d++)
+        if (mask & (1u << d)) cnt *= s[d];
+    for (int64_t o = 0; o < nout; o++) sum[o] = abssum[o] = 0;
+    for (int64_t f = 0; f < n; f++) {
+        unflat(f, s, r, idx);
+        int k = 0;
+        for (int d = 0; d < r; d++)
+            if (!(mask & (1u << d))) ki[k++] = idx[d];
+        int64_t o = flat(ki, ks, kr);
+        sum[o] += v[f];
+        abssum[o] += fabs(v[f]);
+    }
+    return cnt;
+}
+
+/* One-axis view of a row-major shape: element (o, i, j) of [outer, n, inner]. */
+typedef struct axv {
+    int64_t outer, n, inner;
+} axv;
+
+static axv axis_view(const int64_t *s, int r, int a) {
+    axv v = {1, s[a], 1};
+    for (int d = 0; d < a; d++) v.outer *= s[d];
+    for (int d = a + 1; d < r; d++) v.inner *= s[d];
+    return v;
+}
+
+#define AT(v, w, o, i, j) ((v)[((o) * (w).n + (i)) * (w).inner + (j)])
+
+/* Mask of the axes in a list given as in the header (negatives allowed). */
+static int axes_from_mask(unsigned mask, int r, int variant, int *axes) {
+    int n = 0;
+    for (int d = 0; d < r; d++)
+        if (mask & (1u << d)) axes[n++] = (variant & (1 << d)) ? d - r : d;
+    if (variant & 1) /* reversed order */
+        for (int i = 0; i < n / 2; i++) {
+            int t = axes[i];
+            axes[i] = axes[n - 1 - i];
+            axes[n - 1 - i] = t;
+        }
+    return n;
+}
+
+static const int64_t SHAPES[][5] = {
+    /* rank, dims */
+    {1, 7}, {1, 1}, {2, 5, 6}, {2, 1, 9}, {3, 3, 4, 5}, {3, 3, 1, 4},
+    {3, 4, 0, 3}, {4, 2, 3, 4, 5}, {4, 2, 1, 3, 1}, {4, 3, 2, 1, 4},
+};
+#define N_SHAPES ((int)(sizeof SHAPES / sizeof SHAPES[0]))
+
+static double tol_sum(gad_dtype_t dt) { return dt == GAD_F32 ? 1e-6 : 1e-13; }
+
+/* ----------------------------------------------------------- sum, mean */
+
+TEST(sum_mean_every_subset) {
+    gad_rng *rng = gad_rng_new(2024);
+    int variant = 0;
+    for (int si = 0; si < N_SHAPES; si++) {
+        int r = (int)SHAPES[si][0];
+        const int64_t *s = &SHAPES[si][1];
+        char ss[64];
+        shape_str(ss, sizeof ss, s, r);
+        for (int dt = GAD_F32; dt <= GAD_F64; dt++)
+            for (int k = 0; k < L_COUNT; k++) {
+                gad_scope_begin();
+                double *v;
+                gad_tensor *x = make_view(rng, k, (gad_dtype_t)dt, s, r, -1, 1, &v);
+                /* room for any reduced shape (an empty x can reduce to a
+                 * non-empty result) */
+                int64_t room = 1;
+                for (int d = 0; d < r; d++) room *= s[d] ? s[d] : 1;
+                double *sum = malloc((size_t)room * sizeof *sum);
+                double *abss = malloc((size_t)room * sizeof *abss);
+                double *ref = malloc((size_t)room * sizeof *ref);
+                for (unsigned mask = 0; mask < (1u << r); mask++) {
+                    int64_t cnt = naive_sum(v, s, r, mask, sum, abss);
+                    int64_t ks[GAD_MAX_RANK];
+                    int kr = red_shape(s, r, mask, 0, ks);
+                    int64_t nout = numel_of(ks, kr);
+                    for (int keep = 0; keep <= 1; keep++) {
+                        int axes[GAD_MAX_RANK];
+                        int na = axes_from_mask(mask, r, variant++, axes);
+                        int64_t os[GAD_MAX_RANK];
+                        int orank = red_shape(s, r, mask, keep, os);
+                        for (int mean = 0; mean <= 1; mean++) {
+                            gad_tensor *y = mean ? gad_mean(x, axes, na, keep)
+                                                 : gad_sum(x, axes, na, keep);
+                            CHECK_OK();
+                            CHECK_MSG(same_shape(y, os, orank),
+                                      "%s %s mask %u keep %d: shape", mean ? "mean" : "sum",
+                                      ss, mask, keep);
+                            CHECK(y && (int)gad_dtype(y) == dt);
+                            for (int64_t o = 0; o < nout; o++)
+                                ref[o] = mean ? sum[o] / (double)cnt : sum[o];
+                            /* tolerance relative to the sum of |x| */
+                            double amax_ = 0;
+                            for (int64_t o = 0; o < nout; o++)
+                                if (abss[o] > amax_) amax_ = abss[o];
+                            if (mean && cnt) amax_ /= (double)cnt;
+                            CHECK_CLOSE(y, ref, nout, tol_sum((gad_dtype_t)dt) * (amax_ > 1 ? amax_ : 1),
+                                        "%s %s %s(%s) axes mask %u keep %d",
+                                        mean ? "mean" : "sum", gad_dtype_name((gad_dtype_t)dt),
+                                        ss, L_NAME[k], mask, keep);
+                        }
+                    }
+                }
+                /* sum_all / mean_all are rank 0 */
+                unsigned all = (1u << r) - 1;
+                int64_t cnt = naive_sum(v, s, r, all, sum, abss);
+                gad_tensor *ya = gad_sum_all(x), *ym = gad_mean_all(x);
+                CHECK(ya && gad_rank(ya) == 0 && ym && gad_rank(ym) == 0);
+                double t = tol_sum((gad_dtype_t)dt) * (abss[0] > 1 ? abss[0] : 1);
+                CHECK_MSG(close_(gad_item(ya), sum[0], t), "sum_all %s %s", ss, L_NAME[k]);
+                CHECK_MSG(close_(gad_item(ym), cnt ? sum[0] / (double)cnt : NAN, t),
+                          "mean_all %s %s", ss, L_NAME[k]);
+                free(sum);
+                free(abss);
+                free(ref);
+                free(v);
+                gad_scope_end();
+            }
+    }
+    gad_rng_free(rng);
+}
+
+/* SPEC §7.10 empty reductions; rank 0; n = 0 axes is the identity. */
+TEST(sum_mean_empty_and_rank0) {
+    gad_scope_begin();
+    for (int dt = GAD_F32; dt <= GAD_F64; dt++) {
+        gad_dtype_t d = (gad_dtype_t)dt;
+        int64_t s203[] = {2, 0, 3}, s20[] = {2, 0}, s03[] = {0, 3};
+        int ax1 = 1, ax0 = 0;
+        gad_tensor *y = gad_sum(gad_zeros(s203, 3, d), &ax1, 1, 0);
+        CHECK_SHAPE(y, 2, 3);
+        CHECK_VALUES(y, 0, 0, 0, 0, 0, 0, 0);
+        y = gad_sum(gad_zeros(s203, 3, d), &ax1, 1, 1);
+        CHECK_SHAPE(y, 2, 1, 3);
+        CHECK_VALUES(y, 0, 0, 0, 0, 0, 0, 0);
+        y = gad_mean(gad_zeros(s20, 2, d), &ax1, 1, 0);
+        CHECK_SHAPE(y, 2);
+        CHECK_VALUES(y, 0, NAN, NAN);
+        y = gad_mean(gad_zeros(s03, 2, d), &ax0, 1, 0);
+        CHECK_SHAPE(y, 3);
+        CHECK_VALUES(y, 0, NAN, NAN, NAN);
+        y = gad_mean(gad_zeros(s03, 2, d), &ax1, 1, 0);
+        CHECK_SHAPE(y, 0);
+        y = gad_sum_all(gad_zeros(s203, 3, d));
+        CHECK(y && gad_rank(y) == 0);
+        CHECK(gad_item(y) == 0);
+        y = gad_mean_all(gad_zeros(s203, 3, d));
+        CHECK(y && gad_rank(y) == 0);
+        CHECK(isnan(gad_item(y)));
+        CHECK_OK();
+
+        /* rank 0: no axis, identity; sum_all of a scalar */
+        gad_tensor *sc = gad_scalar(-2.5, d);
+        y = gad_sum(sc, NULL, 0, 0);
+        CHECK(y && gad_rank(y) == 0 && gad_item(y) == -2.5);
+        y = gad_mean(sc, NULL, 0, 1);
+        CHECK(y && gad_rank(y) == 0 && gad_item(y) == -2.5);
+        CHECK(gad_item(gad_sum_all(sc)) == -2.5);
+        CHECK(gad_item(gad_mean_all(sc)) == -2.5);
+        CHECK_OK();
+        CHECK(gad_sum(sc, &ax0, 1, 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "sum");
+        int axm1 = -1;
+        CHECK(gad_mean(sc, &axm1, 1, 1) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "mean");
+
+        /* n = 0 on rank 3: the identity, keepdims or not */
+        const double vals[] = {1, -2, 3.5, 4, 5, -6.25};
+        int64_t s123[] = {1, 2, 3};
+        gad_tensor *x = gad_cast(gad_from_f64(vals, s123, 3), d);
+        for (int keep = 0; keep <= 1; keep++) {
+            y = gad_sum(x, NULL, 0, keep);
+            CHECK_SHAPE(y, 1, 2, 3);
+            CHECK_VALUES(y, 0, 1, -2, 3.5, 4, 5, -6.25);
+            y = gad_mean(gad_transpose(x), NULL, 0, keep);
+            CHECK_SHAPE(y, 1, 3, 2);
+            CHECK_VALUES(y, 0, 1, 4, -2, 5, 3.5, -6.25);
+        }
+        /* a worked example */
+        int a01[] = {0, 1}, am1[] = {-1};
+        CHECK_VALUES(gad_sum(x, a01, 2, 0), 0, 5, 3, -2.75);
+        CHECK_VALUES(gad_mean(x, am1, 1, 0), 1e-7, 2.5 / 3, 2.75 / 3);
+        CHECK_SHAPE(gad_mean(x, am1, 1, 1), 1, 2, 1);
+        CHECK_OK();
+    }
+    gad_scope_end();
+}
+
+TEST(sum_mean_errors) {
+    gad_scope_begin();
+    int64_t s[] = {2, 3, 4};
+    gad_tensor *x = gad_ones(s, 3, GAD_F32);
+    const int dup1[] = {0, 0}, dup2[] = {1, -2}, dup3[] = {2, 0, -1};
+    const int oor1[] = {3}, oor2[] = {-4}, oor3[] = {0, 7};
+    const int *bad[] = {dup1, dup2, dup3, oor1, oor2, oor3};
+    const int nbad[] = {2, 2, 3, 1, 1, 2};
+    for (int i = 0; i < 6; i++)
+        for (int keep = 0; keep <= 1; keep++) {
+            CHECK(gad_sum(x, bad[i], nbad[i], keep) == NULL);
+            CHECK_ERR(GAD_ERR_SHAPE, "sum");
+            CHECK(gad_mean(x, bad[i], nbad[i], keep) == NULL);
+            CHECK_ERR(GAD_ERR_SHAPE, "mean");
+            CHECK(gad_variance(x, bad[i], nbad[i], keep) == NULL);
+            CHECK_ERR(GAD_ERR_SHAPE, "variance");
+            CHECK(gad_stddev(x, bad[i], nbad[i], keep) == NULL);
+            CHECK(gad_last_error() && gad_last_error()->kind == GAD_ERR_SHAPE);
+            gad_clear_error();
+        }
+    /* stddev's own errors name stddev (the op the caller called) */
+    CHECK(gad_stddev(x, dup1, 2, 0) == NULL);
+    CHECK_ERR(GAD_ERR_SHAPE, "stddev");
+    const gad_error *e;
+    CHECK(gad_sum(x, dup1, 2, 0) == NULL);
+    e = gad_last_error();
+    CHECK_MSG(e && strstr(e->message, "duplicate"), "message: %s", e ? e->message : "");
+    gad_clear_error();
+
+    gad_tensor *i = gad_ones(s, 3, GAD_I64);
+    int ax = 0;
+    CHECK(gad_sum(i, &ax, 1, 0) == NULL);
+    CHECK_ERR(GAD_ERR_DTYPE, "sum");
+    CHECK(gad_mean(i, &ax, 1, 0) == NULL);
+    CHECK_ERR(GAD_ERR_DTYPE, "mean");
+    CHECK(gad_sum_all(i) == NULL);
+    CHECK_ERR(GAD_ERR_DTYPE, "sum_all");
+    CHECK(gad_mean_all(i) == NULL);
+    CHECK_ERR(GAD_ERR_DTYPE, "mean_all");
+    CHECK(gad_variance(i, &ax, 1, 0) == NULL);
+    CHECK_ERR(GAD_ERR_DTYPE, "variance");
+    CHECK(gad_stddev(i, &ax, 1, 0) == NULL);
+    CHECK_ERR(GAD_ERR_DTYPE, "stddev");
+    CHECK(gad_sum(NULL, &ax, 1, 0) == NULL);
+    CHECK_ERR(GAD_ERR_DOMAIN, "sum");
+    CHECK(gad_sum_all(NULL) == NULL);
+    CHECK_ERR(GAD_ERR_DOMAIN, "sum_all");
+    gad_scope_end();
+}
+
+/* >= 1M elements: full sum, sum over axis 0 and over the last axis, on
+ * contiguous and strided inputs, bit-identical for 1, 2 and 3 threads. */
+TEST(sum_large_threads) {
+    gad_rng *rng = gad_rng_new(31337);
+    int64_t s[] = {1031, 1021}; /* 1052651 elements */
+    int64_t n = numel_of(s, 2);
+    CHECK(n >= 1000000);
+    const int kinds[] = {L_CONTIG, L_PERM, L_NEGSLICE};
+    double *sum = malloc((size_t)n * sizeof *sum), *abss = malloc((size_t)n * sizeof *abss);
+    for (int dt = GAD_F32; dt <= GAD_F64; dt++)
+        for (int kc = 0; kc < 3; kc++) {
+            if (kinds[kc] == L_NEGSLICE && dt == GAD_F64) continue;
+            gad_scope_begin();
+            double *v;
+            gad_tensor *x = make_view(rng, kinds[kc], (gad_dtype_t)dt, s, 2, -1, 1.5, &v);
+            const unsigned masks[] = {3, 1, 2};
+            for (int mi = 0; mi < 3; mi++) {
+                unsigned mask = masks[mi];
+                int64_t cnt = naive_sum(v, s, 2, mask, sum, abss);
+                int axes[2], na = 0;
+                if (mask & 1) axes[na++] = 0;
+                if (mask & 2) axes[na++] = -1;
+                int64_t nout = mask == 3 ? 1 : mask == 1 ? s[1] : s[0];
+                double worst = 0;
+                for (int64_t o = 0; o < nout; o++) worst = abss[o] > worst ? abss[o] : worst;
+                for (int mean = 0; mean <= 1; mean++) {
+                    gad_tensor *y[3];
+                    for (int th = 1; th <= 3; th++) {
+                        gad_set_num_threads(th);
+                        y[th - 1] = mask == 3 ? (mean ? gad_mean_all(x) : gad_sum_all(x))
+                                  : mean ? gad_mean(x, axes, na, 0) : gad_sum(x, axes, na, 0);
+                    }
+                    gad_set_num_threads(0);
+                    CHECK_OK();
+                    double *ref = malloc((size_t)nout * sizeof *ref);
+                    for (int64_t o = 0; o < nout; o++)
+                        ref[o] = mean ? sum[o] / (double)cnt : sum[o];
+                    double scale = mean ? worst / (double)cnt : worst;
+                    CHECK_CLOSE(y[1], ref, nout, tol_sum((gad_dtype_t)dt) * (scale > 1 ? scale : 1),
+                                "large %s %s %s mask %u", mean ? "mean" : "sum",
+                                gad_dtype_name((gad_dtype_t)dt), L_NAME[kinds[kc]], mask);
+                    CHECK_MSG(same_bits(y[0], y[1]) && same_bits(y[0], y[2]),
+                              "large %s mask %u %s: 1/2/3 threads differ",
+                              mean ? "mean" : "sum", mask, L_NAME[kinds[kc]]);
+                    free(ref);
+                }
+            }
+            free(v);
+            gad_scope_end();
+        }
+    /* a rank-3 case with interleaved kept and reduced axes */
+    gad_scope_begin();
+    int64_t s3[] = {64, 129, 130};
+    double *v;
+    gad_tensor *x = make_view(rng, L_CONTIG, GAD_F32, s3, 3, -1, 1, &v);
+    const int ax02[] = {0, 2}, ax1[] = {1};
+    const int *al[] = {ax02, ax1};
+    const unsigned ml[] = {5, 2};
+    for (int c = 0; c < 2; c++) {
+        gad_tensor *y[2];
+        for (int th = 1; th <= 2; th++) {
+            gad_set_num_threads(th);
+            y[th - 1] = gad_sum(x, al[c], c == 0 ? 2 : 1, 1);
+        }
+        gad_set_num_threads(0);
+        naive_sum(v, s3, 3, ml[c], sum, abss);
+        int64_t nout = gad_numel(y[0]);
+        double worst = 0;
+        for (int64_t o = 0; o < nout; o++) worst = abss[o] > worst ? abss[o] : worst;
+        CHECK_CLOSE(y[1], sum, nout, 1e-6 * worst, "rank-3 large mask %u", ml[c]);
+        CHECK(same_bits(y[0], y[1]));
+    }
+    free(v);
+    gad_scope_end();
+    free(sum);
+    free(abss);
+    gad_rng_free(rng);
+}
+
+/* ------------------------------------------------------- amax and argmax */
+
+static void naive_amax(const double *v, axv w, double *mx, int64_t *arg) {
+    for (int64_t o = 0; o < w.outer; o++)
+        for (int64_t j = 0; j < w.inner; j++) {
+            double m = -INFINITY;
+            int64_t best = -1;
+            for (int64_t i = 0; i < w.n; i++) {
+                double e = AT(v, w, o, i, j);
+                if (isnan(e)) continue;
+                if (best < 0 || e > m) {
+                    m = e;
+                    best = i;
+                }
+            }
+            mx[o * w.inner + j] = m;
+            arg[o * w.inner + j] = best < 0 ? 0 : best;
+        }
+}
+
+TEST(amax_argmax_every_axis) {
+    gad_rng *rng = gad_rng_new(8);
+    for (int si = 0; si < N_SHAPES; si++) {
+        int r = (int)SHAPES[si][0];
+        const int64_t *s = &SHAPES[si][1];
+        char ss[64];
+        shape_str(ss, sizeof ss, s, r);
+        for (int dt = GAD_F32; dt <= GAD_F64; dt++)
+            for (int k = 0; k < L_COUNT; k++)
+                for (int special = 0; special <= 1; special++) {
+                    gad_scope_begin();
+                    double *v;
+                    gad_tensor *x = make_view_x(rng, k, (gad_dtype_t)dt, s, r, -5, 5, special, &v);
+                    for (int a = -r; a < r; a++) {
+                        int an = a < 0 ? a + r : a;
+                        axv w = axis_view(s, r, an);
+                        int64_t nout = w.outer * w.inner;
+                        for (int keep = 0; keep <= 1; keep++) {
+                            int64_t os[GAD_MAX_RANK];
+                            int orank = red_shape(s, r, 1u << an, keep, os);
+                            gad_tensor *ym = gad_amax(x, a, keep);
+                            gad_tensor *yi = gad_argmax(x, a, keep);
+                            if (w.n == 0) { /* an empty axis has no identity */
+                                CHECK(ym == NULL);
+                                CHECK_ERR(GAD_ERR_SHAPE, "amax");
+                                CHECK(yi == NULL);
+                                CHECK(gad_argmax(x, a, keep) == NULL);
+                                CHECK_ERR(GAD_ERR_SHAPE, "argmax");
+                                continue;
+                            }
+                            CHECK_OK();
+                            double *mx = malloc((size_t)(nout + 1) * sizeof *mx);
+                            int64_t *arg = malloc((size_t)(nout + 1) * sizeof *arg);
+                            naive_amax(v, w, mx, arg);
+                            CHECK_MSG(same_shape(ym, os, orank) && same_shape(yi, os, orank),
+                                      "amax/argmax %s axis %d keep %d shape", ss, a, keep);
+                            CHECK(ym && (int)gad_dtype(ym) == dt);
+                            CHECK(yi && gad_dtype(yi) == GAD_I64);
+                            CHECK_CLOSE(ym, mx, nout, 0, "amax %s %s(%s%s) axis %d keep %d",
+                                        gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k],
+                                        special ? ", NaN/-inf/ties" : "", a, keep);
+                            int64_t *got = malloc((size_t)(nout + 1) * sizeof *got);
+                            if (yi) gad_read_i64(yi, got, (size_t)nout);
+                            int bad = 0;
+                            for (int64_t o = 0; yi && o < nout; o++) bad += got[o] != arg[o];
+                            CHECK_MSG(yi && bad == 0, "argmax %s %s(%s%s) axis %d: %d wrong",
+                                      gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k],
+                                      special ? ", NaN/-inf/ties" : "", a, bad);
+                            free(got);
+                            free(mx);
+                            free(arg);
+                        }
+                    }
+                    free(v);
+                    gad_scope_end();
+                }
+    }
+    gad_rng_free(rng);
+}
+
+TEST(amax_argmax_cases) {
+    gad_scope_begin();
+    for (int dt = GAD_F32; dt <= GAD_F64; dt++) {
+        gad_dtype_t d = (gad_dtype_t)dt;
+        int64_t s3[] = {3};
+        const double a[] = {1, NAN, 0.5};
+        gad_tensor *t = gad_cast(gad_from_f64(a, s3, 1), d);
+        gad_tensor *y = gad_amax(t, 0, 0);
+        CHECK(y && gad_rank(y) == 0);
+        CHECK(gad_item(y) == 1);
+        CHECK(gad_item(gad_argmax(t, -1, 0)) == 0);
+        y = gad_amax(t, 0, 1);
+        CHECK_SHAPE(y, 1);
+
+        int64_t s34[] = {3, 4};
+        const double b[] = {NAN, NAN, NAN, NAN,          /* all NaN */
+                            2, 7, 7, NAN,                /* tie: first */
+                            -INFINITY, NAN, -INFINITY, -INFINITY};
+        t = gad_cast(gad_from_f64(b, s34, 2), d);
+        CHECK_VALUES(gad_amax(t, 1, 0), 0, -INFINITY, 7, -INFINITY);
+        y = gad_argmax(t, 1, 0);
+        CHECK(y && gad_dtype(y) == GAD_I64);
+        CHECK_SHAPE(y, 3);
+        CHECK_VALUES(y, 0, 0, 1, 0);
+        y = gad_argmax(t, 1, 1);
+        CHECK_SHAPE(y, 3, 1);
+        CHECK_VALUES(y, 0, 0, 1, 0);
+        CHECK_VALUES(gad_amax(t, 0, 0), 0, 2, 7, 7, -INFINITY);
+        CHECK_VALUES(gad_argmax(t, 0, 0), 0, 1, 1, 1, 2);
+        y = gad_amax(t, -2, 1);
+        CHECK_SHAPE(y, 1, 4);
+        /* NaN never wins even when it comes first */
+        const double c[] = {NAN, -5, -3, -3};
+        int64_t s4[] = {4};
+        t = gad_cast(gad_from_f64(c, s4, 1), d);
+        CHECK(gad_item(gad_argmax(t, 0, 0)) == 2);
+        CHECK(gad_item(gad_amax(t, 0, 0)) == -3);
+        /* +inf wins */
+        const double e[] = {1, INFINITY, NAN, 3};
+        t = gad_cast(gad_from_f64(e, s4, 1), d);
+        CHECK(gad_item(gad_argmax(t, 0, 0)) == 1);
+        CHECK(gad_item(gad_amax(t, 0, 0)) == INFINITY);
+        CHECK_OK();
+
+        /* errors */
+        int64_t s30[] = {3, 0};
+        gad_tensor *z = gad_zeros(s30, 2, d);
+        CHECK(gad_amax(z, 1, 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "amax");
+        CHECK(gad_argmax(z, -1, 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "argmax");
+        y = gad_amax(z, 0, 0); /* the other axis is fine: shape [0] */
+        CHECK_SHAPE(y, 0);
+        CHECK_OK();
+        CHECK(gad_amax(gad_scalar(1, d), 0, 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "amax");
+        CHECK(gad_argmax(gad_scalar(1, d), 0, 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "argmax");
+        CHECK(gad_amax(gad_scalar(1, d), -1, 1) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "amax");
+        CHECK(gad_amax(t, 1, 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "amax");
+        CHECK(gad_amax(t, -2, 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "amax");
+    }
+    int64_t s2[] = {2, 2};
+    CHECK(gad_amax(gad_ones(s2, 2, GAD_I64), 0, 0) == NULL);
+    CHECK_ERR(GAD_ERR_DTYPE, "amax");
+    CHECK(gad_amax(NULL, 0, 0) == NULL);
+    CHECK_ERR(GAD_ERR_DOMAIN, "amax");
+    gad_scope_end();
+}
+
+/* ---------------------------------------------------- variance, stddev */
+
+TEST(variance_stddev) {
+    gad_scope_begin();
+    const double v4[] = {1, 2, 3, 4};
+    int64_t s22[] = {2, 2};
+    int ax0 = 0;
+    for (int dt = GAD_F32; dt <= GAD_F64; dt++) {
+        gad_tensor *x = gad_cast(gad_from_f64(v4, s22, 2), (gad_dtype_t)dt);
+        int all[] = {0, 1};
+        gad_tensor *y = gad_variance(x, all, 2, 0);
+        CHECK(y && gad_rank(y) == 0);
+        CHECK_NEAR(gad_item(y), 1.25, 1e-7);
+        y = gad_stddev(x, &ax0, 1, 1);
+        CHECK_SHAPE(y, 1, 2);
+        CHECK_VALUES(y, 1e-7, 1, 1);
+        y = gad_stddev(x, all, 2, 1);
+        CHECK_SHAPE(y, 1, 1);
+        CHECK_VALUES(y, 1e-7, sqrt(1.25));
+        /* n = 0: no axis reduced, every deviation is 0 */
+        CHECK_VALUES(gad_variance(x, NULL, 0, 0), 0, 0, 0, 0, 0);
+        CHECK_VALUES(gad_stddev(x, NULL, 0, 1), 0, 0, 0, 0, 0);
+        /* a constant slice has variance exactly 0 */
+        CHECK_VALUES(gad_variance(gad_full(s22, 2, (gad_dtype_t)dt, 0.1), all, 2, 0), 0, 0);
+    }
+    CHECK_OK();
+    gad_scope_end();
+
+    gad_rng *rng = gad_rng_new(4242);
+    for (int si = 0; si < N_SHAPES; si++) {
+        int r = (int)SHAPES[si][0];
+        const int64_t *s = &SHAPES[si][1];
+        if (numel_of(s, r) == 0) continue;
+        char ss[64];
+        shape_str(ss, sizeof ss, s, r);
+        for (int dt = GAD_F32; dt <= GAD_F64; dt++)
+            for (int k = 0; k < L_COUNT; k++) {
+                gad_scope_begin();
+                double *v;
+                gad_tensor *x = make_view(rng, k, (gad_dtype_t)dt, s, r, -2, 3, &v);
+                int64_t nx = numel_of(s, r);
+                double *mu = malloc((size_t)nx * sizeof *mu), *abss = malloc((size_t)nx * sizeof *abss);
+                double *var = malloc((size_t)nx * sizeof *var), *sd = malloc((size_t)nx * sizeof *sd);
+                double *dev = malloc((size_t)nx * sizeof *dev);
+                for (unsigned mask = 0; mask < (1u << r); mask++) {
+                    int64_t ks[GAD_MAX_RANK], idx[GAD_MAX_RANK], ki[GAD_MAX_RANK];
+                    int kr = red_shape(s, r, mask, 0, ks);
+                    int64_t nout = numel_of(ks, kr);
+                    /* two passes: the mean, then the mean squared deviation */
+                    int64_t cnt = naive_sum(v, s, r, mask, mu, abss);
+                    for (int64_t o = 0; o < nout; o++) mu[o] /= (double)cnt;
+                    for (int64_t f = 0; f < nx; f++) {
+                        unflat(f, s, r, idx);
+                        int kk = 0;
+                        for (int d = 0; d < r; d++)
+                            if (!(mask & (1u << d))) ki[kk++] = idx[d];
+                        double e = v[f] - mu[flat(ki, ks, kr)];
+                        dev[f] = e * e;
+                    }
+                    naive_sum(dev, s, r, mask, var, abss);
+                    for (int64_t o = 0; o < nout; o++) {
+                        var[o] /= (double)cnt;
+                        sd[o] = sqrt(var[o]);
+                    }
+                    for (int keep = 0; keep <= 1; keep++) {
+                        int axes[GAD_MAX_RANK];
+                        int na = axes_from_mask(mask, r, (int)mask * 3 + keep, axes);
+                        int64_t os[GAD_MAX_RANK];
+                        int orank = red_shape(s, r, mask, keep, os);
+                        gad_tensor *yv = gad_variance(x, axes, na, keep);
+                        gad_tensor *ys = gad_stddev(x, axes, na, keep);
+                        CHECK_OK();
+                        CHECK_MSG(same_shape(yv, os, orank) && same_shape(ys, os, orank),
+                                  "variance %s mask %u keep %d shape", ss, mask, keep);
+                        double tol = dt == GAD_F32 ? 2e-6 : 1e-13;
+                        CHECK_CLOSE(yv, var, nout, tol, "variance %s %s(%s) mask %u keep %d",
+                                    gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k], mask, keep);
+                        CHECK_CLOSE(ys, sd, nout, dt == GAD_F32 ? 2e-6 : 1e-12,
+                                    "stddev %s %s(%s) mask %u keep %d",
+                                    gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k], mask, keep);
+                    }
+                }
+                free(mu);
+                free(abss);
+                free(var);
+                free(sd);
+                free(dev);
+                free(v);
+                gad_scope_end();
+            }
+    }
+    gad_rng_free(rng);
+}
+
+/* ------------------------------------------------------------ logsumexp */
+
+/* Stable naive logsumexp of slice (o, j). */
+static double naive_lse(const double *v, axv w, int64_t o, int64_t j) {
+    double m = -INFINITY;
+    for (int64_t i = 0; i < w.n; i++) {
+        double e = AT(v, w, o, i, j);
+        if (e > m) m = e;
+    }
+    if (m == -INFINITY) return -INFINITY;
+    double s = 0;
+    for (int64_t i = 0; i < w.n; i++) s += exp(AT(v, w, o, i, j) - m);
+    return m + log(s);
+}
+
+TEST(logsumexp_cases) {
+    gad_scope_begin();
+    for (int dt = GAD_F32; dt <= GAD_F64; dt++) {
+        gad_dtype_t d = (gad_dtype_t)dt;
+        const double a[] = {1, 2, 3, 4};
+        int64_t s22[] = {2, 2};
+        gad_tensor *x = gad_cast(gad_from_f64(a, s22, 2), d);
+        gad_tensor *y = gad_logsumexp(x, -1, 0);
+        CHECK_SHAPE(y, 2);
+        CHECK_VALUES(y, 2e-7, 2.3132617, 4.3132615);
+        y = gad_logsumexp(x, 1, 1);
+        CHECK_SHAPE(y, 2, 1);
+        CHECK_VALUES(y, 2e-7, 2.3132617, 4.3132615);
+        y = gad_logsumexp(x, 0, 0);
+        CHECK_VALUES(y, 2e-7, 3 + log1p(exp(-2)), 4 + log1p(exp(-2)));
+        /* large values do not overflow, tiny ones do not underflow */
+        const double big[] = {1000, 1000, -1000, -1000, 1000, -INFINITY,
+                              -INFINITY, -INFINITY, 88, 89};
+        int64_t s52[] = {5, 2};
+        x = gad_cast(gad_from_f64(big, s52, 2), d);
+        y = gad_logsumexp(x, 1, 0);
+        CHECK_VALUES(y, dt == GAD_F32 ? 1e-4 : 1e-12, 1000 + log(2), -1000 + log(2),
+                     1000, -INFINITY, 89 + log1p(exp(-1)));
+        /* rank 1 to rank 0 */
+        int64_t s3[] = {3};
+        const double c[] = {-INFINITY, 0, -INFINITY};
+        y = gad_logsumexp(gad_cast(gad_from_f64(c, s3, 1), d), 0, 0);
+        CHECK(y && gad_rank(y) == 0);
+        CHECK(gad_item(y) == 0);
+        CHECK_OK();
+        /* errors */
+        int64_t s20[] = {2, 0};
+        CHECK(gad_logsumexp(gad_zeros(s20, 2, d), 1, 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "logsumexp");
+        CHECK(gad_logsumexp(gad_scalar(1, d), 0, 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "logsumexp");
+        CHECK(gad_logsumexp(x, 2, 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "logsumexp");
+        CHECK_SHAPE(gad_logsumexp(gad_zeros(s20, 2, d), 0, 0), 0);
+        CHECK_OK();
+    }
+    int64_t s2[] = {2};
+    CHECK(gad_logsumexp(gad_ones(s2, 1, GAD_I64), 0, 0) == NULL);
+    CHECK_ERR(GAD_ERR_DTYPE, "logsumexp");
+    gad_scope_end();
+}
+
+TEST(logsumexp_every_axis) {
+    gad_rng *rng = gad_rng_new(55);
+    for (int si = 0; si < N_SHAPES; si++) {
+        int r = (int)SHAPES[si][0];
+        const int64_t *s = &SHAPES[si][1];
+        char ss[64];
+        shape_str(ss, sizeof ss, s, r);
+        for (int dt = GAD_F32; dt <= GAD_F64; dt++)
+            for (int k = 0; k < L_COUNT; k++)
+                for (int scale = 0; scale <= 1; scale++) {
+                    gad_scope_begin();
+                    double *v;
+                    double lo = scale ? 500 : -4, hi = scale ? 1200 : 4;
+                    gad_tensor *x = make_view(rng, k, (gad_dtype_t)dt, s, r, lo, hi, &v);
+                    for (int a = -r; a < r; a++) {
+                        int an = a < 0 ? a + r : a;
+                        axv w = axis_view(s, r, an);
+                        if (w.n == 0) continue;
+                        int64_t nout = w.outer * w.inner;
+                        double *ref = malloc((size_t)(nout + 1) * sizeof *ref);
+                        for (int64_t o = 0; o < w.outer; o++)
+                            for (int64_t j = 0; j < w.inner; j++)
+                                ref[o * w.inner + j] = naive_lse(v, w, o, j);
+                        for (int keep = 0; keep <= 1; keep++) {
+                            int64_t os[GAD_MAX_RANK];
+                            int orank = red_shape(s, r, 1u << an, keep, os);
+                            gad_tensor *y = gad_logsumexp(x, a, keep);
+                            CHECK_OK();
+                            CHECK_MSG(same_shape(y, os, orank), "logsumexp %s axis %d keep %d",
+                                      ss, a, keep);
+                            CHECK_CLOSE(y, ref, nout, dt == GAD_F32 ? 1e-6 : 1e-14,
+                                        "logsumexp %s %s(%s) on [%g,%g) axis %d keep %d",
+                                        gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k], lo,
+                                        hi, a, keep);
+                        }
+                        free(ref);
+                    }
+                    free(v);
+                    gad_scope_end();
+                }
+    }
+    gad_rng_free(rng);
+}
+
+/* -------------------------------------------------- softmax, log_softmax */
+
+static void naive_softmax(const double *v, axv w, double *p, double *lp) {
+    for (int64_t o = 0; o < w.outer; o++)
+        for (int64_t j = 0; j < w.inner; j++) {
+            double m = -INFINITY;
+            for (int64_t i = 0; i < w.n; i++)
+                if (AT(v, w, o, i, j) > m) m = AT(v, w, o, i, j);
+            double s = 0;
+            for (int64_t i = 0; i < w.n; i++) s += exp(AT(v, w, o, i, j) - m);
+            for (int64_t i = 0; i < w.n; i++) {
+                double e = AT(v, w, o, i, j) - m;
+                AT(p, w, o, i, j) = exp(e) / s;
+                AT(lp, w, o, i, j) = e - log(s);
+            }
+        }
+}
+
+TEST(softmax_every_axis) {
+    gad_rng *rng = gad_rng_new(606);
+    for (int si = 0; si < N_SHAPES; si++) {
+        int r = (int)SHAPES[si][0];
+        const int64_t *s = &SHAPES[si][1];
+        char ss[64];
+        shape_str(ss, sizeof ss, s, r);
+        int64_t nx = numel_of(s, r);
+        for (int dt = GAD_F32; dt <= GAD_F64; dt++)
+            for (int k = 0; k < L_COUNT; k++) {
+                gad_scope_begin();
+                double *v;
+                gad_tensor *x = make_view(rng, k, (gad_dtype_t)dt, s, r, -4, 4, &v);
+                double *p = malloc((size_t)(nx + 1) * sizeof *p);
+                double *lp = malloc((size_t)(nx + 1) * sizeof *lp);
+                for (int a = -r; a < r; a++) {
+                    int an = a < 0 ? a + r : a;
+                    axv w = axis_view(s, r, an);
+                    gad_tensor *ys = gad_softmax(x, a), *yl = gad_log_softmax(x, a);
+                    if (w.n == 0) {
+                        CHECK(ys == NULL && yl == NULL);
+                        CHECK_ERR(GAD_ERR_SHAPE, "softmax");
+                        CHECK(gad_log_softmax(x, a) == NULL);
+                        CHECK_ERR(GAD_ERR_SHAPE, "log_softmax");
+                        continue;
+                    }
+                    CHECK_OK();
+                    naive_softmax(v, w, p, lp);
+                    CHECK_MSG(same_shape(ys, s, r) && same_shape(yl, s, r),
+                              "softmax %s axis %d shape", ss, a);
+                    CHECK(ys && (int)gad_dtype(ys) == dt && gad_is_contiguous(ys));
+                    double tol = dt == GAD_F32 ? 1e-6 : 1e-14;
+                    CHECK_CLOSE(ys, p, nx, tol, "softmax %s %s(%s) axis %d",
+                                gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k], a);
+                    CHECK_CLOSE(yl, lp, nx, tol, "log_softmax %s %s(%s) axis %d",
+                                gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k], a);
+                    /* every slice sums to 1 */
+                    gad_tensor *tot = gad_sum(ys, &a, 1, 0);
+                    int64_t no = w.outer * w.inner;
+                    double *ones = malloc((size_t)(no + 1) * sizeof *ones);
+                    for (int64_t o = 0; o < no; o++) ones[o] = 1;
+                    CHECK_CLOSE(tot, ones, no, dt == GAD_F32 ? 1e-6 : 1e-14,
+                                "softmax %s axis %d sums to 1", ss, a);
+                    free(ones);
+                    /* log_softmax = log(softmax) */
+                    double *lg = malloc((size_t)(nx + 1) * sizeof *lg);
+                    gad_read_f64(gad_log(ys), lg, (size_t)nx);
+                    CHECK_CLOSE(yl, lg, nx, dt == GAD_F32 ? 2e-6 : 1e-13,
+                                "log_softmax = log(softmax) %s axis %d", ss, a);
+                    free(lg);
+                }
+                free(p);
+                free(lp);
+                free(v);
+                gad_scope_end();
+            }
+    }
+    gad_rng_free(rng);
+}
+
+TEST(softmax_cases) {
+    gad_scope_begin();
+    for (int dt = GAD_F32; dt <= GAD_F64; dt++) {
+        gad_dtype_t d = (gad_dtype_t)dt;
+        /* large magnitudes stay finite */
+        const double a[] = {1000, 999, -1000, -1000, -999, -1000};
+        int64_t s23[] = {2, 3};
+        gad_tensor *x = gad_cast(gad_from_f64(a, s23, 2), d);
+        double e1 = exp(-1);
+        CHECK_VALUES(gad_softmax(x, 1), 1e-7, 1 / (1 + e1), e1 / (1 + e1), 0,
+                     1 / (2 + exp(1)), exp(1) / (2 + exp(1)), 1 / (2 + exp(1)));
+        CHECK_VALUES(gad_log_softmax(x, 1), dt == GAD_F32 ? 1e-4 : 1e-12,
+                     -log1p(e1), -1 - log1p(e1), -2000 - log1p(e1),
+                     -log(2 + exp(1)), 1 - log(2 + exp(1)), -log(2 + exp(1)));
+        CHECK_VALUES(gad_softmax(x, 0), 1e-7, 1, 1, 0.5, 0, 0, 0.5);
+        const double b[] = {1000, 1000};
+        int64_t s2[] = {2};
+        gad_tensor *xb = gad_cast(gad_from_f64(b, s2, 1), d);
+        CHECK_VALUES(gad_log_softmax(xb, 0), 1e-7, -log(2), -log(2));
+        CHECK_VALUES(gad_softmax(xb, -1), 1e-7, 0.5, 0.5);
+        /* -inf entries get probability 0 */
+        const double c[] = {0, -INFINITY, 1, -INFINITY, -INFINITY, 5};
+        x = gad_cast(gad_from_f64(c, s23, 2), d);
+        double e = exp(1);
+        CHECK_VALUES(gad_softmax(x, 1), 1e-7, 1 / (1 + e), 0, e / (1 + e), 0, 0, 1);
+        CHECK_VALUES(gad_log_softmax(x, -1), 1e-6, -log1p(e), -INFINITY,
+                     1 - log1p(e), -INFINITY, -INFINITY, 0);
+        /* a NaN poisons its own slice only (as in NumPy and PyTorch) */
+        const double nn[] = {1, NAN, 2, 0, 0, 0};
+        x = gad_cast(gad_from_f64(nn, s23, 2), d);
+        CHECK_VALUES(gad_softmax(x, 1), 1e-7, NAN, NAN, NAN, 1. / 3, 1. / 3, 1. / 3);
+        CHECK_VALUES(gad_log_softmax(x, 1), 1e-6, NAN, NAN, NAN, -log(3), -log(3), -log(3));
+        CHECK_VALUES(gad_logsumexp(x, 1, 0), 1e-6, NAN, log(3));
+        CHECK_VALUES(gad_softmax(x, 0), 1e-7, 1 / (1 + exp(-1)), NAN, 1 / (1 + exp(-2)),
+                     1 / (1 + e), NAN, 1 / (1 + exp(2)));
+        CHECK_OK();
+        /* errors */
+        int64_t s30[] = {3, 0};
+        gad_tensor *z = gad_zeros(s30, 2, d);
+        CHECK(gad_softmax(z, 1) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "softmax");
+        CHECK(gad_log_softmax(z, -1) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "log_softmax");
+        CHECK_SHAPE(gad_softmax(z, 0), 3, 0);
+        CHECK_OK();
+        CHECK(gad_softmax(x, 2) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "softmax");
+        CHECK(gad_log_softmax(x, -3) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "log_softmax");
+        CHECK(gad_softmax(gad_scalar(1, d), 0) == NULL);
+        CHECK_ERR(GAD_ERR_SHAPE, "softmax");
+    }
+    int64_t s2[] = {2};
+    CHECK(gad_softmax(gad_ones(s2, 1, GAD_I64), 0) == NULL);
+    CHECK_ERR(GAD_ERR_DTYPE, "softmax");
+    CHECK(gad_log_softmax(gad_ones(s2, 1, GAD_I64), 0) == NULL);
+    CHECK_ERR(GAD_ERR_DTYPE, "log_softmax");
+    CHECK(gad_softmax(NULL, 0) == NULL);
+    CHECK_ERR(GAD_ERR_DOMAIN, "softmax");
+    gad_scope_end();
+}
+
+/* Large softmax / amax / logsumexp: same bits for 1 and 2 threads. */
+TEST(axis_ops_large_threads) {
+    gad_rng *rng = gad_rng_new(12);
+    int64_t s[] = {517, 411};
+    int64_t n = numel_of(s, 2);
+    for (int dt = GAD_F32; dt <= GAD_F64; dt++) {
+        gad_scope_begin();
+        double *v;
+        gad_tensor *x = make_view(rng, L_PERM, (gad_dtype_t)dt, s, 2, -6, 6, &v);
+        double *p = malloc((size_t)n * sizeof *p), *lp = malloc((size_t)n * sizeof *lp);
+        for (int a = 0; a < 2; a++) {
+            gad_tensor *y1[4], *y2[4];
+            for (int th = 1; th <= 2; th++) {
+                gad_tensor **y = th == 1 ? y1 : y2;
+                gad_set_num_threads(th);
+                y[0] = gad_softmax(x, a);
+                y[1] = gad_log_softmax(x, a);
+                y[2] = gad_amax(x, a, 0);
+                y[3] = gad_logsumexp(x, a, 1);
+            }
+            gad_set_num_threads(0);
+            for (int i = 0; i < 4; i++)
+                CHECK_MSG(same_bits(y1[i], y2[i]), "axis op %d axis %d: threads differ", i, a);
+            naive_softmax(v, axis_view(s, 2, a), p, lp);
+            CHECK_CLOSE(y2[0], p, n, dt == GAD_F32 ? 1e-6 : 1e-14, "large softmax axis %d", a);
+            CHECK_CLOSE(y2[1], lp, n, dt == GAD_F32 ? 1e-6 : 1e-14, "large log_softmax axis %d", a);
+        }
+        free(p);
+        free(lp);
+        free(v);
+        gad_scope_end();
+    }
+    gad_rng_free(rng);
+}
+
+int main(void) {
+    gad_mem_stats m0, m1;
+    gad_mem_stats_get(&m0);
+    RUN(sum_mean_every_subset);
+    RUN(sum_mean_empty_and_rank0);
+    RUN(sum_mean_errors);
+    RUN(sum_large_threads);
+    RUN(amax_argmax_every_axis);
+    RUN(amax_argmax_cases);
+    RUN(variance_stddev);
+    RUN(logsumexp_cases);
+    RUN(logsumexp_every_axis);
+    RUN(softmax_every_axis);
+    RUN(softmax_cases);
+    RUN(axis_ops_large_threads);
+    gad_mem_stats_get(&m1);
+    CHECK(gad_scope_depth() == 0);
+    CHECK_MSG(m1.live_tensors == m0.live_tensors && m1.live_storages == m0.live_storages,
+              "leaked %lld tensors, %lld storages",
+              (long long)(m1.live_tensors - m0.live_tensors),
+              (long long)(m1.live_storages - m0.live_storages));
+    return test_summary();
+}
