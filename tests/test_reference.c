@@ -1,0 +1,253 @@
+/* test_reference.c: gad's forward values and gradients against PyTorch's,
+ * from tests/reference/torch_reference.txt (written by make_reference.py
+ * there; see its header for the format). f64 must agree to 1e-10 and f32 to
+ * 1e-5, relative to max(1, |torch's value|). */
+#include "test.h"
+
+#ifndef GAD_SOURCE_DIR
+#define GAD_SOURCE_DIR "."
+#endif
+
+#define MAXIN 4
+
+typedef struct ref_case {
+    char name[64], op[32], dtype[8];
+    int ni, nd, nin;
+    int64_t ip[16];
+    double dp[4];
+    gad_tensor *in[MAXIN];
+    int leaf[MAXIN];
+    int out_rank;
+    int64_t out_shape[GAD_MAX_RANK];
+    double *out, *w, *grad[MAXIN];
+    int64_t out_n;
+} ref_case;
+
+static gad_dtype_t parse_dtype(const char *s) {
+    return !strcmp(s, "f32") ? GAD_F32 : !strcmp(s, "f64") ? GAD_F64 : GAD_I64;
+}
+
+static int read_values(FILE *f, double *dst, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (fscanf(f, "%lf", &dst[i]) != 1) return -1;
+    return 0;
+}
+
+/* One input line: DTYPE LEAF RANK dims... values... */
+static gad_tensor *read_input(FILE *f, int *leaf) {
+    char dt[8];
+    int rank;
+    int64_t shape[GAD_MAX_RANK], n = 1;
+    if (fscanf(f, "%7s %d %d", dt, leaf, &rank) != 3) return NULL;
+    for (int i = 0; i < rank; i++) {
+        long long d;
+        if (fscanf(f, "%lld", &d) != 1) return NULL;
+        shape[i] = d;
+        n *= d;
+    }
+    gad_dtype_t dtype = parse_dtype(dt);
+    if (dtype == GAD_I64) {
+        int64_t *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+        for (int64_t i = 0; i < n; i++) {
+            long long x;
+            if (fscanf(f, "%lld", &x) != 1) return NULL;
+            v[i] = x;
+        }
+        gad_tensor *t = gad_from_i64(v, shape, rank);
+        free(v);
+        return t;
+    }
+    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (read_values(f, v, n)) return NULL;
+    gad_tensor *t = gad_cast(gad_from_f64(v, shape, rank), dtype);
+    free(v);
+    return t;
+}
+
+static int read_case(FILE *f, ref_case *c) {
+    memset(c, 0, sizeof *c);
+    char word[32];
+    if (fscanf(f, "%31s", word) != 1) return 0;
+    if (strcmp(word, "case") || fscanf(f, "%63s %31s %7s", c->name, c->op, c->dtype) != 3)
+        return -1;
+    if (fscanf(f, " iparams %d", &c->ni) != 1) return -1;
+    for (int i = 0; i < c->ni; i++) {
+        long long v;
+        if (fscanf(f, "%lld", &v) != 1) return -1;
+        c->ip[i] = v;
+    }
+    if (fscanf(f, " dparams %d", &c->nd) != 1 || read_values(f, c->dp, c->nd)) return -1;
+    if (fscanf(f, " inputs %d", &c->nin) != 1 || c->nin > MAXIN) return -1;
+    for (int i = 0; i < c->nin; i++)
+        if (!(c->in[i] = read_input(f, &c->leaf[i]))) return -1;
+    if (fscanf(f, " output %d", &c->out_rank) != 1) return -1;
+    c->out_n = 1;
+    for (int i = 0; i < c->out_rank; i++) {
+        long long d;
+        if (fscanf(f, "%lld", &d) != 1) return -1;
+        c->out_shape[i] = d;
+        c->out_n *= d;
+    }
+    size_t bytes = (size_t)(c->out_n ? c->out_n : 1) * sizeof(double);
+    c->out = malloc(bytes);
+    c->w = malloc(bytes);
+    if (read_values(f, c->out, c->out_n)) return -1;
+    if (fscanf(f, " weight") != 0 || read_values(f, c->w, c->out_n)) return -1;
+    for (int i = 0; i < c->nin; i++) {
+        int has;
+        if (fscanf(f, " grad %d", &has) != 1) return -1;
+        if (!has) continue;
+        int64_t n = gad_numel(c->in[i]);
+        c->grad[i] = malloc((size_t)(n ? n : 1) * sizeof(double));
+        if (read_values(f, c->grad[i], n)) return -1;
+    }
+    if (fscanf(f, " %31s", word) != 1 || strcmp(word, "end")) return -1;
+    return 1;
+}
+
+static void free_case(ref_case *c) {
+    free(c->out);
+    free(c->w);
+    for (int i = 0; i < MAXIN; i++) free(c->grad[i]);
+}
+
+typedef gad_tensor *(*unary_fn)(gad_tensor *);
+static const struct {
+    const char *name;
+    unary_fn f;
+} unary_ops[] = {
+    {"neg", gad_neg},         {"square", gad_square}, {"relu", gad_relu},
+    {"tanh", gad_tanh},       {"exp", gad_exp},       {"log", gad_log},
+    {"sqrt", gad_sqrt},       {"abs", gad_abs},       {"sign", gad_sign},
+    {"sigmoid", gad_sigmoid}, {"silu", gad_silu},     {"gelu", gad_gelu},
+    {"softplus", gad_softplus},
+};
+
+static gad_tensor *apply(const ref_case *c) {
+    const char *op = c->op;
+    gad_tensor *const *in = c->in;
+    const int64_t *ip = c->ip;
+    int axes[8];
+    for (int i = 0; i < 8; i++) axes[i] = (int)ip[2 + i];
+    for (size_t k = 0; k < sizeof unary_ops / sizeof unary_ops[0]; k++)
+        if (!strcmp(op, unary_ops[k].name)) return unary_ops[k].f(in[0]);
+    if (!strcmp(op, "add")) return gad_add(in[0], in[1]);
+    if (!strcmp(op, "sub")) return gad_sub(in[0], in[1]);
+    if (!strcmp(op, "mul")) return gad_mul(in[0], in[1]);
+    if (!strcmp(op, "div")) return gad_div(in[0], in[1]);
+    if (!strcmp(op, "maximum")) return gad_maximum(in[0], in[1]);
+    if (!strcmp(op, "minimum")) return gad_minimum(in[0], in[1]);
+    if (!strcmp(op, "mul_scalar")) return gad_mul_scalar(in[0], c->dp[0]);
+    if (!strcmp(op, "add_scalar")) return gad_add_scalar(in[0], c->dp[0]);
+    if (!strcmp(op, "pow_scalar")) return gad_pow_scalar(in[0], c->dp[0]);
+    if (!strcmp(op, "leaky_relu")) return gad_leaky_relu(in[0], c->dp[0]);
+    if (!strcmp(op, "clamp")) return gad_clamp(in[0], c->dp[0], c->dp[1]);
+    if (!strcmp(op, "sum")) return gad_sum(in[0], axes, (int)ip[1], (int)ip[0]);
+    if (!strcmp(op, "mean")) return gad_mean(in[0], axes, (int)ip[1], (int)ip[0]);
+    if (!strcmp(op, "variance")) return gad_variance(in[0], axes, (int)ip[1], (int)ip[0]);
+    if (!strcmp(op, "stddev")) return gad_stddev(in[0], axes, (int)ip[1], (int)ip[0]);
+    if (!strcmp(op, "amax")) return gad_amax(in[0], (int)ip[0], (int)ip[1]);
+    if (!strcmp(op, "logsumexp")) return gad_logsumexp(in[0], (int)ip[0], (int)ip[1]);
+    if (!strcmp(op, "softmax")) return gad_softmax(in[0], (int)ip[0]);
+    if (!strcmp(op, "log_softmax")) return gad_log_softmax(in[0], (int)ip[0]);
+    if (!strcmp(op, "matmul")) return gad_matmul(in[0], in[1]);
+    if (!strcmp(op, "gather")) return gad_gather(in[0], (int)ip[0], in[1]);
+    if (!strcmp(op, "scatter_add")) return gad_scatter_add(in[0], (int)ip[0], in[1], in[2]);
+    if (!strcmp(op, "take")) return gad_take(in[0], (int)ip[0], in[1]);
+    if (!strcmp(op, "cat")) return gad_cat(in, c->nin, (int)ip[0]);
+    if (!strcmp(op, "stack")) return gad_stack(in, c->nin, (int)ip[0]);
+    if (!strcmp(op, "reshape")) return gad_reshape(in[0], ip, c->ni);
+    if (!strcmp(op, "permute")) {
+        int p[GAD_MAX_RANK];
+        for (int i = 0; i < c->ni; i++) p[i] = (int)ip[i];
+        return gad_permute(in[0], p, c->ni);
+    }
+    if (!strcmp(op, "transpose")) return gad_transpose(in[0]);
+    if (!strcmp(op, "slice")) {
+        gad_range r[2] = {GAD_RANGE_STEP(ip[0], ip[1], ip[2]), GAD_RANGE_STEP(ip[3], ip[4], ip[5])};
+        return gad_slice(in[0], r, 2);
+    }
+    if (!strcmp(op, "select")) return gad_select(in[0], (int)ip[0], ip[1]);
+    if (!strcmp(op, "unsqueeze")) return gad_unsqueeze(in[0], (int)ip[0]);
+    if (!strcmp(op, "squeeze")) return gad_squeeze(in[0], (int)ip[0]);
+    if (!strcmp(op, "broadcast_to")) return gad_broadcast_to(in[0], ip, c->ni);
+    if (!strcmp(op, "cast"))
+        return gad_cast(in[0], gad_dtype(in[0]) == GAD_F64 ? GAD_F32 : GAD_F64);
+    return NULL;
+}
+
+/* Every value within tol of the reference, relative to max(1, |ref|). */
+static int compare(const char *what, const ref_case *c, gad_tensor *t, const double *ref,
+                   int64_t n, double tol) {
+    double *got = malloc((size_t)(n ? n : 1) * sizeof *got);
+    int ok = gad_numel(t) == n && gad_read_f64(t, got, (size_t)n) == GAD_OK;
+    for (int64_t i = 0; ok && i < n; i++) {
+        double scale = fabs(ref[i]) > 1 ? fabs(ref[i]) : 1;
+        if (!(fabs(got[i] - ref[i]) <= tol * scale) &&
+            !(isnan(got[i]) && isnan(ref[i]))) {
+            fprintf(stderr, "  %s %s: %s[%lld] = %.17g, torch %.17g\n", c->name, c->dtype,
+                    what, (long long)i, got[i], ref[i]);
+            ok = 0;
+        }
+    }
+    free(got);
+    return ok;
+}
+
+TEST(matches_pytorch) {
+    const char *path = GAD_SOURCE_DIR "/tests/reference/torch_reference.txt";
+    FILE *f = fopen(path, "r");
+    CHECK_MSG(f != NULL, "cannot open %s", path);
+    if (!f) return;
+    int ncases = 0, ngrads = 0;
+    for (;;) {
+        ref_case c;
+        gad_scope_begin();
+        int rc = read_case(f, &c);
+        CHECK_MSG(rc >= 0, "malformed reference file near case %d (%s)", ncases, c.name);
+        if (rc <= 0) {
+            free_case(&c);
+            gad_scope_end();
+            break;
+        }
+        ncases++;
+        double tol = !strcmp(c.dtype, "f64") ? 1e-10 : 1e-5;
+        gad_tensor *leaves[MAXIN];
+        int nl = 0, which[MAXIN];
+        for (int i = 0; i < c.nin; i++)
+            if (c.leaf[i]) {
+                which[nl] = i;
+                leaves[nl++] = gad_requires_grad(c.in[i]);
+            }
+        gad_tensor *y = apply(&c);
+        CHECK_MSG(y != NULL, "%s %s: %s", c.name, c.dtype,
+                  gad_last_error() ? gad_last_error()->text : "unknown op");
+        if (y) {
+            CHECK_MSG(gad_rank(y) == c.out_rank &&
+                          !memcmp(gad_shape(y), c.out_shape, (size_t)c.out_rank * 8),
+                      "%s: output shape", c.name);
+            CHECK_MSG(compare("y", &c, y, c.out, c.out_n, tol), "%s %s forward", c.name,
+                      c.dtype);
+            gad_tensor *w = gad_cast(gad_from_f64(c.w, c.out_shape, c.out_rank), gad_dtype(y));
+            gad_tensor *g[MAXIN];
+            CHECK(gad_grad(gad_sum_all(gad_mul(y, w)), leaves, nl, g) == GAD_OK);
+            for (int k = 0; k < nl; k++) {
+                int i = which[k];
+                CHECK_MSG(g[k] && compare("grad", &c, g[k], c.grad[i], gad_numel(c.in[i]), tol),
+                          "%s %s gradient of input %d", c.name, c.dtype, i);
+                ngrads++;
+            }
+        }
+        gad_clear_error();
+        free_case(&c);
+        gad_scope_end();
+    }
+    fclose(f);
+    printf("  %d cases, %d gradients compared\n", ncases, ngrads);
+    CHECK(ncases >= 100);
+}
+
+int main(void) {
+    RUN(matches_pytorch);
+    return test_summary();
+}
