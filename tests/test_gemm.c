@@ -14,9 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Test hook in gemm.c: force a kernel set (0 = best, 1 = portable, 2 = AVX2,
- * 3 = AVX-512). Returns -1 when the CPU or the build cannot run it. */
+/* Test hooks in gemm.c (not in gemm.h): force a kernel set (0 = best,
+ * 1 = portable, 2 = AVX2, 3 = AVX-512; -1 when the CPU or the build cannot
+ * run it), and send every product of gad__sgemm/gad__dgemm to CBLAS. */
 int gad__gemm_test_isa(int isa);
+void gad__gemm_test_blas_always(int on);
 
 /* ------------------------------------------------------------ helpers */
 
@@ -414,15 +416,25 @@ TEST(gemm_alloc_failure) {
     free(dC);
 }
 
-/* The BLAS path (when built with one) and the built-in kernel agree on a
- * product big enough for BLAS. */
-TEST(gemm_blas_toggle) {
-    for (int on = 0; on < 2; on++) {
-        int old = gad_set_blas(on);
-        check_shape(0, 0, 300, 280, 260, 0, 1);
-        check_shape(1, 1, 260, 300, 280, 3, 3);
-        gad_set_blas(old);
+/* The CBLAS call (when built with one): every product forced through it,
+ * all transposes, padded leading dimensions, beta = 0 over NaN; then off
+ * again (everything on the built-in kernel). */
+TEST(gemm_blas_path) {
+    static const int64_t shapes[][3] = {
+        {1, 1, 1}, {3, 17, 63}, {65, 100, 17}, {130, 70, 90}, {64, 64, 0},
+    };
+    int n = (int)(sizeof shapes / sizeof shapes[0]);
+    int old = gad_set_blas(1);
+    for (int forced = 1; forced >= 0; forced--) {
+        gad__gemm_test_blas_always(forced);
+        for (int s = 0; s < n; s++)
+            for (int t = 0; t < 4; t++)
+                check_shape(t & 1, t >> 1, shapes[s][0], shapes[s][1],
+                            shapes[s][2], (s + t) % 2 ? 5 : 0, s + t);
     }
+    gad_set_blas(0);
+    check_shape(1, 0, 300, 280, 260, 0, 0);
+    gad_set_blas(old);
 }
 
 int main(void) {
@@ -433,6 +445,6 @@ int main(void) {
     RUN(gemm_every_isa);
     RUN(gemm_threads_bit_identical);
     RUN(gemm_alloc_failure);
-    RUN(gemm_blas_toggle);
+    RUN(gemm_blas_path);
     return test_summary();
 }

@@ -23,19 +23,33 @@
  * Transposed operands are handled by the packing routines only; no
  * transposed copy is ever made. Partial micro-panels are padded with zeros so
  * that the micro-kernel always computes a full tile; edge tiles go through a
- * small buffer.
+ * small buffer. The block depth KC is evened out over K and depends on K
+ * alone.
+ *
+ * Two more paths (AVX-512 only) skip packing where it does not pay:
+ *   - small problems ("sup", after BLIS's small/unpacked kernels): M x N tiles
+ *     read straight from A and B (masked loads at the right edge), for
+ *     products whose op(B) stays in L2 and for very thin M or N;
+ *   - dot products, for one to four rows or columns whose operands are
+ *     contiguous along K (matrix-vector products, x B^T).
  *
  * Micro-kernels are compiled for several instruction sets with target
- * attributes (AVX-512F, AVX2+FMA and a portable vector-extension variant);
- * one is chosen once at run time with __builtin_cpu_supports, so the library
- * is fast without -march=native. Compilers other than GCC/clang get a plain C
- * kernel.
+ * attributes (AVX-512F, AVX2+FMA, and a portable variant written with GCC/
+ * clang vector extensions); one set is chosen once at run time with
+ * __builtin_cpu_supports, so the library is fast without -march=native.
+ * Compilers other than GCC/clang get a plain C kernel. The x86 kernels use
+ * the FMA intrinsics (whose __m512/__m256 types are vector-extension types):
+ * in ISO C mode (-std=c11) GCC does not contract a*b + c into an FMA, so
+ * plain vector arithmetic would run at half speed.
  *
- * Threads split the M x N tiles of C (never K), each on its own region with
- * its own packing buffers, so every element of C sees the same summation
- * order whatever the thread count: results are bit-identical for any number
- * of threads. The packing buffers of all threads are carved out of one
- * per-calling-thread (_Thread_local) scratch block that is kept for reuse.
+ * Threads (OpenMP, up to gad__nthreads()) split C by rows and columns, never
+ * K; each element of C is computed with the same operations in the same
+ * order whatever the thread count, so results are bit-identical for any
+ * number of threads. For large products each thread owns a block of whole
+ * tiles of C and packs what it needs. One thread inside an OpenMP parallel
+ * region and for small products. The packing buffers of all threads of a call are
+ * carved out of the calling thread's scratch block (_Thread_local, from
+ * gad__alloc), which is kept for reuse until gad__gemm_release_scratch.
  *
  * This file includes itself once per element type (float, double) to stamp
  * out the typed packing routines and drivers: see GEMM_TEMPLATE below. */
@@ -47,7 +61,6 @@
 #include <limits.h>
 #include <stddef.h>
 #include <string.h>
-#include <stdlib.h>
 
 #ifdef GAD_HAVE_OPENMP
 #include <omp.h>
@@ -169,16 +182,7 @@ typedef struct gemm_ddesc {
 /* The body: ROWS is GEMM_ROWS6 or GEMM_ROWS12, MR its count. */
 #define GK_BODY(ROWS, MR)                                                      \
     ROWS(GK_DECL)                                                              \
-    int64_t k = 0;                                                             \
-    for (; k + 4 <= kc; k += 4) {                                              \
-        for (int u_ = 0; u_ < 4; u_++) {                                       \
-            GK_VT b0 = GK_LOAD(b), b1 = GK_LOAD(b + GK_LANES);                 \
-            ROWS(GK_STEP)                                                      \
-            a += (MR);                                                         \
-            b += 2 * GK_LANES;                                                 \
-        }                                                                      \
-    }                                                                          \
-    for (; k < kc; k++) {                                                      \
+    for (int64_t k = 0; k < kc; k++) {                                         \
         GK_VT b0 = GK_LOAD(b), b1 = GK_LOAD(b + GK_LANES);                     \
         ROWS(GK_STEP)                                                          \
         a += (MR);                                                             \
@@ -732,7 +736,7 @@ static inline size_t gemm_round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 /* Below this many multiply-adds per thread, another thread costs more than
  * it saves (a warm OpenMP fork/join is about a microsecond). */
-#define GEMM_MIN_WORK_PER_THREAD (40.0 * 40.0 * 40.0)
+#define GEMM_MIN_WORK_PER_THREAD (48.0 * 48.0 * 48.0)
 
 /* How many threads an M x N x K product is worth. */
 static int gemm_threads(int64_t M, int64_t N, int64_t K) {
@@ -750,32 +754,27 @@ static int gemm_threads(int64_t M, int64_t N, int64_t K) {
 }
 
 /* Relative cost of packing one element, in multiply-adds. */
-#define GEMM_PACK_COST 16.0
+#define GEMM_PACK_COST 4.0
 
-/* The parallel plan of the packed path for nt > 1 threads:
- *   shared (*tm_out = 0): threads split the column tiles of C, pack the A
- *     panel together and each pack their own B blocks;
- *   grid (tm x tn): threads own tm x tn regions of C and pack everything
- *     they need themselves (for C with too few column tiles to split).
- * Picks the lower estimate of the slowest thread's work. */
+/* The parallel plan of the packed path for nt > 1 threads: a tm x tn grid
+ * of regions of C, one per thread, each packing what it needs. Picks the
+ * lowest estimate of the slowest thread's work: its multiply-adds plus its
+ * packing (rows of A and columns of B it packs, at an assumed cost of a few
+ * multiply-adds per element). Regions are whole tiles, so the edge tiles of
+ * C are the same whatever the grid. (Sharing packed A panels between threads
+ * saves some packing but costs two barriers per panel; measured, it was not
+ * faster with two threads, and a preempted thread stalls everyone.) */
 static void gemm_plan(int nt, int64_t M, int64_t N, int64_t K, int mr, int nr,
                       int *tm_out, int *tn_out) {
     int64_t mt = gemm_cdiv(M, mr), ntl = gemm_cdiv(N, nr);
-    double k = (double)K;
     double best = -1;
-    *tm_out = 0;
-    *tn_out = nt;
-    if (ntl >= nt) {
-        double cols = (double)gemm_cdiv(ntl, nt) * nr, rows = (double)mt * mr;
-        best = rows * cols * k + GEMM_PACK_COST * (rows / nt + cols) * k;
-    }
     for (int tm = 1; tm <= nt; tm++) {
         if (nt % tm) continue;
         int tn = nt / tm;
         if (tm > mt || tn > ntl) continue;
         double rows = (double)gemm_cdiv(mt, tm) * mr;
         double cols = (double)gemm_cdiv(ntl, tn) * nr;
-        double cost = rows * cols * k + GEMM_PACK_COST * (rows + cols) * k;
+        double cost = (rows * cols + GEMM_PACK_COST * (rows + cols)) * (double)K;
         if (best < 0 || cost < best) {
             best = cost;
             *tm_out = tm;
@@ -851,10 +850,53 @@ int gad__dgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
                       beta, C, ldc);
 }
 
+/* For tests only (not in gemm.h): when on, gad__sgemm/gad__dgemm send every
+ * non-empty product to CBLAS (if built with it and enabled), whatever its
+ * size, so that the CBLAS call itself can be checked on small shapes. */
+static atomic_int gemm_blas_always;
+void gad__gemm_test_blas_always(int on);
+void gad__gemm_test_blas_always(int on) {
+    atomic_store_explicit(&gemm_blas_always, on != 0, memory_order_relaxed);
+}
+
 #ifdef GAD_HAVE_CBLAS
-/* True when BLAS should take an M x N x K product: it is enabled, the sizes
+#if defined(__GNUC__) || defined(__clang__)
+/* OpenBLAS extensions, looked up weakly: absent from other CBLAS. */
+extern void openblas_set_num_threads(int) __attribute__((weak));
+extern char *openblas_get_corename(void) __attribute__((weak));
+#endif
+
+/* 1 when the CBLAS is an OpenBLAS running one of its pre-AVX generic cores
+ * while our kernels have AVX2 or AVX-512. OpenBLAS falls back to "Prescott"
+ * on CPUs newer than its release (0.3.21 on Emerald Rapids, for one), where
+ * it is several times slower than the built-in kernel. */
+static int gemm_blas_weak(void) {
+    static atomic_int cached; /* 0 unknown, 1 weak, 2 fine */
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (GAD_LIKELY(v)) return v == 1;
+    v = 2;
+#if defined(__GNUC__) || defined(__clang__)
+    static const char *const generic[] = {
+        "Prescott", "Core2",   "Penryn",       "Dunnington", "Nehalem",
+        "Atom",     "Katmai",  "Coppermine",   "Northwood",  "Banias",
+        "Opteron",  "Athlon",  "Opteron_SSE3", "Barcelona",  "Bobcat"};
+    const char *core = openblas_get_corename ? openblas_get_corename() : NULL;
+    if (core && gemm_pick_isa() >= 2)
+        for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++)
+            if (strcmp(core, generic[i]) == 0) v = 1;
+#endif
+    atomic_store_explicit(&cached, v, memory_order_relaxed);
+    return v == 1;
+}
+
+/* True when CBLAS should take an M x N x K product: it is enabled, the sizes
  * fit its int arguments, we are not inside an OpenMP region (BLAS would start
- * its own threads), and the product is big enough that BLAS wins. */
+ * its own threads there), and the product is big enough that BLAS wins.
+ * Measured on a 2-core AVX-512 Xeon with OpenBLAS 0.3.21 (its SkylakeX and
+ * Haswell kernels, 2 threads, f32): against the AVX-512 built-in kernel BLAS
+ * is at best even (0.9-1.1x from 512^3 up, slower below: the built-in small
+ * paths need no packing); against the AVX2 kernel it is ~10% faster from
+ * 512^3 up and slower at 256^3 and below. */
 static int gemm_use_blas(int64_t M, int64_t N, int64_t K, int64_t lda,
                          int64_t ldb, int64_t ldc) {
     if (!gad__blas_on()) return 0;
@@ -864,8 +906,13 @@ static int gemm_use_blas(int64_t M, int64_t N, int64_t K, int64_t lda,
 #ifdef GAD_HAVE_OPENMP
     if (omp_in_parallel()) return 0;
 #endif
-    if (M < 64 || N < 64 || K < 16) return 0;
-    return (double)M * (double)N * (double)K >= 128.0 * 128.0 * 128.0;
+    if (atomic_load_explicit(&gemm_blas_always, memory_order_relaxed)) return 1;
+    if (M < 128 || N < 128 || K < 64) return 0;
+    double work = (double)M * (double)N * (double)K;
+    double need = gemm_pick_isa() >= 3 ? 1024.0 * 1024.0 * 1024.0
+                                       : 384.0 * 384.0 * 384.0;
+    if (work < need) return 0;
+    return !gemm_blas_weak();
 }
 #endif
 
@@ -898,12 +945,6 @@ int gad__dgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
     return gad__dgemm_builtin(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C,
                               ldc);
 }
-
-#ifdef GAD_HAVE_CBLAS
-#if defined(__GNUC__) || defined(__clang__)
-extern void openblas_set_num_threads(int) __attribute__((weak));
-#endif
-#endif
 
 void gad__gemm_set_blas_threads(int n) {
 #if defined(GAD_HAVE_CBLAS) && (defined(__GNUC__) || defined(__clang__))
@@ -1095,39 +1136,6 @@ static void GT_FN(region)(const GT_DESC *kd, const GT_FN(args) *g, int64_t i0,
     }
 }
 
-#ifdef GAD_HAVE_OPENMP
-/* The shared plan, run by each thread of a team: the team packs each A panel
- * together (micro-panels split between threads), then every thread runs
- * loop 3 over its own columns with its own B block. */
-static void GT_FN(shared)(const GT_DESC *kd, const GT_FN(args) *g, int64_t mcb,
-                          int64_t ncb, GT *pa, GT *pb0, size_t bstride) {
-    const int mr = kd->mr, nr = kd->nr;
-    int nth = omp_get_num_threads(), me = omp_get_thread_num();
-    int64_t ntl = gemm_cdiv(g->N, nr);
-    int64_t j0 = gemm_min(g->N, ntl * me / nth * nr);
-    int64_t j1 = gemm_min(g->N, ntl * (me + 1) / nth * nr);
-    GT *pb = (GT *)((char *)pb0 + bstride * (size_t)me);
-    for (int64_t ic = 0; ic < g->M; ic += mcb) {
-        int64_t mc = gemm_min(mcb, g->M - ic);
-        int64_t np = gemm_cdiv(mc, mr);
-        int64_t p0 = np * me / nth, p1 = np * (me + 1) / nth;
-        for (int64_t pc = 0; pc < g->K; pc += g->kc) {
-            int64_t kc = gemm_min(g->kc, g->K - pc);
-            if (p0 < p1) {
-                int64_t r0 = ic + p0 * mr;
-                const GT *a =
-                    g->ta ? g->A + pc * g->lda + r0 : g->A + r0 * g->lda + pc;
-                GT_FN(pack_a)(mr, gemm_min(mc, p1 * mr) - p0 * mr, kc, a,
-                              g->lda, g->ta, pa + p0 * mr * kc);
-            }
-#pragma omp barrier
-            if (j0 < j1) GT_FN(loop3)(kd, g, ic, mc, pc, kc, j0, j1, ncb, pa, pb);
-#pragma omp barrier
-        }
-    }
-}
-#endif
-
 /* The small-problem path, part t of nt (rows or columns of C). */
 static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
                             const GT *bsrc, int64_t rsb, int64_t pstride,
@@ -1270,23 +1278,23 @@ static int GT_FN(run)(const GT_DESC *kd, int ta, int tb, int64_t M, int64_t N,
         GT_FN(dot_run)(kd, &g);
         return 0;
     }
-    {
-        static int lim = -1; if (lim < 0) { const char *e = getenv("SUPMAX"); lim = e ? atoi(e) : 0; }
-        if (kd->sup && (lim ? (M <= lim && N <= lim) : gemm_use_sup(M, N, K, ldb, tb, sizeof(GT))))
-            return GT_FN(sup_run)(kd, &g);
-    }
+    if (kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT)))
+        return GT_FN(sup_run)(kd, &g);
     const int mr = kd->mr, nr = kd->nr;
     int64_t mt = gemm_cdiv(M, mr), ntl = gemm_cdiv(N, nr);
     int nt = gemm_threads(M, N, K);
     int tm = 1, tn = 1;
     if (nt > 1) gemm_plan(nt, M, N, K, mr, nr, &tm, &tn);
-    /* Scratch: A panels and B blocks (one per thread, or a shared A panel). */
-    int64_t rows = gemm_min(kd->mcb, gemm_cdiv(mt, tm ? tm : 1) * mr);
+    if (tm > mt) tm = (int)mt;
+    if (tn > ntl) tn = (int)ntl;
+    nt = tm * tn;
+    /* Scratch: an A panel and a B block per thread. */
+    int64_t rows = gemm_min(kd->mcb, gemm_cdiv(mt, tm) * mr);
     int64_t cols = gemm_min(kd->ncb, gemm_cdiv(ntl, tn) * nr);
     size_t asz = gemm_round64((size_t)(rows * g.kc) * sizeof(GT));
     size_t bsz = gemm_round64((size_t)(cols * g.kc) * sizeof(GT));
-    size_t per = tm ? asz + bsz : bsz;
-    char *buf = gemm_scratch_get(per * (size_t)nt + (tm ? 0 : asz));
+    size_t per = asz + bsz;
+    char *buf = gemm_scratch_get(per * (size_t)nt);
     if (!buf) return -1;
     if (nt == 1) {
         GT_FN(region)(kd, &g, 0, M, 0, N, rows, cols, (GT *)buf,
@@ -1294,11 +1302,6 @@ static int GT_FN(run)(const GT_DESC *kd, int ta, int tb, int64_t M, int64_t N,
         return 0;
     }
 #ifdef GAD_HAVE_OPENMP
-    if (tm == 0) {
-#pragma omp parallel num_threads(nt)
-        GT_FN(shared)(kd, &g, rows, cols, (GT *)buf, (GT *)(buf + asz), bsz);
-        return 0;
-    }
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int r = 0; r < nt; r++) {
         int rm = r / tn, rn = r % tn;
