@@ -1,41 +1,32 @@
 /* index.c: gather, scatter_add, take, cat and stack (SPEC §3.2, D5, D8). */
 #include "ops_int.h"
+#include "iter.h"
 
 #include <stdio.h>
 
 /* Every value of index must lie in [-d, d) (negatives wrap once). On the
- * first that does not, an index error names it and the bound. */
+ * first that does not, an index error names it and the bound. The index is
+ * read in place with its strides (a broadcast index costs no copy). */
 static int check_index_values(const char *op, const gad_tensor *index, int64_t d) {
     if (index->numel == 0) return 0;
-    gad_tensor *c = (gad_tensor *)index;
-    const int64_t *p;
-    int64_t *tmp = NULL;
-    if (index->contig) {
-        p = gad__ptr(c);
-    } else {
-        tmp = gad__alloc((size_t)index->numel * sizeof *tmp);
-        if (!tmp) {
-            gad__err(GAD_ERR_MEMORY, op, "cannot allocate %lld indices",
-                     (long long)index->numel);
-            return -1;
+    gad_iter it;
+    const int64_t *st[1] = {index->strides};
+    gad__iter_init(&it, index->shape, index->rank, 1, st);
+    const int64_t *base = gad__ptr(index);
+    int64_t idx[GAD_MAX_RANK], off[1], sx = it.strides[0][it.nd - 1];
+    gad__iter_seek(&it, 0, idx, off);
+    for (int64_t o = 0; o < it.outer; o++) {
+        for (int64_t j = 0; j < it.inner; j++) {
+            int64_t v = base[off[0] + j * sx];
+            if (v < -d || v >= d) {
+                gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for size %lld",
+                         (long long)v, (long long)d);
+                return -1;
+            }
         }
-        gad__pack(index, tmp);
-        p = tmp;
+        gad__iter_next(&it, idx, off);
     }
-    int64_t bad = -1;
-    for (int64_t i = 0; i < index->numel; i++)
-        if (p[i] < -d || p[i] >= d) {
-            bad = i;
-            break;
-        }
-    int rc = 0;
-    if (bad >= 0) {
-        gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for size %lld",
-                 (long long)p[bad], (long long)d);
-        rc = -1;
-    }
-    gad__free(tmp, (size_t)index->numel * sizeof *tmp);
-    return rc;
+    return 0;
 }
 
 static int same_rank(const char *op, const gad_tensor *x, const gad_tensor *index) {
