@@ -78,6 +78,14 @@ gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info, int op,
                        gad_tensor *const *in, int n, gad_tensor *const *save,
                        int nsave);
 
+/* A VJP by pulling gy back through y, the op's output rebuilt from tracked
+ * ops on its saved inputs (gad__saved, whose nodes are the op's parents):
+ * fused ops use it under GAD_CREATE_GRAPH, so that their gradients are
+ * differentiable. The walk stops at the op's parents; gin[i] gets what
+ * reached parent i. Returns 0 or -1 (error recorded). */
+int gad__vjp_composed(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin,
+                      gad_tensor *y);
+
 /* The i-th saved tensor, as a new tensor owned by the current scope; a saved
  * output comes back attached to its node, so that a VJP using it is
  * differentiable again. */

@@ -131,7 +131,9 @@ static int walk_push(walk *w, gad_node *n) {
 /* Every node reachable from root, each once, in post-order, by an explicit
  * stack (a million-node chain must not recurse). The stack holds (node,
  * next parent) pairs. */
-static int topo_order(gad_node *root, walk *out, const char *op) {
+/* Nodes whose visit equals `stop` are boundaries: not entered, not listed
+ * (0: none). */
+static int topo_order(gad_node *root, walk *out, const char *op, uint64_t stop) {
     uint64_t epoch = atomic_fetch_add(&g_epoch, 1) + 1;
     typedef struct frame {
         gad_node *n;
@@ -159,7 +161,7 @@ static int topo_order(gad_node *root, walk *out, const char *op) {
         frame *f = &stack[sp - 1];
         if (f->next < f->n->nparents) {
             gad_node *p = f->n->parents[f->next++];
-            if (p && p->visit != epoch) {
+            if (p && p->visit != epoch && (!stop || p->visit != stop)) {
                 p->visit = epoch;
                 PUSH(p);
             }
@@ -220,7 +222,16 @@ static int check_anomaly(gad_node *n, int i, gad_tensor *g) {
 
 /* The reverse pass over w (post-order) from its last node with seed: each
  * node's incoming gradients are summed, then its VJP runs once. */
-static int reverse_pass(walk *w, gad_tensor *seed, const char *op) {
+/* Boundary nodes of a pass that stops early (gad__vjp_composed): the
+ * gradients reaching them are summed here, not in their pending slot. */
+typedef struct boundary {
+    uint64_t stop;     /* their visit mark */
+    int n;
+    gad_node **nodes;
+    gad_tensor **acc;
+} boundary;
+
+static int reverse_pass(walk *w, gad_tensor *seed, const char *op, boundary *bd) {
     gad_node *root = w->order[w->len - 1];
     root->pending = gad_retain(seed);
     int rc = 0;
@@ -262,8 +273,13 @@ static int reverse_pass(walk *w, gad_tensor *seed, const char *op) {
         rc = n->info->vjp(n, gy, need, gin);
         for (int i = 0; rc == 0 && i < n->nparents; i++) {
             if (!need[i] || !gin[i]) continue;
+            gad_node *p = n->parents[i];
+            gad_tensor **slot = &p->pending;
+            if (bd && bd->stop && p->visit == bd->stop)
+                for (int b = 0; b < bd->n; b++)
+                    if (bd->nodes[b] == p) slot = &bd->acc[b];
             if (check_anomaly(n, i, gin[i])) rc = -1;
-            else rc = accumulate_into(&n->parents[i]->pending, gin[i]);
+            else rc = accumulate_into(slot, gin[i]);
         }
         gad_scope_end();
         if (gin != gin_small) gad__free(gin, extra);
@@ -319,7 +335,7 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
     gad_scope_begin();
     walk w = {0};
     int rc = 0;
-    if (out->node && topo_order(out->node, &w, op)) rc = -1;
+    if (out->node && topo_order(out->node, &w, op, 0)) rc = -1;
     if (rc == 0 && functional) {
         /* grad is fresh: clear every reachable leaf and every input first */
         for (int64_t k = 0; k < w.len; k++)
@@ -331,7 +347,7 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
     }
     if (rc == 0 && w.len > 0) {
         gad_tensor *s = seed ? seed : gad_full_like(out, 1.0);
-        rc = s ? reverse_pass(&w, s, op) : -1;
+        rc = s ? reverse_pass(&w, s, op, NULL) : -1;
     }
     /* Results go to the caller's scope: made here, then kept. */
     for (int i = 0; rc == 0 && grads && i < n; i++) {
@@ -378,6 +394,41 @@ gad_status gad_grad_ex(gad_tensor *out, gad_tensor *seed,
 
 gad_status gad_backward(gad_tensor *out) {
     return run("backward", out, NULL, NULL, 0, NULL, 0, false);
+}
+
+/* --------------------------------------------- VJPs through a composition */
+
+int gad__vjp_composed(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin,
+                      gad_tensor *y) {
+    if (!y) return -1;
+    if (!y->node) return 0; /* nothing on the tape: zero gradients */
+    int np = n->nparents, rc = 0;
+    gad_tensor *acc_small[8], **acc = np <= 8 ? acc_small : gad__alloc((size_t)np * sizeof *acc);
+    if (!acc) {
+        gad__err(GAD_ERR_MEMORY, n->info->name, "cannot allocate");
+        return -1;
+    }
+    for (int i = 0; i < np; i++) acc[i] = NULL;
+    /* the op's parents bound the walk: the composition reaches the rest
+     * of the graph only through them */
+    boundary bd = {atomic_fetch_add(&g_epoch, 1) + 1, np, n->parents, acc};
+    for (int i = 0; i < np; i++)
+        if (n->parents[i]) n->parents[i]->visit = bd.stop;
+    walk w = {0};
+    if (y->node->visit == bd.stop) { /* y is one of the inputs itself */
+        for (int i = 0; i < np; i++)
+            if (n->parents[i] == y->node) acc[i] = gad_retain(gy);
+    } else {
+        rc = topo_order(y->node, &w, n->info->name, bd.stop);
+        if (rc == 0 && w.len > 0) rc = reverse_pass(&w, gy, n->info->name, &bd);
+    }
+    walk_free(&w);
+    for (int i = 0; i < np; i++) {
+        if (rc == 0 && need[i] && acc[i]) gin[i] = gad__own(gad_retain(acc[i]));
+        gad_release(acc[i]);
+    }
+    if (acc != acc_small) gad__free(acc, (size_t)np * sizeof *acc);
+    return rc;
 }
 
 /* ------------------------------------------------------------ higher order */
@@ -479,7 +530,7 @@ gad_status gad_graph_dot(gad_tensor *out, FILE *f) {
         return GAD_ERR_IO;
     }
     walk w = {0};
-    if (out->node && topo_order(out->node, &w, "graph_dot")) return GAD_ERR_MEMORY;
+    if (out->node && topo_order(out->node, &w, "graph_dot", 0)) return GAD_ERR_MEMORY;
     fprintf(f, "digraph gad {\n  rankdir=BT;\n");
     /* Number the nodes by their position in the walk (stored in visit,
      * which is rewritten by the next pass anyway). */
