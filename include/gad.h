@@ -122,6 +122,16 @@ const gad_error *gad_last_error(void);
 /* Forget the pending error of this thread. */
 void gad_clear_error(void);
 
+/* Record an error as gad's own ops do (for code built on gad, such as its
+ * nn layer): unless an error is already pending on this thread, set kind,
+ * op and the printf-style message. Always returns NULL, so that a function
+ * returning a tensor can `return gad_error_set(...)`. */
+void *gad_error_set(gad_status kind, const char *op, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* ======================================================================== */
 /* Memory: reference counts, scopes, allocator                               */
 /* ======================================================================== */
@@ -705,6 +715,254 @@ gad_status gad_gradgradcheck(gad_fn f, void *ctx, gad_tensor *const *inputs,
  * names (NULL out of range), for tools and tests. */
 int gad_op_count(void);
 const char *gad_op_name(int op);
+
+/* ======================================================================== */
+/* Neural-network layers and losses (src/nn)                                 */
+/* ======================================================================== */
+/* Written with the ops above, so every one is on the tape. */
+
+/* How a loss reduces its per-element values. */
+typedef enum gad_reduction {
+    GAD_REDUCE_MEAN = 0, /* divide the sum by the number of elements */
+    GAD_REDUCE_SUM = 1,
+    GAD_REDUCE_NONE = 2  /* keep one value per element (or per row) */
+} gad_reduction;
+
+/* x @ w (+ b): w is [in, out] (not PyTorch's [out, in]), x is [..., in]
+ * (rank >= 1; a 1-D x gives [out]), b (NULL for none) is [out]. A shape
+ * error names x's and w's shapes when x's last dim is not w's first or w is
+ * not rank 2. */
+gad_tensor *gad_linear(gad_tensor *x, gad_tensor *w, gad_tensor *b);
+
+/* (pred - target)^2, reduced. target is held constant (detached); the two
+ * must have the same shape (a shape error otherwise, unlike g, which
+ * broadcast them silently). */
+gad_tensor *gad_mse_loss(gad_tensor *pred, gad_tensor *target, gad_reduction red);
+
+/* -log_probs[i, targets[i]]: log_probs [B,C] float, targets [B] i64 (a
+ * dtype error otherwise); a class outside [0, C) is an index error naming
+ * it. MEAN divides by B; NONE gives [B]. */
+gad_tensor *gad_nll_loss(gad_tensor *log_probs, gad_tensor *targets,
+                         gad_reduction red);
+
+/* nll_loss(log_softmax(logits, -1), targets): logits [B,C]; C = 0 (no
+ * classes) is a shape error. */
+gad_tensor *gad_cross_entropy(gad_tensor *logits, gad_tensor *targets,
+                              gad_reduction red);
+
+/* (x - mean) / sqrt(var + eps) over the last axis (population variance),
+ * then * gain + bias when given ([D] each; NULL for none). The gradient
+ * includes the variance path (SPEC D3). Rank 0 is a shape error; eps must be
+ * finite and >= 0 (a domain error otherwise). */
+gad_tensor *gad_layer_norm(gad_tensor *x, gad_tensor *gain, gad_tensor *bias,
+                           double eps);
+
+/* Rows of weight [V, D] picked by indices (i64, any shape): the result is
+ * indices.shape + [D]. An index outside [0, V) is an index error (negative
+ * ones too). The gradient scatters into weight's rows. */
+gad_tensor *gad_embedding(gad_tensor *weight, gad_tensor *indices);
+
+/* indices (i64, any shape) as f32 one-hot vectors: indices.shape + [depth].
+ * An index outside [0, depth) is an index error; a negative depth a domain
+ * error. Off the tape. */
+gad_tensor *gad_one_hot(gad_tensor *indices, int64_t depth);
+
+/* log pi(actions[i] | logits[i]) for a categorical policy: logits [B,C],
+ * actions [B] i64; the result [B] is on the tape (SPEC D4). */
+gad_tensor *gad_categorical_log_prob(gad_tensor *logits, gad_tensor *actions);
+
+/* -sum softmax * log_softmax over the last axis: logits.shape[:-1]. C = 0
+ * (no classes) is a shape error. */
+gad_tensor *gad_categorical_entropy(gad_tensor *logits);
+
+/* (x - mean) / (std + 1e-8) over all elements, population std. */
+gad_tensor *gad_whiten(gad_tensor *x);
+
+/* Inverted dropout: with training on, each element is zeroed with
+ * probability p (drawn from rng) and the rest scaled by 1 / (1 - p); with
+ * training off (evaluation) it returns x itself. p outside [0, 1) is a
+ * domain error; rng may be NULL when training is 0 or p is 0. */
+gad_tensor *gad_dropout(gad_tensor *x, double p, gad_rng *rng, int training);
+
+/* Initializers: new f32 tensors of weights for a layer [fan_in, fan_out]
+ * drawn from rng (not leaves: call gad_requires_grad). Xavier (Glorot &
+ * Bengio 2010) uses a = gain * sqrt(6 / (fan_in + fan_out)) for uniform
+ * [-a, a] and std = gain * sqrt(2 / (fan_in + fan_out)) for normal; Kaiming
+ * (He et al. 2015) uses std = gain / sqrt(fan_in) (gain sqrt(2) for ReLU)
+ * and a = sqrt(3) * std for uniform. fan_in and fan_out must be > 0 and
+ * gain finite and >= 0 (a domain error otherwise). */
+gad_tensor *gad_init_xavier_uniform(gad_rng *rng, int64_t fan_in,
+                                    int64_t fan_out, double gain);
+gad_tensor *gad_init_xavier_normal(gad_rng *rng, int64_t fan_in,
+                                   int64_t fan_out, double gain);
+gad_tensor *gad_init_kaiming_uniform(gad_rng *rng, int64_t fan_in,
+                                     int64_t fan_out, double gain);
+gad_tensor *gad_init_kaiming_normal(gad_rng *rng, int64_t fan_in,
+                                    int64_t fan_out, double gain);
+
+/* ======================================================================== */
+/* Fused kernels (one tape node each; SPEC section 4)                        */
+/* ======================================================================== */
+/* f32, multithreaded, each with a hand-written backward that saves only
+ * what it needs. Each has an unfused composition of ordinary ops with the
+ * same value (tests compare them). With GAD_CREATE_GRAPH their gradients
+ * are differentiable where noted; otherwise a second derivative through
+ * them is an unsupported error, never a silently wrong value. */
+
+/* h_t = a_t * h_{t-1} + b_t over time, h_{-1} = 0: a and b [B,T,D], h
+ * [B,T,D]. */
+gad_tensor *gad_gated_scan(gad_tensor *a, gad_tensor *b);
+
+/* x / sqrt(mean(x^2) + eps) over the last axis (no gain; eps inside the
+ * square root). Rank 0 is a shape error. */
+gad_tensor *gad_rms_norm(gad_tensor *x, double eps);
+
+/* Weighted cross-entropy as one node (SPEC 4.3): logits [N,V], targets
+ * (i64, N entries), mask (f32, N signed row weights). loss = -(1/sum|m|)
+ * sum_i m_i log softmax(logits_i)[t_i]; rows with m_i = 0 contribute
+ * exactly 0 and their targets are not read; a target of a weighted row
+ * outside [0, V) is an index error. Returns a rank-0 tensor; the gradient
+ * goes to the logits only. */
+gad_tensor *gad_masked_ce(gad_tensor *logits, gad_tensor *targets,
+                          gad_tensor *mask);
+
+/* Rows of table [V,D] (f32) picked by idx (i64, any shape), as one node:
+ * idx.shape + [D]. An index outside [0, V) is an index error. */
+gad_tensor *gad_embedding_fused(gad_tensor *table, gad_tensor *idx);
+
+/* The weights of a HELIX block of width D (SPEC 4.5). */
+typedef struct gad_helix_weights {
+    gad_tensor *wa;  /* [D+1, D]: gate weights; the last row is the gate bias */
+    gad_tensor *wb;  /* [D, D]: scan input */
+    gad_tensor *wo;  /* [D, D]: scan output */
+    gad_tensor *wf1; /* [D, 2D]: FFN in */
+    gad_tensor *wf2; /* [2D, D]: FFN out */
+    gad_tensor *g1, *g2, *g3, *g4; /* [D] gains */
+} gad_helix_weights;
+
+/* One HELIX layer over x [B,T,D] (SPEC 4.5): a gated linear recurrence with
+ * an RMSNorm before it and a SiLU FFN after it, both residual. One node
+ * with ten gradients. Shapes are checked up front (a shape error names the
+ * weight). */
+gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w,
+                            double eps);
+
+/* ======================================================================== */
+/* Optimizers (src/nn)                                                       */
+/* ======================================================================== */
+/* An optimizer updates its parameters (leaves) in place (SPEC D7): each
+ * keeps its identity and gradient slot; copy-on-write keeps any graph that
+ * still holds the old values intact. */
+
+typedef struct gad_optim gad_optim;
+
+typedef struct gad_sgd_opts {
+    double lr;           /* learning rate (0 means 0.01) */
+    double momentum;     /* 0: plain SGD */
+    int nesterov;        /* Nesterov momentum (needs momentum > 0) */
+    double weight_decay; /* L2 penalty added to the gradient */
+} gad_sgd_opts;
+
+typedef struct gad_adamw_opts {
+    /* defaults (a 0 field takes it, so a beta of exactly 0 cannot be
+     * requested): */
+    double lr;           /* 1e-3 */
+    double beta1, beta2; /* 0.9, 0.999 */
+    double eps;          /* 1e-8, added outside the square root (g's form) */
+    double weight_decay; /* 0.01, decoupled: theta *= 1 - lr * wd */
+    int no_weight_decay; /* set to use weight_decay = 0 */
+} gad_adamw_opts;
+
+/* An optimizer over params[0..n) (float leaves; retained until
+ * gad_optim_free). opts NULL takes the defaults. NULL and an error on bad
+ * parameters (a domain error names the value) or a memory error. */
+gad_optim *gad_sgd_new(gad_tensor *const *params, int n, const gad_sgd_opts *opts);
+gad_optim *gad_adamw_new(gad_tensor *const *params, int n,
+                         const gad_adamw_opts *opts);
+void gad_optim_free(gad_optim *opt); /* accepts NULL */
+
+/* One update. grads[i] is the gradient of params[i] (its shape and dtype);
+ * grads NULL uses the leaves' slots (as gad_backward filled them), and a
+ * parameter with an empty slot is skipped. The step counter goes up once
+ * per successful call, even if every parameter was skipped. A failed step
+ * (a NULL, wrong-shape or wrong-dtype gradient) changes nothing. */
+gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads);
+
+/* Empty the gradient slots of the optimizer's parameters. */
+void gad_optim_zero_grad(gad_optim *opt);
+
+double gad_optim_lr(const gad_optim *opt);
+void gad_optim_set_lr(gad_optim *opt, double lr);
+int64_t gad_optim_steps(const gad_optim *opt); /* updates made so far */
+
+/* The optimizer's state as named tensors (for checkpoints): fills up to cap
+ * names and tensors (new references owned as rule 2 says) and returns how
+ * many there are (call with cap 0 to count), or -1 on an error. Names are
+ * stable: "step", "m.<i>", "v.<i>" (AdamW), "momentum.<i>" (SGD). The
+ * tensors are snapshots (later steps never change them); the names belong
+ * to the optimizer and stay valid until gad_optim_free. */
+int gad_optim_state(gad_optim *opt, const char **names, gad_tensor **tensors,
+                    int cap);
+
+/* Restore state saved by gad_optim_state. A format error for an unknown,
+ * repeated or missing name or a negative step, a shape or dtype error for a
+ * tensor that does not match its parameter; the optimizer is then
+ * unchanged. SGD momentum entries are optional. */
+gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
+                                gad_tensor *const *tensors, int n);
+
+/* Scale the gradients in place so that their global L2 norm is at most
+ * max_norm (by max_norm / (norm + 1e-6), PyTorch's rule); returns the norm
+ * before clipping (NaN and an error if a gradient is NULL or not float). A
+ * NaN or infinite norm is returned and leaves the gradients unchanged. A
+ * gradient listed twice is scaled once. Gradients that are outputs of
+ * tracked ops are a not-unique error. */
+double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm);
+
+/* Learning rate at step (0-based): linear warm-up base_lr * (step + 1) /
+ * warmup over warmup steps, then cosine decay to min_lr at total steps (and
+ * min_lr after). With total <= warmup the decay phase is empty (min_lr from
+ * step warmup on); a negative step or warmup counts as 0. */
+double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
+                            double base_lr, double min_lr);
+
+/* ======================================================================== */
+/* Checkpoints (safetensors)                                                 */
+/* ======================================================================== */
+/* The safetensors format: an 8-byte little-endian header length, a JSON
+ * header {"name": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]},
+ * ...} (plus an optional "__metadata__" object of strings), then the raw
+ * little-endian bytes. gad reads and writes F32, F64 and I64. */
+
+/* Write n named tensors to path atomically: to a temporary file in the same
+ * directory, flushed and fsync'd, then renamed over path (and the directory
+ * fsync'd), so that a crash mid-save leaves the previous file intact. Names
+ * must be unique, non-empty, valid UTF-8 without control characters, and
+ * not "__metadata__" (a domain error). Tensors are stored in the given
+ * order. An io error names the path and the system's reason. */
+gad_status gad_save(const char *path, const char *const *names,
+                    gad_tensor *const *tensors, int n);
+
+typedef struct gad_checkpoint gad_checkpoint;
+
+/* Read and validate a whole file: header length, JSON syntax, dtypes,
+ * shapes, data offsets inside the file, in order, without overlap or gaps,
+ * and the total size. A malformed or truncated file is a format error
+ * naming what is wrong; a missing file an io error; a well-formed file
+ * holding a dtype other than F32/F64/I64 (F16, BF16, I32, ...) or a tensor of
+ * rank above GAD_MAX_RANK is an unsupported error naming the tensor. The
+ * header may list tensors in any order; their data must tile the buffer
+ * exactly. Free with gad_checkpoint_free. */
+gad_checkpoint *gad_load(const char *path);
+void gad_checkpoint_free(gad_checkpoint *cp); /* accepts NULL */
+
+/* The number of tensors, the name of the i-th (in header order; NULL and
+ * an index error when i is out of range), and a tensor by name (a new
+ * tensor owned as rule 2 says; NULL and an index error when the name is
+ * absent). */
+int gad_checkpoint_count(const gad_checkpoint *cp);
+const char *gad_checkpoint_name(const gad_checkpoint *cp, int i);
+gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name);
 
 #ifdef __cplusplus
 }

@@ -76,7 +76,7 @@ TEST(every_op_passes_gradcheck) {
             }
             cases++;
             for (int layout = 0; layout < NLAYOUTS; layout++) {
-                gad_tensor *in[4];
+                gad_tensor *in[12];
                 int changed = 0;
                 for (int i = 0; i < s.n; i++) {
                     in[i] = s.in[i];

@@ -37,6 +37,17 @@ void *gad__err(gad_status kind, const char *op, const char *fmt, ...) {
     return NULL;
 }
 
+void *gad_error_set(gad_status kind, const char *op, const char *fmt, ...) {
+    if (tl_pending) return NULL;
+    char msg[sizeof tl_err.message];
+    va_list ap;
+    va_start(ap, fmt);
+    if (fmt) vsnprintf(msg, sizeof msg, fmt, ap);
+    else msg[0] = 0;
+    va_end(ap);
+    return gad__err(kind == GAD_OK ? GAD_ERR_DOMAIN : kind, op, "%s", msg);
+}
+
 void *gad__null_arg(const char *op) {
     return gad__err(GAD_ERR_DOMAIN, op, "a tensor argument is NULL");
 }

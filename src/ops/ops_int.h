@@ -27,7 +27,7 @@ typedef enum gad_op_id {
  * are f64 leaves unless held constant), the call, and its parameters. */
 typedef struct gad_op_sample {
     int n;
-    gad_tensor *in[4];
+    gad_tensor *in[12];
     gad_tensor *(*apply)(void *self, gad_tensor *const *in, int n);
     int64_t i[2 * GAD_MAX_RANK];
     double d[4];
@@ -86,5 +86,14 @@ gad_tensor *gad__slice_scatter(gad_tensor *src, const int64_t *shape, int rank,
  * [lo, hi) (and |x| >= away from 0 when away > 0); a sample description. */
 gad_tensor *gad__sample_leaf(gad_rng *r, const int64_t *shape, int rank,
                              double lo, double hi, double away);
+
+/* The unfused compositions of the fused ops (src/ops/fused.c): the same
+ * values from ordinary tracked ops; the fused VJPs go through them under
+ * GAD_CREATE_GRAPH, and tests compare. */
+gad_tensor *gad__gated_scan_unfused(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad__rms_norm_unfused(gad_tensor *x, double eps);
+gad_tensor *gad__masked_ce_unfused(gad_tensor *logits, gad_tensor *targets, gad_tensor *mask);
+gad_tensor *gad__embedding_unfused(gad_tensor *table, gad_tensor *idx);
+gad_tensor *gad__helix_block_unfused(gad_tensor *x, const gad_helix_weights *w, double eps);
 
 #endif

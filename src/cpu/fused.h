@@ -1,0 +1,81 @@
+/* fused.h: fused kernels for the HELIX language model (SPEC section 4). Raw
+ * contiguous buffers of one float type (the _f32 and _f64 versions are
+ * stamped from one template, src/cpu/fused_tmpl.h); callers validate shapes
+ * and allocate outputs. No gradients here: the backward kernels are plain
+ * functions the ops layer calls from its VJPs. */
+#ifndef GAD_FUSED_H
+#define GAD_FUSED_H
+
+#include <stdint.h>
+
+/* Weights of a HELIX block as raw pointers (see gad_helix_weights). */
+#define GAD_HELIX_PTRS(T)                                                      \
+    struct {                                                                   \
+        const T *wa, *wb, *wo, *wf1, *wf2, *g1, *g2, *g3, *g4;                \
+    }
+
+/* What the block's forward keeps for its backward (SPEC 4.5): [M, D] each
+ * (M = B*T) but f1, [M, 2D]. */
+#define GAD_HELIX_SAVED(T)                                                     \
+    struct {                                                                   \
+        T *a, *h, *s2, *out1, *xn2, *f1, *f2;                                  \
+    }
+
+/* Gradients of a HELIX block, in SPEC 4.5's order. */
+#define GAD_HELIX_GRADS(T)                                                     \
+    struct {                                                                   \
+        T *x, *wa, *wb, *wo, *wf1, *wf2, *g1, *g2, *g3, *g4;                   \
+    }
+
+#define GAD_FUSED_DECLS(T, sfx)                                                \
+    /* h_t = a_t h_{t-1} + b_t over t, for each of B sequences of T steps of  \
+     * D channels ([B,T,D] row-major). */                                      \
+    void gad__scan_fwd_##sfx(const T *a, const T *b, T *h, int64_t B,         \
+                             int64_t T_, int64_t D);                           \
+    /* G_t = gh_t + a_{t+1} G_{t+1}; gb = G; ga_t = G_t h_{t-1}, ga_0 = 0.    \
+     * ga or gb may be NULL when not wanted. */                                \
+    void gad__scan_bwd_##sfx(const T *a, const T *h, const T *gh, T *ga,      \
+                             T *gb, int64_t B, int64_t T_, int64_t D);         \
+    /* y = x / sqrt(mean(x^2) + eps) per row of n. */                          \
+    void gad__rms_fwd_##sfx(const T *x, T *y, int64_t rows, int64_t n,        \
+                            double eps);                                       \
+    /* dx = g r - x r^3 (sum x g) / n, r = 1 / sqrt(mean(x^2) + eps). */       \
+    void gad__rms_bwd_##sfx(const T *x, const T *g, T *dx, int64_t rows,      \
+                            int64_t n, double eps);                            \
+    /* probs = softmax rows of logits [N,V]; returns the loss of SPEC 4.3     \
+     * (targets of weighted rows already checked to be in range). */          \
+    double gad__mce_fwd_##sfx(const T *logits, const int64_t *targets,        \
+                              const T *mask, T *probs, int64_t N, int64_t V);  \
+    /* dlogits = (p - onehot(t)) m scale per weighted row, 0 elsewhere. */    \
+    void gad__mce_bwd_##sfx(const T *probs, const int64_t *targets,           \
+                            const T *mask, double scale, T *dlogits,           \
+                            int64_t N, int64_t V);                             \
+    /* y[r] = table[idx[r]] (rows of D); gt += scatter of gy rows (gt holds   \
+     * V rows, zeroed by the caller). */                                       \
+    void gad__emb_fwd_##sfx(const T *table, const int64_t *idx, T *y,         \
+                            int64_t R, int64_t D);                             \
+    void gad__emb_bwd_##sfx(const int64_t *idx, const T *gy, T *gt,           \
+                            int64_t R, int64_t D);                             \
+    /* The block's forward over x [M, D]; fills y [M, D] and the saved       \
+     * buffers (all allocated by the caller). 0, or -1 when GEMM scratch or   \
+     * a temporary could not be allocated. */                                  \
+    int gad__helix_fwd_##sfx(const T *x, const void *w, const void *saved,    \
+                             T *y, int64_t B, int64_t T_, int64_t D,           \
+                             double eps);                                      \
+    /* The block's backward: every gradient of `grads` (NULL entries are      \
+     * skipped) from gy and the saved buffers. 0 or -1 (memory). */            \
+    int gad__helix_bwd_##sfx(const T *x, const void *w, const void *saved,    \
+                             const T *gy, const void *grads, int64_t B,        \
+                             int64_t T_, int64_t D, double eps);
+
+GAD_FUSED_DECLS(float, f32)
+GAD_FUSED_DECLS(double, f64)
+
+typedef GAD_HELIX_PTRS(float) gad_helix_w_f32;
+typedef GAD_HELIX_PTRS(double) gad_helix_w_f64;
+typedef GAD_HELIX_SAVED(float) gad_helix_saved_f32;
+typedef GAD_HELIX_SAVED(double) gad_helix_saved_f64;
+typedef GAD_HELIX_GRADS(float) gad_helix_grads_f32;
+typedef GAD_HELIX_GRADS(double) gad_helix_grads_f64;
+
+#endif

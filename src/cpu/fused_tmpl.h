@@ -1,0 +1,426 @@
+/* fused_tmpl.h: the fused kernels, written once for an element type T with
+ * suffix SFX (included by fused.c for float and double). Each loop nest is
+ * split over threads by independent rows or channels, never across a sum,
+ * so results do not depend on the thread count. */
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(CAT(name, _), SFX)
+
+/* ------------------------------------------------------------ gated scan */
+
+typedef struct {
+    const T *a, *b, *h, *gh;
+    T *out, *ga, *gb;
+    int64_t T_, D, chunks; /* channel chunks per sequence */
+} FN(scan_ctx);
+
+#define SCAN_CHUNK 64
+
+static void FN(scan_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(scan_ctx) *c = vc;
+    for (int64_t w = lo; w < hi; w++) {
+        int64_t bi = w / c->chunks, d0 = (w % c->chunks) * SCAN_CHUNK;
+        int64_t d1 = d0 + SCAN_CHUNK < c->D ? d0 + SCAN_CHUNK : c->D;
+        size_t base = (size_t)(bi * c->T_ * c->D);
+        T prev[SCAN_CHUNK] = {0};
+        for (int64_t t = 0; t < c->T_; t++) {
+            size_t row = base + (size_t)(t * c->D);
+            const T *a = c->a + row, *b = c->b + row;
+            T *h = c->out + row;
+            for (int64_t d = d0; d < d1; d++) {
+                T v = a[d] * prev[d - d0] + b[d];
+                h[d] = v;
+                prev[d - d0] = v;
+            }
+        }
+    }
+}
+
+void FN(gad__scan_fwd)(const T *a, const T *b, T *h, int64_t B, int64_t T_, int64_t D) {
+    FN(scan_ctx) c = {.a = a, .b = b, .out = h, .T_ = T_, .D = D,
+                      .chunks = (D + SCAN_CHUNK - 1) / SCAN_CHUNK};
+    gad__parallel_for(B * c.chunks, 256 / (T_ + 1) + 1, FN(scan_fwd_range), &c);
+}
+
+static void FN(scan_bwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(scan_ctx) *c = vc;
+    for (int64_t w = lo; w < hi; w++) {
+        int64_t bi = w / c->chunks, d0 = (w % c->chunks) * SCAN_CHUNK;
+        int64_t d1 = d0 + SCAN_CHUNK < c->D ? d0 + SCAN_CHUNK : c->D;
+        size_t base = (size_t)(bi * c->T_ * c->D);
+        T carry[SCAN_CHUNK] = {0}; /* a_{t+1} G_{t+1} */
+        for (int64_t t = c->T_ - 1; t >= 0; t--) {
+            size_t row = base + (size_t)(t * c->D);
+            const T *a = c->a + row, *gh = c->gh + row;
+            const T *hp = t > 0 ? c->h + row - c->D : NULL;
+            for (int64_t d = d0; d < d1; d++) {
+                T G = gh[d] + carry[d - d0];
+                if (c->gb) c->gb[row + d] = G;
+                if (c->ga) c->ga[row + d] = hp ? G * hp[d] : (T)0;
+                carry[d - d0] = a[d] * G;
+            }
+        }
+    }
+}
+
+void FN(gad__scan_bwd)(const T *a, const T *h, const T *gh, T *ga, T *gb, int64_t B,
+                       int64_t T_, int64_t D) {
+    FN(scan_ctx) c = {.a = a, .h = h, .gh = gh, .ga = ga, .gb = gb, .T_ = T_, .D = D,
+                      .chunks = (D + SCAN_CHUNK - 1) / SCAN_CHUNK};
+    gad__parallel_for(B * c.chunks, 256 / (T_ + 1) + 1, FN(scan_bwd_range), &c);
+}
+
+/* --------------------------------------------------------------- rms norm */
+
+typedef struct {
+    const T *x, *g;
+    T *y;
+    int64_t n;
+    double eps;
+} FN(rms_ctx);
+
+/* 1 / sqrt(mean(x^2) + eps) of one row, accumulated in double */
+static double FN(rms_inv)(const T *x, int64_t n, double eps) {
+    double s = 0;
+    for (int64_t j = 0; j < n; j++) s += (double)x[j] * (double)x[j];
+    return 1.0 / sqrt(s / (double)n + eps);
+}
+
+static void FN(rms_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(rms_ctx) *c = vc;
+    for (int64_t r = lo; r < hi; r++) {
+        const T *x = c->x + r * c->n;
+        T *y = c->y + r * c->n;
+        T inv = (T)FN(rms_inv)(x, c->n, c->eps);
+        for (int64_t j = 0; j < c->n; j++) y[j] = x[j] * inv;
+    }
+}
+
+void FN(gad__rms_fwd)(const T *x, T *y, int64_t rows, int64_t n, double eps) {
+    FN(rms_ctx) c = {.x = x, .y = y, .n = n, .eps = eps};
+    gad__parallel_for(rows, 4096 / (n + 1) + 1, FN(rms_fwd_range), &c);
+}
+
+static void FN(rms_bwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(rms_ctx) *c = vc;
+    for (int64_t r = lo; r < hi; r++) {
+        const T *x = c->x + r * c->n, *g = c->g + r * c->n;
+        T *dx = c->y + r * c->n;
+        double inv = FN(rms_inv)(x, c->n, c->eps), dot = 0;
+        for (int64_t j = 0; j < c->n; j++) dot += (double)x[j] * (double)g[j];
+        T a = (T)inv, b = (T)(inv * inv * inv * dot / (double)c->n);
+        for (int64_t j = 0; j < c->n; j++) dx[j] = g[j] * a - x[j] * b;
+    }
+}
+
+void FN(gad__rms_bwd)(const T *x, const T *g, T *dx, int64_t rows, int64_t n, double eps) {
+    FN(rms_ctx) c = {.x = x, .g = g, .y = dx, .n = n, .eps = eps};
+    gad__parallel_for(rows, 4096 / (n + 1) + 1, FN(rms_bwd_range), &c);
+}
+
+/* ------------------------------------------------------ masked cross-entropy */
+
+typedef struct {
+    const T *logits, *mask, *probs;
+    const int64_t *targets;
+    T *out;
+    int64_t V;
+    double scale;
+    double *row_loss;
+} FN(mce_ctx);
+
+static void FN(mce_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(mce_ctx) *c = vc;
+    for (int64_t i = lo; i < hi; i++) {
+        const T *z = c->logits + i * c->V;
+        T *p = c->out + i * c->V;
+        T m = -INFINITY;
+        for (int64_t j = 0; j < c->V; j++)
+            if (z[j] > m) m = z[j];
+        if (m == -INFINITY) m = 0;
+        double s = 0;
+        for (int64_t j = 0; j < c->V; j++) {
+            T e = (T)exp((double)(z[j] - m));
+            p[j] = e;
+            s += e;
+        }
+        T inv = (T)(1.0 / s);
+        for (int64_t j = 0; j < c->V; j++) p[j] *= inv;
+        double mi = (double)c->mask[i], li = 0;
+        if (mi != 0) {
+            int64_t t = c->targets[i];
+            double pt = (double)p[t];
+            if (pt < 1e-30) pt = 1e-30;
+            if (pt > 1) pt = 1;
+            li = -mi * log(pt);
+        }
+        c->row_loss[i] = li;
+    }
+}
+
+double FN(gad__mce_fwd)(const T *logits, const int64_t *targets, const T *mask, T *probs,
+                        int64_t N, int64_t V) {
+    double count = 0, sum = 0;
+    for (int64_t i = 0; i < N; i++) count += fabs((double)mask[i]);
+    double *rl = gad__alloc((size_t)(N ? N : 1) * sizeof *rl);
+    if (!rl) return NAN;
+    FN(mce_ctx) c = {.logits = logits, .mask = mask, .targets = targets, .out = probs,
+                     .V = V, .row_loss = rl};
+    gad__parallel_for(N, 4096 / (V + 1) + 1, FN(mce_fwd_range), &c);
+    for (int64_t i = 0; i < N; i++) sum += rl[i]; /* in row order */
+    gad__free(rl, (size_t)(N ? N : 1) * sizeof *rl);
+    return count == 0 ? 0.0 : sum / count;
+}
+
+static void FN(mce_bwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(mce_ctx) *c = vc;
+    for (int64_t i = lo; i < hi; i++) {
+        const T *p = c->probs + i * c->V;
+        T *d = c->out + i * c->V;
+        double mi = (double)c->mask[i];
+        if (mi == 0) {
+            for (int64_t j = 0; j < c->V; j++) d[j] = 0; /* exactly zero */
+            continue;
+        }
+        T s = (T)(mi * c->scale);
+        for (int64_t j = 0; j < c->V; j++) d[j] = p[j] * s;
+        d[c->targets[i]] -= s;
+    }
+}
+
+void FN(gad__mce_bwd)(const T *probs, const int64_t *targets, const T *mask, double scale,
+                      T *dlogits, int64_t N, int64_t V) {
+    FN(mce_ctx) c = {.probs = probs, .mask = mask, .targets = targets, .out = dlogits,
+                     .V = V, .scale = scale};
+    gad__parallel_for(N, 4096 / (V + 1) + 1, FN(mce_bwd_range), &c);
+}
+
+/* -------------------------------------------------------------- embedding */
+
+typedef struct {
+    const T *table, *gy;
+    const int64_t *idx;
+    T *out;
+    int64_t R, D;
+} FN(emb_ctx);
+
+static void FN(emb_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(emb_ctx) *c = vc;
+    for (int64_t r = lo; r < hi; r++)
+        memcpy(c->out + r * c->D, c->table + c->idx[r] * c->D, (size_t)c->D * sizeof(T));
+}
+
+void FN(gad__emb_fwd)(const T *table, const int64_t *idx, T *y, int64_t R, int64_t D) {
+    FN(emb_ctx) c = {.table = table, .idx = idx, .out = y, .R = R, .D = D};
+    gad__parallel_for(R, 4096 / (D + 1) + 1, FN(emb_fwd_range), &c);
+}
+
+/* Threads own column ranges, so rows that share an index never race and
+ * each gradient row sums in index order. */
+static void FN(emb_bwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(emb_ctx) *c = vc;
+    for (int64_t r = 0; r < c->R; r++) {
+        const T *g = c->gy + r * c->D;
+        T *t = c->out + c->idx[r] * c->D;
+        for (int64_t j = lo; j < hi; j++) t[j] += g[j];
+    }
+}
+
+void FN(gad__emb_bwd)(const int64_t *idx, const T *gy, T *gt, int64_t R, int64_t D) {
+    FN(emb_ctx) c = {.gy = gy, .idx = idx, .out = gt, .R = R, .D = D};
+    gad__parallel_for(D, R > 64 ? 16 : D, FN(emb_bwd_range), &c);
+}
+
+/* ------------------------------------------------------------ HELIX block */
+
+#if SFX_IS_F32
+#define GEMM gad__sgemm
+#else
+#define GEMM gad__dgemm
+#endif
+
+static inline T FN(sigm)(T v) { return (T)1 / ((T)1 + exp(-v)); }
+
+typedef struct {
+    T *buf;
+    gad_storage *st;
+} FN(tmp);
+
+static T *FN(tmp_new)(FN(tmp) *t, int64_t n) {
+    t->st = gad__storage_new((size_t)(n ? n : 1) * sizeof(T));
+    t->buf = t->st ? gad__storage_data(t->st) : NULL;
+    return t->buf;
+}
+
+/* Column sums of a [M, n] product p * q (q may be NULL for p alone) into
+ * out[n]. Threads own blocks of columns and walk all rows in order, so each
+ * sum has the same order whatever the thread count, and rows are read
+ * contiguously. */
+typedef struct {
+    const T *p, *q;
+    T *out;
+    int64_t M, n;
+} FN(colsum_ctx);
+
+#define COLSUM_TILE 256
+
+static void FN(colsum_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(colsum_ctx) *c = vc;
+    double acc[COLSUM_TILE];
+    for (int64_t j0 = lo * COLSUM_TILE; j0 < hi * COLSUM_TILE && j0 < c->n; j0 += COLSUM_TILE) {
+        int64_t w = c->n - j0 < COLSUM_TILE ? c->n - j0 : COLSUM_TILE;
+        for (int64_t j = 0; j < w; j++) acc[j] = 0;
+        for (int64_t m = 0; m < c->M; m++) {
+            const T *p = c->p + m * c->n + j0;
+            if (c->q) {
+                const T *q = c->q + m * c->n + j0;
+                for (int64_t j = 0; j < w; j++) acc[j] += (double)p[j] * (double)q[j];
+            } else {
+                for (int64_t j = 0; j < w; j++) acc[j] += (double)p[j];
+            }
+        }
+        for (int64_t j = 0; j < w; j++) c->out[j0 + j] = (T)acc[j];
+    }
+}
+
+static void FN(colsum)(const T *p, const T *q, T *out, int64_t M, int64_t n) {
+    FN(colsum_ctx) c = {p, q, out, M, n};
+    gad__parallel_for((n + COLSUM_TILE - 1) / COLSUM_TILE, 1, FN(colsum_range), &c);
+}
+
+int FN(gad__helix_fwd)(const T *x, const void *wv, const void *sv, T *y, int64_t B,
+                       int64_t T_, int64_t D, double eps) {
+    const GAD_HELIX_PTRS(T) *w = wv;
+    const GAD_HELIX_SAVED(T) *s = sv;
+    int64_t M = B * T_, MD = M * D, D2 = 2 * D;
+    FN(tmp) t1, t2;
+    T *xn = FN(tmp_new)(&t1, MD), *ub = FN(tmp_new)(&t2, MD);
+    int rc = -1;
+    if (!xn || !ub) goto out;
+    /* 1-4: xn = rms(x) * g1; a = sigmoid(xn @ wa[:D] + wa[D]) */
+    FN(gad__rms_fwd)(x, xn, M, D, eps);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t d = 0; d < D; d++) xn[m * D + d] *= w->g1[d];
+    for (int64_t m = 0; m < M; m++) memcpy(s->a + m * D, w->wa + D * D, (size_t)D * sizeof(T));
+    if (GEMM(0, 0, M, D, D, 1, xn, D, w->wa, D, 1, s->a, D)) goto out;
+    for (int64_t i = 0; i < MD; i++) s->a[i] = FN(sigm)(s->a[i]);
+    /* 5-6: h = scan(a, xn @ wb) */
+    if (GEMM(0, 0, M, D, D, 1, xn, D, w->wb, D, 0, ub, D)) goto out;
+    FN(gad__scan_fwd)(s->a, ub, s->h, B, T_, D);
+    /* 7-8: s2 = silu(h * g2); out1 = x + s2 @ wo */
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t d = 0; d < D; d++) {
+            T hg = s->h[m * D + d] * w->g2[d];
+            s->s2[m * D + d] = hg * FN(sigm)(hg);
+        }
+    memcpy(s->out1, x, (size_t)MD * sizeof(T));
+    if (GEMM(0, 0, M, D, D, 1, s->s2, D, w->wo, D, 1, s->out1, D)) goto out;
+    /* 9-10: xn2 = rms(out1) * g3; f1 = xn2 @ wf1; f2 = silu(f1) @ wf2 */
+    FN(gad__rms_fwd)(s->out1, s->xn2, M, D, eps);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t d = 0; d < D; d++) s->xn2[m * D + d] *= w->g3[d];
+    if (GEMM(0, 0, M, D2, D, 1, s->xn2, D, w->wf1, D2, 0, s->f1, D2)) goto out;
+    {
+        FN(tmp) t3;
+        T *sf1 = FN(tmp_new)(&t3, M * D2);
+        if (!sf1) goto out;
+        for (int64_t i = 0; i < M * D2; i++) sf1[i] = s->f1[i] * FN(sigm)(s->f1[i]);
+        int bad = GEMM(0, 0, M, D, D2, 1, sf1, D2, w->wf2, D, 0, s->f2, D);
+        gad__storage_release(t3.st);
+        if (bad) goto out;
+    }
+    /* 11: y = out1 + f2 * g4 */
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t d = 0; d < D; d++)
+            y[m * D + d] = s->out1[m * D + d] + s->f2[m * D + d] * w->g4[d];
+    rc = 0;
+out:
+    gad__storage_release(t1.st);
+    gad__storage_release(t2.st);
+    return rc;
+}
+
+/* silu'(z) = s (1 + z (1 - s)), s = sigmoid(z) */
+static inline T FN(dsilu)(T z) {
+    T s = FN(sigm)(z);
+    return s * ((T)1 + z * ((T)1 - s));
+}
+
+int FN(gad__helix_bwd)(const T *x, const void *wv, const void *sv, const T *gy,
+                       const void *gv, int64_t B, int64_t T_, int64_t D, double eps) {
+    const GAD_HELIX_PTRS(T) *w = wv;
+    const GAD_HELIX_SAVED(T) *s = sv;
+    const GAD_HELIX_GRADS(T) *g = gv;
+    int64_t M = B * T_, MD = M * D, D2 = 2 * D;
+    enum { NT = 8 };
+    FN(tmp) t[NT];
+    memset(t, 0, sizeof t);
+    T *dm = FN(tmp_new)(&t[0], MD), *big = FN(tmp_new)(&t[1], M * D2);
+    T *big2 = FN(tmp_new)(&t[2], M * D2), *dxn2 = FN(tmp_new)(&t[3], MD);
+    T *dout1 = FN(tmp_new)(&t[4], MD), *gh = FN(tmp_new)(&t[5], MD);
+    T *gua = FN(tmp_new)(&t[6], MD), *gb = FN(tmp_new)(&t[7], MD);
+    int rc = -1;
+    for (int i = 0; i < NT; i++)
+        if (!t[i].buf) goto out;
+    /* FFN: gg4, dm = gy * g4, gwf2, d_pre = (dm @ wf2^T) * silu'(f1) */
+    if (g->g4) FN(colsum)(gy, s->f2, g->g4, M, D);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t d = 0; d < D; d++) dm[m * D + d] = gy[m * D + d] * w->g4[d];
+    T *sf1 = big, *dpre = big2;
+    for (int64_t i = 0; i < M * D2; i++) sf1[i] = s->f1[i] * FN(sigm)(s->f1[i]);
+    if (g->wf2 && GEMM(1, 0, D2, D, M, 1, sf1, D2, dm, D, 0, g->wf2, D)) goto out;
+    if (GEMM(0, 1, M, D2, D, 1, dm, D, w->wf2, D, 0, dpre, D2)) goto out;
+    for (int64_t i = 0; i < M * D2; i++) dpre[i] *= FN(dsilu)(s->f1[i]);
+    if (g->wf1 && GEMM(1, 0, D, D2, M, 1, s->xn2, D, dpre, D2, 0, g->wf1, D2)) goto out;
+    if (GEMM(0, 1, M, D, D2, 1, dpre, D2, w->wf1, D2, 0, dxn2, D)) goto out;
+    /* second norm: gg3 = sum dxn2 * rms(out1); dout1 = rms_bwd(out1, dxn2 g3) + gy */
+    T *rn = big; /* rms(out1), then rms(x): [M, D] fits in [M, 2D] */
+    FN(gad__rms_fwd)(s->out1, rn, M, D, eps);
+    if (g->g3) FN(colsum)(dxn2, rn, g->g3, M, D);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t d = 0; d < D; d++) dxn2[m * D + d] *= w->g3[d];
+    FN(gad__rms_bwd)(s->out1, dxn2, dout1, M, D, eps);
+    for (int64_t i = 0; i < MD; i++) dout1[i] += gy[i];
+    /* scan output: gwo = s2^T dout1; ghg = (dout1 @ wo^T) * silu'(h g2) */
+    if (g->wo && GEMM(1, 0, D, D, M, 1, s->s2, D, dout1, D, 0, g->wo, D)) goto out;
+    if (GEMM(0, 1, M, D, D, 1, dout1, D, w->wo, D, 0, gh, D)) goto out;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t d = 0; d < D; d++) gh[m * D + d] *= FN(dsilu)(s->h[m * D + d] * w->g2[d]);
+    if (g->g2) FN(colsum)(gh, s->h, g->g2, M, D);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t d = 0; d < D; d++) gh[m * D + d] *= w->g2[d]; /* dh */
+    /* the scan: (ga, gb); gua = ga a (1 - a) */
+    FN(gad__scan_bwd)(s->a, s->h, gh, gua, gb, B, T_, D);
+    for (int64_t i = 0; i < MD; i++) gua[i] *= s->a[i] * ((T)1 - s->a[i]);
+    /* xn = rms(x) g1 (recomputed, into dm); gwa = [xn, 1]^T gua; gwb */
+    FN(gad__rms_fwd)(x, rn, M, D, eps);
+    T *xn = dm;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t d = 0; d < D; d++) xn[m * D + d] = rn[m * D + d] * w->g1[d];
+    if (g->wa) {
+        if (GEMM(1, 0, D, D, M, 1, xn, D, gua, D, 0, g->wa, D)) goto out;
+        FN(colsum)(gua, NULL, g->wa + D * D, M, D); /* the bias row */
+    }
+    if (g->wb && GEMM(1, 0, D, D, M, 1, xn, D, gb, D, 0, g->wb, D)) goto out;
+    /* dxn1 = gua @ wa[:D]^T + gb @ wb^T (into gh); gg1; dx */
+    T *dxn1 = gh;
+    if (GEMM(0, 1, M, D, D, 1, gua, D, w->wa, D, 0, dxn1, D)) goto out;
+    if (GEMM(0, 1, M, D, D, 1, gb, D, w->wb, D, 1, dxn1, D)) goto out;
+    if (g->g1) FN(colsum)(dxn1, rn, g->g1, M, D);
+    if (g->x) {
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t d = 0; d < D; d++) dxn1[m * D + d] *= w->g1[d];
+        FN(gad__rms_bwd)(x, dxn1, g->x, M, D, eps);
+        for (int64_t i = 0; i < MD; i++) g->x[i] += dout1[i];
+    }
+    rc = 0;
+out:
+    for (int i = 0; i < NT; i++) gad__storage_release(t[i].st);
+    return rc;
+}
+
+#undef GEMM
+#undef FN
+#undef CAT
+#undef CAT_

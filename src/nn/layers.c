@@ -1,0 +1,352 @@
+/* layers.c: neural-network layers (SPEC §3.4, D3, D4, D5, D6): linear,
+ * layer_norm, embedding, one_hot, dropout, whiten and the categorical
+ * policy helpers.
+ *
+ * Written on the public API only (DESIGN §1): each layer checks its
+ * arguments up front, so that an error names the layer rather than an op
+ * inside it, then composes gad's tracked ops, so that its gradient comes
+ * from theirs. Intermediates live in an inner scope; the result is kept
+ * (rule 2 of gad.h: it belongs to the caller's scope, or to the caller when
+ * no scope is open). */
+#include "gad.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* A shape as "[2,3]" (cap >= 8 * 21 + 3 holds any shape). */
+enum { SHAPE_CAP = 200 };
+static const char *shape_str(char *buf, const gad_tensor *t) {
+    int r = gad_rank(t), n = 0;
+    const int64_t *s = gad_shape(t);
+    n += snprintf(buf + n, SHAPE_CAP - (size_t)n, "[");
+    for (int i = 0; i < r && n < SHAPE_CAP; i++)
+        n += snprintf(buf + n, SHAPE_CAP - (size_t)n, i ? ",%lld" : "%lld",
+                      (long long)s[i]);
+    if (n < SHAPE_CAP) snprintf(buf + n, SHAPE_CAP - (size_t)n, "]");
+    return buf;
+}
+
+static int is_float(const gad_tensor *t) {
+    return gad_dtype(t) == GAD_F32 || gad_dtype(t) == GAD_F64;
+}
+
+static int need_float(const char *op, const char *what, const gad_tensor *t) {
+    if (is_float(t)) return 0;
+    gad_error_set(GAD_ERR_DTYPE, op, "%s must be f32 or f64, got %s", what,
+                  gad_dtype_name(gad_dtype(t)));
+    return -1;
+}
+
+static int need_i64(const char *op, const char *what, const gad_tensor *t) {
+    if (gad_dtype(t) == GAD_I64) return 0;
+    gad_error_set(GAD_ERR_DTYPE, op, "%s must be i64, got %s", what,
+                  gad_dtype_name(gad_dtype(t)));
+    return -1;
+}
+
+static int need_same_dtype(const char *op, const char *what,
+                           const gad_tensor *t, const gad_tensor *ref,
+                           const char *refname) {
+    if (gad_dtype(t) == gad_dtype(ref)) return 0;
+    gad_error_set(GAD_ERR_DTYPE, op, "%s is %s but %s is %s (use gad_cast)",
+                  what, gad_dtype_name(gad_dtype(t)), refname,
+                  gad_dtype_name(gad_dtype(ref)));
+    return -1;
+}
+
+/* Every value of the i64 tensor idx lies in [0, bound): no wrapping of
+ * negatives (D5). Otherwise an index error names the first bad value. */
+static int check_indices(const char *op, const char *what, gad_tensor *idx,
+                         int64_t bound) {
+    int64_t n = gad_numel(idx);
+    if (n == 0) return 0;
+    int rc = 0;
+    gad_scope_begin();
+    gad_tensor *c = gad_contiguous(idx);
+    const int64_t *p = c ? gad_data(c) : NULL;
+    if (!p) {
+        rc = -1; /* the error is recorded */
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            if (p[i] < 0 || p[i] >= bound) {
+                gad_error_set(GAD_ERR_INDEX, op,
+                              "%s %lld out of bounds [0, %lld) (at position %lld)",
+                              what, (long long)p[i], (long long)bound,
+                              (long long)i);
+                rc = -1;
+                break;
+            }
+    }
+    gad_scope_end();
+    return rc;
+}
+
+/* A new reference to t itself, owned as rule 2 says, without a copy: keep
+ * moves one more reference to the caller's scope (or to the caller). */
+static gad_tensor *same_tensor(gad_tensor *t) {
+    gad_scope_begin();
+    gad_keep(t);
+    gad_scope_end();
+    return t;
+}
+
+/* ----------------------------------------------------------------- linear */
+
+gad_tensor *gad_linear(gad_tensor *x, gad_tensor *w, gad_tensor *b) {
+    const char *op = "linear";
+    if (!x || !w)
+        return gad_error_set(GAD_ERR_DOMAIN, op, "x or w is NULL");
+    if (need_float(op, "x", x) || need_same_dtype(op, "w", w, x, "x") ||
+        (b && need_same_dtype(op, "b", b, x, "x")))
+        return NULL;
+    char sx[SHAPE_CAP], sw[SHAPE_CAP], sb[SHAPE_CAP];
+    int rx = gad_rank(x);
+    if (gad_rank(w) != 2)
+        return gad_error_set(GAD_ERR_SHAPE, op,
+                             "x %s vs w %s: w must be rank 2 [in, out]",
+                             shape_str(sx, x), shape_str(sw, w));
+    const int64_t *ws = gad_shape(w);
+    if (rx < 1)
+        return gad_error_set(GAD_ERR_SHAPE, op,
+                             "x %s vs w %s: x must have rank >= 1 [..., in]",
+                             shape_str(sx, x), shape_str(sw, w));
+    int64_t in = gad_shape(x)[rx - 1];
+    if (in != ws[0])
+        return gad_error_set(GAD_ERR_SHAPE, op,
+                             "x %s vs w %s: x [..., %lld] needs w [%lld, out]",
+                             shape_str(sx, x), shape_str(sw, w), (long long)in,
+                             (long long)in);
+    if (b && (gad_rank(b) != 1 || gad_shape(b)[0] != ws[1]))
+        return gad_error_set(GAD_ERR_SHAPE, op, "b %s must be [%lld] (w %s)",
+                             shape_str(sb, b), (long long)ws[1],
+                             shape_str(sw, w));
+    gad_scope_begin();
+    gad_tensor *y = gad_matmul(x, w); /* a 1-D x gives [out] (D2) */
+    if (b) y = gad_add(y, b);
+    gad_keep(y);
+    gad_scope_end();
+    return y;
+}
+
+/* ------------------------------------------------------------- layer_norm */
+
+static int check_affine(const char *op, const char *what, gad_tensor *p,
+                        gad_tensor *x, int64_t d) {
+    if (!p) return 0;
+    if (need_same_dtype(op, what, p, x, "x")) return -1;
+    if (gad_rank(p) == 1 && gad_shape(p)[0] == d) return 0;
+    char sp[SHAPE_CAP], sx[SHAPE_CAP];
+    gad_error_set(GAD_ERR_SHAPE, op, "%s %s must be [D] = [%lld] (x %s)", what,
+                  shape_str(sp, p), (long long)d, shape_str(sx, x));
+    return -1;
+}
+
+gad_tensor *gad_layer_norm(gad_tensor *x, gad_tensor *gain, gad_tensor *bias,
+                           double eps) {
+    const char *op = "layer_norm";
+    if (!x) return gad_error_set(GAD_ERR_DOMAIN, op, "x is NULL");
+    if (need_float(op, "x", x)) return NULL;
+    int r = gad_rank(x);
+    if (r < 1)
+        return gad_error_set(GAD_ERR_SHAPE, op,
+                             "x [] has no last axis to normalize");
+    if (!(eps >= 0) || isinf(eps))
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "eps %g must be finite and >= 0", eps);
+    int64_t d = gad_shape(x)[r - 1];
+    if (check_affine(op, "gain", gain, x, d) ||
+        check_affine(op, "bias", bias, x, d))
+        return NULL;
+    /* Every step is a tracked op, so the gradient includes the paths
+     * through the mean and through the variance (g leaves out the latter,
+     * D3). */
+    const int ax = -1;
+    gad_scope_begin();
+    gad_tensor *xc = gad_sub(x, gad_mean(x, &ax, 1, 1));
+    gad_tensor *var = gad_mean(gad_square(xc), &ax, 1, 1); /* population */
+    gad_tensor *y = gad_div(xc, gad_sqrt(gad_add_scalar(var, eps)));
+    if (gain) y = gad_mul(y, gain);
+    if (bias) y = gad_add(y, bias);
+    gad_keep(y);
+    gad_scope_end();
+    return y;
+}
+
+/* -------------------------------------------------------------- embedding */
+
+gad_tensor *gad_embedding(gad_tensor *weight, gad_tensor *indices) {
+    const char *op = "embedding";
+    if (!weight || !indices)
+        return gad_error_set(GAD_ERR_DOMAIN, op, "weight or indices is NULL");
+    if (need_float(op, "weight", weight) || need_i64(op, "indices", indices))
+        return NULL;
+    char sw[SHAPE_CAP], si[SHAPE_CAP];
+    if (gad_rank(weight) != 2)
+        return gad_error_set(GAD_ERR_SHAPE, op, "weight %s must be rank 2 [V, D]",
+                             shape_str(sw, weight));
+    int ri = gad_rank(indices);
+    if (ri + 1 > GAD_MAX_RANK)
+        return gad_error_set(GAD_ERR_SHAPE, op,
+                             "indices %s: the result would have rank %d > %d",
+                             shape_str(si, indices), ri + 1, GAD_MAX_RANK);
+    int64_t v = gad_shape(weight)[0], d = gad_shape(weight)[1];
+    if (check_indices(op, "index", indices, v)) return NULL;
+    int64_t n = gad_numel(indices);
+    int64_t out[GAD_MAX_RANK];
+    for (int i = 0; i < ri; i++) out[i] = gad_shape(indices)[i];
+    out[ri] = d;
+    /* gather along axis 0 with each index repeated across the row (a
+     * stride-0 view): its VJP scatter-adds gy's rows into zeros [V, D], so
+     * duplicate indices accumulate. */
+    gad_scope_begin();
+    gad_tensor *col = gad_reshape(indices, (int64_t[]){n, 1}, 2);
+    gad_tensor *idx = gad_broadcast_to(col, (int64_t[]){n, d}, 2);
+    gad_tensor *y = gad_reshape(gad_gather(weight, 0, idx), out, ri + 1);
+    gad_keep(y);
+    gad_scope_end();
+    return y;
+}
+
+/* ---------------------------------------------------------------- one_hot */
+
+gad_tensor *gad_one_hot(gad_tensor *indices, int64_t depth) {
+    const char *op = "one_hot";
+    if (!indices) return gad_error_set(GAD_ERR_DOMAIN, op, "indices is NULL");
+    if (need_i64(op, "indices", indices)) return NULL;
+    if (depth < 0)
+        return gad_error_set(GAD_ERR_DOMAIN, op, "depth %lld must be >= 0",
+                             (long long)depth);
+    char si[SHAPE_CAP];
+    int ri = gad_rank(indices);
+    if (ri + 1 > GAD_MAX_RANK)
+        return gad_error_set(GAD_ERR_SHAPE, op,
+                             "indices %s: the result would have rank %d > %d",
+                             shape_str(si, indices), ri + 1, GAD_MAX_RANK);
+    int64_t n = gad_numel(indices);
+    if (depth > 0 && n > INT64_MAX / depth)
+        return gad_error_set(GAD_ERR_SHAPE, op,
+                             "indices %s with depth %lld: too many elements",
+                             shape_str(si, indices), (long long)depth);
+    if (check_indices(op, "index", indices, depth)) return NULL;
+    int64_t out[GAD_MAX_RANK];
+    for (int i = 0; i < ri; i++) out[i] = gad_shape(indices)[i];
+    out[ri] = depth;
+    gad_scope_begin();
+    gad_tensor *y = gad_zeros(out, ri + 1, GAD_F32);
+    if (y && n > 0 && depth > 0) {
+        gad_tensor *c = gad_contiguous(indices);
+        const int64_t *p = c ? gad_data(c) : NULL;
+        float *q = p ? gad_data_mut(y) : NULL;
+        if (q)
+            for (int64_t i = 0; i < n; i++) q[i * depth + p[i]] = 1.0f;
+        else
+            y = NULL; /* the error is recorded */
+    }
+    gad_keep(y);
+    gad_scope_end();
+    return y;
+}
+
+/* ---------------------------------------------------- categorical policy */
+
+gad_tensor *gad_categorical_log_prob(gad_tensor *logits, gad_tensor *actions) {
+    const char *op = "categorical_log_prob";
+    if (!logits || !actions)
+        return gad_error_set(GAD_ERR_DOMAIN, op, "logits or actions is NULL");
+    if (need_float(op, "logits", logits) || need_i64(op, "actions", actions))
+        return NULL;
+    char sl[SHAPE_CAP], sa[SHAPE_CAP];
+    if (gad_rank(logits) != 2)
+        return gad_error_set(GAD_ERR_SHAPE, op, "logits %s must be [B,C]",
+                             shape_str(sl, logits));
+    int64_t b = gad_shape(logits)[0], c = gad_shape(logits)[1];
+    if (gad_rank(actions) != 1 || gad_shape(actions)[0] != b)
+        return gad_error_set(GAD_ERR_SHAPE, op, "actions %s must be [%lld] (logits %s)",
+                             shape_str(sa, actions), (long long)b,
+                             shape_str(sl, logits));
+    if (check_indices(op, "action", actions, c)) return NULL;
+    if (c == 0) /* only with b == 0 here */
+        return gad_error_set(GAD_ERR_SHAPE, op, "logits %s have no classes",
+                             shape_str(sl, logits));
+    /* take along the class axis gives [B] directly: no flatten, so nothing
+     * can fall off the tape (D4; g's raw view-reshape detached here). */
+    gad_scope_begin();
+    gad_tensor *y = gad_take(gad_log_softmax(logits, -1), 1, actions);
+    gad_keep(y);
+    gad_scope_end();
+    return y;
+}
+
+gad_tensor *gad_categorical_entropy(gad_tensor *logits) {
+    const char *op = "categorical_entropy";
+    if (!logits) return gad_error_set(GAD_ERR_DOMAIN, op, "logits is NULL");
+    if (need_float(op, "logits", logits)) return NULL;
+    char sl[SHAPE_CAP];
+    int r = gad_rank(logits);
+    if (r < 1 || gad_shape(logits)[r - 1] == 0)
+        return gad_error_set(GAD_ERR_SHAPE, op,
+                             "logits %s need a non-empty last axis (classes)",
+                             shape_str(sl, logits));
+    const int ax = -1;
+    gad_scope_begin();
+    gad_tensor *plogp = gad_mul(gad_softmax(logits, -1), gad_log_softmax(logits, -1));
+    gad_tensor *y = gad_neg(gad_sum(plogp, &ax, 1, 0));
+    gad_keep(y);
+    gad_scope_end();
+    return y;
+}
+
+/* ----------------------------------------------------------------- whiten */
+
+gad_tensor *gad_whiten(gad_tensor *x) {
+    const char *op = "whiten";
+    if (!x) return gad_error_set(GAD_ERR_DOMAIN, op, "x is NULL");
+    if (need_float(op, "x", x)) return NULL;
+    gad_scope_begin();
+    gad_tensor *xc = gad_sub(x, gad_mean_all(x));
+    gad_tensor *sd = gad_sqrt(gad_mean_all(gad_square(xc))); /* population */
+    gad_tensor *y = gad_div(xc, gad_add_scalar(sd, 1e-8));
+    gad_keep(y);
+    gad_scope_end();
+    return y;
+}
+
+/* ---------------------------------------------------------------- dropout */
+
+gad_tensor *gad_dropout(gad_tensor *x, double p, gad_rng *rng, int training) {
+    const char *op = "dropout";
+    if (!x) return gad_error_set(GAD_ERR_DOMAIN, op, "x is NULL");
+    if (need_float(op, "x", x)) return NULL;
+    if (!(p >= 0 && p < 1))
+        return gad_error_set(GAD_ERR_DOMAIN, op, "p %g outside [0, 1)", p);
+    if (!training || p == 0) return same_tensor(x);
+    if (!rng) return gad_error_set(GAD_ERR_DOMAIN, op, "generator is NULL");
+    int r = gad_rank(x);
+    const int64_t *s = gad_shape(x);
+    int64_t n = gad_numel(x);
+    /* The mask is a constant holding 0 or 1/(1-p) in x's dtype, so that
+     * y = x * mask and dy/dx = mask. Draws are f64 whatever x's dtype, one
+     * per element in row-major order: a seed gives the same mask. */
+    gad_scope_begin();
+    gad_tensor *u = gad_rng_uniform_tensor(rng, s, r, GAD_F64, 0.0, 1.0);
+    gad_tensor *m = u ? gad_zeros(s, r, gad_dtype(x)) : NULL;
+    gad_tensor *y = NULL;
+    if (m) {
+        const double *up = n ? gad_data(u) : NULL;
+        void *mp = n ? gad_data_mut(m) : NULL;
+        if (n == 0 || (up && mp)) {
+            double scale = 1.0 / (1.0 - p);
+            if (gad_dtype(x) == GAD_F32) {
+                float *q = mp;
+                for (int64_t i = 0; i < n; i++) q[i] = up[i] >= p ? (float)scale : 0.0f;
+            } else {
+                double *q = mp;
+                for (int64_t i = 0; i < n; i++) q[i] = up[i] >= p ? scale : 0.0;
+            }
+            y = gad_mul(x, m);
+        }
+    }
+    gad_keep(y);
+    gad_scope_end();
+    return y;
+}

@@ -1,0 +1,993 @@
+/* optim.c: SGD (with momentum, Nesterov and weight decay), AdamW, gradient
+ * clipping by global norm and a warm-up + cosine learning-rate schedule
+ * (SPEC §5 and D7). Written on the public API only.
+ *
+ * Parameters are leaves updated in place through gad_data_mut: a parameter
+ * keeps its handle, leaf and gradient slot, and copy-on-write keeps the old
+ * values for any graph (or view, or state snapshot) that still holds them.
+ *
+ * Every step runs in three phases so that a failure changes nothing:
+ *   1. validate every gradient (dtype, shape) and make it contiguous;
+ *   2. take the writable pointers (copy-on-write may allocate here) and
+ *      allocate new momentum buffers;
+ *   3. run the update loops, which cannot fail.
+ *
+ * Decisions the header leaves open:
+ * - The step counter (AdamW's t, "step" in the state) is one per optimizer,
+ *   as in g: it counts successful gad_optim_step calls, including ones that
+ *   skip every parameter because their slots are empty.
+ * - The same tensor twice in params is a domain error (it would be updated
+ *   twice per step); a leaf given as a gradient is read from a copy.
+ * - gad_optim_state hands out copy-on-write aliases of m, v and the
+ *   momentum buffers (snapshots: later steps never change them); its names
+ *   belong to the optimizer and live until gad_optim_free; it returns -1
+ *   on an error. load_state aliases the given tensors the same way. Unknown,
+ *   repeated or missing names and a negative step are format errors, a
+ *   wrong shape a shape error, a wrong dtype a dtype error. SGD momentum
+ *   buffers are optional (absent means "not made yet").
+ * - gad_clip_grad_norm leaves the gradients alone when the norm is NaN or
+ *   infinite (and returns it), scales a tensor listed twice once, and
+ *   refuses gradients that are outputs of tracked ops (not-unique).
+ * - gad_lr_warmup_cosine treats a negative step or warmup as 0; with
+ *   total <= warmup the cosine phase is empty: min_lr from step warmup on.
+ *
+ * References: AdamW is Loshchilov & Hutter, "Decoupled Weight Decay
+ * Regularization" (ICLR 2019), in g's form (eps outside the square root,
+ * bias corrections computed in double and cast to the parameter's dtype,
+ * decay applied to the old theta). Nesterov momentum is Sutskever, Martens,
+ * Dahl & Hinton, "On the importance of initialization and momentum in deep
+ * learning" (ICML 2013), in PyTorch's reformulation (d = g + mu * b). */
+#include "gad.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Keep a * b + c as two rounded operations, as the reference values (and
+ * every other build of gad) compute them. GCC does not contract in ISO C
+ * mode; clang does unless told not to. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+/* Tensors with more elements than this are updated by all threads. */
+#define OPTIM_PAR_MIN 65536
+
+/* A name: "momentum." plus up to 10 digits plus NUL fits in 24 bytes. */
+#define OPTIM_NAME_CAP 24
+
+typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAMW } optim_kind;
+
+/* Per-parameter scratch for one step (kept to avoid a malloc per step). */
+typedef struct optim_work {
+    gad_tensor *g;      /* the contiguous gradient (scope-owned), or NULL */
+    const void *gd;     /* its elements */
+    void *p, *s1, *s2;  /* writable parameter and state elements */
+    gad_tensor *fresh;  /* SGD: a momentum buffer made by this step */
+} optim_work;
+
+struct gad_optim {
+    optim_kind kind;
+    int n;
+    gad_tensor **params; /* retained */
+    gad_tensor **s1;     /* AdamW: m; SGD: momentum buffer (NULL until made) */
+    gad_tensor **s2;     /* AdamW: v; SGD: unused (NULL) */
+    char (*name1)[OPTIM_NAME_CAP]; /* "m.<i>" or "momentum.<i>" */
+    char (*name2)[OPTIM_NAME_CAP]; /* "v.<i>" (AdamW only) */
+    optim_work *work;
+    double lr;
+    double momentum, weight_decay; /* SGD (weight_decay: AdamW too) */
+    int nesterov;
+    double beta1, beta2, eps;      /* AdamW */
+    int64_t step;                  /* updates made so far */
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static const char *shape_str(char *buf, size_t cap, gad_tensor *t) {
+    size_t len = 0;
+    int r = gad_rank(t);
+    const int64_t *s = gad_shape(t);
+    len += (size_t)snprintf(buf + len, cap - len, "[");
+    for (int i = 0; i < r && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, i ? ",%lld" : "%lld",
+                                (long long)s[i]);
+    if (len < cap) snprintf(buf + len, cap - len, "]");
+    return buf;
+}
+
+static int same_shape(gad_tensor *a, gad_tensor *b) {
+    int r = gad_rank(a);
+    if (r != gad_rank(b)) return 0;
+    const int64_t *sa = gad_shape(a), *sb = gad_shape(b);
+    for (int i = 0; i < r; i++)
+        if (sa[i] != sb[i]) return 0;
+    return 1;
+}
+
+static int is_float(gad_dtype_t d) { return d == GAD_F32 || d == GAD_F64; }
+
+/* A memory error for op unless gad already recorded why a call failed. */
+static gad_status fail_memory(const char *op) {
+    gad_error_set(GAD_ERR_MEMORY, op, "out of memory");
+    return GAD_ERR_MEMORY;
+}
+
+/* Number of threads for a loop over n elements. */
+static int threads_for(int64_t n) {
+#ifdef _OPENMP
+    if (n > OPTIM_PAR_MIN) {
+        int nt = gad_num_threads();
+        return nt > 1 ? nt : 1;
+    }
+#endif
+    (void)n;
+    return 1;
+}
+
+#ifdef _OPENMP
+#define OPTIM_PARALLEL_FOR                                                     \
+    _Pragma("omp parallel for if(nt > 1) num_threads(nt) schedule(static)")
+#else
+#define OPTIM_PARALLEL_FOR
+#endif
+
+/* ------------------------------------------------------------ kernels */
+/* One set per float type. Every scalar arrives already cast to T, so that
+ * f32 parameters are updated in f32 arithmetic (g's values, bit for bit).
+ * The loops are contiguous and branch-free inside, so they vectorize. */
+
+#define OPTIM_KERNELS(T, SFX, SQRT)                                            \
+    /* theta = theta * decay - lr * mhat / (sqrt(vhat) + eps) */               \
+    static void adamw_##SFX(T *restrict p, T *restrict m, T *restrict v,       \
+                            const T *restrict g, int64_t n, T b1, T omb1,      \
+                            T b2, T omb2, T bc1, T bc2, T lr, T eps,           \
+                            T decay) {                                         \
+        int nt = threads_for(n);                                               \
+        (void)nt;                                                              \
+        OPTIM_PARALLEL_FOR                                                     \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            T gi = g[i];                                                       \
+            T mi = b1 * m[i] + omb1 * gi;                                      \
+            T vi = b2 * v[i] + omb2 * (gi * gi);                               \
+            m[i] = mi;                                                         \
+            v[i] = vi;                                                         \
+            T mh = mi / bc1, vh = vi / bc2;                                    \
+            p[i] = p[i] * decay - lr * (mh / (SQRT(vh) + eps));                \
+        }                                                                      \
+    }                                                                          \
+    /* plain SGD: theta -= lr * (g + wd * theta) */                            \
+    static void sgd_##SFX(T *restrict p, const T *restrict g, int64_t n,       \
+                          T lr, T wd) {                                        \
+        int nt = threads_for(n);                                               \
+        (void)nt;                                                              \
+        if (wd != 0) {                                                         \
+            OPTIM_PARALLEL_FOR                                                 \
+            for (int64_t i = 0; i < n; i++)                                    \
+                p[i] = p[i] - lr * (g[i] + wd * p[i]);                         \
+        } else {                                                               \
+            OPTIM_PARALLEL_FOR                                                 \
+            for (int64_t i = 0; i < n; i++) p[i] = p[i] - lr * g[i];           \
+        }                                                                      \
+    }                                                                          \
+    /* momentum: b = mu b + g' (b = g' on the first step); d = b, or          \
+     * g' + mu b with Nesterov; theta -= lr d */                               \
+    static void sgd_mom_##SFX(T *restrict p, T *restrict b,                    \
+                              const T *restrict g, int64_t n, T lr, T wd,      \
+                              T mu, int first, int nesterov) {                 \
+        int nt = threads_for(n);                                               \
+        (void)nt;                                                              \
+        OPTIM_PARALLEL_FOR                                                     \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            T gi = wd != 0 ? g[i] + wd * p[i] : g[i];                          \
+            T bi = first ? gi : mu * b[i] + gi;                                \
+            b[i] = bi;                                                         \
+            T d = nesterov ? gi + mu * bi : bi;                                \
+            p[i] = p[i] - lr * d;                                              \
+        }                                                                      \
+    }                                                                          \
+    /* sum of squares of g[lo..hi) in double, four lanes (a fixed order) */  \
+    static double block_sumsq_##SFX(const T *g, int64_t lo, int64_t hi) {     \
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                 \
+        int64_t i = lo;                                                        \
+        for (; i + 4 <= hi; i += 4) {                                          \
+            double a0 = g[i], a1 = g[i + 1], a2 = g[i + 2], a3 = g[i + 3];     \
+            s0 += a0 * a0;                                                     \
+            s1 += a1 * a1;                                                     \
+            s2 += a2 * a2;                                                     \
+            s3 += a3 * a3;                                                     \
+        }                                                                      \
+        for (; i < hi; i++) s0 += (double)g[i] * (double)g[i];                 \
+        return (s0 + s1) + (s2 + s3);                                          \
+    }                                                                          \
+    /* the whole sum, in fixed blocks so that the result does not depend on   \
+     * the number of threads */                                                \
+    static double sumsq_##SFX(const T *g, int64_t n) {                         \
+        enum { BLK = 4096 };                                                   \
+        int64_t nb = (n + BLK - 1) / BLK;                                      \
+        double total = 0;                                                      \
+        int nt = threads_for(n);                                               \
+        double *part = nt > 1 ? malloc((size_t)nb * sizeof *part) : NULL;      \
+        if (!part) {                                                           \
+            for (int64_t b = 0; b < nb; b++)                                   \
+                total += block_sumsq_##SFX(                                    \
+                    g, b * BLK, (b + 1) * BLK < n ? (b + 1) * BLK : n);        \
+            return total;                                                      \
+        }                                                                      \
+        OPTIM_PARALLEL_FOR                                                     \
+        for (int64_t b = 0; b < nb; b++)                                       \
+            part[b] = block_sumsq_##SFX(g, b * BLK,                            \
+                                        (b + 1) * BLK < n ? (b + 1) * BLK : n); \
+        for (int64_t b = 0; b < nb; b++) total += part[b];                     \
+        free(part);                                                            \
+        return total;                                                          \
+    }                                                                          \
+    static void scale_##SFX(T *restrict g, int64_t n, T c) {                   \
+        int nt = threads_for(n);                                               \
+        (void)nt;                                                              \
+        OPTIM_PARALLEL_FOR                                                     \
+        for (int64_t i = 0; i < n; i++) g[i] = g[i] * c;                       \
+    }
+
+OPTIM_KERNELS(float, f32, sqrtf)
+OPTIM_KERNELS(double, f64, sqrt)
+
+/* ------------------------------------------------------ construction */
+
+/* Duplicate handles in ts[0..n), found by sorting (pointer, index) pairs. */
+typedef struct ptr_index {
+    uintptr_t p;
+    int i;
+} ptr_index;
+
+static int ptr_index_cmp(const void *x, const void *y) {
+    const ptr_index *a = x, *b = y;
+    if (a->p != b->p) return a->p < b->p ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Set dup[i] = 1 for every entry of ts[0..n) that repeats an earlier one
+ * (0 otherwise). Returns the number of repeats, or -1 on a memory error. */
+static int find_duplicates(gad_tensor *const *ts, int n, char *dup) {
+    memset(dup, 0, (size_t)n);
+    if (n < 2) return 0;
+    ptr_index *v = malloc((size_t)n * sizeof *v);
+    if (!v) return -1;
+    for (int i = 0; i < n; i++) v[i] = (ptr_index){(uintptr_t)ts[i], i};
+    qsort(v, (size_t)n, sizeof *v, ptr_index_cmp);
+    int found = 0;
+    for (int k = 1; k < n; k++)
+        if (v[k].p == v[k - 1].p) { /* equal pointers sort by index */
+            dup[v[k].i] = 1;
+            found++;
+        }
+    free(v);
+    return found;
+}
+
+/* Validate params[0..n) for op: non-NULL, float, leaves, no duplicates. */
+static int check_params(const char *op, gad_tensor *const *params, int n) {
+    if (n < 0) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "n = %d is negative", n);
+        return -1;
+    }
+    if (n > 0 && !params) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "params is NULL (n = %d)", n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        gad_tensor *p = params[i];
+        if (!p) {
+            gad_error_set(GAD_ERR_DOMAIN, op, "params[%d] is NULL", i);
+            return -1;
+        }
+        if (!is_float(gad_dtype(p))) {
+            gad_error_set(GAD_ERR_DTYPE, op,
+                          "params[%d] is %s; optimizers update f32 or f64 "
+                          "tensors",
+                          i, gad_dtype_name(gad_dtype(p)));
+            return -1;
+        }
+        if (!gad_is_leaf(p)) {
+            gad_error_set(GAD_ERR_DOMAIN, op,
+                          "params[%d] is not a leaf (mark it with "
+                          "gad_requires_grad; results of ops cannot be "
+                          "updated in place)",
+                          i);
+            return -1;
+        }
+    }
+    /* The same tensor twice would be updated twice per step. */
+    char *dup = malloc((size_t)(n > 0 ? n : 1));
+    int r = dup ? find_duplicates(params, n, dup) : -1;
+    if (r < 0) {
+        free(dup);
+        fail_memory(op);
+        return -1;
+    }
+    for (int i = 0; i < n && r > 0; i++) {
+        if (!dup[i]) continue;
+        int j = 0;
+        while (params[j] != params[i]) j++;
+        gad_error_set(GAD_ERR_DOMAIN, op,
+                      "params[%d] and params[%d] are the same tensor", j, i);
+        break;
+    }
+    free(dup);
+    return r > 0 ? -1 : 0;
+}
+
+static void optim_destroy(gad_optim *o) {
+    if (!o) return;
+    for (int i = 0; i < o->n; i++) {
+        if (o->params) gad_release(o->params[i]);
+        if (o->s1) gad_release(o->s1[i]);
+        if (o->s2) gad_release(o->s2[i]);
+    }
+    free(o->params);
+    free(o->s1);
+    free(o->s2);
+    free(o->name1);
+    free(o->name2);
+    free(o->work);
+    free(o);
+}
+
+/* The common part of the constructors: retain params, allocate the arrays,
+ * and, for AdamW, zero m and v. */
+static gad_optim *optim_alloc(const char *op, optim_kind kind,
+                              gad_tensor *const *params, int n) {
+    gad_optim *o = calloc(1, sizeof *o);
+    if (!o) {
+        fail_memory(op);
+        return NULL;
+    }
+    o->kind = kind;
+    size_t cnt = n > 0 ? (size_t)n : 1;
+    o->params = calloc(cnt, sizeof *o->params);
+    o->s1 = calloc(cnt, sizeof *o->s1);
+    o->s2 = calloc(cnt, sizeof *o->s2);
+    o->name1 = calloc(cnt, sizeof *o->name1);
+    o->name2 = calloc(cnt, sizeof *o->name2);
+    o->work = calloc(cnt, sizeof *o->work);
+    if (!o->params || !o->s1 || !o->s2 || !o->name1 || !o->name2 ||
+        !o->work) {
+        optim_destroy(o);
+        fail_memory(op);
+        return NULL;
+    }
+    o->n = n;
+    for (int i = 0; i < n; i++) {
+        o->params[i] = gad_retain(params[i]);
+        if (kind == OPTIM_ADAMW) {
+            snprintf(o->name1[i], OPTIM_NAME_CAP, "m.%d", i);
+            snprintf(o->name2[i], OPTIM_NAME_CAP, "v.%d", i);
+        } else {
+            snprintf(o->name1[i], OPTIM_NAME_CAP, "momentum.%d", i);
+        }
+    }
+    if (kind == OPTIM_ADAMW) {
+        gad_scope_begin();
+        int ok = 1;
+        for (int i = 0; i < n && ok; i++) {
+            o->s1[i] = gad_retain(gad_zeros_like(params[i]));
+            o->s2[i] = gad_retain(gad_zeros_like(params[i]));
+            ok = o->s1[i] && o->s2[i];
+        }
+        gad_scope_end();
+        if (!ok) {
+            optim_destroy(o);
+            fail_memory(op);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+/* x is a usable non-negative, finite value. */
+static int nonneg(double x) { return isfinite(x) && x >= 0; }
+
+gad_optim *gad_sgd_new(gad_tensor *const *params, int n,
+                       const gad_sgd_opts *opts) {
+    const char *op = "sgd_new";
+    gad_sgd_opts o = opts ? *opts : (gad_sgd_opts){0};
+    if (o.lr == 0) o.lr = 0.01;
+    if (!nonneg(o.lr))
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "lr = %g (must be finite and >= 0)", o.lr);
+    if (!nonneg(o.momentum))
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "momentum = %g (must be finite and >= 0)",
+                             o.momentum);
+    if (o.nesterov && o.momentum == 0)
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "nesterov = %d needs momentum > 0 (momentum = %g)",
+                             o.nesterov, o.momentum);
+    if (!nonneg(o.weight_decay))
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "weight_decay = %g (must be finite and >= 0)",
+                             o.weight_decay);
+    if (check_params(op, params, n)) return NULL;
+    gad_optim *opt = optim_alloc(op, OPTIM_SGD, params, n);
+    if (!opt) return NULL;
+    opt->lr = o.lr;
+    opt->momentum = o.momentum;
+    opt->nesterov = o.nesterov != 0;
+    opt->weight_decay = o.weight_decay;
+    return opt;
+}
+
+gad_optim *gad_adamw_new(gad_tensor *const *params, int n,
+                         const gad_adamw_opts *opts) {
+    const char *op = "adamw_new";
+    gad_adamw_opts o = opts ? *opts : (gad_adamw_opts){0};
+    if (o.lr == 0) o.lr = 1e-3;
+    if (o.beta1 == 0) o.beta1 = 0.9;
+    if (o.beta2 == 0) o.beta2 = 0.999;
+    if (o.eps == 0) o.eps = 1e-8;
+    if (o.no_weight_decay) o.weight_decay = 0;
+    else if (o.weight_decay == 0) o.weight_decay = 0.01;
+    if (!nonneg(o.lr))
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "lr = %g (must be finite and >= 0)", o.lr);
+    if (!(o.beta1 >= 0 && o.beta1 < 1))
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "beta1 = %g is outside [0, 1)", o.beta1);
+    if (!(o.beta2 >= 0 && o.beta2 < 1))
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "beta2 = %g is outside [0, 1)", o.beta2);
+    if (!(isfinite(o.eps) && o.eps > 0))
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "eps = %g (must be finite and > 0)", o.eps);
+    if (!nonneg(o.weight_decay))
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "weight_decay = %g (must be finite and >= 0)",
+                             o.weight_decay);
+    if (check_params(op, params, n)) return NULL;
+    gad_optim *opt = optim_alloc(op, OPTIM_ADAMW, params, n);
+    if (!opt) return NULL;
+    opt->lr = o.lr;
+    opt->beta1 = o.beta1;
+    opt->beta2 = o.beta2;
+    opt->eps = o.eps;
+    opt->weight_decay = o.weight_decay;
+    return opt;
+}
+
+void gad_optim_free(gad_optim *opt) { optim_destroy(opt); }
+
+/* -------------------------------------------------------------- step */
+
+/* Phase 1: fill work[i].g with the contiguous gradient of params[i] (NULL
+ * to skip it). Returns GAD_OK or the error's kind. Runs inside the step's
+ * scope and no-grad mode. */
+static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
+    const char *op = "optim_step";
+    for (int i = 0; i < o->n; i++) {
+        gad_tensor *p = o->params[i], *g;
+        o->work[i] = (optim_work){0};
+        if (grads) {
+            g = grads[i];
+            if (!g) {
+                gad_error_set(GAD_ERR_DOMAIN, op, "grads[%d] is NULL", i);
+                return GAD_ERR_DOMAIN;
+            }
+        } else {
+            g = gad_leaf_grad(p);
+            if (!g) continue; /* an empty slot: skip the parameter */
+        }
+        if (gad_dtype(g) != gad_dtype(p)) {
+            gad_error_set(GAD_ERR_DTYPE, op,
+                          "grads[%d] is %s, params[%d] is %s", i,
+                          gad_dtype_name(gad_dtype(g)), i,
+                          gad_dtype_name(gad_dtype(p)));
+            return GAD_ERR_DTYPE;
+        }
+        if (!same_shape(g, p)) {
+            char a[160], b[160];
+            gad_error_set(GAD_ERR_SHAPE, op,
+                          "grads[%d] has shape %s, params[%d] has shape %s",
+                          i, shape_str(a, sizeof a, g), i,
+                          shape_str(b, sizeof b, p));
+            return GAD_ERR_SHAPE;
+        }
+        if (gad_numel(p) == 0) continue; /* nothing to update */
+        gad_tensor *c = gad_contiguous(g);
+        /* A leaf given as a gradient may be one of the parameters, which
+         * phase 3 overwrites: read from a private copy. */
+        if (c && gad_is_leaf(c)) c = gad_clone(c);
+        if (!c) return fail_memory(op);
+        o->work[i].g = c;
+    }
+    return GAD_OK;
+}
+
+/* Phase 2: writable pointers for every parameter and state tensor that
+ * phase 3 touches. */
+static gad_status take_pointers(gad_optim *o) {
+    const char *op = "optim_step";
+    int momentum = o->kind == OPTIM_SGD && o->momentum != 0;
+    for (int i = 0; i < o->n; i++) {
+        optim_work *w = &o->work[i];
+        if (!w->g) continue;
+        w->gd = gad_data(w->g);
+        if (!w->gd) return fail_memory(op);
+        if (momentum && !o->s1[i]) {
+            /* no scope owns it: released on failure or installed */
+            gad_tensor *z = gad_zeros_like(o->params[i]);
+            w->fresh = gad_retain(z);
+            if (!w->fresh) return fail_memory(op);
+        }
+        w->p = gad_data_mut(o->params[i]);
+        if (!w->p) return fail_memory(op);
+        if (o->kind == OPTIM_ADAMW) {
+            w->s1 = gad_data_mut(o->s1[i]);
+            w->s2 = gad_data_mut(o->s2[i]);
+            if (!w->s1 || !w->s2) return fail_memory(op);
+        } else if (momentum) {
+            w->s1 = gad_data_mut(w->fresh ? w->fresh : o->s1[i]);
+            if (!w->s1) return fail_memory(op);
+        }
+    }
+    return GAD_OK;
+}
+
+/* Phase 3: the updates. t is the step number (from 1). */
+static void apply_updates(gad_optim *o, int64_t t) {
+    /* AdamW's scalars, computed in double (cast to f32 for f32 params) */
+    double bc1 = 1.0 - pow(o->beta1, (double)t);
+    double bc2 = 1.0 - pow(o->beta2, (double)t);
+    double decay = 1.0 - o->lr * o->weight_decay;
+    for (int i = 0; i < o->n; i++) {
+        optim_work *w = &o->work[i];
+        if (!w->g) continue;
+        int64_t n = gad_numel(o->params[i]);
+        int f32 = gad_dtype(o->params[i]) == GAD_F32;
+        if (o->kind == OPTIM_ADAMW) {
+            if (f32)
+                adamw_f32(w->p, w->s1, w->s2, w->gd, n, (float)o->beta1,
+                          (float)(1.0 - o->beta1), (float)o->beta2,
+                          (float)(1.0 - o->beta2), (float)bc1, (float)bc2,
+                          (float)o->lr, (float)o->eps, (float)decay);
+            else
+                adamw_f64(w->p, w->s1, w->s2, w->gd, n, o->beta1,
+                          1.0 - o->beta1, o->beta2, 1.0 - o->beta2, bc1, bc2,
+                          o->lr, o->eps, decay);
+        } else if (o->momentum != 0) {
+            int first = w->fresh != NULL;
+            if (f32)
+                sgd_mom_f32(w->p, w->s1, w->gd, n, (float)o->lr,
+                            (float)o->weight_decay, (float)o->momentum, first,
+                            o->nesterov);
+            else
+                sgd_mom_f64(w->p, w->s1, w->gd, n, o->lr, o->weight_decay,
+                            o->momentum, first, o->nesterov);
+        } else {
+            if (f32)
+                sgd_f32(w->p, w->gd, n, (float)o->lr, (float)o->weight_decay);
+            else
+                sgd_f64(w->p, w->gd, n, o->lr, o->weight_decay);
+        }
+    }
+}
+
+gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads) {
+    if (!opt) {
+        gad_error_set(GAD_ERR_DOMAIN, "optim_step", "the optimizer is NULL");
+        return GAD_ERR_DOMAIN;
+    }
+    gad_scope_begin();
+    gad_no_grad_begin();
+    gad_status st = gather_grads(opt, grads);
+    if (st == GAD_OK) st = take_pointers(opt);
+    if (st == GAD_OK) {
+        apply_updates(opt, opt->step + 1);
+        opt->step++;
+        for (int i = 0; i < opt->n; i++)
+            if (opt->work[i].fresh) { /* install the new momentum buffers */
+                opt->s1[i] = opt->work[i].fresh;
+                opt->work[i].fresh = NULL;
+            }
+    } else {
+        for (int i = 0; i < opt->n; i++) {
+            gad_release(opt->work[i].fresh);
+            opt->work[i].fresh = NULL;
+        }
+    }
+    for (int i = 0; i < opt->n; i++) opt->work[i] = (optim_work){0};
+    gad_no_grad_end();
+    gad_scope_end();
+    return st;
+}
+
+/* ------------------------------------------------------- accessors */
+
+void gad_optim_zero_grad(gad_optim *opt) {
+    if (!opt) {
+        gad_error_set(GAD_ERR_DOMAIN, "optim_zero_grad",
+                      "the optimizer is NULL");
+        return;
+    }
+    gad_zero_grad(opt->params, opt->n);
+}
+
+double gad_optim_lr(const gad_optim *opt) {
+    if (!opt) {
+        gad_error_set(GAD_ERR_DOMAIN, "optim_lr", "the optimizer is NULL");
+        return NAN;
+    }
+    return opt->lr;
+}
+
+void gad_optim_set_lr(gad_optim *opt, double lr) {
+    if (!opt) {
+        gad_error_set(GAD_ERR_DOMAIN, "optim_set_lr", "the optimizer is NULL");
+        return;
+    }
+    if (!nonneg(lr)) {
+        gad_error_set(GAD_ERR_DOMAIN, "optim_set_lr",
+                      "lr = %g (must be finite and >= 0)", lr);
+        return;
+    }
+    opt->lr = lr;
+}
+
+int64_t gad_optim_steps(const gad_optim *opt) {
+    if (!opt) {
+        gad_error_set(GAD_ERR_DOMAIN, "optim_steps", "the optimizer is NULL");
+        return -1;
+    }
+    return opt->step;
+}
+
+/* ------------------------------------------------------------ state */
+
+/* The state entries in order: "step", then per parameter m.i, v.i
+ * (AdamW) or momentum.i (SGD, where the buffer exists). */
+static int state_count(const gad_optim *o) {
+    int c = 1;
+    for (int i = 0; i < o->n; i++) c += (o->s1[i] != NULL) + (o->s2[i] != NULL);
+    return c;
+}
+
+int gad_optim_state(gad_optim *opt, const char **names, gad_tensor **tensors,
+                    int cap) {
+    const char *op = "optim_state";
+    if (!opt) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "the optimizer is NULL");
+        return -1;
+    }
+    if (cap < 0) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "cap = %d is negative", cap);
+        return -1;
+    }
+    if (cap > 0 && (!names || !tensors)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "names or tensors is NULL (cap = %d)",
+                      cap);
+        return -1;
+    }
+    int count = state_count(opt);
+    int fill = cap < count ? cap : count;
+    if (fill == 0) return count;
+    /* Make every tensor in a private scope, then hand them all out (or drop
+     * them all on failure). The m, v and momentum tensors are aliases: the
+     * next step copies on write, so a snapshot never changes. */
+    gad_scope_begin();
+    const char *nm[3];
+    gad_tensor *out[3];
+    int k = 0, ok = 1;
+    for (int i = -1; i < opt->n && k < fill && ok; i++) {
+        int c = 0;
+        if (i < 0) {
+            nm[c] = "step";
+            out[c++] = gad_from_i64(&opt->step, NULL, 0);
+        } else {
+            if (opt->s1[i]) {
+                nm[c] = opt->name1[i];
+                out[c++] = gad_detach(opt->s1[i]);
+            }
+            if (opt->s2[i]) {
+                nm[c] = opt->name2[i];
+                out[c++] = gad_detach(opt->s2[i]);
+            }
+        }
+        for (int j = 0; j < c && k < fill; j++, k++) {
+            if (!out[j]) ok = 0;
+            names[k] = nm[j];
+            tensors[k] = out[j];
+        }
+    }
+    if (ok)
+        for (int j = 0; j < fill; j++) gad_keep(tensors[j]);
+    gad_scope_end();
+    if (!ok) {
+        for (int j = 0; j < fill; j++) {
+            names[j] = NULL;
+            tensors[j] = NULL;
+        }
+        fail_memory(op);
+        return -1;
+    }
+    return count;
+}
+
+/* Parse "<prefix><i>" with i a canonical decimal index below n; -1 if name
+ * is not of that form. */
+static int parse_index(const char *name, const char *prefix, int n) {
+    size_t pl = strlen(prefix);
+    if (strncmp(name, prefix, pl) != 0) return -1;
+    const char *s = name + pl;
+    if (!*s || (s[0] == '0' && s[1])) return -1;
+    long long v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return -1;
+        v = v * 10 + (*s - '0');
+        if (v >= n) return -1;
+    }
+    return (int)v;
+}
+
+gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
+                                gad_tensor *const *tensors, int n) {
+    const char *op = "optim_load_state";
+    if (!opt) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "the optimizer is NULL");
+        return GAD_ERR_DOMAIN;
+    }
+    if (n < 0 || (n > 0 && (!names || !tensors))) {
+        gad_error_set(GAD_ERR_DOMAIN, op,
+                      n < 0 ? "n = %d is negative"
+                            : "names or tensors is NULL (n = %d)",
+                      n);
+        return GAD_ERR_DOMAIN;
+    }
+    int np = opt->n;
+    int adamw = opt->kind == OPTIM_ADAMW;
+    int has_momentum = !adamw && opt->momentum != 0;
+    /* where each entry goes: slot[k] = -1 for "step", 2 i for s1[i],
+     * 2 i + 1 for s2[i] */
+    int *slot = malloc((size_t)(n > 0 ? n : 1) * sizeof *slot);
+    int *seen = calloc((size_t)2 * (size_t)(np > 0 ? np : 1) + 1, sizeof *seen);
+    gad_tensor **fresh = calloc((size_t)2 * (size_t)(np > 0 ? np : 1),
+                                sizeof *fresh);
+    gad_status st = GAD_OK;
+    int64_t step = 0;
+    int have_step = 0;
+    if (!slot || !seen || !fresh) {
+        st = fail_memory(op);
+        goto done;
+    }
+    for (int k = 0; k < n && st == GAD_OK; k++) {
+        const char *name = names[k];
+        gad_tensor *t = tensors[k];
+        if (!name || !t) {
+            gad_error_set(GAD_ERR_DOMAIN, op, "%s[%d] is NULL",
+                          name ? "tensors" : "names", k);
+            st = GAD_ERR_DOMAIN;
+            break;
+        }
+        int idx, which;
+        if (strcmp(name, "step") == 0) {
+            idx = -1, which = 0;
+        } else if (adamw && (idx = parse_index(name, "m.", np)) >= 0) {
+            which = 0;
+        } else if (adamw && (idx = parse_index(name, "v.", np)) >= 0) {
+            which = 1;
+        } else if (has_momentum &&
+                   (idx = parse_index(name, "momentum.", np)) >= 0) {
+            which = 0;
+        } else {
+            gad_error_set(GAD_ERR_FORMAT, op,
+                          "unknown state name \"%.64s\" for this %s optimizer "
+                          "of %d parameters",
+                          name, adamw ? "AdamW" : "SGD", np);
+            st = GAD_ERR_FORMAT;
+            break;
+        }
+        int s = idx < 0 ? -1 : 2 * idx + which;
+        if (seen[s + 1]) {
+            gad_error_set(GAD_ERR_FORMAT, op, "state name \"%s\" is repeated",
+                          name);
+            st = GAD_ERR_FORMAT;
+            break;
+        }
+        seen[s + 1] = 1;
+        slot[k] = s;
+        if (idx < 0) {
+            if (gad_dtype(t) != GAD_I64 || gad_numel(t) != 1 ||
+                gad_rank(t) != 0) {
+                char b[160];
+                gad_error_set(gad_dtype(t) != GAD_I64 ? GAD_ERR_DTYPE
+                                                      : GAD_ERR_SHAPE,
+                              op, "\"step\" must be a rank-0 i64 tensor, got "
+                                  "%s %s",
+                              gad_dtype_name(gad_dtype(t)),
+                              shape_str(b, sizeof b, t));
+                st = gad_dtype(t) != GAD_I64 ? GAD_ERR_DTYPE : GAD_ERR_SHAPE;
+                break;
+            }
+            if (gad_read_i64(t, &step, 1) != GAD_OK) {
+                st = fail_memory(op);
+                break;
+            }
+            if (step < 0) {
+                gad_error_set(GAD_ERR_FORMAT, op, "\"step\" = %lld is negative",
+                              (long long)step);
+                st = GAD_ERR_FORMAT;
+                break;
+            }
+            have_step = 1;
+            continue;
+        }
+        gad_tensor *p = opt->params[idx];
+        if (gad_dtype(t) != gad_dtype(p)) {
+            gad_error_set(GAD_ERR_DTYPE, op, "\"%s\" is %s, params[%d] is %s",
+                          name, gad_dtype_name(gad_dtype(t)), idx,
+                          gad_dtype_name(gad_dtype(p)));
+            st = GAD_ERR_DTYPE;
+            break;
+        }
+        if (!same_shape(t, p)) {
+            char a[160], b[160];
+            gad_error_set(GAD_ERR_SHAPE, op,
+                          "\"%s\" has shape %s, params[%d] has shape %s", name,
+                          shape_str(a, sizeof a, t), idx,
+                          shape_str(b, sizeof b, p));
+            st = GAD_ERR_SHAPE;
+            break;
+        }
+    }
+    if (st != GAD_OK) goto done;
+    if (!have_step) {
+        gad_error_set(GAD_ERR_FORMAT, op, "\"step\" is missing");
+        st = GAD_ERR_FORMAT;
+        goto done;
+    }
+    if (adamw)
+        for (int s = 0; s < 2 * np; s++)
+            if (!seen[s + 1]) {
+                gad_error_set(GAD_ERR_FORMAT, op, "\"%s\" is missing",
+                              s % 2 ? opt->name2[s / 2] : opt->name1[s / 2]);
+                st = GAD_ERR_FORMAT;
+                goto done;
+            }
+    /* Everything is valid: make private aliases (contiguous, off the tape),
+     * then swap them in. */
+    gad_scope_begin();
+    gad_no_grad_begin();
+    for (int k = 0; k < n && st == GAD_OK; k++) {
+        if (slot[k] < 0) continue;
+        gad_tensor *a = gad_retain(gad_detach(gad_contiguous(tensors[k])));
+        if (!a) st = fail_memory(op);
+        fresh[slot[k]] = a;
+    }
+    gad_no_grad_end();
+    gad_scope_end();
+    if (st != GAD_OK) goto done;
+    for (int i = 0; i < np; i++) {
+        gad_release(opt->s1[i]);
+        gad_release(opt->s2[i]);
+        opt->s1[i] = fresh[2 * i];
+        opt->s2[i] = fresh[2 * i + 1];
+        fresh[2 * i] = fresh[2 * i + 1] = NULL;
+    }
+    opt->step = step;
+done:
+    if (fresh)
+        for (int s = 0; s < 2 * np; s++) gad_release(fresh[s]);
+    free(fresh);
+    free(seen);
+    free(slot);
+    return st;
+}
+
+/* ----------------------------------------------------- clip and schedule */
+
+double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
+    const char *op = "clip_grad_norm";
+    if (n < 0 || (n > 0 && !grads)) {
+        gad_error_set(GAD_ERR_DOMAIN, op,
+                      n < 0 ? "n = %d is negative" : "grads is NULL (n = %d)",
+                      n);
+        return NAN;
+    }
+    if (!(max_norm >= 0)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "max_norm = %g (must be >= 0)",
+                      max_norm);
+        return NAN;
+    }
+    for (int i = 0; i < n; i++) {
+        gad_tensor *g = grads[i];
+        if (!g) {
+            gad_error_set(GAD_ERR_DOMAIN, op, "grads[%d] is NULL", i);
+            return NAN;
+        }
+        if (!is_float(gad_dtype(g))) {
+            gad_error_set(GAD_ERR_DTYPE, op,
+                          "grads[%d] is %s; gradients are f32 or f64", i,
+                          gad_dtype_name(gad_dtype(g)));
+            return NAN;
+        }
+        if (gad_is_tracked(g) && !gad_is_leaf(g)) {
+            gad_error_set(GAD_ERR_NOT_UNIQUE, op,
+                          "grads[%d] is the output of a tracked op (a "
+                          "gradient made with GAD_CREATE_GRAPH): detach it "
+                          "to clip it in place",
+                          i);
+            return NAN;
+        }
+    }
+    double sumsq = 0;
+    int ok = 1;
+    gad_scope_begin();
+    gad_no_grad_begin();
+    for (int i = 0; i < n && ok; i++) {
+        if (gad_numel(grads[i]) == 0) continue;
+        gad_tensor *c = gad_contiguous(grads[i]);
+        const void *d = c ? gad_data(c) : NULL;
+        if (!d) {
+            ok = 0;
+            break;
+        }
+        if (gad_dtype(c) == GAD_F32) sumsq += sumsq_f32(d, gad_numel(c));
+        else sumsq += sumsq_f64(d, gad_numel(c));
+    }
+    gad_no_grad_end();
+    gad_scope_end();
+    if (!ok) {
+        fail_memory(op);
+        return NAN;
+    }
+    double norm = sqrt(sumsq);
+    /* A non-finite norm leaves the gradients alone: the caller sees it and
+     * can skip the step. */
+    if (!(norm > max_norm) || !isfinite(norm)) return norm;
+    double coef = max_norm / (norm + 1e-6);
+    /* Take every writable pointer first, so that a failed copy-on-write
+     * leaves all gradients unscaled, and scale each distinct tensor once. */
+    void **ptr = calloc((size_t)n, sizeof *ptr);
+    char *dup = malloc((size_t)n);
+    if (!ptr || !dup || find_duplicates(grads, n, dup) < 0) {
+        free(ptr);
+        free(dup);
+        fail_memory(op);
+        return NAN;
+    }
+    for (int i = 0; i < n && ok; i++) {
+        if (dup[i] || gad_numel(grads[i]) == 0) continue;
+        ptr[i] = gad_data_mut(grads[i]);
+        if (!ptr[i]) ok = 0;
+    }
+    if (ok)
+        for (int i = 0; i < n; i++) {
+            if (!ptr[i]) continue;
+            if (gad_dtype(grads[i]) == GAD_F32)
+                scale_f32(ptr[i], gad_numel(grads[i]), (float)coef);
+            else
+                scale_f64(ptr[i], gad_numel(grads[i]), coef);
+        }
+    free(ptr);
+    free(dup);
+    if (!ok) {
+        fail_memory(op);
+        return NAN;
+    }
+    return norm;
+}
+
+double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
+                            double base_lr, double min_lr) {
+    const double pi = 3.14159265358979323846;
+    if (step < 0) step = 0;
+    if (warmup < 0) warmup = 0;
+    if (step < warmup) return base_lr * (double)(step + 1) / (double)warmup;
+    if (step >= total) return min_lr;
+    double frac = (double)(step - warmup) / (double)(total - warmup);
+    return min_lr + 0.5 * (base_lr - min_lr) * (1.0 + cos(pi * frac));
+}

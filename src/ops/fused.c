@@ -1,0 +1,666 @@
+/* fused.c: the fused ops of SPEC section 4 (gated scan, RMS norm, masked
+ * cross-entropy, embedding, the HELIX block), each one tape node with a
+ * hand-written backward (src/cpu/fused_tmpl.h), beside the unfused
+ * composition of ordinary ops that defines it. Under GAD_CREATE_GRAPH the
+ * VJPs are taken through tracked ops instead, so that their results are
+ * differentiable again. */
+#include "ops_int.h"
+#include "cpu/fused.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* A packed version of t for a kernel (t itself when contiguous; a copy off
+ * the tape otherwise), owned by the current scope. */
+static gad_tensor *packed(const char *op, gad_tensor *t) {
+    if (t->contig) return t;
+    gad_tensor *c = gad__tensor_new(op, t->dtype, t->shape, t->rank);
+    if (c) gad__pack(t, gad__ptr(c));
+    return gad__own(c);
+}
+
+static int need_rank(const char *op, const char *what, const gad_tensor *t, int rank) {
+    if (t->rank == rank) return 0;
+    char b[GAD_SHAPE_BUF];
+    gad__err(GAD_ERR_SHAPE, op, "%s must have rank %d, got %s", what, rank,
+             gad__shape_str(b, t->shape, t->rank));
+    return -1;
+}
+
+static int need_shape(const char *op, const char *what, const gad_tensor *t,
+                      const int64_t *shape, int rank) {
+    if (gad__same_shape(t->shape, t->rank, shape, rank)) return 0;
+    char b1[GAD_SHAPE_BUF], b2[GAD_SHAPE_BUF];
+    gad__err(GAD_ERR_SHAPE, op, "%s must be %s, got %s", what, gad__shape_str(b1, shape, rank),
+             gad__shape_str(b2, t->shape, t->rank));
+    return -1;
+}
+
+#define F32(t) ((t)->dtype == GAD_F32)
+
+/* ============================================================= gated scan */
+
+gad_tensor *gad__gated_scan_unfused(gad_tensor *a, gad_tensor *b) {
+    GAD_NEED("gated_scan", a);
+    GAD_NEED("gated_scan", b);
+    int64_t T = a->rank == 3 ? a->shape[1] : 0;
+    gad_scope_begin();
+    gad_tensor **hs = gad__alloc((size_t)(T ? T : 1) * sizeof *hs), *h = NULL, *y = NULL;
+    for (int64_t t = 0; hs && t < T; t++) {
+        gad_tensor *bt = gad_select(b, 1, t);
+        h = h ? gad_add(gad_mul(gad_select(a, 1, t), h), bt) : bt;
+        hs[t] = h;
+    }
+    if (hs) y = T ? gad_keep(gad_stack(hs, (int)T, 1)) : gad_keep(gad_zeros_like(a));
+    gad__free(hs, (size_t)(T ? T : 1) * sizeof *hs);
+    gad_scope_end();
+    return y;
+}
+
+gad_tensor *gad_gated_scan(gad_tensor *a, gad_tensor *b) {
+    const char *op = "gated_scan";
+    if (!a || !b) return gad__null_arg(op);
+    if (gad__need_float(op, a) || gad__need_same_dtype(op, a, b) ||
+        need_rank(op, "a", a, 3) || need_shape(op, "b", b, a->shape, 3))
+        return NULL;
+    gad_tensor *h = gad__tensor_new(op, a->dtype, a->shape, 3);
+    if (!h) return NULL;
+    gad_scope_begin();
+    gad_tensor *ap = packed(op, a), *bp = packed(op, b);
+    if (ap && bp) {
+        int64_t B = a->shape[0], T = a->shape[1], D = a->shape[2];
+        if (F32(a)) gad__scan_fwd_f32(gad__ptr(ap), gad__ptr(bp), gad__ptr(h), B, T, D);
+        else gad__scan_fwd_f64(gad__ptr(ap), gad__ptr(bp), gad__ptr(h), B, T, D);
+    }
+    gad_scope_end();
+    if (!ap || !bp) {
+        gad_release(h);
+        return NULL;
+    }
+    gad_tensor *in[2] = {a, b}, *save[2] = {a, h};
+    return gad__own(gad__track(h, GAD_OP(GATED_SCAN), in, 2, save, 2));
+}
+
+/* x shifted by one step along time (axis 1): forward (x_{t-1}, zeros first)
+ * or backward (x_{t+1}, zeros last). */
+static gad_tensor *shift_time(gad_tensor *x, int forward) {
+    int64_t T = x->shape[1];
+    int64_t zs[3] = {x->shape[0], T ? 1 : 0, x->shape[2]};
+    gad_tensor *z = gad_zeros(zs, 3, (gad_dtype_t)x->dtype);
+    if (T <= 1) return gad_zeros_like(x);
+    gad_range r[2] = {GAD_ALL, forward ? GAD_RANGE(0, T - 1) : GAD_RANGE(1, T)};
+    gad_tensor *part = gad_slice(x, r, 2);
+    gad_tensor *pieces[2] = {forward ? z : part, forward ? part : z};
+    return gad_cat(pieces, 2, 1);
+}
+
+static gad_tensor *reverse_time(gad_tensor *x) {
+    gad_range r[2] = {GAD_ALL, GAD_RANGE_STEP(GAD_NIL, GAD_NIL, -1)};
+    return x->shape[1] ? gad_contiguous(gad_slice(x, r, 2)) : x;
+}
+
+/* G_t = gh_t + a_{t+1} G_{t+1}, ga_t = G_t h_{t-1} (ga_0 = 0), gb = G */
+int gad__vjp_gated_scan(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    gad_tensor *a = n->saved[0], *h = n->saved[1];
+    int64_t B = a->shape[0], T = a->shape[1], D = a->shape[2];
+    if (gad_grad_enabled()) {
+        /* on the tape: the reverse recurrence is a scan in reversed time */
+        a = gad__saved(n, 0);
+        h = gad__saved(n, 1);
+        gad_tensor *G = reverse_time(
+            gad_gated_scan(reverse_time(shift_time(a, 0)), reverse_time(gy)));
+        if (need[1] && !(gin[1] = G)) return -1;
+        if (need[0] && !(gin[0] = gad_mul(G, shift_time(h, 1)))) return -1;
+        return G ? 0 : -1;
+    }
+    gad_tensor *ga = need[0] ? gad__own(gad__tensor_new("gated_scan", a->dtype, a->shape, 3)) : NULL;
+    gad_tensor *gb = need[1] ? gad__own(gad__tensor_new("gated_scan", a->dtype, a->shape, 3)) : NULL;
+    gad_tensor *g = packed("gated_scan", gy);
+    a = packed("gated_scan", a); /* h is the op's own output: packed */
+    if ((need[0] && !ga) || (need[1] && !gb) || !g || !a) return -1;
+    if (F32(a))
+        gad__scan_bwd_f32(gad__ptr(a), gad__ptr(h), gad__ptr(g), ga ? gad__ptr(ga) : NULL,
+                          gb ? gad__ptr(gb) : NULL, B, T, D);
+    else
+        gad__scan_bwd_f64(gad__ptr(a), gad__ptr(h), gad__ptr(g), ga ? gad__ptr(ga) : NULL,
+                          gb ? gad__ptr(gb) : NULL, B, T, D);
+    gin[0] = ga;
+    gin[1] = gb;
+    return 0;
+}
+
+/* =============================================================== rms norm */
+
+gad_tensor *gad__rms_norm_unfused(gad_tensor *x, double eps) {
+    GAD_NEED("rms_norm", x);
+    gad_scope_begin();
+    gad_tensor *ms = gad_mean(gad_square(x), (int[]){-1}, 1, 1);
+    gad_tensor *y = gad_keep(gad_div(x, gad_sqrt(gad_add_scalar(ms, eps))));
+    gad_scope_end();
+    return y;
+}
+
+static int check_eps(const char *op, double eps) {
+    if (eps >= 0 && isfinite(eps)) return 0;
+    gad__err(GAD_ERR_DOMAIN, op, "eps must be finite and >= 0, got %g", eps);
+    return -1;
+}
+
+gad_tensor *gad_rms_norm(gad_tensor *x, double eps) {
+    const char *op = "rms_norm";
+    GAD_NEED(op, x);
+    if (gad__need_float(op, x) || check_eps(op, eps)) return NULL;
+    if (x->rank == 0) return gad__err(GAD_ERR_SHAPE, op, "needs rank >= 1, got a scalar");
+    gad_tensor *y = gad__tensor_new(op, x->dtype, x->shape, x->rank);
+    if (!y) return NULL;
+    int64_t n = x->shape[x->rank - 1], rows = n ? x->numel / n : 0;
+    gad_scope_begin();
+    gad_tensor *xp = packed(op, x);
+    if (xp && F32(x)) gad__rms_fwd_f32(gad__ptr(xp), gad__ptr(y), rows, n, eps);
+    else if (xp) gad__rms_fwd_f64(gad__ptr(xp), gad__ptr(y), rows, n, eps);
+    gad_scope_end();
+    if (!xp) {
+        gad_release(y);
+        return NULL;
+    }
+    y = gad__track(y, GAD_OP(RMS_NORM), &x, 1, &x, 1);
+    if (y && y->node) y->node->p.d[0] = eps;
+    return gad__own(y);
+}
+
+int gad__vjp_rms_norm(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    double eps = n->p.d[0];
+    if (gad_grad_enabled())
+        return gad__vjp_composed(n, gy, need, gin, gad__rms_norm_unfused(gad__saved(n, 0), eps));
+    gad_tensor *x = packed("rms_norm", n->saved[0]), *g = packed("rms_norm", gy);
+    gad_tensor *dx = gad__own(gad__tensor_new("rms_norm", n->dtype, n->shape, n->rank));
+    if (!x || !g || !dx) return -1;
+    int64_t d = n->shape[n->rank - 1], rows = d ? dx->numel / d : 0;
+    if (F32(dx)) gad__rms_bwd_f32(gad__ptr(x), gad__ptr(g), gad__ptr(dx), rows, d, eps);
+    else gad__rms_bwd_f64(gad__ptr(x), gad__ptr(g), gad__ptr(dx), rows, d, eps);
+    gin[0] = dx;
+    return 0;
+}
+
+/* ================================================== masked cross-entropy */
+
+/* The weight of each row as f64 and the targets as i64 (packed), checking
+ * the targets of weighted rows; `safe` gets targets with unweighted rows'
+ * entries replaced by 0 (for the composition). */
+static int mce_check(const char *op, gad_tensor *logits, gad_tensor *targets, gad_tensor *mask,
+                     int64_t *N, int64_t *V) {
+    if (gad__need_float(op, logits) || gad__need_same_dtype(op, logits, mask) ||
+        gad__need_i64(op, targets))
+        return -1;
+    if (logits->rank != 2) {
+        char b[GAD_SHAPE_BUF];
+        gad__err(GAD_ERR_SHAPE, op, "logits must be [N,V], got %s",
+                 gad__shape_str(b, logits->shape, logits->rank));
+        return -1;
+    }
+    *N = logits->shape[0];
+    *V = logits->shape[1];
+    if (targets->numel != *N || mask->numel != *N) {
+        gad__err(GAD_ERR_SHAPE, op,
+                 "targets (%lld) and mask (%lld) must have N = %lld entries (logits N x V = "
+                 "%lld x %lld)",
+                 (long long)targets->numel, (long long)mask->numel, (long long)*N,
+                 (long long)*N, (long long)*V);
+        return -1;
+    }
+    return 0;
+}
+
+/* Packed targets with every weighted row's target checked against V; the
+ * targets of unweighted rows are replaced by 0 (they are never read). */
+static gad_tensor *mce_targets(const char *op, gad_tensor *targets, const double *m,
+                               int64_t N, int64_t V) {
+    int64_t shp[1] = {N};
+    gad_tensor *t = gad__tensor_new(op, GAD_I64, shp, 1);
+    if (!t) return NULL;
+    gad__pack(targets, gad__ptr(t));
+    int64_t *p = gad__ptr(t);
+    for (int64_t i = 0; i < N; i++) {
+        if (m[i] == 0) {
+            p[i] = 0;
+        } else if (p[i] < 0 || p[i] >= V) {
+            gad__err(GAD_ERR_INDEX, op, "target %lld of row %lld out of bounds for %lld classes",
+                     (long long)p[i], (long long)i, (long long)V);
+            gad_release(t);
+            return NULL;
+        }
+    }
+    return gad__own(t);
+}
+
+static double *mask_values(gad_tensor *mask, int64_t N) {
+    double *m = gad__alloc((size_t)(N ? N : 1) * sizeof *m);
+    if (m) gad_read_f64(mask, m, (size_t)N);
+    return m;
+}
+
+/* loss = -(1/sum|m|) sum_i m_i log(max(softmax(logits_i)[t_i], 1e-30)) */
+static gad_tensor *mce_compose(gad_tensor *logits, gad_tensor *safe, gad_tensor *mask,
+                               double count) {
+    gad_tensor *lp = gad_clamp(gad_log_softmax(logits, -1), log(1e-30), 0);
+    gad_tensor *picked = gad_take(lp, 1, safe);
+    gad_tensor *m = gad_reshape(mask, (int64_t[]){logits->shape[0]}, 1);
+    gad_tensor *s = gad_sum_all(gad_mul(picked, m));
+    return count == 0 ? gad_mul_scalar(s, 0) : gad_mul_scalar(s, -1.0 / count);
+}
+
+gad_tensor *gad__masked_ce_unfused(gad_tensor *logits, gad_tensor *targets, gad_tensor *mask) {
+    const char *op = "masked_ce";
+    if (!logits || !targets || !mask) return gad__null_arg(op);
+    int64_t N, V;
+    if (mce_check(op, logits, targets, mask, &N, &V)) return NULL;
+    double *m = mask_values(mask, N);
+    if (!m) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate");
+    double count = 0;
+    for (int64_t i = 0; i < N; i++) count += fabs(m[i]);
+    gad_scope_begin();
+    gad_tensor *safe = mce_targets(op, targets, m, N, V);
+    gad_tensor *y = safe ? gad_keep(mce_compose(logits, safe, mask, count)) : NULL;
+    gad_scope_end();
+    gad__free(m, (size_t)(N ? N : 1) * sizeof *m);
+    return y;
+}
+
+gad_tensor *gad_masked_ce(gad_tensor *logits, gad_tensor *targets, gad_tensor *mask) {
+    const char *op = "masked_ce";
+    if (!logits || !targets || !mask) return gad__null_arg(op);
+    int64_t N, V;
+    if (mce_check(op, logits, targets, mask, &N, &V)) return NULL;
+    double *m = mask_values(mask, N);
+    if (!m) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate");
+    gad_tensor *y = NULL;
+    gad_scope_begin();
+    gad_tensor *safe = mce_targets(op, targets, m, N, V);
+    gad_tensor *lp = safe ? packed(op, logits) : NULL;
+    gad_tensor *mp = lp ? packed(op, gad_reshape(mask, &N, 1)) : NULL;
+    gad_tensor *probs = mp ? gad__tensor_new(op, logits->dtype, logits->shape, 2) : NULL;
+    if (probs) {
+        double loss = F32(logits)
+                          ? gad__mce_fwd_f32(gad__ptr(lp), gad__ptr(safe), gad__ptr(mp),
+                                             gad__ptr(probs), N, V)
+                          : gad__mce_fwd_f64(gad__ptr(lp), gad__ptr(safe), gad__ptr(mp),
+                                             gad__ptr(probs), N, V);
+        y = isnan(loss) && N ? gad__err(GAD_ERR_MEMORY, op, "cannot allocate")
+                             : gad__tensor_new(op, logits->dtype, NULL, 0);
+        if (y) {
+            if (F32(y)) *(float *)gad__ptr(y) = (float)loss;
+            else *(double *)gad__ptr(y) = loss;
+            gad_tensor *in[3] = {logits, targets, mask}, *save[4] = {logits, safe, mp, probs};
+            y = gad__track(y, GAD_OP(MASKED_CE), in, 3, save, 4);
+        }
+        gad_release(probs);
+    }
+    gad_scope_end();
+    gad__free(m, (size_t)(N ? N : 1) * sizeof *m);
+    return gad__own(y);
+}
+
+int gad__vjp_masked_ce(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    if (!need[0]) return 0; /* no gradient to targets or mask */
+    gad_tensor *logits = n->saved[0], *safe = n->saved[1], *mp = n->saved[2];
+    int64_t N = logits->shape[0], V = logits->shape[1];
+    double count = 0;
+    double *m = mask_values(mp, N);
+    if (!m) return (gad__err(GAD_ERR_MEMORY, "masked_ce", "cannot allocate"), -1);
+    for (int64_t i = 0; i < N; i++) count += fabs(m[i]);
+    gad__free(m, (size_t)(N ? N : 1) * sizeof *m);
+    if (gad_grad_enabled()) {
+        gad_tensor *y = mce_compose(gad__saved(n, 0), safe, mp, count);
+        return gad__vjp_composed(n, gy, need, gin, y);
+    }
+    gad_tensor *d = gad__own(gad__tensor_new("masked_ce", logits->dtype, logits->shape, 2));
+    if (!d) return -1;
+    double scale = count == 0 ? 0 : gad_item(gy) / count;
+    if (F32(d))
+        gad__mce_bwd_f32(gad__ptr(n->saved[3]), gad__ptr(safe), gad__ptr(mp), scale,
+                         gad__ptr(d), N, V);
+    else
+        gad__mce_bwd_f64(gad__ptr(n->saved[3]), gad__ptr(safe), gad__ptr(mp), scale,
+                         gad__ptr(d), N, V);
+    gin[0] = d;
+    return 0;
+}
+
+/* ============================================================== embedding */
+
+/* idx as a packed i64 tensor whose values are all in [0, V). */
+static gad_tensor *emb_index(const char *op, gad_tensor *idx, int64_t V) {
+    gad_tensor *p = packed(op, idx);
+    if (!p) return NULL;
+    const int64_t *v = gad__ptr(p);
+    for (int64_t i = 0; i < p->numel; i++)
+        if (v[i] < 0 || v[i] >= V)
+            return gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for %lld rows",
+                            (long long)v[i], (long long)V);
+    return p;
+}
+
+static int emb_check(const char *op, gad_tensor *table, gad_tensor *idx) {
+    if (gad__need_float(op, table) || gad__need_i64(op, idx) || need_rank(op, "table", table, 2))
+        return -1;
+    if (idx->rank >= GAD_MAX_RANK)
+        return (gad__err(GAD_ERR_SHAPE, op, "index rank %d leaves no room for D", idx->rank), -1);
+    return 0;
+}
+
+gad_tensor *gad__embedding_unfused(gad_tensor *table, gad_tensor *idx) {
+    const char *op = "embedding_fused";
+    if (!table || !idx) return gad__null_arg(op);
+    if (emb_check(op, table, idx)) return NULL;
+    int64_t R = idx->numel, D = table->shape[1];
+    int64_t out[GAD_MAX_RANK];
+    memcpy(out, idx->shape, (size_t)idx->rank * sizeof *out);
+    out[idx->rank] = D;
+    gad_scope_begin();
+    gad_tensor *ix = emb_index(op, idx, table->shape[0]), *y = NULL;
+    if (ix) {
+        gad_tensor *cols = gad_broadcast_to(gad_reshape(ix, (int64_t[]){R, 1}, 2),
+                                            (int64_t[]){R, D}, 2);
+        y = gad_keep(gad_reshape(gad_gather(table, 0, cols), out, idx->rank + 1));
+    }
+    gad_scope_end();
+    return y;
+}
+
+gad_tensor *gad_embedding_fused(gad_tensor *table, gad_tensor *idx) {
+    const char *op = "embedding_fused";
+    if (!table || !idx) return gad__null_arg(op);
+    if (emb_check(op, table, idx)) return NULL;
+    int64_t D = table->shape[1];
+    int64_t out[GAD_MAX_RANK];
+    memcpy(out, idx->shape, (size_t)idx->rank * sizeof *out);
+    out[idx->rank] = D;
+    gad_tensor *y = gad__tensor_new(op, table->dtype, out, idx->rank + 1);
+    if (!y) return NULL;
+    gad_scope_begin();
+    gad_tensor *ix = emb_index(op, idx, table->shape[0]);
+    gad_tensor *tp = ix ? packed(op, table) : NULL;
+    if (tp && F32(y)) gad__emb_fwd_f32(gad__ptr(tp), gad__ptr(ix), gad__ptr(y), ix->numel, D);
+    else if (tp) gad__emb_fwd_f64(gad__ptr(tp), gad__ptr(ix), gad__ptr(y), ix->numel, D);
+    gad_tensor *in[2] = {table, idx}, *save[2] = {table, ix};
+    if (tp) y = gad__track(y, GAD_OP(EMBEDDING_FUSED), in, 2, save, 2);
+    gad_scope_end();
+    if (!tp) {
+        gad_release(y);
+        return NULL;
+    }
+    return gad__own(y);
+}
+
+int gad__vjp_embedding_fused(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    if (!need[0]) return 0;
+    gad_tensor *ix = n->saved[1];
+    if (gad_grad_enabled())
+        return gad__vjp_composed(n, gy, need, gin,
+                                 gad__embedding_unfused(gad__saved(n, 0), ix));
+    gad_node *t = n->parents[0];
+    gad_tensor *gt = gad__own(gad__tensor_zeros("embedding_fused", gy->dtype, t->shape, 2));
+    gad_tensor *g = packed("embedding_fused", gy);
+    if (!gt || !g) return -1;
+    if (F32(gt)) gad__emb_bwd_f32(gad__ptr(ix), gad__ptr(g), gad__ptr(gt), ix->numel, t->shape[1]);
+    else gad__emb_bwd_f64(gad__ptr(ix), gad__ptr(g), gad__ptr(gt), ix->numel, t->shape[1]);
+    gin[0] = gt;
+    return 0;
+}
+
+/* ============================================================ HELIX block */
+
+enum { HX_X, HX_WA, HX_WB, HX_WO, HX_WF1, HX_WF2, HX_G1, HX_G2, HX_G3, HX_G4, HX_NIN };
+enum { HX_A = HX_NIN, HX_H, HX_S2, HX_OUT1, HX_XN2, HX_F1, HX_F2, HX_NSAVE };
+
+static const char *const helix_names[HX_NIN] = {"x",  "wa",  "wb", "wo", "wf1",
+                                                "wf2", "g1", "g2", "g3", "g4"};
+
+/* The inputs in SPEC 4.5's order, and their shapes checked. */
+static int helix_inputs(const char *op, gad_tensor *x, const gad_helix_weights *w,
+                        gad_tensor **in) {
+    if (!x || !w) return (gad__null_arg(op), -1);
+    gad_tensor *const list[HX_NIN] = {x, w->wa, w->wb, w->wo, w->wf1, w->wf2,
+                                      w->g1, w->g2, w->g3, w->g4};
+    for (int i = 0; i < HX_NIN; i++) {
+        if (!list[i]) return (gad__null_arg(op), -1);
+        in[i] = list[i];
+    }
+    if (gad__need_float(op, x) || need_rank(op, "x", x, 3)) return -1;
+    int64_t D = x->shape[2];
+    const int64_t shapes[HX_NIN][2] = {{0, 0},     {D + 1, D}, {D, D}, {D, D}, {D, 2 * D},
+                                       {2 * D, D}, {D, 0},     {D, 0}, {D, 0}, {D, 0}};
+    for (int i = 1; i < HX_NIN; i++) {
+        if (gad__need_same_dtype(op, x, in[i])) return -1;
+        if (need_shape(op, helix_names[i], in[i], shapes[i], i >= HX_G1 ? 1 : 2)) return -1;
+    }
+    return 0;
+}
+
+/* SPEC 4.5 as ordinary ops, with the ones column built explicitly. */
+static gad_tensor *helix_compose(gad_tensor *const *in, double eps) {
+    gad_tensor *x = in[HX_X];
+    int64_t B = x->shape[0], T = x->shape[1];
+    gad_tensor *xn = gad_mul(gad__rms_norm_unfused(x, eps), in[HX_G1]);
+    gad_tensor *ones = gad_ones((int64_t[]){B, T, 1}, 3, (gad_dtype_t)x->dtype);
+    gad_tensor *xna = gad_cat((gad_tensor *[]){xn, ones}, 2, -1);
+    gad_tensor *a = gad_sigmoid(gad_matmul(xna, in[HX_WA]));
+    gad_tensor *h = gad__gated_scan_unfused(a, gad_matmul(xn, in[HX_WB]));
+    gad_tensor *s2 = gad_silu(gad_mul(h, in[HX_G2]));
+    gad_tensor *out1 = gad_add(x, gad_matmul(s2, in[HX_WO]));
+    gad_tensor *xn2 = gad_mul(gad__rms_norm_unfused(out1, eps), in[HX_G3]);
+    gad_tensor *f2 = gad_matmul(gad_silu(gad_matmul(xn2, in[HX_WF1])), in[HX_WF2]);
+    return gad_add(out1, gad_mul(f2, in[HX_G4]));
+}
+
+gad_tensor *gad__helix_block_unfused(gad_tensor *x, const gad_helix_weights *w, double eps) {
+    gad_tensor *in[HX_NIN];
+    if (helix_inputs("helix_block", x, w, in) || check_eps("helix_block", eps)) return NULL;
+    gad_scope_begin();
+    gad_tensor *y = gad_keep(helix_compose(in, eps));
+    gad_scope_end();
+    return y;
+}
+
+/* The kernels' pointer structs, filled from tensors in the inputs' order. */
+typedef union {
+    gad_helix_w_f32 f;
+    gad_helix_w_f64 d;
+} helix_w;
+typedef union {
+    gad_helix_saved_f32 f;
+    gad_helix_saved_f64 d;
+} helix_saved;
+
+static void helix_ptrs(gad_tensor *const *t, helix_w *w, helix_saved *sv, bool f32) {
+#define FILL(U, fld)                                                           \
+    do {                                                                       \
+        U->fld.wa = gad__ptr(t[HX_WA]);                                        \
+        U->fld.wb = gad__ptr(t[HX_WB]);                                        \
+        U->fld.wo = gad__ptr(t[HX_WO]);                                        \
+        U->fld.wf1 = gad__ptr(t[HX_WF1]);                                      \
+        U->fld.wf2 = gad__ptr(t[HX_WF2]);                                      \
+        U->fld.g1 = gad__ptr(t[HX_G1]);                                        \
+        U->fld.g2 = gad__ptr(t[HX_G2]);                                        \
+        U->fld.g3 = gad__ptr(t[HX_G3]);                                        \
+        U->fld.g4 = gad__ptr(t[HX_G4]);                                        \
+    } while (0)
+#define FILLS(U, fld)                                                          \
+    do {                                                                       \
+        U->fld.a = gad__ptr(t[HX_A]);                                          \
+        U->fld.h = gad__ptr(t[HX_H]);                                          \
+        U->fld.s2 = gad__ptr(t[HX_S2]);                                        \
+        U->fld.out1 = gad__ptr(t[HX_OUT1]);                                    \
+        U->fld.xn2 = gad__ptr(t[HX_XN2]);                                      \
+        U->fld.f1 = gad__ptr(t[HX_F1]);                                        \
+        U->fld.f2 = gad__ptr(t[HX_F2]);                                        \
+    } while (0)
+    if (f32) {
+        FILL(w, f);
+        FILLS(sv, f);
+    } else {
+        FILL(w, d);
+        FILLS(sv, d);
+    }
+#undef FILL
+#undef FILLS
+}
+
+gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w, double eps) {
+    const char *op = "helix_block";
+    gad_tensor *in[HX_NIN];
+    if (helix_inputs(op, x, w, in) || check_eps(op, eps)) return NULL;
+    int64_t B = x->shape[0], T = x->shape[1], D = x->shape[2];
+    bool f32 = F32(x);
+    gad_tensor *y = gad__tensor_new(op, x->dtype, x->shape, 3);
+    if (!y) return NULL;
+    gad_tensor *all[HX_NSAVE];
+    int ok = 1;
+    gad_scope_begin();
+    for (int i = 0; i < HX_NIN && ok; i++) ok = (all[i] = packed(op, in[i])) != NULL;
+    for (int i = HX_A; i < HX_NSAVE && ok; i++) {
+        int64_t shp[3] = {B, T, i == HX_F1 ? 2 * D : D};
+        ok = (all[i] = gad__own(gad__tensor_new(op, x->dtype, shp, 3))) != NULL;
+    }
+    if (ok) {
+        helix_w wp;
+        helix_saved sp;
+        helix_ptrs(all, &wp, &sp, f32);
+        int rc = f32 ? gad__helix_fwd_f32(gad__ptr(all[HX_X]), &wp, &sp, gad__ptr(y), B, T, D, eps)
+                     : gad__helix_fwd_f64(gad__ptr(all[HX_X]), &wp, &sp, gad__ptr(y), B, T, D, eps);
+        if (rc) ok = (gad__err(GAD_ERR_MEMORY, op, "cannot allocate GEMM scratch"), 0);
+    }
+    if (ok) { /* the node saves the inputs themselves and the buffers */
+        for (int i = 0; i < HX_NIN; i++) all[i] = in[i];
+        y = gad__track(y, GAD_OP(HELIX_BLOCK), in, HX_NIN, all, HX_NSAVE);
+        if (y && y->node) y->node->p.d[0] = eps;
+    } else {
+        gad_release(y);
+        y = NULL;
+    }
+    gad_scope_end();
+    return gad__own(y);
+}
+
+int gad__vjp_helix_block(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    double eps = n->p.d[0];
+    if (gad_grad_enabled()) {
+        gad_tensor *in[HX_NIN];
+        for (int i = 0; i < HX_NIN; i++)
+            if (!(in[i] = gad__saved(n, i))) return -1;
+        return gad__vjp_composed(n, gy, need, gin, helix_compose(in, eps));
+    }
+    gad_tensor *x = n->saved[HX_X];
+    int64_t B = x->shape[0], T = x->shape[1], D = x->shape[2];
+    bool f32 = F32(x);
+    gad_tensor *pk[HX_NSAVE], *g = packed("helix_block", gy);
+    for (int i = 0; i < HX_NSAVE; i++)
+        if (!(pk[i] = packed("helix_block", n->saved[i]))) return -1;
+    void *gp[HX_NIN];
+    for (int i = 0; i < HX_NIN; i++) {
+        gin[i] = NULL;
+        if (!need[i]) {
+            gp[i] = NULL;
+            continue;
+        }
+        gad_tensor *s = n->saved[i];
+        if (!(gin[i] = gad__own(gad__tensor_new("helix_block", s->dtype, s->shape, s->rank))))
+            return -1;
+        gp[i] = gad__ptr(gin[i]);
+    }
+    if (!g) return -1;
+    helix_w wp;
+    helix_saved sp;
+    helix_ptrs(pk, &wp, &sp, f32);
+    /* the grads structs are ten pointers in the inputs' order */
+    int rc = f32 ? gad__helix_bwd_f32(gad__ptr(pk[HX_X]), &wp, &sp, gad__ptr(g), gp, B, T, D, eps)
+                 : gad__helix_bwd_f64(gad__ptr(pk[HX_X]), &wp, &sp, gad__ptr(g), gp, B, T, D, eps);
+    if (rc) return (gad__err(GAD_ERR_MEMORY, "helix_block", "cannot allocate GEMM scratch"), -1);
+    return 0;
+}
+
+/* ================================================================ samples */
+
+static gad_tensor *apply_fused(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    switch (s->i[0]) {
+    case GAD_OP_GATED_SCAN: return gad_gated_scan(in[0], in[1]);
+    case GAD_OP_RMS_NORM: return gad_rms_norm(in[0], s->d[0]);
+    case GAD_OP_MASKED_CE: return gad_masked_ce(in[0], in[1], in[2]);
+    case GAD_OP_EMBEDDING_FUSED: return gad_embedding_fused(in[0], in[1]);
+    default: {
+        gad_helix_weights w = {in[1], in[2], in[3], in[4], in[5],
+                               in[6], in[7], in[8], in[9]};
+        return gad_helix_block(in[0], &w, s->d[0]);
+    }
+    }
+}
+
+int gad__sample_gated_scan(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t shapes[][3] = {{2, 5, 3}, {1, 1, 4}, {3, 4, 1}, {2, 0, 3}, {1, 9, 70}};
+    if (v >= 5) return 0;
+    *s = (gad_op_sample){.n = 2, .apply = apply_fused, .smooth = 1};
+    s->i[0] = GAD_OP_GATED_SCAN;
+    s->in[0] = gad__sample_leaf(r, shapes[v], 3, 0.2, 0.95, 0);
+    s->in[1] = gad__sample_leaf(r, shapes[v], 3, -1, 1, 0);
+    gad__shape_str(s->what, shapes[v], 3);
+    return s->in[0] && s->in[1];
+}
+
+int gad__sample_rms_norm(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t shapes[][3] = {{3, 6, 0}, {4, 0, 0}, {2, 1, 5}, {2, 0, 3}};
+    static const int ranks[] = {2, 1, 3, 2};
+    if (v >= 4) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_fused, .smooth = 1};
+    s->i[0] = GAD_OP_RMS_NORM;
+    s->d[0] = 1e-5;
+    s->in[0] = gad__sample_leaf(r, shapes[v], ranks[v], -1.5, 1.5, 0.2);
+    gad__shape_str(s->what, shapes[v], ranks[v]);
+    return s->in[0] != NULL;
+}
+
+int gad__sample_masked_ce(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t nv[][2] = {{5, 6}, {4, 5}, {1, 3}};
+    static const double masks[][5] = {{1, 0, 1, 1, 0}, {1, -0.75, 0, 0.4, 0}, {2, 0, 0, 0, 0}};
+    if (v >= 3) return 0;
+    int64_t N = nv[v][0], V = nv[v][1];
+    *s = (gad_op_sample){.n = 3, .apply = apply_fused, .smooth = 1};
+    s->i[0] = GAD_OP_MASKED_CE;
+    s->in[0] = gad__sample_leaf(r, nv[v], 2, -2, 2, 0);
+    s->in[1] = gad_rng_int_tensor(r, &N, 1, 0, V);
+    s->in[2] = gad_from_f64(masks[v], &N, 1);
+    snprintf(s->what, sizeof s->what, "N=%lld V=%lld", (long long)N, (long long)V);
+    return s->in[0] && s->in[1] && s->in[2];
+}
+
+int gad__sample_embedding_fused(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t ishape[][2] = {{6, 0}, {2, 3}, {0, 0}};
+    static const int iranks[] = {1, 2, 0};
+    if (v >= 3) return 0;
+    *s = (gad_op_sample){.n = 2, .apply = apply_fused, .smooth = 1};
+    s->i[0] = GAD_OP_EMBEDDING_FUSED;
+    s->in[0] = gad__sample_leaf(r, (int64_t[]){5, 4}, 2, -2, 2, 0);
+    s->in[1] = gad_rng_int_tensor(r, ishape[v], iranks[v], 0, 5); /* duplicates too */
+    gad__shape_str(s->what, ishape[v], iranks[v]);
+    return s->in[0] && s->in[1];
+}
+
+int gad__sample_helix_block(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t btd[][3] = {{2, 3, 4}, {1, 5, 2}};
+    if (v >= 2) return 0;
+    int64_t B = btd[v][0], T = btd[v][1], D = btd[v][2];
+    *s = (gad_op_sample){.n = HX_NIN, .apply = apply_fused, .smooth = 1};
+    s->i[0] = GAD_OP_HELIX_BLOCK;
+    s->d[0] = 1e-5;
+    const int64_t shapes[HX_NIN][3] = {{B, T, D}, {D + 1, D}, {D, D}, {D, D}, {D, 2 * D},
+                                       {2 * D, D}, {D},       {D},    {D},    {D}};
+    const int ranks[HX_NIN] = {3, 2, 2, 2, 2, 2, 1, 1, 1, 1};
+    for (int i = 0; i < HX_NIN; i++) {
+        double lo = i >= HX_G1 ? 0.5 : -0.8, hi = i >= HX_G1 ? 1.5 : 0.8;
+        if (!(s->in[i] = gad__sample_leaf(r, shapes[i], ranks[i], lo, hi, 0))) return 0;
+    }
+    snprintf(s->what, sizeof s->what, "B=%lld T=%lld D=%lld", (long long)B, (long long)T,
+             (long long)D);
+    return 1;
+}
