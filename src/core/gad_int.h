@@ -139,10 +139,6 @@ void gad__node_cache_trim(void);
 void *gad__alloc(size_t n);
 void gad__free(void *p, size_t n);
 
-/* Counters for gad_mem_stats_get. */
-extern atomic_llong gad__live_tensors;
-extern atomic_llong gad__live_storages;
-extern atomic_llong gad__live_bytes;
 
 /* ----------------------------------------------------------------- errors */
 

@@ -31,9 +31,19 @@ void gad__free(void *p, size_t n) {
     if (p) g_alloc.free(g_alloc.ctx, p, n);
 }
 
-atomic_llong gad__live_tensors;
-atomic_llong gad__live_storages;
-atomic_llong gad__live_bytes;
+/* Counters of live objects. Each thread counts its own allocations and
+ * frees (plain loads and stores: no locked instruction on the hot path);
+ * gad_mem_stats_get sums every thread's counters with those of threads that
+ * have exited. A thread's count can go negative (it freed what another
+ * made); the sum is exact whenever no thread is allocating meanwhile. */
+typedef struct counters {
+    atomic_llong tensors, storages, bytes;
+} counters;
+
+static inline void count(atomic_llong *c, long long d) {
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + d,
+                          memory_order_relaxed);
+}
 
 /* ----------------------------------------------------- per-thread state */
 
@@ -51,6 +61,9 @@ typedef struct scope_state {
 } scope_state;
 
 typedef struct thread_state {
+    counters live;
+    struct thread_state *next_thread; /* the list gad_mem_stats_get sums */
+    bool counted;                     /* on that list */
     gad_storage *heads[NCLASS];
     size_t cached_bytes;
     size_t limit;
@@ -65,12 +78,44 @@ static _Thread_local thread_state tl = {.limit = (size_t)256 << 20};
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static thread_state *threads;  /* every thread that has counted */
+static counters retired;       /* totals of exited threads */
+
+/* Put this thread on the list that the memory statistics sum. */
+static void join_counted(void) {
+    pthread_mutex_lock(&threads_lock);
+    tl.next_thread = threads;
+    threads = &tl;
+    tl.counted = true;
+    pthread_mutex_unlock(&threads_lock);
+}
+
+static void leave_counted(void) {
+    if (!tl.counted) return;
+    pthread_mutex_lock(&threads_lock);
+    for (thread_state **p = &threads; *p; p = &(*p)->next_thread)
+        if (*p == &tl) {
+            *p = tl.next_thread;
+            break;
+        }
+    atomic_fetch_add(&retired.tensors, atomic_load(&tl.live.tensors));
+    atomic_fetch_add(&retired.storages, atomic_load(&tl.live.storages));
+    atomic_fetch_add(&retired.bytes, atomic_load(&tl.live.bytes));
+    atomic_store(&tl.live.tensors, 0);
+    atomic_store(&tl.live.storages, 0);
+    atomic_store(&tl.live.bytes, 0);
+    tl.counted = false;
+    pthread_mutex_unlock(&threads_lock);
+}
+
 static void thread_exit(void *arg);
 static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exit); }
 
 static void arm_thread_exit(void) {
     if (GAD_LIKELY(tl.registered)) return;
     tl.registered = true;
+    if (!tl.counted) join_counted();
     pthread_once(&exit_once, make_exit_key);
     pthread_setspecific(exit_key, &tl);
 }
@@ -116,9 +161,9 @@ gad_storage *gad__storage_new(size_t nbytes) {
     }
     atomic_init(&s->refs, 1);
     s->next = NULL;
-    atomic_fetch_add_explicit(&gad__live_storages, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&gad__live_bytes, (long long)s->cap,
-                              memory_order_relaxed);
+    arm_thread_exit();
+    count(&tl.live.storages, 1);
+    count(&tl.live.bytes, (long long)s->cap);
     return s;
 }
 
@@ -126,9 +171,9 @@ void gad__storage_release(gad_storage *s) {
     if (!s) return;
     if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
         return;
-    atomic_fetch_sub_explicit(&gad__live_storages, 1, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&gad__live_bytes, (long long)s->cap,
-                              memory_order_relaxed);
+    arm_thread_exit();
+    count(&tl.live.storages, -1);
+    count(&tl.live.bytes, -(long long)s->cap);
     if (s->sclass >= 0 && tl.cached_bytes + s->cap <= tl.limit) {
         arm_thread_exit();
         s->next = tl.heads[s->sclass];
@@ -153,12 +198,14 @@ gad_tensor *gad__header_new(void) {
     atomic_init(&t->refs, 1);
     t->st = NULL;
     t->node = NULL;
-    atomic_fetch_add_explicit(&gad__live_tensors, 1, memory_order_relaxed);
+    arm_thread_exit();
+    count(&tl.live.tensors, 1);
     return t;
 }
 
 void gad__header_free(gad_tensor *t) {
-    atomic_fetch_sub_explicit(&gad__live_tensors, 1, memory_order_relaxed);
+    arm_thread_exit();
+    count(&tl.live.tensors, -1);
     if (tl.nfree_headers < HEADER_POOL_MAX) {
         arm_thread_exit();
         t->st = (gad_storage *)tl.free_headers;
@@ -322,6 +369,7 @@ static void thread_exit(void *arg) {
     gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
     tl.scopes = (scope_state){0};
     tl.registered = false;
+    leave_counted();
 }
 
 void gad_set_allocator(const gad_allocator *allocator) {
@@ -339,8 +387,15 @@ void gad_set_allocator(const gad_allocator *allocator) {
 
 void gad_mem_stats_get(gad_mem_stats *out) {
     if (!out) return;
-    out->live_tensors = atomic_load(&gad__live_tensors);
-    out->live_storages = atomic_load(&gad__live_storages);
-    out->live_bytes = atomic_load(&gad__live_bytes);
+    pthread_mutex_lock(&threads_lock);
+    out->live_tensors = atomic_load(&retired.tensors);
+    out->live_storages = atomic_load(&retired.storages);
+    out->live_bytes = atomic_load(&retired.bytes);
+    for (thread_state *t = threads; t; t = t->next_thread) {
+        out->live_tensors += atomic_load_explicit(&t->live.tensors, memory_order_relaxed);
+        out->live_storages += atomic_load_explicit(&t->live.storages, memory_order_relaxed);
+        out->live_bytes += atomic_load_explicit(&t->live.bytes, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&threads_lock);
     out->cached_bytes = (int64_t)tl.cached_bytes;
 }
