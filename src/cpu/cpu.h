@@ -6,6 +6,17 @@
 
 #include "gad_int.h"
 
+/* Compile a kernel for AVX-512 and AVX2 besides the baseline and pick one
+ * when the program loads (GCC and clang on x86-64); elsewhere one version.
+ * The library is built without -march=native by default, so this is what
+ * makes its loops use wide vectors. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
+    !defined(GAD_NO_CLONES) && defined(__linux__)
+#define GAD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define GAD_CLONES
+#endif
+
 /* ---------------------------------------------------------- elementwise */
 
 /* Unary kernels: y = f(x) (X-macro: id). */
@@ -52,6 +63,25 @@ typedef enum gad_bkernel {
  * dtype and broadcast to y's shape. */
 void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
                    gad_tensor *y);
+
+/* Fused first derivatives for VJPs: out = gy * f'(v), where v is what the
+ * op saved: its output y for TANH, SIGMOID and SQRT, its input x otherwise
+ * (LEAKY_RELU takes the slope as a; CLAMP the bounds as a, b). gy and v
+ * broadcast to out's shape. One pass instead of the several ops the
+ * derivative would take. */
+#define GAD_GRAD_KERNELS(X)                                                    \
+    X(TANH) X(SIGMOID) X(SQRT) X(LOG) X(SQUARE) X(SOFTPLUS) X(SILU) X(GELU)   \
+    X(RELU) X(LEAKY_RELU) X(CLAMP) X(ABS)
+
+typedef enum gad_gkernel {
+#define GAD_GK_ENUM_(id) GAD_GK_##id,
+    GAD_GRAD_KERNELS(GAD_GK_ENUM_)
+#undef GAD_GK_ENUM_
+    GAD_GK_COUNT_
+} gad_gkernel;
+
+void gad__k_grad(gad_gkernel k, const gad_tensor *gy, const gad_tensor *v,
+                 gad_tensor *out, const gad_uparams *p);
 
 /* ----------------------------------------------------------- reductions */
 

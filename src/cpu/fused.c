@@ -3,6 +3,7 @@
 #include "cpu.h"
 #include "cpu/fused.h"
 #include "cpu/gemm.h"
+#include "cpu/vmath.h"
 
 #include <tgmath.h>
 

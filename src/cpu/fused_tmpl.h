@@ -240,7 +240,13 @@ void FN(gad__emb_bwd)(const int64_t *idx, const T *gy, T *gt, int64_t R, int64_t
 #define GEMM gad__dgemm
 #endif
 
+/* the same sigmoid as the elementwise kernels use (vmath.h for f32), so
+ * that the block and its composition agree to rounding */
+#if SFX_IS_F32
+static inline T FN(sigm)(T v) { return gad__sigmoidf(v); }
+#else
 static inline T FN(sigm)(T v) { return (T)1 / ((T)1 + exp(-v)); }
+#endif
 
 typedef struct {
     T *buf;

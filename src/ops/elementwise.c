@@ -16,8 +16,13 @@
 
 /* ------------------------------------------------------------------ binary */
 
+/* What a binary op's VJP needs saved: nothing (add, sub); for mul, each
+ * input only when the other one needs a gradient; for div, b always and a
+ * when b needs a gradient; both (maximum, minimum). */
+enum { KEEP_NONE, KEEP_MUL, KEEP_DIV, KEEP_BOTH };
+
 static gad_tensor *binary(const char *op, const gad_op_info *info, int id,
-                          gad_bkernel k, gad_tensor *a, gad_tensor *b, int nsave) {
+                          gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
     if (!a || !b) return gad__null_arg(op);
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
     int64_t shape[GAD_MAX_RANK];
@@ -28,27 +33,30 @@ static gad_tensor *binary(const char *op, const gad_op_info *info, int id,
     gad_tensor *y = gad__tensor_new(op, a->dtype, shape, rank);
     if (!y) return NULL;
     gad__k_binary(k, a, b, y);
-    gad_tensor *in[2] = {a, b};
-    return gad__own(gad__track(y, info, id, in, 2, in, nsave));
+    gad_tensor *in[2] = {a, b}, *save[2] = {NULL, NULL};
+    bool ga = a->node != NULL, gb = b->node != NULL;
+    if (keep == KEEP_BOTH || (keep == KEEP_MUL && gb) || (keep == KEEP_DIV && gb)) save[0] = a;
+    if (keep == KEEP_BOTH || (keep == KEEP_MUL && ga) || keep == KEEP_DIV) save[1] = b;
+    return gad__own(gad__track(y, info, id, in, 2, save, keep == KEEP_NONE ? 0 : 2));
 }
 
 gad_tensor *gad_add(gad_tensor *a, gad_tensor *b) {
-    return binary("add", GAD_OP(ADD), GAD_BK_ADD, a, b, 0);
+    return binary("add", GAD_OP(ADD), GAD_BK_ADD, a, b, KEEP_NONE);
 }
 gad_tensor *gad_sub(gad_tensor *a, gad_tensor *b) {
-    return binary("sub", GAD_OP(SUB), GAD_BK_SUB, a, b, 0);
+    return binary("sub", GAD_OP(SUB), GAD_BK_SUB, a, b, KEEP_NONE);
 }
 gad_tensor *gad_mul(gad_tensor *a, gad_tensor *b) {
-    return binary("mul", GAD_OP(MUL), GAD_BK_MUL, a, b, 2);
+    return binary("mul", GAD_OP(MUL), GAD_BK_MUL, a, b, KEEP_MUL);
 }
 gad_tensor *gad_div(gad_tensor *a, gad_tensor *b) {
-    return binary("div", GAD_OP(DIV), GAD_BK_DIV, a, b, 2);
+    return binary("div", GAD_OP(DIV), GAD_BK_DIV, a, b, KEEP_DIV);
 }
 gad_tensor *gad_maximum(gad_tensor *a, gad_tensor *b) {
-    return binary("maximum", GAD_OP(MAXIMUM), GAD_BK_MAX, a, b, 2);
+    return binary("maximum", GAD_OP(MAXIMUM), GAD_BK_MAX, a, b, KEEP_BOTH);
 }
 gad_tensor *gad_minimum(gad_tensor *a, gad_tensor *b) {
-    return binary("minimum", GAD_OP(MINIMUM), GAD_BK_MIN, a, b, 2);
+    return binary("minimum", GAD_OP(MINIMUM), GAD_BK_MIN, a, b, KEEP_BOTH);
 }
 
 int gad__vjp_add(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
@@ -63,9 +71,15 @@ int gad__vjp_sub(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin
     return 0;
 }
 
+/* A saved input for a VJP: the alias itself when the VJP runs off the tape,
+ * re-attached to the tape (a new tensor) under create_graph. */
+static gad_tensor *saved_in(gad_node *n, int i) {
+    return gad_grad_enabled() ? gad__saved(n, i) : n->saved[i];
+}
+
 int gad__vjp_mul(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    GIN(0, UNB(gad_mul(gy, gad__saved(n, 1)), 0));
-    GIN(1, UNB(gad_mul(gy, gad__saved(n, 0)), 1));
+    GIN(0, UNB(gad_mul(gy, saved_in(n, 1)), 0));
+    GIN(1, UNB(gad_mul(gy, saved_in(n, 0)), 1));
     return 0;
 }
 
@@ -157,16 +171,29 @@ gad_tensor *gad_clamp(gad_tensor *x, double lo, double hi) {
     return unary("clamp", GAD_OP(CLAMP), GAD_UK_CLAMP, x, lo, hi, SAVE_X);
 }
 
-/* gy * d, the shape of every unary VJP */
-#define UNARY_VJP(name, dexpr)                                                 \
+/* gy * f'(v) in one kernel pass, off the tape (first-order VJPs). */
+static gad_tensor *grad_kernel(gad_gkernel k, gad_tensor *gy, gad_tensor *v, double a, double b) {
+    gad_tensor *out = gad__tensor_new("vjp", v->dtype, v->shape, v->rank);
+    if (!out) return NULL;
+    gad_uparams p = {a, b};
+    gad__k_grad(k, gy, v, out, &p);
+    return gad__own(out);
+}
+
+/* The VJP of a unary op: gy * f'(v) with v the saved x or y. First order
+ * (grad mode off, as the engine runs VJPs without create_graph): one fused
+ * kernel (K). With create_graph: the derivative dexpr built from tracked
+ * ops on the saved value re-attached to the tape, so that it is
+ * differentiable again. */
+#define UNARY_VJP(name, K, dexpr)                                              \
     int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
                         gad_tensor **gin) {                                    \
         (void)need;                                                            \
+        double a = n->p.d[0], b = n->p.d[1];                                   \
+        if (!gad_grad_enabled())                                               \
+            return (gin[0] = grad_kernel(GAD_GK_##K, gy, n->saved[0], a, b)) ? 0 : -1; \
         gad_tensor *v = gad__saved(n, 0); /* x or y, as the op saved */       \
         if (!v) return -1;                                                     \
-        double a = n->p.d[0], b = n->p.d[1];                                   \
-        (void)a;                                                               \
-        (void)b;                                                               \
         return (gin[0] = gad_mul(gy, (dexpr))) ? 0 : -1;                       \
     }
 
@@ -195,24 +222,30 @@ int gad__vjp_pow_scalar(gad_node *n, gad_tensor *gy, const bool *need, gad_tenso
     return (gin[0] = gad_mul_scalar(gad_mul(gy, gad_pow_scalar(x, p - 1)), p)) ? 0 : -1;
 }
 
-UNARY_VJP(square, gad_mul_scalar(v, 2))
-UNARY_VJP(relu, gad__const_unary(GAD_UK_RELU_MASK, v, 0, 0))
-UNARY_VJP(leaky_relu, gad__const_unary(GAD_UK_LEAKY_MASK, v, a, 0))
-UNARY_VJP(clamp, gad__const_unary(GAD_UK_CLAMP_MASK, v, a, b))
-UNARY_VJP(abs, gad__const_unary(GAD_UK_SIGN, v, 0, 0))
-UNARY_VJP(tanh, gad_add_scalar(gad_neg(gad_square(v)), 1))        /* 1 - y^2 */
-UNARY_VJP(exp, v)                                                  /* y */
-UNARY_VJP(log, gad_pow_scalar(v, -1))                              /* 1/x */
-UNARY_VJP(sqrt, gad_mul_scalar(gad_pow_scalar(v, -1), 0.5))        /* 1/(2y) */
-UNARY_VJP(sigmoid, gad_mul(v, gad_add_scalar(gad_neg(v), 1)))      /* y(1-y) */
-UNARY_VJP(softplus, gad_sigmoid(v))                                /* s(x) */
+UNARY_VJP(square, SQUARE, gad_mul_scalar(v, 2))
+UNARY_VJP(relu, RELU, gad__const_unary(GAD_UK_RELU_MASK, v, 0, 0))
+UNARY_VJP(leaky_relu, LEAKY_RELU, gad__const_unary(GAD_UK_LEAKY_MASK, v, a, 0))
+UNARY_VJP(clamp, CLAMP, gad__const_unary(GAD_UK_CLAMP_MASK, v, a, b))
+UNARY_VJP(abs, ABS, gad__const_unary(GAD_UK_SIGN, v, 0, 0))
+UNARY_VJP(tanh, TANH, gad_add_scalar(gad_neg(gad_square(v)), 1))        /* 1 - y^2 */
+UNARY_VJP(log, LOG, gad_pow_scalar(v, -1))                              /* 1/x */
+UNARY_VJP(sqrt, SQRT, gad_mul_scalar(gad_pow_scalar(v, -1), 0.5))       /* 1/(2y) */
+UNARY_VJP(sigmoid, SIGMOID, gad_mul(v, gad_add_scalar(gad_neg(v), 1)))  /* y(1-y) */
+UNARY_VJP(softplus, SOFTPLUS, gad_sigmoid(v))                           /* s(x) */
+
+/* exp' = exp = y: a plain product */
+int gad__vjp_exp(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    gad_tensor *y = gad_grad_enabled() ? gad__saved(n, 0) : n->saved[0];
+    return y && (gin[0] = gad_mul(gy, y)) ? 0 : -1;
+}
 
 /* silu'(x) = s (1 + x (1 - s)), s = sigmoid(x) */
 static gad_tensor *silu_grad(gad_tensor *x) {
     gad_tensor *s = gad_sigmoid(x);
     return gad_mul(s, gad_add_scalar(gad_mul(x, gad_add_scalar(gad_neg(s), 1)), 1));
 }
-UNARY_VJP(silu, silu_grad(v))
+UNARY_VJP(silu, SILU, silu_grad(v))
 
 /* gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2),
  * t = tanh(k (x + c x^3)), k = sqrt(2/pi), c = 0.044715 */
@@ -225,7 +258,7 @@ static gad_tensor *gelu_grad(gad_tensor *x) {
     gad_tensor *inner = gad_add_scalar(gad_mul_scalar(x2, 3 * c), 1);
     return gad_add(left, gad_mul_scalar(gad_mul(gad_mul(x, sech2), inner), 0.5 * k));
 }
-UNARY_VJP(gelu, gelu_grad(v))
+UNARY_VJP(gelu, GELU, gelu_grad(v))
 
 /* ---------------------------------------------------------------- samples */
 

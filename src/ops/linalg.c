@@ -171,8 +171,15 @@ done:
     gad_release(ac);
     gad_release(bc);
     gad__set_layout(y, fin, st, rfin, 0);
-    gad_tensor *in[2] = {a, b};
-    y = gad__track(y, GAD_OP(MATMUL), in, 2, in, 2);
+    /* dA needs b and dB needs a: save each only when the other is tracked */
+    gad_tensor *in[2] = {a, b}, *save[2] = {b->node ? a : NULL, a->node ? b : NULL};
+    y = gad__track(y, GAD_OP(MATMUL), in, 2, save, 2);
+    if (y && y->node) {
+        y->node->p.i[0] = a1;
+        y->node->p.i[1] = b1;
+        y->node->p.i[2] = M;
+        y->node->p.i[3] = N;
+    }
     return gad__own(y);
 fail:
     gad_release(ac);
@@ -187,24 +194,35 @@ fail:
  * batch + [M, N]: dA = G @ B^T and dB = A^T @ G, each summed over the batch
  * dims that broadcasting added, then shaped like a and b. */
 int gad__vjp_matmul(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    gad_tensor *a = gad__saved(n, 0), *b = gad__saved(n, 1);
-    if (!a || !b) return -1;
-    gad_tensor *A = a->rank == 1 ? gad_unsqueeze(a, 0) : a;
-    gad_tensor *B = b->rank == 1 ? gad_unsqueeze(b, 1) : b;
-    if (!A || !B) return -1;
+    /* the parents' nodes know the inputs' shapes; only what a gradient
+     * needs was saved */
+    const gad_node *pa = n->parents[0], *pb = n->parents[1];
+    gad_tensor *a = need[1] ? gad__saved(n, 0) : NULL, *b = need[0] ? gad__saved(n, 1) : NULL;
+    if ((need[1] && !a) || (need[0] && !b)) return -1;
+    int a1 = n->p.i[0], b1 = n->p.i[1];
+    gad_tensor *A = a && a1 ? gad_unsqueeze(a, 0) : a;
+    gad_tensor *B = b && b1 ? gad_unsqueeze(b, 1) : b;
     int64_t full[GAD_MAX_RANK];
-    int nb = gy->rank - (a->rank == 1 ? 0 : 1) - (b->rank == 1 ? 0 : 1), r = 0;
+    int nb = gy->rank - (a1 ? 0 : 1) - (b1 ? 0 : 1), r = 0;
     for (int d = 0; d < nb; d++) full[r++] = gy->shape[d];
-    full[r++] = A->shape[A->rank - 2];
-    full[r++] = B->shape[B->rank - 1];
+    full[r++] = n->p.i[2]; /* M */
+    full[r++] = n->p.i[3]; /* N */
     gad_tensor *G = gad_reshape(gy, full, r);
     if (need[0]) {
-        gad_tensor *dA = gad__unbroadcast(gad_matmul(G, gad_transpose(B)), A->shape, A->rank);
-        if (!(gin[0] = gad_reshape(dA, a->shape, a->rank))) return -1;
+        int64_t as[GAD_MAX_RANK]; /* A's shape: a's, with [1, k] for a 1-D a */
+        int ar = a1 ? 2 : pa->rank;
+        if (a1) as[0] = 1, as[1] = pa->shape[0];
+        else memcpy(as, pa->shape, (size_t)ar * sizeof *as);
+        gad_tensor *dA = gad__unbroadcast(gad_matmul(G, gad_transpose(B)), as, ar);
+        if (!(gin[0] = gad_reshape(dA, pa->shape, pa->rank))) return -1;
     }
     if (need[1]) {
-        gad_tensor *dB = gad__unbroadcast(gad_matmul(gad_transpose(A), G), B->shape, B->rank);
-        if (!(gin[1] = gad_reshape(dB, b->shape, b->rank))) return -1;
+        int64_t bs[GAD_MAX_RANK];
+        int br = b1 ? 2 : pb->rank;
+        if (b1) bs[0] = pb->shape[0], bs[1] = 1;
+        else memcpy(bs, pb->shape, (size_t)br * sizeof *bs);
+        gad_tensor *dB = gad__unbroadcast(gad_matmul(gad_transpose(A), G), bs, br);
+        if (!(gin[1] = gad_reshape(dB, pb->shape, pb->rank))) return -1;
     }
     return 0;
 }
