@@ -1,0 +1,515 @@
+/* gad_bench.c: gad's side of the benchmark suite (workloads W1-W7 of
+ * ../shared/bench/README.md, same sizes), one JSON line per figure:
+ *   {"workload":"W5","metric":"helix_block_fwd_bwd_ms","median":..,"min":..,
+ *    "max":..,"unit":"ms","reps":..,"impl":"gad",...}
+ * Run: gad-bench [W1|W2|...|W7|sweep|all] [--threads N] [--reps N]
+ * bench/compare runs it beside the PyTorch reference (bench/torch_ref.py)
+ * and prints the ratios. Timings are medians after warm-up; peak RSS comes
+ * from getrusage (run one workload per process for a meaningful figure). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "gad.h"
+
+#ifdef GAD_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+static int g_threads = 2, g_reps = 0;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Time fn(ctx) reps times after warm calls; per-call seconds sorted. */
+typedef void (*bench_fn)(void *ctx);
+static void run(bench_fn fn, void *ctx, int warm, int reps, double *t) {
+    for (int i = 0; i < warm; i++) fn(ctx);
+    for (int i = 0; i < reps; i++) {
+        double t0 = now();
+        fn(ctx);
+        t[i] = now() - t0;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+}
+
+static double peak_rss_mib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+/* Print the median/min/max of t (seconds) scaled by `scale`; for rates
+ * (bytes or flops per call) pass the amount as `per_call` and get amount /
+ * time, median of the rates. */
+static void emit(const char *w, const char *metric, const double *t, int reps, double scale,
+                 double per_call, const char *unit, const char *extra) {
+    double med = t[reps / 2], lo = t[0], hi = t[reps - 1];
+    double m, mn, mx;
+    if (per_call > 0) {
+        m = per_call / med * scale;
+        mn = per_call / hi * scale; /* the slowest call is the lowest rate */
+        mx = per_call / lo * scale;
+    } else {
+        m = med * scale;
+        mn = lo * scale;
+        mx = hi * scale;
+    }
+    printf("{\"workload\":\"%s\",\"metric\":\"%s\",\"median\":%.6g,\"min\":%.6g,\"max\":%.6g,"
+           "\"unit\":\"%s\",\"reps\":%d,\"threads\":%d,\"impl\":\"gad\"%s%s}\n",
+           w, metric, m, mn, mx, unit, reps, g_threads, extra ? "," : "", extra ? extra : "");
+    fflush(stdout);
+}
+
+static void check(const void *p, const char *what) {
+    if (p) return;
+    fprintf(stderr, "gad-bench: %s failed: %s\n", what,
+            gad_last_error() ? gad_last_error()->text : "unknown error");
+    exit(1);
+}
+
+static int reps_or(int r) { return g_reps > 0 ? g_reps : r; }
+
+/* ----------------------------------------------------------------- W1 */
+
+typedef struct w1 {
+    gad_tensor *x, *cm, *ca;
+    int nops;
+    int backward;
+} w1_ctx;
+
+static void w1_run(void *vc) {
+    w1_ctx *c = vc;
+    gad_scope_begin();
+    gad_tensor *v = c->x;
+    for (int i = 0; i < c->nops; i++) {
+        int k = i % 3;
+        v = k == 0 ? gad_mul(v, c->cm) : k == 1 ? gad_add(v, c->ca) : gad_tanh(v);
+    }
+    if (c->backward) {
+        gad_tensor *g;
+        gad_tensor *seed = gad_ones((int64_t[]){16}, 1, GAD_F32);
+        check(gad_grad_ex(v, seed, &c->x, 1, &g, 0) == GAD_OK ? v : NULL, "W1 grad");
+    }
+    gad_scope_end();
+}
+
+static void bench_w1(int nops) {
+    int64_t n = 16;
+    gad_rng *r = gad_rng_new(0);
+    w1_ctx c = {gad_requires_grad(gad_rng_normal_tensor(r, &n, 1, GAD_F32, 0, 1)),
+                gad_full(&n, 1, GAD_F32, 0.9), gad_full(&n, 1, GAD_F32, 0.1), nops, 0};
+    gad_rng_free(r);
+    int reps = reps_or(nops > 10000 ? 5 : 31);
+    double t[64];
+    char metric[64];
+    run(w1_run, &c, nops > 10000 ? 1 : 20, reps, t);
+    snprintf(metric, sizeof metric, "fwd_ns_per_op%s", nops == 1000 ? "" : "_1e6");
+    emit("W1", metric, t, reps, 1e9 / nops, 0, "ns", NULL);
+    c.backward = 1;
+    run(w1_run, &c, nops > 10000 ? 1 : 20, reps, t);
+    snprintf(metric, sizeof metric, "fwd_bwd_ns_per_op%s", nops == 1000 ? "" : "_1e6");
+    emit("W1", metric, t, reps, 1e9 / nops, 0, "ns", NULL);
+    if (nops == 1000) {
+        c.backward = 0;
+        gad_no_grad_begin();
+        run(w1_run, &c, 20, reps, t);
+        gad_no_grad_end();
+        emit("W1", "fwd_nograd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
+    }
+    gad_release(c.x), gad_release(c.cm), gad_release(c.ca);
+}
+
+/* ----------------------------------------------------------------- W2 */
+
+typedef struct w2 {
+    gad_tensor *a, *b;
+    int64_t m, k, n;
+    int direct;
+} w2_ctx;
+
+static void w2_run(void *vc) {
+    w2_ctx *c = vc;
+#ifdef GAD_HAVE_CBLAS
+    if (c->direct) {
+        static float *out;
+        static size_t cap;
+        size_t need = (size_t)(c->m * c->n);
+        if (need > cap) {
+            free(out);
+            out = malloc(need * sizeof *out);
+            cap = need;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)c->m, (int)c->n, (int)c->k, 1,
+                    gad_data(c->a), (int)c->k, gad_data(c->b), (int)c->n, 0, out, (int)c->n);
+        return;
+    }
+#endif
+    gad_scope_begin();
+    check(gad_matmul(c->a, c->b), "W2 matmul");
+    gad_scope_end();
+}
+
+static void bench_w2(void) {
+    const int64_t shapes[][3] = {{64, 64, 64},     {128, 128, 128},   {256, 256, 256},
+                                 {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
+                                 {4096, 256, 256}, {256, 4096, 256}};
+    gad_rng *r = gad_rng_new(2);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+        w2_ctx c = {gad_rng_normal_tensor(r, (int64_t[]){m, k}, 2, GAD_F32, 0, 1),
+                    gad_rng_normal_tensor(r, (int64_t[]){k, n}, 2, GAD_F32, 0, 1), m, k, n, 0};
+        double flops = 2.0 * (double)m * (double)n * (double)k, t[64];
+        int reps = reps_or(flops > 4e9 ? 7 : 21);
+        char metric[96];
+        const char *names[3] = {"builtin", "gad_blas", "openblas_direct"};
+        for (int impl = 0; impl < 3; impl++) {
+            if (impl > 0 && !gad_blas_available()) break;
+            gad_set_blas(impl == 1);
+            c.direct = impl == 2;
+            run(w2_run, &c, 3, reps, t);
+            snprintf(metric, sizeof metric, "gemm_%lldx%lldx%lld_gflops_%s", (long long)m,
+                     (long long)k, (long long)n, names[impl]);
+            emit("W2", metric, t, reps, 1e-9, flops, "GFLOP/s", NULL);
+        }
+        gad_set_blas(1);
+        gad_release(c.a), gad_release(c.b);
+    }
+    gad_rng_free(r);
+}
+
+/* ----------------------------------------------------------------- W3 */
+
+typedef struct w3 {
+    gad_tensor *a, *b;
+    int op;
+} w3_ctx;
+
+static void w3_run(void *vc) {
+    w3_ctx *c = vc;
+    gad_tensor *y = c->op ? gad_gelu(c->a) : gad_add(c->a, c->b);
+    check(y, "W3 op");
+    gad_release(y); /* a fresh output every call, as the reference */
+}
+
+static void bench_w3(void) {
+    int64_t n = 16 * 1024 * 1024;
+    gad_rng *r = gad_rng_new(3);
+    w3_ctx c = {gad_rng_uniform_tensor(r, &n, 1, GAD_F32, 0, 1),
+                gad_rng_uniform_tensor(r, &n, 1, GAD_F32, 0, 1), 0};
+    gad_rng_free(r);
+    double t[64];
+    int reps = reps_or(20);
+    run(w3_run, &c, 3, reps, t);
+    emit("W3", "add_alloc_16M_GBps", t, reps, 1e-9, 12.0 * (double)n, "GB/s", NULL);
+    c.op = 1;
+    run(w3_run, &c, 3, reps, t);
+    emit("W3", "gelu_tanh_alloc_16M_GBps", t, reps, 1e-9, 8.0 * (double)n, "GB/s", NULL);
+    gad_release(c.a), gad_release(c.b);
+}
+
+/* ----------------------------------------------------------------- W4 */
+
+typedef struct w4 {
+    gad_tensor *p[6];
+    gad_tensor *x[16], *y[16];
+    gad_optim *opt;
+    int it;
+    double loss;
+} w4_ctx;
+
+static void w4_run(void *vc) {
+    w4_ctx *c = vc;
+    int k = c->it++ % 16;
+    gad_scope_begin();
+    gad_tensor *h = gad_relu(gad_linear(c->x[k], c->p[0], c->p[1]));
+    h = gad_relu(gad_linear(h, c->p[2], c->p[3]));
+    gad_tensor *loss = gad_cross_entropy(gad_linear(h, c->p[4], c->p[5]), c->y[k], GAD_REDUCE_MEAN);
+    gad_tensor *g[6];
+    check(gad_grad(loss, c->p, 6, g) == GAD_OK ? loss : NULL, "W4 grad");
+    check(gad_optim_step(c->opt, g) == GAD_OK ? loss : NULL, "W4 step");
+    c->loss = gad_item(loss);
+    gad_scope_end();
+}
+
+static void bench_w4(void) {
+    gad_rng *r = gad_rng_new(4);
+    w4_ctx c = {0};
+    const int64_t dims[4] = {784, 512, 512, 10};
+    for (int l = 0; l < 3; l++) {
+        c.p[2 * l] = gad_requires_grad(gad_init_kaiming_uniform(r, dims[l], dims[l + 1], 1.0));
+        c.p[2 * l + 1] = gad_requires_grad(gad_zeros(&dims[l + 1], 1, GAD_F32));
+    }
+    for (int i = 0; i < 16; i++) {
+        c.x[i] = gad_rng_normal_tensor(r, (int64_t[]){128, 784}, 2, GAD_F32, 0, 1);
+        c.y[i] = gad_rng_int_tensor(r, (int64_t[]){128}, 1, 0, 10);
+    }
+    gad_rng_free(r);
+    gad_sgd_opts o = {.lr = 0.01};
+    c.opt = gad_sgd_new(c.p, 6, &o);
+    check(c.opt, "W4 optimizer");
+    double t[128];
+    int reps = reps_or(100);
+    run(w4_run, &c, 20, reps, t);
+    char extra[64];
+    snprintf(extra, sizeof extra, "\"loss_last\":%.4f", c.loss);
+    emit("W4", "mlp_train_step_ms", t, reps, 1e3, 0, "ms", extra);
+    double rss[1] = {peak_rss_mib()};
+    emit("W4", "maxrss_MiB", rss, 1, 1, 0, "MiB", NULL);
+    gad_optim_free(c.opt);
+    for (int i = 0; i < 6; i++) gad_release(c.p[i]);
+    for (int i = 0; i < 16; i++) gad_release(c.x[i]), gad_release(c.y[i]);
+}
+
+/* ------------------------------------------------------ HELIX pieces */
+
+/* Weights of one block initialized as the reference does (randn /
+ * sqrt(fan_in), gate-bias row +3, gains 1); leaves. */
+static void helix_init(gad_rng *r, int64_t D, gad_helix_weights *w) {
+    double s = 1.0 / sqrt((double)D), s2 = 1.0 / sqrt(2.0 * (double)D);
+    w->wa = gad_rng_normal_tensor(r, (int64_t[]){D + 1, D}, 2, GAD_F32, 0, s);
+    float *bias = (float *)gad_data_mut(w->wa) + D * D;
+    for (int64_t j = 0; j < D; j++) bias[j] = 3.0f;
+    w->wb = gad_rng_normal_tensor(r, (int64_t[]){D, D}, 2, GAD_F32, 0, s);
+    w->wo = gad_rng_normal_tensor(r, (int64_t[]){D, D}, 2, GAD_F32, 0, s);
+    w->wf1 = gad_rng_normal_tensor(r, (int64_t[]){D, 2 * D}, 2, GAD_F32, 0, s);
+    w->wf2 = gad_rng_normal_tensor(r, (int64_t[]){2 * D, D}, 2, GAD_F32, 0, s2);
+    w->g1 = gad_ones(&D, 1, GAD_F32);
+    w->g2 = gad_ones(&D, 1, GAD_F32);
+    w->g3 = gad_ones(&D, 1, GAD_F32);
+    w->g4 = gad_ones(&D, 1, GAD_F32);
+    gad_tensor **p = &w->wa;
+    for (int i = 0; i < 9; i++) gad_requires_grad(p[i]);
+}
+
+/* ----------------------------------------------------------------- W5 */
+
+typedef struct w5 {
+    gad_tensor *x, *rr;
+    gad_helix_weights w;
+} w5_ctx;
+
+static void w5_run(void *vc) {
+    w5_ctx *c = vc;
+    gad_scope_begin();
+    gad_tensor *p[10] = {c->x, c->w.wa, c->w.wb, c->w.wo, c->w.wf1,
+                         c->w.wf2, c->w.g1, c->w.g2, c->w.g3, c->w.g4};
+    gad_tensor *loss = gad_sum_all(gad_mul(gad_helix_block(c->x, &c->w, 1e-5), c->rr));
+    gad_tensor *g[10];
+    check(gad_grad(loss, p, 10, g) == GAD_OK ? loss : NULL, "W5 grad");
+    gad_scope_end();
+}
+
+static void bench_w5(void) {
+    int64_t s[3] = {8, 256, 256};
+    gad_rng *r = gad_rng_new(5);
+    w5_ctx c;
+    c.x = gad_requires_grad(gad_rng_normal_tensor(r, s, 3, GAD_F32, 0, 1));
+    c.rr = gad_rng_normal_tensor(r, s, 3, GAD_F32, 0, 1);
+    helix_init(r, 256, &c.w);
+    gad_rng_free(r);
+    double t[64];
+    int reps = reps_or(15);
+    run(w5_run, &c, 3, reps, t);
+    emit("W5", "helix_block_fwd_bwd_ms", t, reps, 1e3, 0, "ms", NULL);
+    gad_tensor **p = &c.w.wa;
+    for (int i = 0; i < 9; i++) gad_release(p[i]);
+    gad_release(c.x), gad_release(c.rr);
+}
+
+/* ----------------------------------------------------------------- W6 */
+
+typedef struct w6 {
+    int64_t D, L, B, T;
+    gad_tensor *emb, *gain, *wout;
+    gad_helix_weights w[8];
+    gad_tensor *params[80];
+    int np;
+    gad_optim *opt;
+    unsigned char *data;
+    int64_t ndata;
+    gad_rng *rng;
+    double loss;
+} w6_ctx;
+
+static void w6_run(void *vc) {
+    w6_ctx *c = vc;
+    int64_t B = c->B, T = c->T;
+    gad_scope_begin();
+    gad_tensor *x = gad_zeros((int64_t[]){B, T}, 2, GAD_I64), *y = gad_zeros((int64_t[]){B * T}, 1, GAD_I64);
+    int64_t *xp = gad_data_mut(x), *yp = gad_data_mut(y);
+    for (int64_t b = 0; b < B; b++) {
+        int64_t s = gad_rng_int(c->rng, 0, c->ndata - T - 1);
+        for (int64_t t = 0; t < T; t++) {
+            xp[b * T + t] = c->data[s + t];
+            yp[b * T + t] = c->data[s + t + 1];
+        }
+    }
+    gad_tensor *h = gad_embedding_fused(c->emb, x);
+    for (int l = 0; l < c->L; l++) h = gad_helix_block(h, &c->w[l], 1e-5);
+    h = gad_mul(gad_rms_norm(h, 1e-5), c->gain);
+    gad_tensor *logits = gad_reshape(gad_matmul(h, c->wout), (int64_t[]){B * T, 256}, 2);
+    gad_tensor *loss = gad_cross_entropy(logits, y, GAD_REDUCE_MEAN);
+    gad_tensor *g[80];
+    check(gad_grad(loss, c->params, c->np, g) == GAD_OK ? loss : NULL, "W6 grad");
+    check(gad_optim_step(c->opt, g) == GAD_OK ? loss : NULL, "W6 step");
+    c->loss = gad_item(loss);
+    gad_scope_end();
+}
+
+/* Bytes of every regular (non-link) file in /usr/share/common-licenses,
+ * sorted by name (as the reference), or seeded random text when there is
+ * none. */
+static unsigned char *load_text(int64_t *n) {
+    const char *dir = "/usr/share/common-licenses";
+    struct dirent **names = NULL;
+    int k = scandir(dir, &names, NULL, alphasort);
+    size_t cap = 1 << 20, len = 0;
+    unsigned char *buf = malloc(cap);
+    for (int i = 0; i < k; i++) {
+        char path[512];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            FILE *f = fopen(path, "rb");
+            size_t got;
+            while (f && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+                len += got;
+                if (len == cap) buf = realloc(buf, cap *= 2);
+            }
+            if (f) fclose(f);
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (len < 100000) {
+        gad_rng *r = gad_rng_new(6);
+        len = 200000;
+        buf = realloc(buf, len);
+        for (size_t i = 0; i < len; i++) buf[i] = (unsigned char)(32 + gad_rng_int(r, 0, 95));
+        gad_rng_free(r);
+    }
+    *n = (int64_t)len;
+    return buf;
+}
+
+static double bench_w6_config(int64_t D, int64_t T, int steps, int warm, int emit_rss) {
+    w6_ctx c = {.D = D, .L = 4, .B = 16, .T = T};
+    gad_rng *r = gad_rng_new(7);
+    c.emb = gad_requires_grad(gad_rng_normal_tensor(r, (int64_t[]){256, D}, 2, GAD_F32, 0, 0.02));
+    c.gain = gad_requires_grad(gad_ones(&D, 1, GAD_F32));
+    c.wout = gad_requires_grad(
+        gad_rng_normal_tensor(r, (int64_t[]){D, 256}, 2, GAD_F32, 0, 1.0 / sqrt((double)D)));
+    c.params[c.np++] = c.emb;
+    c.params[c.np++] = c.gain;
+    c.params[c.np++] = c.wout;
+    for (int l = 0; l < c.L; l++) {
+        helix_init(r, D, &c.w[l]);
+        gad_tensor **p = &c.w[l].wa;
+        for (int i = 0; i < 9; i++) c.params[c.np++] = p[i];
+    }
+    gad_rng_free(r);
+    gad_adamw_opts o = {.lr = 3e-4, .weight_decay = 0.01};
+    c.opt = gad_adamw_new(c.params, c.np, &o);
+    check(c.opt, "W6 optimizer");
+    c.data = load_text(&c.ndata);
+    c.rng = gad_rng_new(1);
+    double t[64];
+    run(w6_run, &c, warm, steps, t);
+    char metric[64], extra[64];
+    snprintf(metric, sizeof metric, "helix_lm_tokens_per_s_D%lld_T%lld", (long long)D, (long long)T);
+    snprintf(extra, sizeof extra, "\"loss_last\":%.4f", c.loss);
+    emit("W6", D == 256 && T == 128 ? "helix_lm_tokens_per_s" : metric, t, steps, 1, 16.0 * (double)T,
+         "tok/s", extra);
+    double tok = 16.0 * (double)T / t[steps / 2];
+    if (emit_rss) {
+        double rss[1] = {peak_rss_mib()};
+        emit("W6", "maxrss_MiB", rss, 1, 1, 0, "MiB", NULL);
+    }
+    gad_optim_free(c.opt);
+    for (int i = 0; i < c.np; i++) gad_release(c.params[i]);
+    gad_rng_free(c.rng);
+    free(c.data);
+    gad_cache_trim();
+    return tok;
+}
+
+static void bench_w6(void) { bench_w6_config(256, 128, reps_or(20), 5, 1); }
+
+/* ----------------------------------------------------------------- W7 */
+
+typedef struct w7 {
+    gad_tensor *a, *u, *gh;
+} w7_ctx;
+
+static void w7_run(void *vc) {
+    w7_ctx *c = vc;
+    gad_scope_begin();
+    gad_tensor *g[2], *in[2] = {c->a, c->u};
+    check(gad_grad_ex(gad_gated_scan(c->a, c->u), c->gh, in, 2, g, 0) == GAD_OK ? c : NULL,
+          "W7 grad");
+    gad_scope_end();
+}
+
+static void bench_w7(void) {
+    int64_t s[3] = {8, 1024, 256};
+    gad_rng *r = gad_rng_new(8);
+    w7_ctx c;
+    gad_no_grad_begin();
+    c.a = gad_requires_grad(gad_sigmoid(gad_add_scalar(gad_rng_normal_tensor(r, s, 3, GAD_F32, 0, 1), 3)));
+    gad_no_grad_end();
+    c.u = gad_requires_grad(gad_rng_normal_tensor(r, s, 3, GAD_F32, 0, 1));
+    c.gh = gad_rng_normal_tensor(r, s, 3, GAD_F32, 0, 1);
+    gad_rng_free(r);
+    double t[64];
+    int reps = reps_or(15);
+    run(w7_run, &c, 3, reps, t);
+    emit("W7", "scan_B8_T1024_D256_fwd_bwd_ms", t, reps, 1e3, 0, "ms", NULL);
+    gad_release(c.a), gad_release(c.u), gad_release(c.gh);
+}
+
+/* ---------------------------------------------------------- the sweep */
+
+static void bench_sweep(void) {
+    const int64_t Ds[3] = {128, 256, 512}, Ts[3] = {128, 512, 2048};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) bench_w6_config(Ds[i], Ts[j], reps_or(5), 2, 0);
+    bench_w1(1000);
+    bench_w1(1000000);
+}
+
+int main(int argc, char **argv) {
+    const char *what = "all";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc) g_threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--help")) {
+            printf("usage: gad-bench [W1..W7|sweep|all] [--threads N] [--reps N]\n");
+            return 0;
+        } else what = argv[i];
+    }
+    gad_set_num_threads(g_threads);
+    int all = !strcmp(what, "all");
+    if (all || !strcmp(what, "W1")) bench_w1(1000);
+    if (all || !strcmp(what, "W2")) bench_w2();
+    if (all || !strcmp(what, "W3")) bench_w3();
+    if (all || !strcmp(what, "W4")) bench_w4();
+    if (all || !strcmp(what, "W5")) bench_w5();
+    if (all || !strcmp(what, "W6")) bench_w6();
+    if (all || !strcmp(what, "W7")) bench_w7();
+    if (!strcmp(what, "sweep")) bench_sweep();
+    return 0;
+}
