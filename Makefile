@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 CMAKE ?= cmake
 CTEST ?= ctest
 
-.PHONY: all build test run clean install
+.PHONY: all build test run bench compare clean install
 
 all: build
 
@@ -28,6 +28,11 @@ test: build
 
 run: build
 	$(BUILD)/examples/quickstart
+
+bench: build
+
+compare: bench
+	bench/compare --build $(BUILD)
 
 install: build
 	$(CMAKE) --install $(BUILD)

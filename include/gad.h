@@ -175,6 +175,15 @@ typedef struct gad_allocator {
  * to fail the k-th allocation. */
 void gad_set_allocator(const gad_allocator *allocator);
 
+/* Memory from the installed allocator, for code built on gad that wants its
+ * allocations to go through the same hook (gad's nn layer does, so that an
+ * allocation-failure test reaches it): aligned to 16 bytes, NULL on failure
+ * (no error is recorded). gad_mem_realloc keeps the contents up to the
+ * smaller size; gad_mem_free accepts NULL. */
+void *gad_mem_alloc(size_t n);
+void *gad_mem_realloc(void *p, size_t n);
+void gad_mem_free(void *p);
+
 /* Return every cached buffer and tensor header of this thread to the
  * allocator. gad keeps freed buffers by size class so that a training loop
  * does not call malloc per op; this gives the memory back. */

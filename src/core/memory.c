@@ -31,6 +31,36 @@ void gad__free(void *p, size_t n) {
     if (p) g_alloc.free(g_alloc.ctx, p, n);
 }
 
+/* The public allocations keep their size in a 16-byte header. */
+#define MEM_HDR 16
+
+void *gad_mem_alloc(size_t n) {
+    if (n > SIZE_MAX - MEM_HDR) return NULL;
+    char *p = g_alloc.alloc(g_alloc.ctx, n + MEM_HDR, MEM_HDR);
+    if (!p) return NULL;
+    memcpy(p, &n, sizeof n);
+    return p + MEM_HDR;
+}
+
+void gad_mem_free(void *p) {
+    if (!p) return;
+    char *base = (char *)p - MEM_HDR;
+    size_t n;
+    memcpy(&n, base, sizeof n);
+    g_alloc.free(g_alloc.ctx, base, n + MEM_HDR);
+}
+
+void *gad_mem_realloc(void *p, size_t n) {
+    if (!p) return gad_mem_alloc(n);
+    size_t old;
+    memcpy(&old, (char *)p - MEM_HDR, sizeof old);
+    void *q = gad_mem_alloc(n);
+    if (!q) return NULL; /* p stays valid, as realloc */
+    memcpy(q, p, old < n ? old : n);
+    gad_mem_free(p);
+    return q;
+}
+
 /* Counters of live objects. Each thread counts its own allocations and
  * frees (plain loads and stores: no locked instruction on the hot path);
  * gad_mem_stats_get sums every thread's counters with those of threads that

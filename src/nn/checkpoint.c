@@ -111,7 +111,7 @@ static bool sb_reserve(sbuf *b, size_t extra) {
     if (extra > SIZE_MAX / 2 - b->len) return !(b->oom = true);
     size_t ncap = b->cap ? b->cap : 256;
     while (ncap - b->len < extra) ncap *= 2;
-    char *np = realloc(b->p, ncap);
+    char *np = gad_mem_realloc(b->p, ncap);
     if (!np) return !(b->oom = true);
     b->p = np;
     b->cap = ncap;
@@ -331,11 +331,13 @@ static int fsync_retry(int fd) {
 static int sync_dir_of(const char *path) {
     const char *slash = strrchr(path, '/');
     char *dir;
-    if (!slash) dir = strdup(".");
-    else if (slash == path) dir = strdup("/");
+    if (!slash || slash == path) {
+        dir = gad_mem_alloc(2);
+        if (dir) memcpy(dir, slash ? "/" : ".", 2);
+    }
     else {
         size_t n = (size_t)(slash - path);
-        dir = malloc(n + 1);
+        dir = gad_mem_alloc(n + 1);
         if (dir) {
             memcpy(dir, path, n);
             dir[n] = 0;
@@ -345,7 +347,7 @@ static int sync_dir_of(const char *path) {
     int fd;
     do fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
-    free(dir);
+    gad_mem_free(dir);
     if (fd < 0) return errno;
     int err = fsync_retry(fd);
     close(fd);
@@ -378,7 +380,7 @@ gad_status gad_save(const char *path, const char *const *names,
                             "' has an invalid dtype", names[i]);
     }
     if (n > 1) {
-        const char **sorted = malloc((size_t)n * sizeof *sorted);
+        const char **sorted = gad_mem_alloc((size_t)n * sizeof *sorted);
         if (!sorted)
             return save_err(GAD_ERR_MEMORY, "cannot sort %d names", n);
         memcpy(sorted, names, (size_t)n * sizeof *sorted);
@@ -388,10 +390,10 @@ gad_status gad_save(const char *path, const char *const *names,
                 gad_status st = save_err(GAD_ERR_DOMAIN,
                                          "duplicate name '" NAME_SHOWN "'",
                                          sorted[i]);
-                free(sorted);
+                gad_mem_free(sorted);
                 return st;
             }
-        free(sorted);
+        gad_mem_free(sorted);
     }
 
     /* ---- the header: tensors in the given order, data in the same order */
@@ -402,7 +404,7 @@ gad_status gad_save(const char *path, const char *const *names,
         gad_tensor *t = tensors[i];
         uint64_t bytes = (uint64_t)gad_numel(t) * gad_dtype_size(gad_dtype(t));
         if (bytes > UINT64_MAX - off) {
-            free(h.p);
+            gad_mem_free(h.p);
             return save_err(GAD_ERR_DOMAIN, "the tensors hold too many bytes");
         }
         sb_puts(&h, i ? ",\"" : "\"");
@@ -421,7 +423,7 @@ gad_status gad_save(const char *path, const char *const *names,
     sb_puts(&h, "}");
     while (!h.oom && h.len % 8 != 0) sb_puts(&h, " ");
     if (h.oom) {
-        free(h.p);
+        gad_mem_free(h.p);
         return save_err(GAD_ERR_MEMORY, "cannot build the header");
     }
     if (h.len > HEADER_MAX) {
@@ -429,18 +431,18 @@ gad_status gad_save(const char *path, const char *const *names,
                                  "the header of %zu bytes exceeds the %llu "
                                  "bytes readers accept", h.len,
                                  (unsigned long long)HEADER_MAX);
-        free(h.p);
+        gad_mem_free(h.p);
         return st;
     }
 
     /* ---- the temporary file next to path */
     size_t plen = strlen(path);
-    char *tmp = malloc(plen + 64);
-    wbuf *w = malloc(sizeof *w);
+    char *tmp = gad_mem_alloc(plen + 64);
+    wbuf *w = gad_mem_alloc(sizeof *w);
     if (!tmp || !w) {
-        free(tmp);
-        free(w);
-        free(h.p);
+        gad_mem_free(tmp);
+        gad_mem_free(w);
+        gad_mem_free(h.p);
         return save_err(GAD_ERR_MEMORY, "cannot allocate the write buffer");
     }
     int fd = -1, err = 0;
@@ -453,9 +455,9 @@ gad_status gad_save(const char *path, const char *const *names,
     }
     if (fd < 0) {
         err = errno;
-        free(tmp);
-        free(w);
-        free(h.p);
+        gad_mem_free(tmp);
+        gad_mem_free(w);
+        gad_mem_free(h.p);
         return save_io("create a temporary file to save", path, err);
     }
     /* Keep the permissions of a file being replaced. */
@@ -472,7 +474,7 @@ gad_status gad_save(const char *path, const char *const *names,
     store_le64(len8, (uint64_t)h.len);
     wb_put(w, len8, 8, 1, false);
     wb_put(w, (const unsigned char *)h.p, h.len, 1, false);
-    free(h.p);
+    gad_mem_free(h.p);
 
     gad_no_grad_begin();
     for (int i = 0; i < n && !w->err && status == GAD_OK; i++) {
@@ -494,7 +496,7 @@ gad_status gad_save(const char *path, const char *const *names,
     gad_no_grad_end();
     wb_flush(w);
     err = w->err;
-    free(w);
+    gad_mem_free(w);
 
     const char *what = "write";
     if (status == GAD_OK && !err && (err = fsync_retry(fd)) != 0)
@@ -509,11 +511,11 @@ gad_status gad_save(const char *path, const char *const *names,
     }
     if (status != GAD_OK || err) {
         unlink(tmp);
-        free(tmp);
+        gad_mem_free(tmp);
         if (status != GAD_OK) return status;
         return save_io(what, path, err);
     }
-    free(tmp);
+    gad_mem_free(tmp);
     /* The new file is in place; make the rename itself durable. */
     if ((err = sync_dir_of(path)) != 0)
         return save_io("sync the directory after saving", path, err);
@@ -599,7 +601,7 @@ static bool str_put(jparse *p, const void *bytes, size_t k) {
     if (p->str_cap - p->str_len < k + 1) {
         size_t ncap = p->str_cap ? p->str_cap : 64;
         while (ncap - p->str_len < k + 1) ncap *= 2;
-        char *np = realloc(p->str, ncap);
+        char *np = gad_mem_realloc(p->str, ncap);
         if (!np)
             return jfail(p, GAD_ERR_MEMORY, "cannot allocate %zu bytes", ncap);
         p->str = np;
@@ -961,7 +963,7 @@ static bool parse_header(jparse *p) {
             } else {
                 if (p->n_ents == p->cap_ents) {
                     size_t ncap = p->cap_ents ? p->cap_ents * 2 : 16;
-                    entry *ne = realloc(p->ents, ncap * sizeof *ne);
+                    entry *ne = gad_mem_realloc(p->ents, ncap * sizeof *ne);
                     if (!ne)
                         return jfail(p, GAD_ERR_MEMORY,
                                      "cannot allocate %zu entries", ncap);
@@ -970,7 +972,7 @@ static bool parse_header(jparse *p) {
                 }
                 entry *e = &p->ents[p->n_ents];
                 memset(e, 0, sizeof *e);
-                e->name = malloc(p->str_len + 1);
+                e->name = gad_mem_alloc(p->str_len + 1);
                 if (!e->name)
                     return jfail(p, GAD_ERR_MEMORY, "cannot copy a name");
                 memcpy(e->name, p->str, p->str_len + 1);
@@ -1010,16 +1012,16 @@ struct gad_checkpoint {
 };
 
 static void free_entries(entry *ents, size_t n) {
-    for (size_t i = 0; i < n; i++) free(ents[i].name);
-    free(ents);
+    for (size_t i = 0; i < n; i++) gad_mem_free(ents[i].name);
+    gad_mem_free(ents);
 }
 
 void gad_checkpoint_free(gad_checkpoint *cp) {
     if (!cp) return;
     free_entries(cp->ents, (size_t)cp->n);
-    free(cp->byname);
-    free(cp->data);
-    free(cp);
+    gad_mem_free(cp->byname);
+    gad_mem_free(cp->data);
+    gad_mem_free(cp);
 }
 
 static int cmp_entry_name(const void *a, const void *b) {
@@ -1110,7 +1112,7 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
     /* The reference implementation sorts the entries by offset and needs
      * them to tile the buffer; the header itself may list them in any
      * order. */
-    entry **byoff = malloc((n ? n : 1) * sizeof *byoff);
+    entry **byoff = gad_mem_alloc((n ? n : 1) * sizeof *byoff);
     if (!byoff) {
         msgf(msg, cap, "cannot allocate %zu pointers", n);
         return GAD_ERR_MEMORY;
@@ -1140,7 +1142,7 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
         at = e->end;
         prev = e;
     }
-    free(byoff);
+    gad_mem_free(byoff);
     if (st != GAD_OK) return st;
     if (at != data_len) {
         msgf(msg, cap, "the tensors cover %llu of the %llu data bytes "
@@ -1232,7 +1234,7 @@ gad_checkpoint *gad_load(const char *path) {
         load_err(GAD_ERR_MEMORY, path, "the file is too large for memory");
         goto done;
     }
-    hdr = malloc(hlen ? (size_t)hlen : 1);
+    hdr = gad_mem_alloc(hlen ? (size_t)hlen : 1);
     if (!hdr) {
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the header");
         goto done;
@@ -1248,7 +1250,7 @@ gad_checkpoint *gad_load(const char *path) {
         load_err(p.kind, path, p.msg);
         goto done;
     }
-    byname = malloc((p.n_ents ? p.n_ents : 1) * sizeof *byname);
+    byname = gad_mem_alloc((p.n_ents ? p.n_ents : 1) * sizeof *byname);
     if (!byname) {
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the name index");
         goto done;
@@ -1260,16 +1262,16 @@ gad_checkpoint *gad_load(const char *path) {
         goto done;
     }
 
-    data = malloc(data_len ? (size_t)data_len : 1);
-    cp = malloc(sizeof *cp);
+    data = gad_mem_alloc(data_len ? (size_t)data_len : 1);
+    cp = gad_mem_alloc(sizeof *cp);
     if (!data || !cp) {
-        free(cp);
+        gad_mem_free(cp);
         cp = NULL;
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the tensor data");
         goto done;
     }
     if ((err = read_full(fd, data, (size_t)data_len)) != 0) {
-        free(cp);
+        gad_mem_free(cp);
         cp = NULL;
         load_io("read", path, err);
         goto done;
@@ -1285,11 +1287,11 @@ gad_checkpoint *gad_load(const char *path) {
     data = NULL;
 done:
     close(fd);
-    free(hdr);
-    free(p.str);
+    gad_mem_free(hdr);
+    gad_mem_free(p.str);
     free_entries(p.ents, p.n_ents);
-    free(byname);
-    free(data);
+    gad_mem_free(byname);
+    gad_mem_free(data);
     return cp;
 }
 
@@ -1330,7 +1332,7 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
     unsigned char *tmp = NULL;
     /* A misaligned or foreign-endian source goes through an aligned copy. */
     if (bytes && (!host_is_le() || (uintptr_t)src % es != 0)) {
-        tmp = malloc(bytes);
+        tmp = gad_mem_alloc(bytes);
         if (!tmp)
             return gad_error_set(GAD_ERR_MEMORY, "checkpoint_get",
                                  "cannot allocate %zu bytes", bytes);
@@ -1342,6 +1344,6 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
     gad_tensor *t = dt == GAD_F32   ? gad_from_f32(data, e->shape, e->rank)
                     : dt == GAD_F64 ? gad_from_f64(data, e->shape, e->rank)
                                     : gad_from_i64(data, e->shape, e->rank);
-    free(tmp);
+    gad_mem_free(tmp);
     return t;
 }

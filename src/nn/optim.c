@@ -49,6 +49,15 @@
 #include <omp.h>
 #endif
 
+/* Zeroed memory for count items of size bytes, through gad's allocator. */
+static void *zalloc(size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) return NULL;
+    size_t n = count * size;
+    void *p = gad_mem_alloc(n > 0 ? n : 1);
+    if (p) memset(p, 0, n);
+    return p;
+}
+
 /* Keep a * b + c as two rounded operations, as the reference values (and
  * every other build of gad) compute them. GCC does not contract in ISO C
  * mode; clang does unless told not to. */
@@ -213,7 +222,7 @@ static int threads_for(int64_t n) {
         int64_t nb = (n + BLK - 1) / BLK;                                      \
         double total = 0;                                                      \
         int nt = threads_for(n);                                               \
-        double *part = nt > 1 ? malloc((size_t)nb * sizeof *part) : NULL;      \
+        double *part = nt > 1 ? gad_mem_alloc((size_t)nb * sizeof *part) : NULL;      \
         if (!part) {                                                           \
             for (int64_t b = 0; b < nb; b++)                                   \
                 total += block_sumsq_##SFX(                                    \
@@ -225,7 +234,7 @@ static int threads_for(int64_t n) {
             part[b] = block_sumsq_##SFX(g, b * BLK,                            \
                                         (b + 1) * BLK < n ? (b + 1) * BLK : n); \
         for (int64_t b = 0; b < nb; b++) total += part[b];                     \
-        free(part);                                                            \
+        gad_mem_free(part);                                                            \
         return total;                                                          \
     }                                                                          \
     static void scale_##SFX(T *restrict g, int64_t n, T c) {                   \
@@ -257,7 +266,7 @@ static int ptr_index_cmp(const void *x, const void *y) {
 static int find_duplicates(gad_tensor *const *ts, int n, char *dup) {
     memset(dup, 0, (size_t)n);
     if (n < 2) return 0;
-    ptr_index *v = malloc((size_t)n * sizeof *v);
+    ptr_index *v = gad_mem_alloc((size_t)n * sizeof *v);
     if (!v) return -1;
     for (int i = 0; i < n; i++) v[i] = (ptr_index){(uintptr_t)ts[i], i};
     qsort(v, (size_t)n, sizeof *v, ptr_index_cmp);
@@ -267,7 +276,7 @@ static int find_duplicates(gad_tensor *const *ts, int n, char *dup) {
             dup[v[k].i] = 1;
             found++;
         }
-    free(v);
+    gad_mem_free(v);
     return found;
 }
 
@@ -304,10 +313,10 @@ static int check_params(const char *op, gad_tensor *const *params, int n) {
         }
     }
     /* The same tensor twice would be updated twice per step. */
-    char *dup = malloc((size_t)(n > 0 ? n : 1));
+    char *dup = gad_mem_alloc((size_t)(n > 0 ? n : 1));
     int r = dup ? find_duplicates(params, n, dup) : -1;
     if (r < 0) {
-        free(dup);
+        gad_mem_free(dup);
         fail_memory(op);
         return -1;
     }
@@ -319,7 +328,7 @@ static int check_params(const char *op, gad_tensor *const *params, int n) {
                       "params[%d] and params[%d] are the same tensor", j, i);
         break;
     }
-    free(dup);
+    gad_mem_free(dup);
     return r > 0 ? -1 : 0;
 }
 
@@ -330,32 +339,32 @@ static void optim_destroy(gad_optim *o) {
         if (o->s1) gad_release(o->s1[i]);
         if (o->s2) gad_release(o->s2[i]);
     }
-    free(o->params);
-    free(o->s1);
-    free(o->s2);
-    free(o->name1);
-    free(o->name2);
-    free(o->work);
-    free(o);
+    gad_mem_free(o->params);
+    gad_mem_free(o->s1);
+    gad_mem_free(o->s2);
+    gad_mem_free(o->name1);
+    gad_mem_free(o->name2);
+    gad_mem_free(o->work);
+    gad_mem_free(o);
 }
 
 /* The common part of the constructors: retain params, allocate the arrays,
  * and, for AdamW, zero m and v. */
 static gad_optim *optim_alloc(const char *op, optim_kind kind,
                               gad_tensor *const *params, int n) {
-    gad_optim *o = calloc(1, sizeof *o);
+    gad_optim *o = zalloc(1, sizeof *o);
     if (!o) {
         fail_memory(op);
         return NULL;
     }
     o->kind = kind;
     size_t cnt = n > 0 ? (size_t)n : 1;
-    o->params = calloc(cnt, sizeof *o->params);
-    o->s1 = calloc(cnt, sizeof *o->s1);
-    o->s2 = calloc(cnt, sizeof *o->s2);
-    o->name1 = calloc(cnt, sizeof *o->name1);
-    o->name2 = calloc(cnt, sizeof *o->name2);
-    o->work = calloc(cnt, sizeof *o->work);
+    o->params = zalloc(cnt, sizeof *o->params);
+    o->s1 = zalloc(cnt, sizeof *o->s1);
+    o->s2 = zalloc(cnt, sizeof *o->s2);
+    o->name1 = zalloc(cnt, sizeof *o->name1);
+    o->name2 = zalloc(cnt, sizeof *o->name2);
+    o->work = zalloc(cnt, sizeof *o->work);
     if (!o->params || !o->s1 || !o->s2 || !o->name1 || !o->name2 ||
         !o->work) {
         optim_destroy(o);
@@ -752,9 +761,9 @@ gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
     int has_momentum = !adamw && opt->momentum != 0;
     /* where each entry goes: slot[k] = -1 for "step", 2 i for s1[i],
      * 2 i + 1 for s2[i] */
-    int *slot = malloc((size_t)(n > 0 ? n : 1) * sizeof *slot);
-    int *seen = calloc((size_t)2 * (size_t)(np > 0 ? np : 1) + 1, sizeof *seen);
-    gad_tensor **fresh = calloc((size_t)2 * (size_t)(np > 0 ? np : 1),
+    int *slot = gad_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *slot);
+    int *seen = zalloc((size_t)2 * (size_t)(np > 0 ? np : 1) + 1, sizeof *seen);
+    gad_tensor **fresh = zalloc((size_t)2 * (size_t)(np > 0 ? np : 1),
                                 sizeof *fresh);
     gad_status st = GAD_OK;
     int64_t step = 0;
@@ -881,9 +890,9 @@ gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
 done:
     if (fresh)
         for (int s = 0; s < 2 * np; s++) gad_release(fresh[s]);
-    free(fresh);
-    free(seen);
-    free(slot);
+    gad_mem_free(fresh);
+    gad_mem_free(seen);
+    gad_mem_free(slot);
     return st;
 }
 
@@ -951,11 +960,11 @@ double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
     double coef = max_norm / (norm + 1e-6);
     /* Take every writable pointer first, so that a failed copy-on-write
      * leaves all gradients unscaled, and scale each distinct tensor once. */
-    void **ptr = calloc((size_t)n, sizeof *ptr);
-    char *dup = malloc((size_t)n);
+    void **ptr = zalloc((size_t)n, sizeof *ptr);
+    char *dup = gad_mem_alloc((size_t)n);
     if (!ptr || !dup || find_duplicates(grads, n, dup) < 0) {
-        free(ptr);
-        free(dup);
+        gad_mem_free(ptr);
+        gad_mem_free(dup);
         fail_memory(op);
         return NAN;
     }
@@ -972,8 +981,8 @@ double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
             else
                 scale_f64(ptr[i], gad_numel(grads[i]), coef);
         }
-    free(ptr);
-    free(dup);
+    gad_mem_free(ptr);
+    gad_mem_free(dup);
     if (!ok) {
         fail_memory(op);
         return NAN;

@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+"""PyTorch side of gad's benchmark suite: the workloads W1-W7 of
+../shared/bench/README.md, the same sizes as bench/gad_bench.c, one JSON line
+per figure with the same metric names (impl "torch"). bench/compare runs it
+beside gad-bench.
+
+Run with Debian's interpreter and torch (apt-get install python3-torch):
+    REFBENCH_THREADS=2 OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_ref.py W5
+The thread count is set before torch loads OpenBLAS (OPENBLAS_NUM_THREADS is
+read once, at load time)."""
+import json
+import math
+import os
+import resource
+import sys
+import time
+
+THREADS = int(os.environ.get("REFBENCH_THREADS", "2"))
+os.environ["OPENBLAS_NUM_THREADS"] = str(THREADS)
+os.environ["OMP_NUM_THREADS"] = str(THREADS)
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+torch.set_num_threads(THREADS)
+
+
+def emit(w, metric, ts, scale=1.0, per_call=0.0, unit="ms", **extra):
+    ts = sorted(ts)
+    med, lo, hi = ts[len(ts) // 2], ts[0], ts[-1]
+    if per_call:
+        vals = (per_call / med * scale, per_call / hi * scale, per_call / lo * scale)
+    else:
+        vals = (med * scale, lo * scale, hi * scale)
+    d = {"workload": w, "metric": metric, "median": round(vals[0], 6), "min": round(vals[1], 6),
+         "max": round(vals[2], 6), "unit": unit, "reps": len(ts), "threads": THREADS,
+         "impl": "torch"}
+    d.update(extra)
+    print(json.dumps(d), flush=True)
+
+
+def timed(fn, reps, warm):
+    for _ in range(warm):
+        fn()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return ts
+
+
+def maxrss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+# ------------------------------------------------------------------ W1
+def w1():
+    torch.manual_seed(0)
+    x = torch.randn(16, requires_grad=True)
+    cm, ca, gy = torch.full((16,), 0.9), torch.full((16,), 0.1), torch.ones(16)
+
+    def chain():
+        v = x
+        for i in range(1000):
+            k = i % 3
+            v = v * cm if k == 0 else (v + ca if k == 1 else torch.tanh(v))
+        return v
+
+    def fwd_bwd():
+        x.grad = None
+        chain().backward(gy)
+
+    def nograd():
+        with torch.no_grad():
+            chain()
+
+    emit("W1", "fwd_ns_per_op", timed(chain, 31, 20), scale=1e9 / 1000, unit="ns")
+    emit("W1", "fwd_bwd_ns_per_op", timed(fwd_bwd, 31, 20), scale=1e9 / 1000, unit="ns")
+    emit("W1", "fwd_nograd_ns_per_op", timed(nograd, 31, 20), scale=1e9 / 1000, unit="ns")
+
+
+# ------------------------------------------------------------------ W2
+def w2():
+    g = torch.Generator().manual_seed(2)
+    for m, k, n in [(64, 64, 64), (128, 128, 128), (256, 256, 256), (512, 512, 512),
+                    (1024, 1024, 1024), (2048, 2048, 2048), (4096, 256, 256), (256, 4096, 256)]:
+        a, b = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)
+        flops = 2.0 * m * n * k
+        emit("W2", "gemm_%dx%dx%d_gflops_torch" % (m, k, n),
+             timed(lambda: a @ b, 7 if flops > 4e9 else 21, 3), scale=1e-9, per_call=flops,
+             unit="GFLOP/s")
+
+
+# ------------------------------------------------------------------ W3
+def w3():
+    n = 16 * 1024 * 1024
+    torch.manual_seed(3)
+    a, b = torch.rand(n), torch.rand(n)
+    emit("W3", "add_alloc_16M_GBps", timed(lambda: a + b, 20, 3), scale=1e-9, per_call=12.0 * n,
+         unit="GB/s")
+    emit("W3", "gelu_tanh_alloc_16M_GBps", timed(lambda: F.gelu(a, approximate="tanh"), 20, 3),
+         scale=1e-9, per_call=8.0 * n, unit="GB/s")
+
+
+# ------------------------------------------------------------------ W4
+def w4():
+    torch.manual_seed(4)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    data = [(torch.randn(128, 784), torch.randint(0, 10, (128,))) for _ in range(16)]
+    it = [0]
+
+    def step():
+        x, y = data[it[0] % 16]
+        it[0] += 1
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    emit("W4", "mlp_train_step_ms", timed(step, 100, 20), scale=1e3)
+    emit("W4", "maxrss_MiB", [maxrss_mib()], unit="MiB")
+
+
+# ------------------------------------------------------------- HELIX
+EPS = 1e-5
+
+
+def rms_norm(v):
+    return v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + EPS)
+
+
+class Scan(torch.autograd.Function):
+    """h_t = a_t h_{t-1} + u_t with a hand-written loop over time in [T,B,D]
+    layout (contiguous steps); backward G_t = gh_t + a_{t+1} G_{t+1}."""
+
+    @staticmethod
+    def forward(ctx, a, u):
+        at = a.transpose(0, 1).contiguous()
+        h = u.transpose(0, 1).contiguous()
+        for t in range(1, h.shape[0]):
+            h[t].addcmul_(at[t], h[t - 1])
+        ctx.save_for_backward(at, h)
+        return h.transpose(0, 1)
+
+    @staticmethod
+    def backward(ctx, gh):
+        at, h = ctx.saved_tensors
+        G = gh.transpose(0, 1).contiguous()
+        for t in range(G.shape[0] - 2, -1, -1):
+            G[t].addcmul_(at[t + 1], G[t + 1])
+        ga = torch.zeros_like(at)
+        torch.mul(G[1:], h[:-1], out=ga[1:])
+        return ga.transpose(0, 1), G.transpose(0, 1)
+
+
+def block_params(D, g):
+    wa = torch.randn(D + 1, D, generator=g) / math.sqrt(D)
+    wa[D] = 3.0
+    p = {"wa": wa, "wb": torch.randn(D, D, generator=g) / math.sqrt(D),
+         "wo": torch.randn(D, D, generator=g) / math.sqrt(D),
+         "wf1": torch.randn(D, 2 * D, generator=g) / math.sqrt(D),
+         "wf2": torch.randn(2 * D, D, generator=g) / math.sqrt(2 * D),
+         "g1": torch.ones(D), "g2": torch.ones(D), "g3": torch.ones(D), "g4": torch.ones(D)}
+    for t in p.values():
+        t.requires_grad_(True)
+    return p
+
+
+def block(x, p):
+    B, T, D = x.shape
+    xn = rms_norm(x) * p["g1"]
+    a = torch.sigmoid(torch.cat([xn, xn.new_ones(B, T, 1)], dim=-1) @ p["wa"])
+    h = Scan.apply(a, xn @ p["wb"])
+    out1 = x + F.silu(h * p["g2"]) @ p["wo"]
+    f = F.silu((rms_norm(out1) * p["g3"]) @ p["wf1"]) @ p["wf2"]
+    return out1 + f * p["g4"]
+
+
+def w5():
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(8, 256, 256, generator=g, requires_grad=True)
+    r = torch.randn(8, 256, 256, generator=g)
+    p = block_params(256, g)
+
+    def step():
+        x.grad = None
+        for t in p.values():
+            t.grad = None
+        (block(x, p) * r).sum().backward()
+
+    emit("W5", "helix_block_fwd_bwd_ms", timed(step, 15, 3), scale=1e3)
+
+
+def load_text():
+    src = "/usr/share/common-licenses"
+    raw = b""
+    if os.path.isdir(src):
+        for f in sorted(os.listdir(src)):
+            path = os.path.join(src, f)
+            if os.path.isfile(path) and not os.path.islink(path):
+                raw += open(path, "rb").read()
+    if len(raw) < 100000:
+        g = torch.Generator().manual_seed(6)
+        raw = bytes((32 + torch.randint(0, 95, (200000,), generator=g)).tolist())
+    return torch.tensor(list(raw), dtype=torch.long)
+
+
+def w6_config(D, T, steps, warm, metric, rss):
+    g = torch.Generator().manual_seed(7)
+    emb = (torch.randn(256, D, generator=g) * 0.02).requires_grad_()
+    gain = torch.ones(D, requires_grad=True)
+    wout = (torch.randn(D, 256, generator=g) / math.sqrt(D)).requires_grad_()
+    blocks = [block_params(D, g) for _ in range(4)]
+    params = [emb, gain, wout] + [t for p in blocks for t in p.values()]
+    opt = torch.optim.AdamW(params, lr=3e-4, betas=(0.9, 0.999), weight_decay=0.01)
+    data = load_text()
+    bg = torch.Generator().manual_seed(1)
+    B = 16
+
+    def step():
+        s = torch.randint(0, data.numel() - T - 1, (B,), generator=bg)
+        w = data[s[:, None] + torch.arange(T + 1)[None, :]]
+        opt.zero_grad()
+        h = F.embedding(w[:, :-1], emb)
+        for p in blocks:
+            h = block(h, p)
+        logits = (rms_norm(h) * gain) @ wout
+        F.cross_entropy(logits.reshape(-1, 256), w[:, 1:].reshape(-1)).backward()
+        opt.step()
+
+    emit("W6", metric, timed(step, steps, warm), per_call=float(B * T), unit="tok/s")
+    if rss:
+        emit("W6", "maxrss_MiB", [maxrss_mib()], unit="MiB")
+
+
+def w6():
+    w6_config(256, 128, 20, 5, "helix_lm_tokens_per_s", True)
+
+
+# ------------------------------------------------------------------ W7
+def w7():
+    g = torch.Generator().manual_seed(8)
+    a = torch.sigmoid(torch.randn(8, 1024, 256, generator=g) + 3.0).requires_grad_()
+    u = torch.randn(8, 1024, 256, generator=g).requires_grad_()
+    gh = torch.randn(8, 1024, 256, generator=g)
+
+    def step():
+        a.grad = None
+        u.grad = None
+        Scan.apply(a, u).backward(gh)
+
+    emit("W7", "scan_B8_T1024_D256_fwd_bwd_ms", timed(step, 15, 3), scale=1e3)
+
+
+def sweep():
+    for D in (128, 256, 512):
+        for T in (128, 512, 2048):
+            w6_config(D, T, 5, 2, "helix_lm_tokens_per_s_D%d_T%d" % (D, T), False)
+
+
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7,
+             "sweep": sweep}
+
+if __name__ == "__main__":
+    names = sys.argv[1:] or ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]
+    for name in names:
+        WORKLOADS[name]()
