@@ -367,7 +367,7 @@ void *gad_data_mut(gad_tensor *t);
 /* 1 if t's storage is referenced by no other tensor, else 0. */
 int gad_is_unique(const gad_tensor *t);
 
-/* Print t like NumPy's repr, one row per line:
+/* Print t like NumPy's repr (a NULL file is an io error), one row per line:
  *     tensor([[1., 2.],
  *             [3., 4.]], dtype=f32)
  * each value the shortest decimal that reads back the same, summarizing with
@@ -966,7 +966,8 @@ gad_checkpoint *gad_load(const char *path);
 void gad_checkpoint_free(gad_checkpoint *cp); /* accepts NULL */
 
 /* The number of tensors, the name of the i-th (in header order; NULL and
- * an index error when i is out of range), and a tensor by name (a new
+ * an index error when i is out of range, a domain error for a NULL
+ * checkpoint), and a tensor by name (a new
  * tensor owned as rule 2 says; NULL and an index error when the name is
  * absent). */
 int gad_checkpoint_count(const gad_checkpoint *cp);

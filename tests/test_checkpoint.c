@@ -389,8 +389,9 @@ TEST(checkpoint_accessors) {
     CHECK(gad_checkpoint_get(NULL, "zeta") == NULL);
     CHECK_ERR_MSG(GAD_ERR_DOMAIN, "checkpoint_get", NULL);
     CHECK(gad_checkpoint_count(NULL) == 0);
-    CHECK(gad_checkpoint_name(NULL, 0) == NULL);
     CHECK_OK();
+    CHECK(gad_checkpoint_name(NULL, 0) == NULL);
+    CHECK_ERR_MSG(GAD_ERR_DOMAIN, "checkpoint_name", NULL);
     gad_checkpoint_free(NULL);
     /* With no scope open the caller owns each result; every get is a new
      * tensor, and it outlives the checkpoint. */

@@ -303,8 +303,13 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
         return GAD_ERR_DTYPE;
     }
     if (seed) {
-        if (seed->dtype != out->dtype ||
-            !gad__same_shape(seed->shape, seed->rank, out->shape, out->rank)) {
+        if (seed->dtype != out->dtype) {
+            gad__err(GAD_ERR_DTYPE, op, "seed is %s, output %s",
+                     gad_dtype_name((gad_dtype_t)seed->dtype),
+                     gad_dtype_name((gad_dtype_t)out->dtype));
+            return GAD_ERR_DTYPE;
+        }
+        if (!gad__same_shape(seed->shape, seed->rank, out->shape, out->rank)) {
             gad__err(GAD_ERR_SHAPE, op, "seed %s %s does not match output %s %s",
                      gad_dtype_name((gad_dtype_t)seed->dtype),
                      gad__shape_str(b1, seed->shape, seed->rank),
@@ -447,8 +452,13 @@ static int check_vectors(const char *op, gad_tensor *const *x,
                          gad_tensor *const *v, int n) {
     for (int i = 0; i < n; i++) {
         if (!x || !v || !x[i] || !v[i]) return (gad__null_arg(op), -1);
-        if (!gad__same_shape(x[i]->shape, x[i]->rank, v[i]->shape, v[i]->rank) ||
-            x[i]->dtype != v[i]->dtype) {
+        if (x[i]->dtype != v[i]->dtype) {
+            gad__err(GAD_ERR_DTYPE, op, "v[%d] is %s, input %s", i,
+                     gad_dtype_name((gad_dtype_t)v[i]->dtype),
+                     gad_dtype_name((gad_dtype_t)x[i]->dtype));
+            return -1;
+        }
+        if (!gad__same_shape(x[i]->shape, x[i]->rank, v[i]->shape, v[i]->rank)) {
             char b1[GAD_SHAPE_BUF], b2[GAD_SHAPE_BUF];
             gad__err(GAD_ERR_SHAPE, op, "v[%d] %s must match input %s", i,
                      gad__shape_str(b1, v[i]->shape, v[i]->rank),
@@ -472,25 +482,26 @@ static gad_status finish(gad_status st, gad_tensor **out, int n) {
 gad_status gad_hvp(gad_tensor *loss, gad_tensor *const *inputs,
                    gad_tensor *const *v, int n, gad_tensor **hv) {
     for (int i = 0; hv && i < n; i++) hv[i] = NULL;
-    if (!hv || check_vectors("hvp", inputs, v, n)) {
-        if (!hv) gad__err(GAD_ERR_DOMAIN, "hvp", "output array is NULL");
-        return gad_last_error()->kind;
+    if (!hv && n > 0) {
+        gad__err(GAD_ERR_DOMAIN, "hvp", "output array is NULL");
+        return GAD_ERR_DOMAIN;
     }
-    gad_status st = GAD_OK;
+    if (check_vectors("hvp", inputs, v, n)) return gad_last_error()->kind;
     gad_scope_begin();
     gad_tensor *g_small[8], **g = n <= 8 ? g_small : gad__alloc((size_t)n * sizeof *g);
+    gad_status st = GAD_OK;
     if (!g) {
         gad__err(GAD_ERR_MEMORY, "hvp", "cannot allocate");
         st = GAD_ERR_MEMORY;
     }
-    if (st == GAD_OK) st = gad_grad_ex(loss, NULL, inputs, n, g, GAD_CREATE_GRAPH);
-    if (st == GAD_OK) {
+    /* first derivatives on the tape, then the gradient of <g, v> */
+    if (st == GAD_OK) st = run("hvp", loss, NULL, inputs, n, g, GAD_CREATE_GRAPH, true);
+    if (st == GAD_OK && n > 0) {
         gad_tensor *d = dot_all(g, v, n);
-        if (!d) st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
-        else st = gad_grad(d, inputs, n, hv);
+        st = d ? run("hvp", d, NULL, inputs, n, hv, 0, true) : gad_last_error()->kind;
         for (int i = 0; st == GAD_OK && i < n; i++) gad_keep(hv[i]);
     }
-    if (g != g_small) gad__free(g, (size_t)n * sizeof *g);
+    if (g && g != g_small) gad__free(g, (size_t)n * sizeof *g);
     gad_scope_end();
     return finish(st, hv, n);
 }
@@ -503,17 +514,22 @@ gad_status gad_jvp(gad_tensor *out, gad_tensor *const *inputs,
         return GAD_ERR_DOMAIN;
     }
     if (!out) return (gad__null_arg("jvp"), gad_last_error()->kind);
+    if (!gad__is_float(out->dtype)) {
+        gad__err(GAD_ERR_DTYPE, "jvp", "output must be a float tensor, got %s",
+                 gad_dtype_name((gad_dtype_t)out->dtype));
+        return GAD_ERR_DTYPE;
+    }
     if (check_vectors("jvp", inputs, v, n)) return gad_last_error()->kind;
     gad_status st = GAD_OK;
     gad_scope_begin();
     gad_tensor *g_small[8], **g = n <= 8 ? g_small : gad__alloc((size_t)n * sizeof *g);
+    /* u -> J^T u is linear in u; its VJP with v is J v */
     gad_tensor *u = g ? gad_requires_grad(gad_zeros_like(out)) : NULL;
     if (!u) st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
-    if (st == GAD_OK) st = gad_grad_ex(out, u, inputs, n, g, GAD_CREATE_GRAPH);
+    if (st == GAD_OK) st = run("jvp", out, u, inputs, n, g, GAD_CREATE_GRAPH, true);
     if (st == GAD_OK) {
-        gad_tensor *d = dot_all(g, v, n);
-        if (!d) st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
-        else st = gad_grad(d, &u, 1, jv);
+        gad_tensor *d = n > 0 ? dot_all(g, v, n) : gad_zeros(NULL, 0, (gad_dtype_t)out->dtype);
+        st = d ? run("jvp", d, NULL, &u, 1, jv, 0, true) : gad_last_error()->kind;
         if (st == GAD_OK) gad_keep(*jv);
     }
     if (g && g != g_small) gad__free(g, (size_t)n * sizeof *g);

@@ -193,10 +193,18 @@ gad_status gad_gradgradcheck(gad_fn f, void *ctx, gad_tensor *const *inputs,
     gad_rng *rng = gad_rng_new(opts && opts->seed ? opts->seed + 7 : 8);
     gad_tensor *y = rng ? f(ctx, inputs, n) : NULL;
     if (!y) {
-        st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
+        if (!gad_last_error())
+            gad__err(rng ? GAD_ERR_DOMAIN : GAD_ERR_MEMORY, "gradgradcheck",
+                     rng ? "the function returned NULL" : "cannot allocate");
+        st = gad_last_error()->kind;
         goto out;
     }
-    if (y->numel != 1 && gad__is_float(y->dtype))
+    if (!gad__is_float(y->dtype)) {
+        gad__err(GAD_ERR_DTYPE, "gradgradcheck", "the function must return a float tensor");
+        st = GAD_ERR_DTYPE;
+        goto out;
+    }
+    if (y->numel != 1)
         g.w = gad_rng_uniform_tensor(rng, y->shape, y->rank, (gad_dtype_t)y->dtype, 0.5, 1.5);
     for (int i = 0; i < n; i++) {
         g.diff[i] = inputs[i] && gad_is_leaf(inputs[i]);

@@ -188,6 +188,10 @@ size_t gad_snprint(char *buf, size_t cap, gad_tensor *t) {
 }
 
 void gad_fprint(FILE *f, gad_tensor *t) {
+    if (!f) {
+        gad__err(GAD_ERR_IO, "fprint", "no output file");
+        return;
+    }
     sbuf b = {0};
     repr(&b, t);
     fputs(b.oom ? "tensor(<out of memory>)" : b.p, f);

@@ -15,8 +15,10 @@ int gad__check_shape(const char *op, const int64_t *shape, int rank,
         gad__err(GAD_ERR_SHAPE, op, "shape is NULL for rank %d", rank);
         return -1;
     }
+    /* The product of the nonzero dims must fit even when a zero makes the
+     * tensor empty: strides are products of dims too (NumPy's rule). */
     int64_t n = 1;
-    bool overflow = false;
+    bool overflow = false, zero = false;
     for (int i = 0; i < rank; i++) {
         if (shape[i] < 0) {
             char b[GAD_SHAPE_BUF];
@@ -24,17 +26,18 @@ int gad__check_shape(const char *op, const int64_t *shape, int rank,
                      (long long)shape[i], gad__shape_str(b, shape, rank));
             return -1;
         }
-        if (shape[i] == 0) n = 0;
+        if (shape[i] == 0) zero = true;
         else if (!overflow && n > GAD_MAX_NUMEL / shape[i]) overflow = true;
         else if (!overflow) n *= shape[i];
     }
-    if (overflow && n != 0) {
+    if (zero) n = 0;
+    if (overflow) {
         char b[GAD_SHAPE_BUF];
         gad__err(GAD_ERR_SHAPE, op, "element count of shape %s overflows",
                  gad__shape_str(b, shape, rank));
         return -1;
     }
-    if (numel) *numel = overflow ? 0 : n;
+    if (numel) *numel = n;
     return 0;
 }
 

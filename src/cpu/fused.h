@@ -42,10 +42,12 @@
     /* dx = g r - x r^3 (sum x g) / n, r = 1 / sqrt(mean(x^2) + eps). */       \
     void gad__rms_bwd_##sfx(const T *x, const T *g, T *dx, int64_t rows,      \
                             int64_t n, double eps);                            \
-    /* probs = softmax rows of logits [N,V]; returns the loss of SPEC 4.3     \
-     * (targets of weighted rows already checked to be in range). */          \
-    double gad__mce_fwd_##sfx(const T *logits, const int64_t *targets,        \
-                              const T *mask, T *probs, int64_t N, int64_t V);  \
+    /* probs = softmax rows of logits [N,V]; *loss = the loss of SPEC 4.3     \
+     * (targets of weighted rows already checked to be in range). 0, or -1   \
+     * when scratch memory could not be allocated. */                         \
+    int gad__mce_fwd_##sfx(const T *logits, const int64_t *targets,           \
+                           const T *mask, T *probs, int64_t N, int64_t V,      \
+                           double *loss);                                      \
     /* dlogits = (p - onehot(t)) m scale per weighted row, 0 elsewhere. */    \
     void gad__mce_bwd_##sfx(const T *probs, const int64_t *targets,           \
                             const T *mask, double scale, T *dlogits,           \

@@ -159,18 +159,19 @@ static void FN(mce_fwd_range)(void *vc, int64_t lo, int64_t hi) {
     }
 }
 
-double FN(gad__mce_fwd)(const T *logits, const int64_t *targets, const T *mask, T *probs,
-                        int64_t N, int64_t V) {
+int FN(gad__mce_fwd)(const T *logits, const int64_t *targets, const T *mask, T *probs,
+                     int64_t N, int64_t V, double *loss) {
     double count = 0, sum = 0;
     for (int64_t i = 0; i < N; i++) count += fabs((double)mask[i]);
     double *rl = gad__alloc((size_t)(N ? N : 1) * sizeof *rl);
-    if (!rl) return NAN;
+    if (!rl) return -1;
     FN(mce_ctx) c = {.logits = logits, .mask = mask, .targets = targets, .out = probs,
                      .V = V, .row_loss = rl};
     gad__parallel_for(N, 4096 / (V + 1) + 1, FN(mce_fwd_range), &c);
     for (int64_t i = 0; i < N; i++) sum += rl[i]; /* in row order */
     gad__free(rl, (size_t)(N ? N : 1) * sizeof *rl);
-    return count == 0 ? 0.0 : sum / count;
+    *loss = count == 0 ? 0.0 : sum / count;
+    return 0;
 }
 
 static void FN(mce_bwd_range)(void *vc, int64_t lo, int64_t hi) {

@@ -1298,7 +1298,7 @@ done:
 int gad_checkpoint_count(const gad_checkpoint *cp) { return cp ? cp->n : 0; }
 
 const char *gad_checkpoint_name(const gad_checkpoint *cp, int i) {
-    if (!cp) return NULL;
+    if (!cp) return gad_error_set(GAD_ERR_DOMAIN, "checkpoint_name", "checkpoint is NULL");
     if (i < 0 || i >= cp->n)
         return gad_error_set(GAD_ERR_INDEX, "checkpoint_name",
                              "index %d outside [0, %d)", i, cp->n);

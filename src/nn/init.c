@@ -16,7 +16,7 @@ static gad_tensor *draw(const char *op, gad_rng *rng, int64_t fan_in,
         return gad_error_set(GAD_ERR_DOMAIN, op,
                              "fan_in %lld and fan_out %lld must be > 0",
                              (long long)fan_in, (long long)fan_out);
-    if (fan_in > INT64_MAX / fan_out)
+    if (fan_in > INT64_MAX / 8 / fan_out) /* gad's element limit */
         return gad_error_set(GAD_ERR_SHAPE, op,
                              "[%lld,%lld] has too many elements",
                              (long long)fan_in, (long long)fan_out);

@@ -223,7 +223,7 @@ gad_tensor *gad_one_hot(gad_tensor *indices, int64_t depth) {
                              "indices %s: the result would have rank %d > %d",
                              shape_str(si, indices), ri + 1, GAD_MAX_RANK);
     int64_t n = gad_numel(indices);
-    if (depth > 0 && n > INT64_MAX / depth)
+    if (depth > 0 && n > INT64_MAX / 8 / depth) /* gad's element limit */
         return gad_error_set(GAD_ERR_SHAPE, op,
                              "indices %s with depth %lld: too many elements",
                              shape_str(si, indices), (long long)depth);

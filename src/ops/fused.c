@@ -280,13 +280,13 @@ gad_tensor *gad_masked_ce(gad_tensor *logits, gad_tensor *targets, gad_tensor *m
     gad_tensor *mp = lp ? packed(op, gad_reshape(mask, &N, 1)) : NULL;
     gad_tensor *probs = mp ? gad__tensor_new(op, logits->dtype, logits->shape, 2) : NULL;
     if (probs) {
-        double loss = F32(logits)
-                          ? gad__mce_fwd_f32(gad__ptr(lp), gad__ptr(safe), gad__ptr(mp),
-                                             gad__ptr(probs), N, V)
-                          : gad__mce_fwd_f64(gad__ptr(lp), gad__ptr(safe), gad__ptr(mp),
-                                             gad__ptr(probs), N, V);
-        y = isnan(loss) && N ? gad__err(GAD_ERR_MEMORY, op, "cannot allocate")
-                             : gad__tensor_new(op, logits->dtype, NULL, 0);
+        double loss;
+        int rc = F32(logits) ? gad__mce_fwd_f32(gad__ptr(lp), gad__ptr(safe), gad__ptr(mp),
+                                                gad__ptr(probs), N, V, &loss)
+                             : gad__mce_fwd_f64(gad__ptr(lp), gad__ptr(safe), gad__ptr(mp),
+                                                gad__ptr(probs), N, V, &loss);
+        y = rc ? gad__err(GAD_ERR_MEMORY, op, "cannot allocate")
+               : gad__tensor_new(op, logits->dtype, NULL, 0);
         if (y) {
             if (F32(y)) *(float *)gad__ptr(y) = (float)loss;
             else *(double *)gad__ptr(y) = loss;

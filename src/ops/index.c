@@ -137,7 +137,8 @@ gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
 
 gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
     const char *op = "cat";
-    if (n <= 0 || !ts)
+    if (!ts && n > 0) return gad__null_arg(op);
+    if (n <= 0)
         return gad__err(GAD_ERR_SHAPE, op, "needs at least one tensor (n = %d)", n);
     for (int i = 0; i < n; i++)
         if (!ts[i]) return gad__null_arg(op);
@@ -192,14 +193,23 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
 
 gad_tensor *gad_stack(gad_tensor *const *ts, int n, int axis) {
     const char *op = "stack";
-    if (n <= 0 || !ts)
+    if (!ts && n > 0) return gad__null_arg(op);
+    if (n <= 0)
         return gad__err(GAD_ERR_SHAPE, op, "needs at least one tensor (n = %d)", n);
     for (int i = 0; i < n; i++)
         if (!ts[i]) return gad__null_arg(op);
     int r = ts[0]->rank;
-    if (axis < -(r + 1) || axis > r || r >= GAD_MAX_RANK)
+    if (r >= GAD_MAX_RANK) {
+        char b[GAD_SHAPE_BUF];
+        return gad__err(GAD_ERR_SHAPE, op, "tensors of shape %s have no room for a new axis",
+                        gad__shape_str(b, ts[0]->shape, r));
+    }
+    if (axis < -(r + 1) || axis > r)
         return gad__err(GAD_ERR_SHAPE, op, "axis %d out of range [%d, %d]", axis,
                         -(r + 1), r);
+    if (n > GAD_NODE_MAX_PARENTS && gad__tracks(ts, n))
+        return gad__err(GAD_ERR_UNSUPPORTED, op, "at most %d tracked inputs, got %d",
+                        GAD_NODE_MAX_PARENTS, n);
     for (int i = 1; i < n; i++)
         if (gad__need_same_dtype(op, ts[0], ts[i])) return NULL;
     for (int i = 1; i < n; i++)

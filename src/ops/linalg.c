@@ -88,8 +88,14 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
                         (long long)K2);
     int ra = a1 ? 0 : a->rank - 2, rb = b1 ? 0 : b->rank - 2;
     mm_ctx c = {.dtype = a->dtype, .M = M, .N = N, .K = K};
-    if (gad__broadcast_shapes(op, a->shape, ra, b->shape, rb, c.bshape, &c.nb))
-        return NULL;
+    for (int i = 1; i <= ra && i <= rb; i++) { /* batch dims, right-aligned */
+        int64_t da = a->shape[ra - i], db = b->shape[rb - i];
+        if (da != db && da != 1 && db != 1)
+            return gad__err(GAD_ERR_SHAPE, op, "batch dims of %s @ %s do not broadcast",
+                            gad__shape_str(s1, a->shape, a->rank),
+                            gad__shape_str(s2, b->shape, b->rank));
+    }
+    gad__broadcast_shapes(op, a->shape, ra, b->shape, rb, c.bshape, &c.nb);
     /* The full result is batch + [M, N]; the 1-D rules then drop axes,
      * which does not move any element. */
     int64_t full[GAD_MAX_RANK], fin[GAD_MAX_RANK];
