@@ -31,9 +31,40 @@
  *    0 against 1 gives 0). There is no implicit dtype promotion: mixing dtypes
  *    is a dtype error; gad_cast converts.
  *
- * 5. Threads: every thread has its own scopes, error record and caches.
- *    Tensors may be shared between threads for reading (retain/release are
- *    atomic).
+ * 5. Threads. gad may be called from several threads at once. Each thread
+ *    has its own scopes, no-grad mode, error record and caches: an error
+ *    recorded in one thread is never seen by another, gad_keep hands to the
+ *    thread's own enclosing scope, and a thread that exits frees what its
+ *    open scopes own and gives its caches back. Results do not depend on
+ *    what other threads do: a model trained in a thread gives the same bits
+ *    as when trained alone. Reference counts are atomic, so tensors may be
+ *    retained and released from any thread.
+ *    May be shared between threads, used by all at the same time:
+ *    - any tensor, for reading: as an input of ops (in grad mode or not),
+ *      through views (reshape, slice, transpose, ...), gad_detach,
+ *      gad_contiguous, gad_data, gad_read_*, gad_item; a constant (off the
+ *      tape) may also be saved by graphs that each thread differentiates
+ *      with respect to its own leaves;
+ *    - parameters (leaves that require grad) for inference, when every
+ *      thread that uses them is in no-grad mode (gad_no_grad_begin): nothing
+ *      is recorded on them and their gradient slots are not touched.
+ *    Must not be shared (one thread at a time, or behind your own lock):
+ *    - a graph being differentiated: gad_grad, gad_grad_ex, gad_backward,
+ *      gad_hvp and gad_jvp write to every node and leaf they reach, so no
+ *      two threads may differentiate graphs that reach the same leaf, and no
+ *      other thread may use such a leaf in grad mode meanwhile; likewise
+ *      gad_leaf_grad and gad_zero_grad of those leaves;
+ *    - a gad_optim (every call on it), and its parameters while it steps:
+ *      gad_optim_step writes them in place;
+ *    - a gad_rng;
+ *    - in-place writes: gad_data_mut(t) (and gad_clip_grad_norm on t) may
+ *      write t's storage in place, so no other thread may read t meanwhile,
+ *      and the pointer it returns is the writing thread's until it publishes
+ *      the result (a mutex, a join). To give changing values to other
+ *      threads, hand them snapshots made by the writing thread with
+ *      gad_detach (or gad_clone): the next gad_data_mut or optimizer step
+ *      copies on write, and a snapshot keeps the values it was made with;
+ *    - gad_set_allocator: call it while no other thread uses gad.
  *
  * Axes are ints and may be negative (counted from the end). Shapes and
  * indices are int64_t. "n" below is the element count of a tensor.
@@ -634,7 +665,8 @@ int gad_grad_enabled(void);
  * has more than one element, a dtype error for a non-float out, a domain
  * error when an input is not a leaf; grads[i] are then NULL. Each shared
  * subexpression's VJP runs once per call; the walk is iterative, so a graph
- * of millions of nodes needs no stack. */
+ * of millions of nodes needs no stack. After a failed pass (a memory error
+ * midway) the reached leaves' slots are unspecified (cleared or partial). */
 gad_status gad_grad(gad_tensor *out, gad_tensor *const *inputs, int n,
                     gad_tensor **grads);
 
@@ -653,6 +685,10 @@ gad_status gad_backward(gad_tensor *out);
  * NULL when the slot is empty. A domain error (and NULL) when t is not a
  * leaf. */
 gad_tensor *gad_leaf_grad(gad_tensor *t);
+
+/* 1 if t is a leaf whose gradient slot holds a gradient, else 0 (never an
+ * error; allocates nothing). */
+int gad_leaf_has_grad(const gad_tensor *t);
 
 /* Empty the slots of the given leaves (non-leaves and NULL are skipped). */
 void gad_zero_grad(gad_tensor *const *params, int n);
@@ -948,7 +984,9 @@ double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
  * fsync'd), so that a crash mid-save leaves the previous file intact. Names
  * must be unique, non-empty, valid UTF-8 without control characters, and
  * not "__metadata__" (a domain error). Tensors are stored in the given
- * order. An io error names the path and the system's reason. */
+ * order. An io error names the path and the system's reason. A process
+ * killed mid-save leaves its temporary file "<path>.tmp.<pid>.<n>" beside
+ * path: harmless, and safe to delete. */
 gad_status gad_save(const char *path, const char *const *names,
                     gad_tensor *const *tensors, int n);
 

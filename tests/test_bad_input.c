@@ -1965,6 +1965,16 @@ TBAD(leaf_grad_op, "gad_leaf_grad", "non-leaf", "t the output of a tracked op",
      E_DOMAIN, "leaf_grad", "not a leaf", gad_leaf_grad(tracked()))
 GOOD(leaf_grad_empty, "gad_leaf_grad", "empty", "a leaf with an empty slot",
      "NULL (no error)", gad_leaf_grad(LEAF32(2)) == NULL)
+GOOD(leaf_has_grad_null, "gad_leaf_has_grad", "NULL", "t NULL", "0 (no error)",
+     gad_leaf_has_grad(NULL) == 0)
+GOOD(leaf_has_grad_op, "gad_leaf_has_grad", "non-leaf", "t the output of a tracked op",
+     "0 (no error)", gad_leaf_has_grad(tracked()) == 0)
+ROW(leaf_has_grad_set, "gad_leaf_has_grad", "empty", "a leaf before and after backward",
+    "0, then 1", E_OK, "", NULL, 0,
+    gad_tensor *x = LEAF32(2);
+    if (gad_leaf_has_grad(x) != 0) return 0;
+    if (gad_backward(gad_sum_all(x)) != GAD_OK) return 0;
+    return gad_leaf_has_grad(x) == 1;)
 ROW(zero_grad_null, "gad_zero_grad", "NULL", "params NULL with n = 3",
     "nothing (a no-op)", E_OK, "", NULL, 0, gad_zero_grad(NULL, 3); return 1;)
 ROW(zero_grad_mixed, "gad_zero_grad", "non-leaf", "NULL, constants and op outputs among the params",

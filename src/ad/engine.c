@@ -93,6 +93,8 @@ gad_tensor *gad_leaf_grad(gad_tensor *t) {
     return t->node->grad ? gad__own(gad_retain(t->node->grad)) : NULL;
 }
 
+int gad_leaf_has_grad(const gad_tensor *t) { return gad_is_leaf(t) && t->node->grad; }
+
 void gad_zero_grad(gad_tensor *const *params, int n) {
     for (int i = 0; params && i < n; i++) {
         if (!gad_is_leaf(params[i])) continue;

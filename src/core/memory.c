@@ -82,9 +82,15 @@ static inline void count(atomic_llong *c, long long d) {
 #define NCLASS 180
 #define HEADER_POOL_MAX 4096
 
+/* The first scope levels keep their marks inline, so that opening them
+ * never allocates (a failure there, with no enclosing scope, would leave
+ * what the scope makes to nobody). */
+#define SCOPE_INLINE 16
+
 typedef struct scope_state {
     gad_tensor **items; /* owned references; low bit set = kept for parent */
     size_t len, cap;
+    size_t marks_small[SCOPE_INLINE];
     size_t *marks; /* start of each open scope in items */
     int depth, mark_cap;
     int lost; /* scopes opened after one failed to open: they own nothing */
@@ -254,8 +260,12 @@ void gad_scope_begin(void) {
         s->lost++;
         return;
     }
+    if (!s->marks) {
+        s->marks = s->marks_small;
+        s->mark_cap = SCOPE_INLINE;
+    }
     if (s->depth == s->mark_cap) {
-        int ncap = s->mark_cap ? s->mark_cap * 2 : 16;
+        int ncap = s->mark_cap * 2;
         size_t *m = gad__alloc((size_t)ncap * sizeof *m);
         if (!m) {
             /* The tensors of this scope then belong to the enclosing one
@@ -266,8 +276,8 @@ void gad_scope_begin(void) {
                      s->depth + 1);
             return;
         }
-        if (s->marks) memcpy(m, s->marks, (size_t)s->depth * sizeof *m);
-        gad__free(s->marks, (size_t)s->mark_cap * sizeof *m);
+        memcpy(m, s->marks, (size_t)s->depth * sizeof *m);
+        if (s->marks != s->marks_small) gad__free(s->marks, (size_t)s->mark_cap * sizeof *m);
         s->marks = m;
         s->mark_cap = ncap;
         arm_thread_exit();
@@ -396,7 +406,8 @@ static void thread_exit(void *arg) {
     while (tl.scopes.depth > 0) gad_scope_end();
     gad_cache_trim();
     gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
-    gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
+    if (tl.scopes.marks != tl.scopes.marks_small)
+        gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
     tl.scopes = (scope_state){0};
     tl.registered = false;
     leave_counted();
@@ -406,7 +417,8 @@ void gad_set_allocator(const gad_allocator *allocator) {
     gad_cache_trim();
     if (tl.scopes.depth == 0) {
         gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
-        gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
+        if (tl.scopes.marks != tl.scopes.marks_small)
+            gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
         tl.scopes = (scope_state){0};
     }
     if (allocator && allocator->alloc && allocator->free)

@@ -326,28 +326,23 @@ static int fsync_retry(int fd) {
     return 0;
 }
 
-/* Open the directory holding path and fsync it. 0 or an errno value;
- * file systems that cannot sync a directory (EINVAL) count as success. */
-static int sync_dir_of(const char *path) {
+/* Open the directory holding path and fsync it, using dir (room for
+ * strlen(path) + 2 bytes) for its name: nothing is allocated, because this
+ * runs after the rename, when a failure could no longer be undone. 0 or an
+ * errno value; file systems that cannot sync a directory (EINVAL) count as
+ * success. */
+static int sync_dir_of(const char *path, char *dir) {
     const char *slash = strrchr(path, '/');
-    char *dir;
     if (!slash || slash == path) {
-        dir = gad_mem_alloc(2);
-        if (dir) memcpy(dir, slash ? "/" : ".", 2);
-    }
-    else {
+        memcpy(dir, slash ? "/" : ".", 2);
+    } else {
         size_t n = (size_t)(slash - path);
-        dir = gad_mem_alloc(n + 1);
-        if (dir) {
-            memcpy(dir, path, n);
-            dir[n] = 0;
-        }
+        memcpy(dir, path, n);
+        dir[n] = 0;
     }
-    if (!dir) return ENOMEM;
     int fd;
     do fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
-    gad_mem_free(dir);
     if (fd < 0) return errno;
     int err = fsync_retry(fd);
     close(fd);
@@ -515,10 +510,11 @@ gad_status gad_save(const char *path, const char *const *names,
         if (status != GAD_OK) return status;
         return save_io(what, path, err);
     }
+    /* The new file is in place; make the rename itself durable (tmp, no
+     * longer needed, holds the directory's name). */
+    err = sync_dir_of(path, tmp);
     gad_mem_free(tmp);
-    /* The new file is in place; make the rename itself durable. */
-    if ((err = sync_dir_of(path)) != 0)
-        return save_io("sync the directory after saving", path, err);
+    if (err != 0) return save_io("sync the directory after saving", path, err);
     return GAD_OK;
 }
 

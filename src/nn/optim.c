@@ -488,8 +488,13 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
                 return GAD_ERR_DOMAIN;
             }
         } else {
+            if (!gad_leaf_has_grad(p)) continue; /* an empty slot: skip it */
             g = gad_leaf_grad(p);
-            if (!g) continue; /* an empty slot: skip the parameter */
+            if (!g) { /* the slot is set: this is a memory error */
+                if (!gad_last_error())
+                    gad_error_set(GAD_ERR_MEMORY, op, "cannot read the gradient of params[%d]", i);
+                return gad_last_error()->kind;
+            }
         }
         if (gad_dtype(g) != gad_dtype(p)) {
             gad_error_set(GAD_ERR_DTYPE, op,
