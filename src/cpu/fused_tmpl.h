@@ -17,7 +17,7 @@ typedef struct {
 
 #define SCAN_CHUNK 64
 
-static void FN(scan_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void FN(scan_fwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(scan_ctx) *c = vc;
     for (int64_t w = lo; w < hi; w++) {
         int64_t bi = w / c->chunks, d0 = (w % c->chunks) * SCAN_CHUNK;
@@ -43,7 +43,7 @@ void FN(gad__scan_fwd)(const T *a, const T *b, T *h, int64_t B, int64_t T_, int6
     gad__parallel_for(B * c.chunks, 256 / (T_ + 1) + 1, FN(scan_fwd_range), &c);
 }
 
-static void FN(scan_bwd_range)(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void FN(scan_bwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(scan_ctx) *c = vc;
     for (int64_t w = lo; w < hi; w++) {
         int64_t bi = w / c->chunks, d0 = (w % c->chunks) * SCAN_CHUNK;
@@ -80,14 +80,33 @@ typedef struct {
     double eps;
 } FN(rms_ctx);
 
-/* 1 / sqrt(mean(x^2) + eps) of one row, accumulated in double */
-static double FN(rms_inv)(const T *x, int64_t n, double eps) {
-    double s = 0;
-    for (int64_t j = 0; j < n; j++) s += (double)x[j] * (double)x[j];
-    return 1.0 / sqrt(s / (double)n + eps);
+/* sum_j a[j] b[j] (b NULL: sum_j a[j]^2; c non-NULL: a[j] b[j] c[j]) in
+ * double, with 16 independent accumulators so that the loop vectorizes;
+ * the order depends on n only. */
+static inline double FN(dot)(const T *a, const T *b, const T *c, int64_t n) {
+    double s[16] = {0};
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16)
+        for (int k = 0; k < 16; k++) {
+            double v = (double)a[j + k] * (double)(b ? b[j + k] : a[j + k]);
+            s[k] += c ? v * (double)c[j + k] : v;
+        }
+    double t = 0;
+    for (; j < n; j++) {
+        double v = (double)a[j] * (double)(b ? b[j] : a[j]);
+        t += c ? v * (double)c[j] : v;
+    }
+    for (int w = 8; w >= 1; w /= 2)
+        for (int k = 0; k < w; k++) s[k] += s[k + w];
+    return s[0] + t;
 }
 
-static void FN(rms_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+/* 1 / sqrt(mean(x^2) + eps) of one row, accumulated in double */
+static inline double FN(rms_inv)(const T *x, int64_t n, double eps) {
+    return 1.0 / sqrt(FN(dot)(x, NULL, NULL, n) / (double)n + eps);
+}
+
+GAD_CLONES static void FN(rms_fwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(rms_ctx) *c = vc;
     for (int64_t r = lo; r < hi; r++) {
         const T *x = c->x + r * c->n;
@@ -102,13 +121,12 @@ void FN(gad__rms_fwd)(const T *x, T *y, int64_t rows, int64_t n, double eps) {
     gad__parallel_for(rows, 4096 / (n + 1) + 1, FN(rms_fwd_range), &c);
 }
 
-static void FN(rms_bwd_range)(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void FN(rms_bwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(rms_ctx) *c = vc;
     for (int64_t r = lo; r < hi; r++) {
         const T *x = c->x + r * c->n, *g = c->g + r * c->n;
         T *dx = c->y + r * c->n;
-        double inv = FN(rms_inv)(x, c->n, c->eps), dot = 0;
-        for (int64_t j = 0; j < c->n; j++) dot += (double)x[j] * (double)g[j];
+        double inv = FN(rms_inv)(x, c->n, c->eps), dot = FN(dot)(x, g, NULL, c->n);
         T a = (T)inv, b = (T)(inv * inv * inv * dot / (double)c->n);
         for (int64_t j = 0; j < c->n; j++) dx[j] = g[j] * a - x[j] * b;
     }
@@ -121,6 +139,13 @@ void FN(gad__rms_bwd)(const T *x, const T *g, T *dx, int64_t rows, int64_t n, do
 
 /* ------------------------------------------------------ masked cross-entropy */
 
+/* e^v in T: vmath.h's vectorizable version for f32 */
+#if SFX_IS_F32
+static inline T FN(expt)(T v) { return gad__expf(v); }
+#else
+static inline T FN(expt)(T v) { return exp(v); }
+#endif
+
 typedef struct {
     const T *logits, *mask, *probs;
     const int64_t *targets;
@@ -130,7 +155,7 @@ typedef struct {
     double *row_loss;
 } FN(mce_ctx);
 
-static void FN(mce_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void FN(mce_fwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(mce_ctx) *c = vc;
     for (int64_t i = lo; i < hi; i++) {
         const T *z = c->logits + i * c->V;
@@ -141,7 +166,7 @@ static void FN(mce_fwd_range)(void *vc, int64_t lo, int64_t hi) {
         if (m == -INFINITY) m = 0;
         double s = 0;
         for (int64_t j = 0; j < c->V; j++) {
-            T e = (T)exp((double)(z[j] - m));
+            T e = FN(expt)(z[j] - m);
             p[j] = e;
             s += e;
         }
@@ -174,7 +199,7 @@ int FN(gad__mce_fwd)(const T *logits, const int64_t *targets, const T *mask, T *
     return 0;
 }
 
-static void FN(mce_bwd_range)(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void FN(mce_bwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(mce_ctx) *c = vc;
     for (int64_t i = lo; i < hi; i++) {
         const T *p = c->probs + i * c->V;
@@ -272,7 +297,7 @@ typedef struct {
 
 #define COLSUM_TILE 256
 
-static void FN(colsum_range)(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void FN(colsum_range)(void *vc, int64_t lo, int64_t hi) {
     FN(colsum_ctx) *c = vc;
     double acc[COLSUM_TILE];
     for (int64_t j0 = lo * COLSUM_TILE; j0 < hi * COLSUM_TILE && j0 < c->n; j0 += COLSUM_TILE) {
@@ -331,7 +356,7 @@ typedef struct {
     T *o, *rn;
 } FN(pass_ctx);
 
-static void FN(pass_range)(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void FN(pass_range)(void *vc, int64_t lo, int64_t hi) {
     FN(pass_ctx) *c = vc;
     int64_t D = c->D, W = (c->pass == HX_SILU2 || c->pass == HX_DPRE) ? 2 * D : D;
     for (int64_t m = lo; m < hi; m++) {
@@ -377,8 +402,7 @@ static void FN(pass_range)(void *vc, int64_t lo, int64_t hi) {
         case HX_RMS_BWD: {
             /* g * gain is the upstream gradient of rms(x) */
             const T *g = c->g + m * D;
-            double inv = FN(rms_inv)(x, D, c->eps), dot = 0;
-            for (int64_t d = 0; d < D; d++) dot += (double)x[d] * (double)(g[d] * c->gain[d]);
+            double inv = FN(rms_inv)(x, D, c->eps), dot = FN(dot)(x, g, c->gain, D);
             T a = (T)inv, b = (T)(inv * inv * inv * dot / (double)D);
             const T *add = c->add ? c->add + m * D : NULL;
             for (int64_t d = 0; d < D; d++) {

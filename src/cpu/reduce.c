@@ -3,6 +3,7 @@
  * in double. Every result is computed in an order that depends only on the
  * shapes, never on the thread count. */
 #include "cpu.h"
+#include "cpu/vmath.h"
 
 #include <math.h>
 
@@ -310,9 +311,14 @@ void gad__k_argmax(const gad_tensor *x, int axis, gad_tensor *y) {
 
 /* -------------------------------------------------------------- softmax */
 
+/* e^v: vmath.h's f32 version (vectorizable), libm's for f64 */
+#define EXP_f32(v) gad__expf(v)
+#define EXP_f64(v) exp(v)
+
 #define DEF_SOFTMAX_ROW(T, sfx)                                                \
     /* one slice: n elements at stride s */                                    \
-    static void softmax_row_##sfx(const T *x, T *y, int64_t n, int64_t s,     \
+    GAD_CLONES static void softmax_row_##sfx(const T *x, T *y, int64_t n,     \
+                                             int64_t s,                        \
                                   int log_) {                                  \
         T m = -INFINITY;                                                       \
         for (int64_t i = 0; i < n; i++)                                        \
@@ -320,12 +326,12 @@ void gad__k_argmax(const gad_tensor *x, int axis, gad_tensor *y) {
         if (m == -INFINITY) m = 0; /* all -inf (or NaN): no shift */           \
         double sum = 0;                                                        \
         if (log_) {                                                            \
-            for (int64_t i = 0; i < n; i++) sum += exp((double)(x[i * s] - m)); \
+            for (int64_t i = 0; i < n; i++) sum += EXP_##sfx(x[i * s] - m);     \
             T ls = (T)log(sum);                                                \
             for (int64_t i = 0; i < n; i++) y[i * s] = x[i * s] - m - ls;      \
         } else {                                                               \
             for (int64_t i = 0; i < n; i++) {                                  \
-                T e = (T)exp((double)(x[i * s] - m));                          \
+                T e = EXP_##sfx(x[i * s] - m);                                 \
                 y[i * s] = e;                                                  \
                 sum += e;                                                      \
             }                                                                  \
