@@ -37,7 +37,7 @@ static int64_t gs_next(const gspace *g, int upto, int64_t *idx, int64_t off) {
 /* Sum of n contiguous elements in double, 16 independent accumulators (so
  * the loop vectorizes) combined in a fixed order. */
 #define DEF_RUN_SUM(T, sfx)                                                    \
-    static double run_sum_##sfx(const T *x, int64_t n) {                      \
+    static inline double run_sum_##sfx(const T *x, int64_t n) {                      \
         double s[16] = {0};                                                    \
         int64_t i = 0;                                                         \
         for (; i + 16 <= n; i += 16)                                           \
@@ -51,7 +51,7 @@ static int64_t gs_next(const gspace *g, int upto, int64_t *idx, int64_t off) {
 DEF_RUN_SUM(float, f32)
 DEF_RUN_SUM(double, f64)
 
-static double run_sum(const void *x, int64_t n, bool f64) {
+static inline double run_sum(const void *x, int64_t n, bool f64) {
     return f64 ? run_sum_f64(x, n) : run_sum_f32(x, n);
 }
 
@@ -72,7 +72,7 @@ typedef struct sum_ctx {
 } sum_ctx;
 
 /* Full reduction: partial sums of fixed-size chunks. */
-static void sum_chunks(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void sum_chunks(void *vc, int64_t lo, int64_t hi) {
     sum_ctx *c = vc;
     int64_t n = c->red.total;
     for (int64_t k = lo; k < hi; k++) {
@@ -83,7 +83,7 @@ static void sum_chunks(void *vc, int64_t lo, int64_t hi) {
 
 /* The innermost axis is reduced: each output sums its reduced subspace,
  * whose last axis is contiguous. */
-static void sum_inner(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void sum_inner(void *vc, int64_t lo, int64_t hi) {
     sum_ctx *c = vc;
     const gspace *r = &c->red;
     int64_t rin = r->size[r->n - 1], router = r->total / rin;
@@ -103,7 +103,7 @@ static void sum_inner(void *vc, int64_t lo, int64_t hi) {
 /* The innermost axis is kept: runs of outputs along it accumulate rows,
  * TILE outputs at a time. */
 #define TILE 512
-static void sum_outer(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void sum_outer(void *vc, int64_t lo, int64_t hi) {
     sum_ctx *c = vc;
     const gspace *kp = &c->kept, *r = &c->red;
     int64_t kin = kp->size[kp->n - 1];
@@ -239,7 +239,7 @@ static inline double at(const axis_ctx *c, int64_t p, int64_t i) {
     return c->f64 ? ((const double *)c->x)[k] : (double)((const float *)c->x)[k];
 }
 
-static void amax_range(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void amax_range(void *vc, int64_t lo, int64_t hi) {
     axis_ctx *c = vc;
     for (int64_t p = lo; p < hi; p++) {
         double m = -INFINITY;
@@ -251,7 +251,7 @@ static void amax_range(void *vc, int64_t lo, int64_t hi) {
     }
 }
 
-static void argmax_range(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void argmax_range(void *vc, int64_t lo, int64_t hi) {
     axis_ctx *c = vc;
     for (int64_t p = lo; p < hi; p++) {
         double m = 0;
@@ -268,7 +268,7 @@ static void argmax_range(void *vc, int64_t lo, int64_t hi) {
     }
 }
 
-static void amax_mask_range(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void amax_mask_range(void *vc, int64_t lo, int64_t hi) {
     axis_ctx *c = vc;
     for (int64_t p = lo; p < hi; p++) {
         double m = -INFINITY;
@@ -342,7 +342,7 @@ void gad__k_argmax(const gad_tensor *x, int axis, gad_tensor *y) {
 DEF_SOFTMAX_ROW(float, f32)
 DEF_SOFTMAX_ROW(double, f64)
 
-static void softmax_range(void *vc, int64_t lo, int64_t hi) {
+GAD_CLONES static void softmax_range(void *vc, int64_t lo, int64_t hi) {
     axis_ctx *c = vc;
     for (int64_t p = lo; p < hi; p++) {
         int64_t o = p / c->inner, j = p % c->inner;
