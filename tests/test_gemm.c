@@ -16,8 +16,10 @@
 
 /* Test hooks in gemm.c (not in gemm.h): force a kernel set (0 = best,
  * 1 = portable, 2 = AVX2, 3 = AVX-512; -1 when the CPU or the build cannot
- * run it), and send every product of gad__sgemm/gad__dgemm to CBLAS. */
-int gad__gemm_test_isa(int isa);
+ * run it) with its small-problem paths on or off (then every product takes
+ * the packed path), and send every product of gad__sgemm/gad__dgemm to
+ * CBLAS. */
+int gad__gemm_test_isa(int isa, int small_paths);
 void gad__gemm_test_blas_always(int on);
 
 /* ------------------------------------------------------------ helpers */
@@ -35,13 +37,15 @@ static uint64_t rng_next(void) {
 
 /* Uniform in [-1, 1), exactly representable in f32. */
 static double rnd(void) {
-    return (double)(int32_t)(rng_next() >> 40 & 0xFFFFFF) / (double)(1 << 23) - 1.0;
+    int32_t k = (int32_t)(rng_next() >> 40 & 0xFFFFFF);
+    return (double)k / (double)(1 << 23) - 1.0;
 }
 
 static double *dalloc(size_t n) { return malloc((n ? n : 1) * sizeof(double)); }
 static float *falloc(size_t n) { return malloc((n ? n : 1) * sizeof(float)); }
 
-/* One problem, with operands stored with padded leading dimensions. */
+/* One problem, with operands stored with padded leading dimensions. Values
+ * are exact in f32, so one reference serves both precisions. */
 typedef struct prob {
     int ta, tb;
     int64_t M, N, K, lda, ldb, ldc;
@@ -58,8 +62,10 @@ static size_t b_size(const prob *p) {
 }
 static size_t c_size(const prob *p) { return (size_t)(p->M * p->ldc); }
 
-static void prob_init(prob *p, int ta, int tb, int64_t M, int64_t N, int64_t K,
-                      int pad, double alpha, double beta) {
+/* with_ref = 0 skips the reference (for comparisons between runs). */
+static void prob_init_(prob *p, int ta, int tb, int64_t M, int64_t N,
+                       int64_t K, int pad, double alpha, double beta,
+                       int with_ref) {
     p->ta = ta;
     p->tb = tb;
     p->M = M;
@@ -79,11 +85,16 @@ static void prob_init(prob *p, int ta, int tb, int64_t M, int64_t N, int64_t K,
     p->C0 = dalloc(nc);
     p->ref = dalloc(nc);
     p->mag = dalloc(nc);
-    for (size_t i = 0; i < na; i++) p->A[i] = rnd();
-    for (size_t i = 0; i < nb; i++) p->B[i] = rnd();
+    /* Padding of A and B is NaN: reading it would show. */
+    int64_t arow = ta ? M : K, brow = tb ? K : N;
+    for (size_t i = 0; i < na; i++)
+        p->A[i] = (int64_t)i % p->lda < arow ? rnd() : NAN;
+    for (size_t i = 0; i < nb; i++)
+        p->B[i] = (int64_t)i % p->ldb < brow ? rnd() : NAN;
     for (size_t i = 0; i < nc; i++) p->C0[i] = beta == 0 ? NAN : rnd();
     /* Reference: naive triple loop in double. The padding of C keeps C0. */
     memcpy(p->ref, p->C0, nc * sizeof(double));
+    if (!with_ref) return;
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
             double s = 0, m = 0;
@@ -102,6 +113,11 @@ static void prob_init(prob *p, int ta, int tb, int64_t M, int64_t N, int64_t K,
             p->ref[i * p->ldc + j] = r;
             p->mag[i * p->ldc + j] = rm;
         }
+}
+
+static void prob_init(prob *p, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                      int pad, double alpha, double beta) {
+    prob_init_(p, ta, tb, M, N, K, pad, alpha, beta, 1);
 }
 
 static void prob_free(prob *p) {
@@ -165,8 +181,8 @@ static int run_check(const prob *p, which w, const char *file, int line) {
             if (!good) {
                 fprintf(stderr,
                         "%s:%d: [%s] %s ta=%d tb=%d M=%lld N=%lld K=%lld "
-                        "lda=%lld ldb=%lld ldc=%lld alpha=%g beta=%g: C[%lld,%lld] "
-                        "= %.10g, expected %.10g\n",
+                        "lda=%lld ldb=%lld ldc=%lld alpha=%g beta=%g: "
+                        "C[%lld,%lld] = %.10g, expected %.10g\n",
                         file, line, test_current_, which_name[w], p->ta, p->tb,
                         (long long)p->M, (long long)p->N, (long long)p->K,
                         (long long)p->lda, (long long)p->ldb,
@@ -204,8 +220,10 @@ static void check_shape(int ta, int tb, int64_t M, int64_t N, int64_t K,
 TEST(gemm_degenerate) {
     /* M or N = 0: nothing happens (C must not even be read). */
     float c = 7;
-    CHECK(gad__sgemm_builtin(0, 0, 0, 3, 4, 1, NULL, 4, NULL, 3, 0, NULL, 3) == 0);
-    CHECK(gad__sgemm_builtin(0, 0, 3, 0, 4, 1, NULL, 4, NULL, 1, 0, &c, 1) == 0);
+    CHECK(gad__sgemm_builtin(0, 0, 0, 3, 4, 1, NULL, 4, NULL, 3, 0, NULL, 3) ==
+          0);
+    CHECK(gad__sgemm_builtin(0, 0, 3, 0, 4, 1, NULL, 4, NULL, 1, 0, &c, 1) ==
+          0);
     CHECK(gad__dgemm(1, 1, 0, 0, 0, 1, NULL, 1, NULL, 1, 0, NULL, 1) == 0);
     CHECK(c == 7);
     /* K = 0: C = beta * C, zeros for beta = 0 (over NaN too). */
@@ -257,7 +275,8 @@ TEST(gemm_odd_sizes) {
 
 /* Sizes on both sides of the micro-tile (MR 6/12, NR 8..32), block (KC
  * 256/384, NCB 240/480, MCB 3072) and small-path boundaries, all four
- * transposes. */
+ * transposes; with the small-problem paths on, then off (every product
+ * packed). */
 TEST(gemm_blocking_boundaries) {
     static const int64_t shapes[][3] = {
         {11, 15, 7},     {12, 16, 8},     {13, 17, 9},     {23, 31, 5},
@@ -268,47 +287,73 @@ TEST(gemm_blocking_boundaries) {
         {27, 481, 12},   {26, 977, 13},   {96, 96, 40},    {97, 96, 41},
         {96, 97, 42},    {24, 500, 30},   {25, 500, 31},   {500, 16, 30},
         {500, 17, 31},   {130, 150, 390}, {3073, 17, 5},   {3072, 33, 3},
-        {3100, 1, 4},    {1, 3100, 4},    {200, 300, 520},
+        {3100, 1, 4},    {1, 3100, 4},    {200, 300, 520}, {40, 1024, 40},
     };
     int n = (int)(sizeof shapes / sizeof shapes[0]);
-    for (int s = 0; s < n; s++)
-        for (int t = 0; t < 4; t++)
-            check_shape(t & 1, t >> 1, shapes[s][0], shapes[s][1],
-                        shapes[s][2], (s + t) % 4 == 0 ? 9 : 0, s + t);
-}
-
-/* The same checks on every kernel set this CPU can run. */
-TEST(gemm_every_isa) {
-    static const int64_t shapes[][3] = {
-        {1, 1, 1},   {3, 17, 63},  {17, 65, 3},   {65, 100, 17},
-        {100, 63, 257}, {13, 33, 385}, {257, 250, 30}, {7, 490, 20},
-        {600, 20, 9},
-    };
-    int n = (int)(sizeof shapes / sizeof shapes[0]);
-    for (int isa = 1; isa <= 3; isa++) {
-        if (gad__gemm_test_isa(isa) != 0) continue;
+    for (int small = 1; small >= 0; small--) {
+        CHECK(gad__gemm_test_isa(0, small) == 0);
         for (int s = 0; s < n; s++)
             for (int t = 0; t < 4; t++)
                 check_shape(t & 1, t >> 1, shapes[s][0], shapes[s][1],
-                            shapes[s][2], t == 2 ? 4 : 0, s + t + isa);
+                            shapes[s][2], (s + t) % 4 == 0 ? 9 : 0, s + t);
     }
-    CHECK(gad__gemm_test_isa(0) == 0);
+    CHECK(gad__gemm_test_isa(0, 1) == 0);
+}
+
+/* The same checks on every kernel set this CPU can run, with and without
+ * the small-problem paths. */
+TEST(gemm_every_isa) {
+    static const int64_t shapes[][3] = {
+        {1, 1, 1},      {3, 17, 63},    {17, 65, 3},   {65, 100, 17},
+        {100, 63, 257}, {13, 33, 385},  {257, 250, 30}, {7, 490, 20},
+        {600, 20, 9},   {2, 300, 40},   {300, 3, 40},
+    };
+    int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int isa = 1; isa <= 3; isa++)
+        for (int small = 0; small < 2; small++) {
+            if (gad__gemm_test_isa(isa, small) != 0) continue;
+            for (int s = 0; s < n; s++)
+                for (int t = 0; t < 4; t++)
+                    check_shape(t & 1, t >> 1, shapes[s][0], shapes[s][1],
+                                shapes[s][2], t == 2 ? 4 : 0, s + t + isa);
+        }
+    CHECK(gad__gemm_test_isa(0, 1) == 0);
+}
+
+/* Run p on the built-in kernel, result discarded. */
+static void junk_run(const prob *p, int f64) {
+    size_t na = a_size(p), nb = b_size(p), nc = c_size(p);
+    if (f64) {
+        double *C = dalloc(nc);
+        gad__dgemm_builtin(p->ta, p->tb, p->M, p->N, p->K, 1, p->A, p->lda,
+                           p->B, p->ldb, 0, C, p->ldc);
+        free(C);
+        return;
+    }
+    float *A = falloc(na), *B = falloc(nb), *C = falloc(nc);
+    for (size_t i = 0; i < na; i++) A[i] = (float)p->A[i];
+    for (size_t i = 0; i < nb; i++) B[i] = (float)p->B[i];
+    gad__sgemm_builtin(p->ta, p->tb, p->M, p->N, p->K, 1, A, p->lda, B, p->ldb,
+                       0, C, p->ldc);
+    free(A);
+    free(B);
+    free(C);
 }
 
 /* Each thread count must give bit-identical results. */
 static void threads_case(int f64, int ta, int tb, int64_t M, int64_t N,
                          int64_t K) {
     prob p;
-    prob_init(&p, ta, tb, M, N, K, 1, 1.5, 0.25);
+    prob_init_(&p, ta, tb, M, N, K, 1, 1.5, 0.25, 0);
     size_t nc = c_size(&p), na = a_size(&p), nb = b_size(&p);
     void *res[2];
     prob junk; /* same shape, other values: overwrites the packing buffers */
-    prob_init(&junk, ta, tb, M, N, K, 1, 1.0, 0.0);
+    prob_init_(&junk, ta, tb, M, N, K, 1, 1.0, 0.0, 0);
     for (int r = 0; r < 2; r++) {
         gad_set_num_threads(r + 1);
-        if (r == 1) {
+        if (r == 1) { /* the junk's result is not checked */
             gad_set_num_threads(1);
-            run_check(&junk, f64 ? D_BUILTIN : S_BUILTIN, __FILE__, __LINE__);
+            junk_run(&junk, f64);
             gad_set_num_threads(2);
         }
         if (f64) {
@@ -342,15 +387,19 @@ static void threads_case(int f64, int ta, int tb, int64_t M, int64_t N,
 
 TEST(gemm_threads_bit_identical) {
     static const int64_t shapes[][3] = {
-        {64, 64, 64},  {90, 70, 50},   {301, 203, 517}, {1000, 40, 300},
-        {40, 1000, 300}, {20, 700, 90}, {700, 12, 90},  {257, 257, 257},
-        {3100, 20, 10}, {130, 520, 400},
+        {64, 64, 64},    {90, 70, 50},   {301, 203, 517}, {1000, 40, 300},
+        {40, 1000, 300}, {20, 700, 90},  {700, 12, 90},   {257, 257, 257},
+        {3100, 20, 10},  {130, 520, 400}, {3, 900, 200},  {900, 2, 200},
     };
     int n = (int)(sizeof shapes / sizeof shapes[0]);
-    for (int s = 0; s < n; s++)
-        for (int t = 0; t < 4; t++)
-            threads_case(s & 1, t & 1, t >> 1, shapes[s][0], shapes[s][1],
-                         shapes[s][2]);
+    for (int small = 1; small >= 0; small--) {
+        CHECK(gad__gemm_test_isa(0, small) == 0);
+        for (int s = 0; s < n; s++)
+            for (int t = 0; t < 4; t++)
+                threads_case((s + small) & 1, t & 1, t >> 1, shapes[s][0],
+                             shapes[s][1], shapes[s][2]);
+    }
+    CHECK(gad__gemm_test_isa(0, 1) == 0);
 }
 
 /* ------------------------------------------- allocation failure */
@@ -388,25 +437,16 @@ TEST(gemm_alloc_failure) {
                          t >> 1 ? K : N, 0, C, N) == -1);
     }
     /* A small product with a transposed B packs it too. */
-    CHECK(gad__sgemm_builtin(0, 1, 20, 20, 20, 1, A, 20, B, 20, 0, C, 20) == -1);
+    CHECK(gad__sgemm_builtin(0, 1, 20, 20, 20, 1, A, 20, B, 20, 0, C, 20) ==
+          -1);
     /* Nothing to pack: never fails. */
     CHECK(gad__sgemm_builtin(0, 0, 5, 0, 5, 1, A, 5, B, 1, 0, C, 1) == 0);
     CHECK(gad__sgemm_builtin(0, 0, 5, 5, 0, 1, A, 1, B, 5, 0, C, 5) == 0);
     gad_set_allocator(NULL);
     gad_set_blas(blas);
     /* Works again, and right. */
-    CHECK(gad__sgemm_builtin(0, 0, M, N, K, 1, A, K, B, N, 0, C, N) == 0);
-    CHECK(gad__dgemm_builtin(0, 0, M, N, K, 1, dA, K, dB, N, 0, dC, N) == 0);
-    double worst = 0;
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) {
-            double s = 0;
-            for (int k = 0; k < K; k++) s += dA[i * K + k] * dB[k * N + j];
-            double e1 = fabs(C[i * N + j] - s), e2 = fabs(dC[i * N + j] - s);
-            if (e1 > worst) worst = e1;
-            if (e2 * 1e6 > worst) worst = e2 * 1e6;
-        }
-    CHECK_MSG(worst < 1e-4, "worst error %g", worst);
+    check_shape(0, 0, M, N, K, 0, 0);
+    check_shape(1, 1, 20, 20, 20, 1, 1);
     gad__gemm_release_scratch();
     free(A);
     free(B);

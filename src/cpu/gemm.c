@@ -47,9 +47,9 @@
  * order whatever the thread count, so results are bit-identical for any
  * number of threads. For large products each thread owns a block of whole
  * tiles of C and packs what it needs. One thread inside an OpenMP parallel
- * region and for small products. The packing buffers of all threads of a call are
- * carved out of the calling thread's scratch block (_Thread_local, from
- * gad__alloc), which is kept for reuse until gad__gemm_release_scratch.
+ * region and for small products. The packing buffers of all threads of a
+ * call are carved out of the calling thread's scratch block (_Thread_local,
+ * from gad__alloc), kept for reuse until gad__gemm_release_scratch.
  *
  * This file includes itself once per element type (float, double) to stamp
  * out the typed packing routines and drivers: see GEMM_TEMPLATE below. */
@@ -117,8 +117,9 @@ typedef void (*gemm_ddot)(int64_t K, const double *const *x,
 /* Blocking of one kernel: micro-tile MR x NR, KC (depth of a block), MCB
  * (rows of the packed A panel), NCB (columns of the packed B block). MCB is a
  * multiple of MR and NCB of NR. sup: the small-problem kernels indexed by
- * [vectors - 1][rows - 1] (NULL when the ISA has none); their tile is
- * MR x NR too, NR being two vectors of NR/2 lanes. dot: the dot kernel (NULL
+ * [variant][rows - 1] (NULL when the ISA has none; variants: one masked
+ * vector, two masked vectors, two full vectors); their tile is MR x NR too,
+ * NR being two vectors of NR/2 lanes. dot: the dot kernel (NULL
  * when none). */
 typedef struct gemm_sdesc {
     int mr, nr;
@@ -257,15 +258,22 @@ gemm_dkern_avx512(int64_t kc, const double *a, const double *b, double *c,
 /* ---- AVX-512F small-problem ("sup") kernels: no packing.
  * C tile of m rows (1..12, one function each) x up to NV vectors, read
  * straight from the operands: op(A)(i, k) = a[i*rsa + k*csa] (broadcast),
- * op(B)(k, j) = b[k*rsb + j] (vector loads masked by m0/m1, so partial
- * columns cost no extra code and read nothing out of bounds). The whole K is
+ * op(B)(k, j) = b[k*rsb + j] (vector loads, masked by m0/m1 at the right
+ * edge of C, so they read nothing out of bounds). The whole K is
  * one accumulation chain; c = alpha*acc (+ beta*c) as in the packed kernels.
  * Used when packing would cost more than it saves. */
 
 #define GS_DECL1(i) GS_VT c##i##_0 = GS_ZERO();
 #define GS_DECL2(i) GS_VT c##i##_0 = GS_ZERO(), c##i##_1 = GS_ZERO();
-#define GS_LOADB1 GS_VT b0 = GS_MLOAD(k0, b);
-#define GS_LOADB2 GS_VT b0 = GS_MLOAD(k0, b), b1 = GS_MLOAD(k1, b + GS_LANES);
+/* M: masked loads and stores (partial columns), F: full vectors, unmasked
+ * (masked loads cost an extra ALU uop on the FMA ports). */
+#define GS_LD_M(k, p) GS_MLOAD(k, p)
+#define GS_LD_F(k, p) GS_LOADU(p)
+#define GS_SV_M(p, k, v) GS_MSTORE(p, k, v)
+#define GS_SV_F(p, k, v) GS_STOREU(p, v)
+#define GS_LOADB1(MK) GS_VT b0 = GS_LD_##MK(k0, b);
+#define GS_LOADB2(MK)                                                          \
+    GS_VT b0 = GS_LD_##MK(k0, b), b1 = GS_LD_##MK(k1, b + GS_LANES);
 #define GS_STEP1(i)                                                            \
     {                                                                          \
         GS_VT av_ = GS_SET1(a[(i)*rsa]);                                       \
@@ -277,58 +285,59 @@ gemm_dkern_avx512(int64_t kc, const double *a, const double *b, double *c,
         c##i##_0 = GS_FMA(av_, b0, c##i##_0);                                  \
         c##i##_1 = GS_FMA(av_, b1, c##i##_1);                                  \
     }
-#define GS_ST_0(i, j, kk, off)                                                 \
-    GS_MSTORE(c + (i)*ldc + (off), kk, GS_MUL(va, c##i##_##j));
-#define GS_ST_B(i, j, kk, off)                                                 \
+#define GS_ST_0(MK, i, j, kk, off)                                             \
+    GS_SV_##MK(c + (i)*ldc + (off), kk, GS_MUL(va, c##i##_##j));
+#define GS_ST_B(MK, i, j, kk, off)                                             \
     {                                                                          \
         GS_VT t_ = GS_MUL(va, c##i##_##j);                                     \
-        GS_VT u_ = GS_MUL(vb, GS_MLOAD(kk, c + (i)*ldc + (off)));              \
-        GS_MSTORE(c + (i)*ldc + (off), kk, GS_ADD(t_, u_));                    \
+        GS_VT u_ = GS_MUL(vb, GS_LD_##MK(kk, c + (i)*ldc + (off)));            \
+        GS_SV_##MK(c + (i)*ldc + (off), kk, GS_ADD(t_, u_));                   \
     }
-#define GS_STORE1_0(i) GS_ST_0(i, 0, k0, 0)
-#define GS_STORE2_0(i) GS_ST_0(i, 0, k0, 0) GS_ST_0(i, 1, k1, GS_LANES)
-#define GS_STORE1_B(i) GS_ST_B(i, 0, k0, 0)
-#define GS_STORE2_B(i) GS_ST_B(i, 0, k0, 0) GS_ST_B(i, 1, k1, GS_LANES)
-#define GS_FN(NAME, ROWS, NV)                                                  \
+#define GS_STORE1_0_M(i) GS_ST_0(M, i, 0, k0, 0)
+#define GS_STORE1_B_M(i) GS_ST_B(M, i, 0, k0, 0)
+#define GS_STORE2_0_M(i) GS_ST_0(M, i, 0, k0, 0) GS_ST_0(M, i, 1, k1, GS_LANES)
+#define GS_STORE2_B_M(i) GS_ST_B(M, i, 0, k0, 0) GS_ST_B(M, i, 1, k1, GS_LANES)
+#define GS_STORE2_0_F(i) GS_ST_0(F, i, 0, k0, 0) GS_ST_0(F, i, 1, k1, GS_LANES)
+#define GS_STORE2_B_F(i) GS_ST_B(F, i, 0, k0, 0) GS_ST_B(F, i, 1, k1, GS_LANES)
+#define GS_FN(NAME, ROWS, NV, MK)                                              \
     __attribute__((target("avx512f"))) static void NAME(                       \
         int64_t K, const GS_ET *a, int64_t rsa, int64_t csa, const GS_ET *b,   \
         int64_t rsb, GS_ET *c, int64_t ldc, GS_ET alpha, GS_ET beta,           \
         unsigned m0, unsigned m1) {                                            \
         const GS_MT k0 = (GS_MT)m0, k1 = (GS_MT)m1;                            \
+        (void)k0;                                                              \
         (void)k1;                                                              \
         ROWS(GS_DECL##NV)                                                      \
         for (int64_t k = 0; k < K; k++) {                                      \
-            GS_LOADB##NV                                                       \
+            GS_LOADB##NV(MK)                                                   \
             ROWS(GS_STEP##NV)                                                  \
             a += csa;                                                          \
             b += rsb;                                                          \
         }                                                                      \
         GS_VT va = GS_SET1(alpha);                                             \
         if (beta == 0) {                                                       \
-            ROWS(GS_STORE##NV##_0)                                             \
+            ROWS(GS_STORE##NV##_0_##MK)                                        \
         } else {                                                               \
             GS_VT vb = GS_SET1(beta);                                          \
-            ROWS(GS_STORE##NV##_B)                                             \
+            ROWS(GS_STORE##NV##_B_##MK)                                        \
         }                                                                      \
     }
+/* All row counts for one (vectors, masking) variant: P##rows##_##V. */
+#define GS_ROWS_ALL(P, V, NV, MK)                                              \
+    GS_FN(P##1_##V, GEMM_ROWS1, NV, MK) GS_FN(P##2_##V, GEMM_ROWS2, NV, MK)    \
+    GS_FN(P##3_##V, GEMM_ROWS3, NV, MK) GS_FN(P##4_##V, GEMM_ROWS4, NV, MK)    \
+    GS_FN(P##5_##V, GEMM_ROWS5, NV, MK) GS_FN(P##6_##V, GEMM_ROWS6, NV, MK)    \
+    GS_FN(P##7_##V, GEMM_ROWS7, NV, MK) GS_FN(P##8_##V, GEMM_ROWS8, NV, MK)    \
+    GS_FN(P##9_##V, GEMM_ROWS9, NV, MK) GS_FN(P##10_##V, GEMM_ROWS10, NV, MK)  \
+    GS_FN(P##11_##V, GEMM_ROWS11, NV, MK) GS_FN(P##12_##V, GEMM_ROWS12, NV, MK)
 #define GS_ALL(P)                                                              \
-    GS_FN(P##1_1, GEMM_ROWS1, 1) GS_FN(P##2_1, GEMM_ROWS2, 1)                  \
-    GS_FN(P##3_1, GEMM_ROWS3, 1) GS_FN(P##4_1, GEMM_ROWS4, 1)                  \
-    GS_FN(P##5_1, GEMM_ROWS5, 1) GS_FN(P##6_1, GEMM_ROWS6, 1)                  \
-    GS_FN(P##7_1, GEMM_ROWS7, 1) GS_FN(P##8_1, GEMM_ROWS8, 1)                  \
-    GS_FN(P##9_1, GEMM_ROWS9, 1) GS_FN(P##10_1, GEMM_ROWS10, 1)                \
-    GS_FN(P##11_1, GEMM_ROWS11, 1) GS_FN(P##12_1, GEMM_ROWS12, 1)              \
-    GS_FN(P##1_2, GEMM_ROWS1, 2) GS_FN(P##2_2, GEMM_ROWS2, 2)                  \
-    GS_FN(P##3_2, GEMM_ROWS3, 2) GS_FN(P##4_2, GEMM_ROWS4, 2)                  \
-    GS_FN(P##5_2, GEMM_ROWS5, 2) GS_FN(P##6_2, GEMM_ROWS6, 2)                  \
-    GS_FN(P##7_2, GEMM_ROWS7, 2) GS_FN(P##8_2, GEMM_ROWS8, 2)                  \
-    GS_FN(P##9_2, GEMM_ROWS9, 2) GS_FN(P##10_2, GEMM_ROWS10, 2)                \
-    GS_FN(P##11_2, GEMM_ROWS11, 2) GS_FN(P##12_2, GEMM_ROWS12, 2)
+    GS_ROWS_ALL(P, 1m, 1, M) GS_ROWS_ALL(P, 2m, 2, M) GS_ROWS_ALL(P, 2f, 2, F)
+#define GS_ROW_TABLE(P, V)                                                     \
+    {P##1_##V, P##2_##V, P##3_##V, P##4_##V,  P##5_##V,  P##6_##V,             \
+     P##7_##V, P##8_##V, P##9_##V, P##10_##V, P##11_##V, P##12_##V}
+/* [0]: one masked vector, [1]: two masked vectors, [2]: two full vectors. */
 #define GS_TABLE(P)                                                            \
-    {{P##1_1, P##2_1, P##3_1, P##4_1, P##5_1, P##6_1, P##7_1, P##8_1,          \
-      P##9_1, P##10_1, P##11_1, P##12_1},                                      \
-     {P##1_2, P##2_2, P##3_2, P##4_2, P##5_2, P##6_2, P##7_2, P##8_2,          \
-      P##9_2, P##10_2, P##11_2, P##12_2}}
+    {GS_ROW_TABLE(P, 1m), GS_ROW_TABLE(P, 2m), GS_ROW_TABLE(P, 2f)}
 
 #define GS_VT __m512
 #define GS_ET float
@@ -338,11 +347,13 @@ gemm_dkern_avx512(int64_t kc, const double *a, const double *b, double *c,
 #define GS_SET1(x) _mm512_set1_ps(x)
 #define GS_MLOAD(k, p) _mm512_maskz_loadu_ps(k, p)
 #define GS_MSTORE(p, k, v) _mm512_mask_storeu_ps(p, k, v)
+#define GS_LOADU(p) _mm512_loadu_ps(p)
+#define GS_STOREU(p, v) _mm512_storeu_ps(p, v)
 #define GS_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define GS_MUL(a, b) _mm512_mul_ps(a, b)
 #define GS_ADD(a, b) _mm512_add_ps(a, b)
 GS_ALL(gemm_ssup_)
-static const gemm_ssup gemm_ssup_avx512[2][12] = GS_TABLE(gemm_ssup_);
+static const gemm_ssup gemm_ssup_avx512[3][12] = GS_TABLE(gemm_ssup_);
 #undef GS_VT
 #undef GS_ET
 #undef GS_MT
@@ -351,6 +362,8 @@ static const gemm_ssup gemm_ssup_avx512[2][12] = GS_TABLE(gemm_ssup_);
 #undef GS_SET1
 #undef GS_MLOAD
 #undef GS_MSTORE
+#undef GS_LOADU
+#undef GS_STOREU
 #undef GS_FMA
 #undef GS_MUL
 #undef GS_ADD
@@ -363,11 +376,13 @@ static const gemm_ssup gemm_ssup_avx512[2][12] = GS_TABLE(gemm_ssup_);
 #define GS_SET1(x) _mm512_set1_pd(x)
 #define GS_MLOAD(k, p) _mm512_maskz_loadu_pd(k, p)
 #define GS_MSTORE(p, k, v) _mm512_mask_storeu_pd(p, k, v)
+#define GS_LOADU(p) _mm512_loadu_pd(p)
+#define GS_STOREU(p, v) _mm512_storeu_pd(p, v)
 #define GS_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
 #define GS_MUL(a, b) _mm512_mul_pd(a, b)
 #define GS_ADD(a, b) _mm512_add_pd(a, b)
 GS_ALL(gemm_dsup_)
-static const gemm_dsup gemm_dsup_avx512[2][12] = GS_TABLE(gemm_dsup_);
+static const gemm_dsup gemm_dsup_avx512[3][12] = GS_TABLE(gemm_dsup_);
 #undef GS_VT
 #undef GS_ET
 #undef GS_MT
@@ -376,6 +391,8 @@ static const gemm_dsup gemm_dsup_avx512[2][12] = GS_TABLE(gemm_dsup_);
 #undef GS_SET1
 #undef GS_MLOAD
 #undef GS_MSTORE
+#undef GS_LOADU
+#undef GS_STOREU
 #undef GS_FMA
 #undef GS_MUL
 #undef GS_ADD
@@ -624,26 +641,30 @@ GEMM_PLAIN_KERNEL(gemm_dkern_plain, double)
 /* Kernel selection                                                          */
 /* ======================================================================== */
 
+/* Blocking: KC x MR of A (a micro-panel) stays in L1 (18 KiB for f32
+ * AVX-512), KC x NCB of B in L2 (720 KiB), MCB x KC of A in L3. */
 #ifdef GEMM_X86
 static const gemm_sdesc gemm_s_avx512 = {
-    12, 32, 384, 3072, 480, gemm_skern_avx512, gemm_ssup_avx512, gemm_sdot_avx512, "avx512 12x32"};
+    12, 32, 384, 3072, 480, gemm_skern_avx512,
+    gemm_ssup_avx512, gemm_sdot_avx512, "avx512 12x32"};
 static const gemm_ddesc gemm_d_avx512 = {
-    12, 16, 256, 3072, 240, gemm_dkern_avx512, gemm_dsup_avx512, gemm_ddot_avx512, "avx512 12x16"};
-static const gemm_sdesc gemm_s_avx2 = {6,    16,   256, 3072, 480, gemm_skern_avx2,
-                                       NULL, NULL, "avx2 6x16"};
-static const gemm_ddesc gemm_d_avx2 = {6,    8,   256, 3072, 240, gemm_dkern_avx2,
-                                       NULL, NULL, "avx2 6x8"};
+    12, 16, 256, 3072, 240, gemm_dkern_avx512,
+    gemm_dsup_avx512, gemm_ddot_avx512, "avx512 12x16"};
+static const gemm_sdesc gemm_s_avx2 = {
+    6, 16, 256, 3072, 480, gemm_skern_avx2, NULL, NULL, "avx2 6x16"};
+static const gemm_ddesc gemm_d_avx2 = {
+    6, 8, 256, 3072, 240, gemm_dkern_avx2, NULL, NULL, "avx2 6x8"};
 #endif
 #ifdef GEMM_GNU
-static const gemm_sdesc gemm_s_port = {6,    8,   256, 1536, 256, gemm_skern_vec,
-                                       NULL, NULL, "vector 6x8"};
-static const gemm_ddesc gemm_d_port = {6,    4,   256, 1536, 128, gemm_dkern_vec,
-                                       NULL, NULL, "vector 6x4"};
+static const gemm_sdesc gemm_s_port = {
+    6, 8, 256, 1536, 256, gemm_skern_vec, NULL, NULL, "vector 6x8"};
+static const gemm_ddesc gemm_d_port = {
+    6, 4, 256, 1536, 128, gemm_dkern_vec, NULL, NULL, "vector 6x4"};
 #else
-static const gemm_sdesc gemm_s_port = {4,    4,   256, 1024, 256, gemm_skern_plain,
-                                       NULL, NULL, "plain 4x4"};
-static const gemm_ddesc gemm_d_port = {4,    4,   256, 1024, 128, gemm_dkern_plain,
-                                       NULL, NULL, "plain 4x4"};
+static const gemm_sdesc gemm_s_port = {
+    4, 4, 256, 1024, 256, gemm_skern_plain, NULL, NULL, "plain 4x4"};
+static const gemm_ddesc gemm_d_port = {
+    4, 4, 256, 1024, 128, gemm_dkern_plain, NULL, NULL, "plain 4x4"};
 #endif
 
 /* 0: not chosen yet, 1: portable, 2: AVX2+FMA, 3: AVX-512F. */
@@ -669,15 +690,20 @@ static int gemm_pick_isa(void) {
     return isa;
 }
 
+/* 1 when the small-problem and dot paths are off (tests only). */
+static atomic_int gemm_small_off;
+
 /* For tests only (not in gemm.h; tests declare it): use the kernels of isa
  * (1 portable, 2 AVX2+FMA, 3 AVX-512F; 0 the best the CPU has) from now on,
- * process-wide. Returns 0, or -1 when this CPU or build cannot run them. */
-int gad__gemm_test_isa(int isa);
-int gad__gemm_test_isa(int isa) {
+ * process-wide, with the small-problem and dot paths (where the ISA has
+ * them) on or off. Returns 0, or -1 when this CPU or build cannot run them. */
+int gad__gemm_test_isa(int isa, int small_paths);
+int gad__gemm_test_isa(int isa, int small_paths) {
     int best = gemm_best_isa();
     if (isa == 0) isa = best;
     if (isa < 1 || isa > best) return -1;
     atomic_store_explicit(&gemm_isa, isa, memory_order_relaxed);
+    atomic_store_explicit(&gemm_small_off, !small_paths, memory_order_relaxed);
     return 0;
 }
 
@@ -731,7 +757,9 @@ void gad__gemm_release_scratch(void) {
 }
 
 static inline int64_t gemm_min(int64_t a, int64_t b) { return a < b ? a : b; }
-static inline int64_t gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t gemm_cdiv(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
 static inline size_t gemm_round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 /* Below this many multiply-adds per thread, another thread costs more than
@@ -761,9 +789,11 @@ static int gemm_threads(int64_t M, int64_t N, int64_t K) {
  * lowest estimate of the slowest thread's work: its multiply-adds plus its
  * packing (rows of A and columns of B it packs, at an assumed cost of a few
  * multiply-adds per element). Regions are whole tiles, so the edge tiles of
- * C are the same whatever the grid. (Sharing packed A panels between threads
- * saves some packing but costs two barriers per panel; measured, it was not
- * faster with two threads, and a preempted thread stalls everyone.) */
+ * C are the same whatever the grid. Measured alternatives, with two threads:
+ * sharing packed A panels between threads saves packing but costs two
+ * barriers per panel, and was not faster; cutting big products into more
+ * tasks than threads, scheduled dynamically, copes better with another
+ * process taking a core but cost 5-12% on an idle machine. */
 static void gemm_plan(int nt, int64_t M, int64_t N, int64_t K, int mr, int nr,
                       int *tm_out, int *tn_out) {
     int64_t mt = gemm_cdiv(M, mr), ntl = gemm_cdiv(N, nr);
@@ -774,7 +804,8 @@ static void gemm_plan(int nt, int64_t M, int64_t N, int64_t K, int mr, int nr,
         if (tm > mt || tn > ntl) continue;
         double rows = (double)gemm_cdiv(mt, tm) * mr;
         double cols = (double)gemm_cdiv(ntl, tn) * nr;
-        double cost = (rows * cols + GEMM_PACK_COST * (rows + cols)) * (double)K;
+        double cost =
+            (rows * cols + GEMM_PACK_COST * (rows + cols)) * (double)K;
         if (best < 0 || cost < best) {
             best = cost;
             *tm_out = tm;
@@ -1014,7 +1045,8 @@ static void GT_FN(pack_b)(int nr, int64_t kc, int64_t nc, const GT *B,
             const GT *src = B + jr;
             if (n == nr) {
                 for (int64_t k = 0; k < kc; k++)
-                    memcpy(dst + k * nr, src + k * ldb, (size_t)nr * sizeof(GT));
+                    memcpy(dst + k * nr, src + k * ldb,
+                           (size_t)nr * sizeof(GT));
             } else {
                 for (int64_t k = 0; k < kc; k++) {
                     GT *d = dst + k * nr;
@@ -1162,7 +1194,8 @@ static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
             unsigned m0 = n >= lanes ? full : (1u << n) - 1;
             unsigned m1 =
                 n > lanes ? (n >= nr ? full : (1u << (n - lanes)) - 1) : 0;
-            kd->sup[n > lanes][m - 1](K, a, rsa, csa, b, rsb,
+            int v = n > lanes ? (n == nr ? 2 : 1) : 0;
+            kd->sup[v][m - 1](K, a, rsa, csa, b, rsb,
                                       g->C + i * g->ldc + j, g->ldc, g->alpha,
                                       g->beta, m0, m1);
         }
@@ -1272,13 +1305,14 @@ static int GT_FN(run)(const GT_DESC *kd, int ta, int tb, int64_t M, int64_t N,
     }
     GT_FN(args) g = {ta, tb, M, N, K, gemm_kc(K, kd->kc), alpha, beta,
                      A, lda, B, ldb, C, ldc};
+    int small = !atomic_load_explicit(&gemm_small_off, memory_order_relaxed);
     /* Rows of op(A) and columns of op(B) contiguous in K, one side tiny. */
-    if (kd->dot && (M <= 4 || N <= 4) && (!ta || (M == 1 && lda == 1)) &&
-        (tb || (N == 1 && ldb == 1))) {
+    if (small && kd->dot && (M <= 4 || N <= 4) &&
+        (!ta || (M == 1 && lda == 1)) && (tb || (N == 1 && ldb == 1))) {
         GT_FN(dot_run)(kd, &g);
         return 0;
     }
-    if (kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT)))
+    if (small && kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT)))
         return GT_FN(sup_run)(kd, &g);
     const int mr = kd->mr, nr = kd->nr;
     int64_t mt = gemm_cdiv(M, mr), ntl = gemm_cdiv(N, nr);

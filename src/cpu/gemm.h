@@ -5,7 +5,8 @@
  *   op(B) is K x N: element (p, j) is B[p*ldb + j], or B[j*ldb + p] when tb;
  *   C is M x N:     element (i, j) is C[i*ldc + j].
  * beta == 0 means C is only written (whatever C held, NaN included, is
- * ignored). M, N or K may be 0 (K = 0 gives C = beta * C).
+ * ignored). M, N or K may be 0 (K = 0 gives C = beta * C). As in BLAS,
+ * alpha == 0 gives C = beta * C without reading A or B.
  *
  * gad__sgemm/gad__dgemm send large problems to CBLAS when gad was built with
  * it and gad_set_blas has not turned it off, and everything else to the
@@ -13,7 +14,11 @@
  * called from inside an OpenMP parallel region.
  *
  * Return 0, or -1 when scratch memory could not be allocated (no error is
- * recorded; the caller reports it; C is then unspecified). */
+ * recorded; the caller reports it; C is then unspecified).
+ *
+ * The built-in kernels give the same bits for any thread count. gemm.c also
+ * defines two hooks for tests, declared where used (tests/test_gemm.c):
+ * gad__gemm_test_isa and gad__gemm_test_blas_always. */
 #ifndef GAD_GEMM_H
 #define GAD_GEMM_H
 
