@@ -717,6 +717,33 @@ TEST(engine_errors) {
     gad_scope_end();
 }
 
+/* Fuzz finding: hvp and jvp with inputs of different float dtypes (a loss
+ * of an f32 and an f64 leaf) gave GAD_OK with a dtype error pending. The
+ * products are summed in f64: d2/dx2 (x^2 y) v = 2 y v, d2/dxdy = 2 x. */
+TEST(hvp_jvp_mixed_dtypes) {
+    gad_scope_begin();
+    gad_tensor *x = gad_requires_grad(gad_scalar_f32(3));
+    gad_tensor *y = gad_requires_grad(gad_scalar_f64(5));
+    gad_tensor *in[2] = {x, y};
+    gad_tensor *loss = gad_mul(gad_cast(gad_square(x), GAD_F64), y);
+    gad_tensor *v[2] = {gad_scalar_f32(1), gad_scalar_f64(10)};
+    gad_tensor *hv[2];
+    CHECK(gad_hvp(loss, in, v, 2, hv) == GAD_OK);
+    CHECK_OK();
+    /* H = [[2y, 2x], [2x, 0]] = [[10, 6], [6, 0]]; H v = [10 + 60, 6] */
+    CHECK(hv[0] && gad_dtype(hv[0]) == GAD_F32 && hv[1] && gad_dtype(hv[1]) == GAD_F64);
+    if (hv[0] && hv[1]) {
+        CHECK_NEAR(gad_item(hv[0]), 70, 1e-4);
+        CHECK_NEAR(gad_item(hv[1]), 6, 1e-12);
+    }
+    gad_tensor *jv;
+    CHECK(gad_jvp(loss, in, v, 2, &jv) == GAD_OK);
+    CHECK_OK();
+    /* J = [2xy, x^2] = [30, 9]; J v = 30 + 90 */
+    if (jv) CHECK_NEAR(gad_item(jv), 120, 1e-9);
+    gad_scope_end();
+}
+
 /* With a seed, grad is a vector-Jacobian product of any output. */
 TEST(vjp_with_seed) {
     gad_scope_begin();
@@ -756,5 +783,6 @@ int main(void) {
     RUN(million_op_chain);
     RUN(engine_errors);
     RUN(vjp_with_seed);
+    RUN(hvp_jvp_mixed_dtypes);
     return test_summary();
 }

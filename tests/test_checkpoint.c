@@ -727,6 +727,12 @@ static const bad_case bad_cases[] = {
      0, 8, GAD_ERR_FORMAT, "too many elements"},
     {"bytes overflow", "{" E("a", "\"dtype\":\"F64\",\"shape\":[4611686018427387904],\"data_offsets\":[0,8]") "}",
      0, 8, GAD_ERR_FORMAT, "too many elements"},
+    /* fuzz_load finding: an empty tensor whose other dims overflow (NumPy's
+     * rule, as gad's constructors: the nonzero dims must fit). */
+    {"empty but dims overflow", "{" E("a", "\"dtype\":\"F32\",\"shape\":[0,9223372036854775807,4],\"data_offsets\":[0,0]") "}",
+     0, 0, GAD_ERR_FORMAT, "too many elements"},
+    {"empty, nonzero dims at the limit", "{" E("a", "\"dtype\":\"F32\",\"shape\":[0,1152921504606846976],\"data_offsets\":[0,0]") "}",
+     0, 0, GAD_ERR_FORMAT, "too many elements"},
     {"rank 9 (valid file, unsupported rank)",
      "{" E("a", "\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,4]") "}",
      0, 4, GAD_ERR_UNSUPPORTED, "rank 9"},

@@ -858,6 +858,12 @@ TEST(cat_errors) {
     gad_tensor *s = gad_scalar_f32(1);
     CHECK(gad_cat((gad_tensor *[]){s, s}, 2, 0) == NULL);
     CHECK_ERR(GAD_ERR_SHAPE, "cat");
+    /* fuzz finding: empty pieces whose sizes along the axis sum past
+     * INT64_MAX (each alone is a valid empty tensor) */
+    gad_tensor *h = gad_zeros((int64_t[]){0, INT64_MAX / 8 - 1}, 2, GAD_F32);
+    CHECK(h != NULL);
+    CHECK(gad_cat((gad_tensor *[]){h, h, h, h, h, h, h, h, h}, 9, 1) == NULL);
+    CHECK_ERR(GAD_ERR_SHAPE, "cat");
     /* a NULL piece */
     CHECK(gad_cat((gad_tensor *[]){a, NULL}, 2, 0) == NULL);
     CHECK(gad_last_error() != NULL);

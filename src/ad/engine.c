@@ -440,12 +440,20 @@ int gad__vjp_composed(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor 
 
 /* ------------------------------------------------------------ higher order */
 
-/* sum_i sum(a[i] * b[i]) as a rank-0 tensor on the tape. */
+/* sum_i sum(a[i] * b[i]) as a rank-0 tensor on the tape; in f64 when the
+ * terms have different dtypes (inputs of f32 and f64 in one call). NULL
+ * with the error recorded when an op fails. */
 static gad_tensor *dot_all(gad_tensor *const *a, gad_tensor *const *b, int n) {
     gad_tensor *acc = NULL;
     for (int i = 0; i < n; i++) {
         gad_tensor *t = gad_sum_all(gad_mul(a[i], b[i]));
+        if (!t) return NULL;
+        if (acc && acc->dtype != t->dtype) {
+            acc = gad_cast(acc, GAD_F64);
+            t = gad_cast(t, GAD_F64);
+        }
         acc = acc ? gad_add(acc, t) : t;
+        if (!acc) return NULL;
     }
     return acc;
 }

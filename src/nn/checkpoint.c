@@ -1069,8 +1069,11 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
         const dtype_info *dt = &dtypes[e->dt];
         shape_str(sb, sizeof sb, e->shape, e->rank);
         uint64_t bits = 0;
-        bool big = !e->zero && (e->overflow || e->numel > (uint64_t)INT64_MAX ||
-                                e->numel > UINT64_MAX / dt->bits);
+        /* The product of the nonzero dims must fit even when a zero dim
+         * makes the tensor empty, the tensor core's rule (INT64_MAX / 8
+         * elements, src/core/shape.c), or the tensor could not be built. */
+        bool big = e->overflow || e->numel > (uint64_t)INT64_MAX / 8 ||
+                   e->numel > UINT64_MAX / dt->bits;
         if (!big && !e->zero) bits = e->numel * dt->bits;
         if (big) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': shape %s has too "

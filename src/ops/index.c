@@ -161,6 +161,11 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
                             gad__shape_str(s1, t->shape, t->rank),
                             gad__shape_str(s2, t0->shape, t0->rank), axis);
         }
+        if (t->shape[a] > INT64_MAX - shape[a])
+            return gad__err(GAD_ERR_SHAPE, op,
+                            "size along axis %d overflows (tensor %d adds %lld "
+                            "to %lld)", axis, i, (long long)t->shape[a],
+                            (long long)shape[a]);
         shape[a] += t->shape[a];
     }
     gad_tensor *y = gad__tensor_new(op, t0->dtype, shape, t0->rank);
