@@ -2,6 +2,9 @@
 #include "gad_int.h"
 #include "cpu/gemm.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #ifdef GAD_HAVE_OPENMP
 #include <omp.h>
 #endif
@@ -65,18 +68,40 @@ bool gad__blas_on(void) {
 #endif
 }
 
+static atomic_int g_par_scale; /* 0: not read yet */
+
+int gad__par_scale(void) {
+    int s = atomic_load_explicit(&g_par_scale, memory_order_relaxed);
+    if (GAD_LIKELY(s > 0)) return s;
+    const char *p = getenv("OMP_WAIT_POLICY");
+    s = p && (strcmp(p, "passive") == 0 || strcmp(p, "PASSIVE") == 0 ||
+              strcmp(p, "Passive") == 0) ? 8 : 1;
+    atomic_store_explicit(&g_par_scale, s, memory_order_relaxed);
+    return s;
+}
+
+/* Splits [0, n) into chunks, a few per thread, that the threads claim in
+ * turn: a thread slowed by another process (or a busier core) takes fewer
+ * chunks instead of holding up the others at the join. */
+#define GAD_CHUNKS_PER_THREAD 4
+
 void gad__parallel_for(int64_t n, int64_t grain,
                        void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx) {
     if (n <= 0) return;
 #ifdef GAD_HAVE_OPENMP
     int64_t nt = gad__nthreads();
     if (grain < 1) grain = 1;
+    if (nt > 1) grain *= gad__par_scale();
     if (nt > n / grain) nt = n / grain;
     if (nt > 1 && !omp_in_parallel()) {
+        int64_t nch = n / grain;
+        if (nch > nt * GAD_CHUNKS_PER_THREAD) nch = nt * GAD_CHUNKS_PER_THREAD;
+        atomic_llong next = 0;
 #pragma omp parallel num_threads((int)nt)
-        {
-            int64_t id = omp_get_thread_num(), m = omp_get_num_threads();
-            fn(ctx, n * id / m, n * (id + 1) / m);
+        for (;;) {
+            int64_t k = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
+            if (k >= nch) break;
+            fn(ctx, n * k / nch, n * (k + 1) / nch);
         }
         return;
     }

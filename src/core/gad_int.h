@@ -203,10 +203,17 @@ int gad__need_i64(const char *op, const gad_tensor *index);
 
 int gad__nthreads(void);
 
-/* Run fn(ctx, lo, hi) over [0, n) split into contiguous chunks, one per
- * thread, using at most n / grain threads (one thread below 2 * grain, or
- * inside an OpenMP parallel region). Chunks depend only on n, grain and the
- * thread count. */
+/* How many times more work a parallel region must have to be worth it: 1
+ * when OpenMP threads spin between regions (the default), 8 under
+ * OMP_WAIT_POLICY=passive, where every region wakes sleeping threads (a
+ * futex wake-up each, tens of microseconds on a VM instead of about one). */
+int gad__par_scale(void);
+
+/* Run fn(ctx, lo, hi) over [0, n) split into contiguous chunks of at least
+ * grain * gad__par_scale() (a few per thread, claimed in turn), using at
+ * most that many threads (one inside an OpenMP parallel region). Chunks
+ * depend only on n, grain and the thread count; fn must give the same
+ * result for any split. */
 void gad__parallel_for(int64_t n, int64_t grain,
                        void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
 bool gad__blas_on(void);

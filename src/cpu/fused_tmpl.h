@@ -295,7 +295,7 @@ typedef struct {
     int64_t M, n;
 } FN(colsum_ctx);
 
-#define COLSUM_TILE 256
+#define COLSUM_TILE 64
 
 GAD_CLONES static void FN(colsum_range)(void *vc, int64_t lo, int64_t hi) {
     FN(colsum_ctx) *c = vc;

@@ -763,7 +763,8 @@ static inline int64_t gemm_cdiv(int64_t a, int64_t b) {
 static inline size_t gemm_round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 /* Below this many multiply-adds per thread, another thread costs more than
- * it saves (a warm OpenMP fork/join is about a microsecond). */
+ * it saves (a warm OpenMP fork/join is about a microsecond; gad__par_scale
+ * raises it when threads sleep between regions). */
 #define GEMM_MIN_WORK_PER_THREAD (48.0 * 48.0 * 48.0)
 
 /* How many threads an M x N x K product is worth. */
@@ -772,7 +773,8 @@ static int gemm_threads(int64_t M, int64_t N, int64_t K) {
     if (omp_in_parallel()) return 1;
     int nt = gad__nthreads();
     if (nt <= 1) return 1;
-    double lim = (double)M * (double)N * (double)K / GEMM_MIN_WORK_PER_THREAD;
+    double lim = (double)M * (double)N * (double)K /
+                 (GEMM_MIN_WORK_PER_THREAD * gad__par_scale());
     if (lim < nt) nt = lim < 1 ? 1 : (int)lim;
     return nt;
 #else
