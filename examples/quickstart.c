@@ -1,4 +1,4 @@
-/* quickstart.c: a first look at gad. Build and run it with `make run`.
+/* quickstart.c: a first look at gad (build/examples/quickstart after `make`).
  *
  * Tensors are values; every function returns a new one that belongs to the
  * open scope, so the whole program below frees everything at gad_scope_end.
