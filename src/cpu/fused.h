@@ -14,8 +14,10 @@
         const T *wa, *wb, *wo, *wf1, *wf2, *g1, *g2, *g3, *g4;                \
     }
 
-/* What the block's forward keeps for its backward (SPEC 4.5): [M, D] each
- * (M = B*T) but f1, [M, 2D]. */
+/* The block's forward writes all of these, [M, D] each (M = B*T) but f1,
+ * [M, 2D]; its backward reads a, h, out1, f1 and f2 only (SPEC 4.5 saves s2
+ * and xn2 too; the backward recomputes them, one cheap pass each, so that a
+ * training step holds two fewer [M, D] buffers per block). */
 #define GAD_HELIX_SAVED(T)                                                     \
     struct {                                                                   \
         T *a, *h, *s2, *out1, *xn2, *f1, *f2;                                  \

@@ -490,17 +490,24 @@ int FN(gad__helix_bwd)(const T *x, const void *wv, const void *sv, const T *gy,
     if (g->wf2 && GEMM(1, 0, D2, D, M, 1, sf1, D2, dm, D, 0, g->wf2, D)) goto out;
     if (GEMM(0, 1, M, D2, D, 1, dm, D, w->wf2, D, 0, dpre, D2)) goto out;
     FN(pass)(HX_DPRE, M, D, (FN(pass_ctx)){.x = s->f1, .o = dpre});
-    if (g->wf1 && GEMM(1, 0, D, D2, M, 1, s->xn2, D, dpre, D2, 0, g->wf1, D2)) goto out;
+    /* xn2 = rms(out1) g3 recomputed into dm (and rn = rms(out1) when gg3 is
+     * needed); gwf1 = xn2^T d_pre; dxn2 = d_pre @ wf1^T */
+    T *xn2 = dm;
+    FN(pass)(HX_XN, M, D,
+             (FN(pass_ctx)){.x = s->out1, .gain = w->g3, .o = xn2, .rn = g->g3 ? rn : NULL, .eps = eps});
+    if (g->wf1 && GEMM(1, 0, D, D2, M, 1, xn2, D, dpre, D2, 0, g->wf1, D2)) goto out;
     if (GEMM(0, 1, M, D, D2, 1, dpre, D2, w->wf1, D2, 0, dxn2, D)) goto out;
     /* second norm: gg3 = sum dxn2 rms(out1); dout1 = rms_bwd(out1, dxn2 g3) + gy */
-    if (g->g3) {
-        FN(pass)(HX_XN, M, D, (FN(pass_ctx)){.x = s->out1, .gain = w->g3, .o = dm, .rn = rn, .eps = eps});
-        FN(colsum)(dxn2, rn, g->g3, M, D);
-    }
+    if (g->g3) FN(colsum)(dxn2, rn, g->g3, M, D);
     FN(pass)(HX_RMS_BWD, M, D,
              (FN(pass_ctx)){.x = s->out1, .g = dxn2, .gain = w->g3, .add = gy, .o = dout1, .eps = eps});
-    /* scan output: gwo = s2^T dout1; ghg = (dout1 @ wo^T) silu'(h g2); gg2; dh */
-    if (g->wo && GEMM(1, 0, D, D, M, 1, s->s2, D, dout1, D, 0, g->wo, D)) goto out;
+    /* scan output: gwo = s2^T dout1 with s2 = silu(h g2) recomputed into dm;
+     * ghg = (dout1 @ wo^T) silu'(h g2); gg2; dh */
+    if (g->wo) {
+        T *s2 = dm;
+        FN(pass)(HX_S2, M, D, (FN(pass_ctx)){.x = s->h, .gain = w->g2, .o = s2});
+        if (GEMM(1, 0, D, D, M, 1, s2, D, dout1, D, 0, g->wo, D)) goto out;
+    }
     if (GEMM(0, 1, M, D, D, 1, dout1, D, w->wo, D, 0, gh, D)) goto out;
     FN(pass)(HX_GHG, M, D, (FN(pass_ctx)){.x = s->h, .gain = w->g2, .o = gh});
     if (g->g2) FN(colsum)(gh, s->h, g->g2, M, D);

@@ -411,7 +411,9 @@ int gad__vjp_embedding_fused(gad_node *n, gad_tensor *gy, const bool *need, gad_
 /* ============================================================ HELIX block */
 
 enum { HX_X, HX_WA, HX_WB, HX_WO, HX_WF1, HX_WF2, HX_G1, HX_G2, HX_G3, HX_G4, HX_NIN };
-enum { HX_A = HX_NIN, HX_H, HX_S2, HX_OUT1, HX_XN2, HX_F1, HX_F2, HX_NSAVE };
+/* The node saves the inputs and a, h, out1, f1, f2; s2 and xn2 are the
+ * forward's scratch (the backward recomputes them). */
+enum { HX_A = HX_NIN, HX_H, HX_OUT1, HX_F1, HX_F2, HX_NSAVE, HX_S2 = HX_NSAVE, HX_XN2, HX_NALL };
 
 static const char *const helix_names[HX_NIN] = {"x",  "wa",  "wb", "wo", "wf1",
                                                 "wf2", "g1", "g2", "g3", "g4"};
@@ -472,7 +474,8 @@ typedef union {
     gad_helix_saved_f64 d;
 } helix_saved;
 
-static void helix_ptrs(gad_tensor *const *t, helix_w *w, helix_saved *sv, bool f32) {
+/* t holds HX_NALL tensors, or HX_NSAVE (s2 and xn2 are then NULL). */
+static void helix_ptrs(gad_tensor *const *t, int n, helix_w *w, helix_saved *sv, bool f32) {
 #define FILL(U, fld)                                                           \
     do {                                                                       \
         U->fld.wa = gad__ptr(t[HX_WA]);                                        \
@@ -489,9 +492,9 @@ static void helix_ptrs(gad_tensor *const *t, helix_w *w, helix_saved *sv, bool f
     do {                                                                       \
         U->fld.a = gad__ptr(t[HX_A]);                                          \
         U->fld.h = gad__ptr(t[HX_H]);                                          \
-        U->fld.s2 = gad__ptr(t[HX_S2]);                                        \
+        U->fld.s2 = n > HX_S2 ? gad__ptr(t[HX_S2]) : NULL;                     \
         U->fld.out1 = gad__ptr(t[HX_OUT1]);                                    \
-        U->fld.xn2 = gad__ptr(t[HX_XN2]);                                      \
+        U->fld.xn2 = n > HX_XN2 ? gad__ptr(t[HX_XN2]) : NULL;                  \
         U->fld.f1 = gad__ptr(t[HX_F1]);                                        \
         U->fld.f2 = gad__ptr(t[HX_F2]);                                        \
     } while (0)
@@ -514,18 +517,18 @@ gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w, double ep
     bool f32 = F32(x);
     gad_tensor *y = gad__tensor_new(op, x->dtype, x->shape, 3);
     if (!y) return NULL;
-    gad_tensor *all[HX_NSAVE];
+    gad_tensor *all[HX_NALL];
     int ok = 1;
     gad_scope_begin();
     for (int i = 0; i < HX_NIN && ok; i++) ok = (all[i] = packed(op, in[i])) != NULL;
-    for (int i = HX_A; i < HX_NSAVE && ok; i++) {
+    for (int i = HX_A; i < HX_NALL && ok; i++) {
         int64_t shp[3] = {B, T, i == HX_F1 ? 2 * D : D};
         ok = (all[i] = gad__own(gad__tensor_new(op, x->dtype, shp, 3))) != NULL;
     }
     if (ok) {
         helix_w wp;
         helix_saved sp;
-        helix_ptrs(all, &wp, &sp, f32);
+        helix_ptrs(all, HX_NALL, &wp, &sp, f32);
         int rc = f32 ? gad__helix_fwd_f32(gad__ptr(all[HX_X]), &wp, &sp, gad__ptr(y), B, T, D, eps)
                      : gad__helix_fwd_f64(gad__ptr(all[HX_X]), &wp, &sp, gad__ptr(y), B, T, D, eps);
         if (rc) ok = (gad__err(GAD_ERR_MEMORY, op, "cannot allocate GEMM scratch"), 0);
@@ -571,7 +574,7 @@ int gad__vjp_helix_block(gad_node *n, gad_tensor *gy, const bool *need, gad_tens
     if (!g) return -1;
     helix_w wp;
     helix_saved sp;
-    helix_ptrs(pk, &wp, &sp, f32);
+    helix_ptrs(pk, HX_NSAVE, &wp, &sp, f32);
     /* the grads structs are ten pointers in the inputs' order */
     int rc = f32 ? gad__helix_bwd_f32(gad__ptr(pk[HX_X]), &wp, &sp, gad__ptr(g), gp, B, T, D, eps)
                  : gad__helix_bwd_f64(gad__ptr(pk[HX_X]), &wp, &sp, gad__ptr(g), gp, B, T, D, eps);
