@@ -32,8 +32,14 @@
 #define U_SIGN ((E)((v > 0) - (v < 0)))
 #define U_SIGMOID SIGM_E(v)
 #define U_SILU (v / ((E)1 + EXP_E(-v)))
-/* tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
-#define U_GELU ((E)0.5 * v * ((E)1 + TANH_E(GELU_K * (v + GELU_C * v * v * v))))
+/* tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3). In f32
+ * as x sigmoid(2u) = x / (1 + e^-2u), the same function: one exp and one
+ * division instead of tanh's two paths, and no cancellation in 1 + tanh(u)
+ * for negative x. f64 keeps the tanh form of the reference. */
+#define GELU_U(v) (GELU_K * (v + GELU_C * v * v * v))
+#define U_GELU                                                                 \
+    _Generic((v), float: v / (1.0f + gad__expf(-2.0f * GELU_U(v))),            \
+             default: (E)0.5 * v * ((E)1 + tanh(GELU_U(v))))
 #define U_SOFTPLUS (v > (E)20 ? v : log1p(exp(v)))
 #define U_LEAKY_RELU (v >= 0 ? v : a * v)
 #define U_CLAMP (v < a ? a : (v > b ? b : v))
