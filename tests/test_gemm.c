@@ -402,6 +402,52 @@ TEST(gemm_threads_bit_identical) {
     CHECK(gad__gemm_test_isa(0, 1) == 0);
 }
 
+/* ------------------------------------------- subnormals */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(GAD_GEMM_PLAIN)
+#include <float.h>
+#include <immintrin.h>
+#define MXCSR_FTZ_DAZ 0x8040u
+
+/* The built-in kernels count subnormal operands and results as zero (FTZ
+ * and DAZ on every thread they use: subnormals cost a microcode assist per
+ * multiply) and give the caller's MXCSR back, whatever it was. */
+TEST(gemm_subnormals_flushed_mxcsr_restored) {
+    const int64_t M = 300, N = 200, K = 150; /* big enough for two threads */
+    float *A = falloc((size_t)(M * K)), *B = falloc((size_t)(K * N)), *C = falloc((size_t)(M * N));
+    /* even rows all subnormal (their products must give exactly 0, not a
+     * subnormal sum); odd rows ones but every third entry */
+    for (int64_t i = 0; i < M * K; i++)
+        A[i] = ((i / K) % 2 == 0 || i % 3 == 0) ? FLT_MIN / 4 : 1.0f;
+    for (int64_t i = 0; i < K * N; i++) B[i] = (i % 5 == 0) ? 1.0f : 0.0f;
+    unsigned caller = _mm_getcsr();
+    for (int mode = 0; mode < 2; mode++) {
+        unsigned want = mode ? (caller | MXCSR_FTZ_DAZ) : (caller & ~MXCSR_FTZ_DAZ);
+        _mm_setcsr(want);
+        for (int small = 1; small >= 0; small--) {
+            CHECK(gad__gemm_test_isa(0, small) == 0);
+            CHECK(gad__sgemm_builtin(0, 0, M, N, K, 1, A, K, B, N, 0, C, N) == 0);
+            /* the control bits (the low six are sticky status flags) */
+            CHECK((_mm_getcsr() & ~0x3Fu) == (want & ~0x3Fu));
+            /* C(i, j) counts the ones of row i of A that meet a one of column
+             * j of B; the subnormals add exactly nothing (even rows: 0) */
+            int ok = 1;
+            for (int64_t i = 0; i < M && ok; i++)
+                for (int64_t j = 0; j < N && ok; j++) {
+                    double ref = 0;
+                    for (int64_t k = 0; k < K; k++)
+                        if (A[i * K + k] == 1.0f && B[k * N + j] != 0) ref += 1;
+                    ok = C[i * N + j] == (float)ref;
+                }
+            CHECK(ok);
+        }
+    }
+    _mm_setcsr(caller);
+    CHECK(gad__gemm_test_isa(0, 1) == 0);
+    free(A), free(B), free(C);
+}
+#endif
+
 /* ------------------------------------------- allocation failure */
 
 static void *failing_alloc(void *ctx, size_t size, size_t align) {
@@ -486,5 +532,8 @@ int main(void) {
     RUN(gemm_threads_bit_identical);
     RUN(gemm_alloc_failure);
     RUN(gemm_blas_path);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(GAD_GEMM_PLAIN)
+    RUN(gemm_subnormals_flushed_mxcsr_restored);
+#endif
     return test_summary();
 }
