@@ -578,8 +578,12 @@ gad_tensor *gad_log_softmax(gad_tensor *x, int axis);
  * batch dims broadcast. A 1-D left operand is a row ([k] @ [k, n] -> [n]),
  * a 1-D right operand a column ([m, k] @ [k] -> [m]; [k] @ [k] -> []).
  * Rank 0 is a shape error, so is an inner-dim mismatch (the message names
- * both shapes); mixed dtypes or i64 are a dtype error. Float only. GEMM goes
- * to CBLAS when available, else to gad's blocked kernel. */
+ * both shapes); mixed dtypes or i64 are a dtype error. Float only. Large
+ * products go to CBLAS when gad was built with it, the rest to gad's blocked
+ * kernels. On x86 those count subnormal values (below FLT_MIN or DBL_MIN)
+ * as zero, in operands and result, as PyTorch's set_flush_denormal(True)
+ * does: subnormals would cost a microcode assist per multiply. The caller's
+ * floating-point mode is left as it was. */
 gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b);
 
 /* ======================================================================== */
