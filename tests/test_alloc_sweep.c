@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_tmpdir.h"
 
 /* ======================================================================== */
 /* The allocator hook                                                        */
@@ -700,37 +701,6 @@ TEST(sweep_training_step_cache_off) { sweep(SWEEP_STEP, 1, &REF); }
 TEST(sweep_save_at_depth_0) { sweep(SWEEP_SAVE_BARE, 0, &REF); }
 TEST(sweep_optim_step_at_depth_0) { sweep(SWEEP_OPTIM_BARE, 0, &REF); }
 
-static int make_work_dir(void) {
-    const char *cands[3] = {"/dev/shm", getenv("TMPDIR"), "/tmp"};
-    for (int i = 0; i < 3; i++) {
-        struct stat st;
-        if (!cands[i] || stat(cands[i], &st) != 0 || !S_ISDIR(st.st_mode) ||
-            access(cands[i], W_OK) != 0)
-            continue;
-        snprintf(work_dir, sizeof work_dir, "%s/gad_sweep_XXXXXX", cands[i]);
-        if (mkdtemp(work_dir)) {
-            snprintf(ckpt_path, sizeof ckpt_path, "%s/ckpt.safetensors", work_dir);
-            return 0;
-        }
-    }
-    return -1;
-}
-
-static void remove_work_dir(void) {
-    DIR *d = opendir(work_dir);
-    if (d) {
-        struct dirent *e;
-        char p[512];
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            snprintf(p, sizeof p, "%s/%s", work_dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(work_dir);
-}
-
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
@@ -740,10 +710,8 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (make_work_dir() != 0) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (test_make_tmpdir(work_dir, sizeof work_dir, "gad_sweep", 1)) return 1;
+    snprintf(ckpt_path, sizeof ckpt_path, "%s/ckpt.safetensors", work_dir);
     /* the hook sees every byte from the first tensor on */
     H.owner = pthread_self();
     atomic_store(&H.fail_at, -1);
@@ -760,6 +728,6 @@ int main(int argc, char **argv) {
     gad_mem_stats ms;
     gad_mem_stats_get(&ms);
     CHECK(ms.live_tensors == 0 && ms.live_storages == 0);
-    remove_work_dir();
+    test_remove_tree(work_dir, 0);
     return test_summary();
 }

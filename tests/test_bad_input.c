@@ -28,6 +28,7 @@
 #ifndef BAD_ROWS_PASS /* ================================== the harness */
 
 #include "test.h"
+#include "test_tmpdir.h"
 
 #include <errno.h>
 #include <math.h>
@@ -650,28 +651,13 @@ static void print_markdown(FILE *f) {
 
 /* ---------------------------------------------------------------- main */
 
-static void rm_tmpdir(void) {
-    if (!g_tmpdir[0]) return;
-    const char *files[] = {"good.st",   "garbage.st", "short.st", "badjson.st",
-                           "f16.st",    "rank9.st",   "trunc.st", "saved.st",
-                           "dot.txt",   "empty.st",   "gap.st",     "huge.st",
-                           "dup.st",    "meta.st"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        unlink(tpath(files[i]));
-    rmdir(g_tmpdir);
-}
-
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--markdown") == 0) {
         print_markdown(stdout);
         return 0;
     }
     g_verbose = argc > 1 && strcmp(argv[1], "--verbose") == 0;
-    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/gad_bad_XXXXXX");
-    if (!mkdtemp(g_tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (test_make_tmpdir(g_tmpdir, sizeof g_tmpdir, "gad_bad", 0)) return 1;
     g_rng = gad_rng_new(42);
     CHECK(g_rng != NULL);
     CHECK(make_good_file());
@@ -744,7 +730,7 @@ int main(int argc, char **argv) {
     free(pairs.v);
     free(seen_done.v);
     gad_rng_free(g_rng);
-    rm_tmpdir();
+    test_remove_tree(g_tmpdir, 0);
     gad_cache_trim();
     return test_summary();
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_tmpdir.h"
 
 #define PYTHON "/usr/bin/python3"
 #define INTEROP_PY GAD_SOURCE_DIR "/tests/reference/safetensors_interop.py"
@@ -76,25 +77,6 @@ static int count_tmp_files(const char *dir) {
         if (strstr(e->d_name, ".tmp.")) k++;
     closedir(d);
     return k;
-}
-
-/* Remove dir and everything in it (two levels are all the tests make). */
-static void rm_tree(const char *dir, int depth) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char p[512];
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth > 0) {
-            chmod(p, 0700);
-            rm_tree(p, depth - 1);
-        } else unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 static gad_mem_stats mem_base;
@@ -1187,11 +1169,7 @@ TEST(python_live_interop) {
 }
 
 int main(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gad_ckpt_XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (test_make_tmpdir(tmpdir, sizeof tmpdir, "gad_ckpt", 0)) return 1;
     RUN(round_trip_every_dtype_and_rank);
     RUN(non_contiguous_inputs_save_their_logical_values);
     RUN(names_with_quotes_backslashes_and_unicode);
@@ -1209,6 +1187,6 @@ int main(void) {
     RUN(mutated_files_never_crash);
     RUN(python_written_file_committed);
     RUN(python_live_interop);
-    rm_tree(tmpdir, 2);
+    test_remove_tree(tmpdir, 2);
     return test_summary();
 }

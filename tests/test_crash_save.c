@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_tmpdir.h"
 
 static char dir[200], path[256];
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -399,19 +400,12 @@ int main(int argc, char **argv) {
     /* one thread: the children must not depend on OpenMP threads they do
      * not inherit across fork */
     gad_set_num_threads(1);
-    const char *base = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/gad_crash_XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (test_make_tmpdir(dir, sizeof dir, "gad_crash", 0)) return 1;
     snprintf(path, sizeof path, "%s/ckpt.safetensors", dir);
     RUN(setup_and_calibrate);
     RUN(timed_kills);
     RUN(kills_at_every_allocation_of_a_save);
-    unlink(path);
-    temp_files(1);
-    rmdir(dir);
+    test_remove_tree(dir, 0);
     for (int i = 0; i < A.n; i++) gad_release(A.t[i]);
     for (int i = 0; i < B.n; i++) gad_release(B.t[i]);
     free(A.bytes);

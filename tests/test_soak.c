@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_tmpdir.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SOAK_SANITIZED 1
@@ -343,22 +344,6 @@ TEST(soak) {
               (long long)atomic_load(&H.blocks));
 }
 
-static int make_dir(void) {
-    const char *cands[3] = {"/dev/shm", getenv("TMPDIR"), "/tmp"};
-    for (int i = 0; i < 3; i++) {
-        struct stat st;
-        if (!cands[i] || stat(cands[i], &st) != 0 || !S_ISDIR(st.st_mode) ||
-            access(cands[i], W_OK) != 0)
-            continue;
-        snprintf(dir, sizeof dir, "%s/gad_soak_XXXXXX", cands[i]);
-        if (mkdtemp(dir)) {
-            snprintf(path, sizeof path, "%s/soak.safetensors", dir);
-            return 0;
-        }
-    }
-    return -1;
-}
-
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps_opt = atol(argv[++i]);
@@ -369,12 +354,9 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (make_dir() != 0) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (test_make_tmpdir(dir, sizeof dir, "gad_soak", 1)) return 1;
+    snprintf(path, sizeof path, "%s/soak.safetensors", dir);
     RUN(soak);
-    unlink(path);
-    rmdir(dir);
+    test_remove_tree(dir, 0);
     return test_summary();
 }
