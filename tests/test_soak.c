@@ -110,7 +110,7 @@ static double now_s(void) {
 #define NL 2
 #define B 4
 #define T 16
-#define NP (1 + 9 * NL + 2)
+#include "test_helix_model.h"
 
 typedef struct model {
     gad_tensor *p[NP];
@@ -118,32 +118,10 @@ typedef struct model {
     gad_optim *opt;
 } model;
 
-static gad_tensor *normal_param(gad_rng *rng, int64_t r, int64_t c, double std) {
-    return gad_requires_grad(gad_rng_normal_tensor(rng, (int64_t[]){r, c}, 2, GAD_F32, 0, std));
-}
-
 static int model_init(model *m, uint64_t seed) {
-    static const char *const keys[9] = {"wa", "wb", "wo", "wf1", "wf2", "g1", "g2", "g3", "g4"};
     memset(m, 0, sizeof *m);
-    gad_rng *rng = gad_rng_new(seed);
-    int k = 0;
-    snprintf(m->names[k], 16, "emb");
-    m->p[k++] = normal_param(rng, V, D, 0.5);
-    for (int l = 0; l < NL; l++) {
-        const int64_t shp[5][2] = {{D + 1, D}, {D, D}, {D, D}, {D, 2 * D}, {2 * D, D}};
-        for (int i = 0; i < 9; i++) {
-            snprintf(m->names[k], 16, "b%d.%s", l, keys[i]);
-            m->p[k++] = i < 5 ? normal_param(rng, shp[i][0], shp[i][1], 1 / sqrt((double)shp[i][0]))
-                              : gad_requires_grad(gad_ones((int64_t[]){D}, 1, GAD_F32));
-        }
-    }
-    snprintf(m->names[k], 16, "gain");
-    m->p[k++] = gad_requires_grad(gad_ones((int64_t[]){D}, 1, GAD_F32));
-    snprintf(m->names[k], 16, "wout");
-    m->p[k++] = normal_param(rng, D, V, 1 / sqrt((double)D));
-    gad_rng_free(rng);
-    for (int i = 0; i < NP; i++)
-        if (!m->p[i]) return -1;
+    for (int k = 0; k < NP; k++) hx_param_name(k, m->names[k]);
+    if (hx_params_init(m->p, seed)) return -1;
     gad_adamw_opts o = {.lr = 3e-3, .weight_decay = 0.01};
     m->opt = gad_adamw_new(m->p, NP, &o);
     return m->opt ? 0 : -1;
@@ -151,20 +129,11 @@ static int model_init(model *m, uint64_t seed) {
 
 static void model_free(model *m) {
     gad_optim_free(m->opt);
-    for (int i = 0; i < NP; i++) gad_release(m->p[i]);
+    hx_params_free(m->p);
 }
 
 static gad_tensor *model_loss(model *m, gad_tensor *x, gad_tensor *targets) {
-    gad_tensor *h = gad_embedding_fused(m->p[0], x);
-    for (int l = 0; l < NL; l++) {
-        gad_tensor **q = &m->p[1 + 9 * l];
-        gad_helix_weights w = {q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8]};
-        h = gad_helix_block(h, &w, 1e-5);
-    }
-    h = gad_mul(gad_rms_norm(h, 1e-5), m->p[NP - 2]);
-    gad_tensor *logits = gad_matmul(h, m->p[NP - 1]);
-    return gad_cross_entropy(gad_reshape(logits, (int64_t[]){B * T, V}, 2), targets,
-                             GAD_REDUCE_MEAN);
+    return hx_loss(m->p, x, targets);
 }
 
 /* Synthetic text: each sequence follows tok' = (5 tok + 3) mod V, with a

@@ -132,50 +132,19 @@ static void join_threads(pthread_t *th, int n) {
 #define NL 2
 #define B 2
 #define T 8
-#define NP (1 + 9 * NL + 2)
+#include "test_helix_model.h"
 
 typedef struct model {
     gad_tensor *p[NP];
 } model;
 
-static gad_tensor *normal_param(gad_rng *rng, int64_t r, int64_t c, double std) {
-    return gad_requires_grad(gad_rng_normal_tensor(rng, (int64_t[]){r, c}, 2, GAD_F32, 0, std));
-}
-
 /* Parameters made with no scope open (the model owns them). */
-static int model_init(model *m, uint64_t seed) {
-    gad_rng *rng = gad_rng_new(seed);
-    int k = 0;
-    m->p[k++] = normal_param(rng, V, D, 0.5);
-    for (int l = 0; l < NL; l++) {
-        const int64_t shp[5][2] = {{D + 1, D}, {D, D}, {D, D}, {D, 2 * D}, {2 * D, D}};
-        for (int i = 0; i < 9; i++)
-            m->p[k++] = i < 5 ? normal_param(rng, shp[i][0], shp[i][1], 1 / sqrt((double)shp[i][0]))
-                              : gad_requires_grad(gad_ones((int64_t[]){D}, 1, GAD_F32));
-    }
-    m->p[k++] = gad_requires_grad(gad_ones((int64_t[]){D}, 1, GAD_F32));
-    m->p[k++] = normal_param(rng, D, V, 1 / sqrt((double)D));
-    gad_rng_free(rng);
-    for (int i = 0; i < NP; i++)
-        if (!m->p[i]) return -1;
-    return 0;
-}
+static int model_init(model *m, uint64_t seed) { return hx_params_init(m->p, seed); }
 
-static void model_free(model *m) {
-    for (int i = 0; i < NP; i++) gad_release(m->p[i]);
-}
+static void model_free(model *m) { hx_params_free(m->p); }
 
 /* Logits [B*T, V] of a batch, in the current scope. */
-static gad_tensor *model_logits(gad_tensor *const *p, gad_tensor *x) {
-    gad_tensor *h = gad_embedding_fused(p[0], x);
-    for (int l = 0; l < NL; l++) {
-        gad_tensor *const *q = &p[1 + 9 * l];
-        gad_helix_weights w = {q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8]};
-        h = gad_helix_block(h, &w, 1e-5);
-    }
-    h = gad_mul(gad_rms_norm(h, 1e-5), p[NP - 2]);
-    return gad_reshape(gad_matmul(h, p[NP - 1]), (int64_t[]){B * T, V}, 2);
-}
+static gad_tensor *model_logits(gad_tensor *const *p, gad_tensor *x) { return hx_logits(p, x); }
 
 static void make_batch(gad_rng *rng, int64_t *in, int64_t *tg) {
     for (int b = 0; b < B; b++) {
