@@ -747,6 +747,75 @@ TEST(unary_large_threads) {
     gad_rng_free(rng);
 }
 
+/* Outputs of 16 MiB and more are written with streaming stores, a tile at a
+ * time (src/cpu/stream.c), and gelu f32 by its AVX-512 kernel where the
+ * CPU has one: the same values as the reference, on any number of threads,
+ * for every layout of the inputs (an odd element count, so that chunks and
+ * tiles end mid-line). */
+TEST(streamed_outputs) {
+    gad_rng *rng = gad_rng_new(17);
+    int64_t s[] = {2049, 2053}; /* 4,206,597 elements: 16.8 MB of f32 */
+    int64_t n = numel_of(s, 2);
+    double *ref = malloc((size_t)n * sizeof *ref);
+    CHECK(ref != NULL);
+    for (int dt = GAD_F32; ref && dt <= GAD_F64; dt++) {
+        gad_scope_begin();
+        double *va, *vb;
+        gad_tensor *a = make_view(rng, L_CONTIG, (gad_dtype_t)dt, s, 2, -3, 3, &va);
+        gad_tensor *b = make_view(rng, L_PERM, (gad_dtype_t)dt, s, 2, -3, 3, &vb);
+        for (int op = 0; op < B_COUNT; op++) {
+            for (int64_t f = 0; f < n; f++) ref[f] = bref(op, va[f], vb[f], (gad_dtype_t)dt);
+            gad_scope_begin();
+            gad_set_num_threads(1);
+            gad_tensor *y1 = bapply(op, a, b);
+            gad_set_num_threads(2);
+            gad_tensor *y2 = bapply(op, a, b);
+            gad_set_num_threads(0);
+            CHECK_CLOSE(y2, ref, n, 0, "streamed %s %s", B_NAME[op], gad_dtype_name((gad_dtype_t)dt));
+            CHECK_MSG(same_bits(y1, y2), "streamed %s: 1/2 threads differ", B_NAME[op]);
+            gad_scope_end();
+        }
+        /* a broadcast row: one input with stride 0 along the rows */
+        gad_tensor *row = gad_select(a, 0, 7); /* shape [2053], broadcast */
+        for (int64_t f = 0; f < n; f++)
+            ref[f] = bref(B_SUB, va[7 * s[1] + f % s[1]], vb[f], (gad_dtype_t)dt);
+        CHECK_CLOSE(gad_sub(row, b), ref, n, 0, "streamed sub of a broadcast row");
+        /* unary: streamed a tile at a time (relu, clamp, mul_scalar), by
+         * hand-written kernels (gelu), or not at all (tanh); on contiguous
+         * and permuted inputs */
+        for (int u = 0; u < N_UOPS; u++) {
+            const uop *o = &UOPS[u];
+            if (o->id != U_RELU && o->id != U_TANH && o->id != U_GELU &&
+                o->id != U_CLAMP && o->id != U_MULS)
+                continue;
+            char lb[96];
+            ulabel(o, lb, sizeof lb);
+            for (int64_t f = 0; f < n; f++) ref[f] = uref(o, vb[f], (gad_dtype_t)dt);
+            gad_scope_begin();
+            gad_tensor *y = uapply(o, gad_contiguous(b));
+            gad_tensor *yv = uapply(o, b);
+            gad_clear_error(); /* NaNs from out-of-range inputs: no error */
+            CHECK_CLOSE(y, ref, n, utol(o, (gad_dtype_t)dt), "streamed %s %s", lb,
+                        gad_dtype_name((gad_dtype_t)dt));
+            CHECK_MSG(same_bits(y, yv), "streamed %s: contiguous and strided input differ", lb);
+            gad_scope_end();
+        }
+        /* a gradient kernel with a stride-0 upstream gradient (sum's) */
+        gad_tensor *x = gad_requires_grad(gad_contiguous(a)), *g = NULL;
+        CHECK(gad_grad(gad_sum_all(gad_tanh(x)), &x, 1, &g) == GAD_OK);
+        for (int64_t f = 0; f < n; f++) {
+            double t = tanh(va[f]);
+            ref[f] = dt == GAD_F32 ? (double)(float)(1 - t * t) : 1 - t * t;
+        }
+        CHECK_CLOSE(g, ref, n, dt == GAD_F32 ? 1e-6 : 1e-14, "streamed tanh backward");
+        free(va);
+        free(vb);
+        gad_scope_end();
+    }
+    free(ref);
+    gad_rng_free(rng);
+}
+
 /* SPEC §3.2 reference values. */
 TEST(unary_spec_values) {
     gad_scope_begin();
@@ -902,6 +971,7 @@ int main(void) {
     RUN(binary_large_threads);
     RUN(unary_all_layouts);
     RUN(unary_large_threads);
+    RUN(streamed_outputs);
     RUN(unary_spec_values);
     RUN(unary_specials);
     RUN(unary_sign_zero);

@@ -17,6 +17,20 @@
 #define GAD_CLONES
 #endif
 
+/* Copy n bytes to dst with non-temporal stores, which bypass the cache
+ * (stream.c); dst and src need no alignment. The stores are weakly ordered:
+ * call gad__stream_fence on the same thread before the data is handed to
+ * another thread or read back. */
+void gad__stream_store(void *dst, const void *src, size_t n);
+void gad__stream_fence(void);
+
+/* A kernel written by hand for one CPU feature: y = f(x) over n contiguous
+ * f32 elements, with streaming stores when `stream` is set. */
+typedef void (*gad_vkernel)(int64_t n, const float *x, float *y, bool stream);
+
+/* gelu's AVX-512 kernel (gelu_avx512.c); NULL where the CPU lacks AVX-512. */
+gad_vkernel gad__vk_gelu_f32(void);
+
 /* ---------------------------------------------------------- elementwise */
 
 /* Unary kernels: y = f(x) (X-macro: id). */

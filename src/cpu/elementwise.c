@@ -31,14 +31,16 @@
 #define U_ABS fabs(v)
 #define U_SIGN ((E)((v > 0) - (v < 0)))
 #define U_SIGMOID SIGM_E(v)
-#define U_SILU (v / ((E)1 + EXP_E(-v)))
+#define U_SILU (v * SIGM_E(v))
 /* tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3). In f32
  * as x sigmoid(2u) = x / (1 + e^-2u), the same function: one exp and one
  * division instead of tanh's two paths, and no cancellation in 1 + tanh(u)
- * for negative x. f64 keeps the tanh form of the reference. */
+ * for negative x. f64 keeps the tanh form of the reference. (x * (1 / d),
+ * not x / d: GCC turns the latter into two divisions, one per side of
+ * exp's clamp, and the divider is what bounds this loop.) */
 #define GELU_U(v) (GELU_K * (v + GELU_C * v * v * v))
 #define U_GELU                                                                 \
-    _Generic((v), float: v / (1.0f + gad__expf(-2.0f * GELU_U(v))),            \
+    _Generic((v), float: v * (1.0f / (1.0f + gad__expf(-2.0f * GELU_U(v)))),   \
              default: (E)0.5 * v * ((E)1 + tanh(GELU_U(v))))
 #define U_SOFTPLUS (v > (E)20 ? v : log1p(exp(v)))
 #define U_LEAKY_RELU (v >= 0 ? v : a * v)
@@ -197,8 +199,85 @@ typedef struct ew_ctx {
     size_t es;
     ukern uk;
     bkern bk;
+    gad_vkernel vk; /* replaces uk where the input is contiguous */
     const gad_uparams *p;
+    bool stream; /* write the output with streaming stores */
 } ew_ctx;
+
+/* Outputs of at least this many bytes are written with streaming stores
+ * (stream.c): far larger than the L2 of the cores that write them, they
+ * would be evicted before anyone reads them back, and skipping the
+ * read-for-ownership saves a quarter of c = a + b's memory traffic. */
+#define EW_STREAM_BYTES ((int64_t)16 << 20)
+/* Streamed outputs are computed a tile at a time into L1, then stored. A
+ * kernel bound by arithmetic (exp, division) then stalls on each tile's
+ * burst of stores, where storing as it goes would hide them: those keep
+ * ordinary stores unless written by hand (gad_vkernel). */
+#define EW_TILE 1024
+
+static bool ew_light_unary(gad_ukernel k) {
+    switch (k) {
+    case GAD_UK_TANH: case GAD_UK_EXP: case GAD_UK_LOG: case GAD_UK_SIGMOID:
+    case GAD_UK_SILU: case GAD_UK_GELU: case GAD_UK_SOFTPLUS: case GAD_UK_POW_SCALAR:
+        return false;
+    default:
+        return true;
+    }
+}
+
+static bool ew_light_grad(gad_gkernel k) {
+    return k != GAD_GK_SOFTPLUS && k != GAD_GK_SILU && k != GAD_GK_GELU;
+}
+
+/* The hand-written kernel of (k, dtype), if this CPU runs one; looked up
+ * once. */
+static gad_vkernel ew_vkernel(gad_ukernel k, int dtype) {
+    static _Atomic(int) looked;
+    static _Atomic(gad_vkernel) gelu;
+    if (k != GAD_UK_GELU || dtype != GAD_F32) return NULL;
+    if (!atomic_load_explicit(&looked, memory_order_acquire)) {
+        atomic_store_explicit(&gelu, gad__vk_gelu_f32(), memory_order_relaxed);
+        atomic_store_explicit(&looked, 1, memory_order_release);
+    }
+    return atomic_load_explicit(&gelu, memory_order_relaxed);
+}
+
+static void ew_call(const ew_ctx *c, int64_t len, const char *x0, int64_t s0,
+                    const char *x1, int64_t s1, char *y) {
+    if (c->uk) c->uk(len, x0, s0, y, c->p);
+    else c->bk(len, x0, s0, x1, s1, y, c->p);
+}
+
+static void ew_call_stream(const ew_ctx *c, int64_t len, const char *x0, int64_t s0,
+                           const char *x1, int64_t s1, char *y) {
+    _Alignas(64) char tile[EW_TILE];
+    const int64_t es = (int64_t)c->es, per = EW_TILE / es;
+    /* The first tile ends where a cache line of y does, so that every
+     * later tile starts on one and streams whole lines. */
+    int64_t k = (int64_t)((-(uintptr_t)y & 63) / (uintptr_t)es);
+    if (k == 0) k = per;
+    for (int64_t i = 0; i < len; i += k, k = per) {
+        if (k > len - i) k = len - i;
+        ew_call(c, k, x0 + i * s0 * es, s0, x1 ? x1 + i * s1 * es : NULL, s1, tile);
+        gad__stream_store(y + i * es, tile, (size_t)(k * es));
+    }
+}
+
+/* A hand-written kernel reads contiguous input: strided input is gathered
+ * a tile at a time first, so that a result never depends on the layout. */
+static void ew_call_vk(const ew_ctx *c, int64_t len, const float *x, int64_t sx, float *y) {
+    if (sx == 1) {
+        c->vk(len, x, y, c->stream);
+        return;
+    }
+    _Alignas(64) float tile[EW_TILE / sizeof(float)];
+    const int64_t per = EW_TILE / (int64_t)sizeof(float);
+    for (int64_t i = 0; i < len; i += per) {
+        int64_t k = len - i < per ? len - i : per;
+        for (int64_t j = 0; j < k; j++) tile[j] = x[(i + j) * sx];
+        c->vk(k, tile, y + i, c->stream);
+    }
+}
 
 static void ew_range(void *vctx, int64_t lo, int64_t hi) {
     ew_ctx *c = vctx;
@@ -211,17 +290,17 @@ static void ew_range(void *vctx, int64_t lo, int64_t hi) {
     while (pos < hi) {
         int64_t len = inner - j < hi - pos ? inner - j : hi - pos;
         const char *x0 = c->in[0] + (off[0] + j * s0) * (int64_t)c->es; /* may step back */
+        const char *x1 = c->bk ? c->in[1] + (off[1] + j * s1) * (int64_t)c->es : NULL;
         char *y = c->out + (size_t)pos * c->es;
-        if (c->uk) {
-            c->uk(len, x0, s0, y, c->p);
-        } else {
-            const char *x1 = c->in[1] + (off[1] + j * s1) * (int64_t)c->es;
-            c->bk(len, x0, s0, x1, s1, y, c->p);
-        }
+        if (c->vk)
+            ew_call_vk(c, len, (const float *)x0, s0, (float *)y);
+        else
+            (c->stream ? ew_call_stream : ew_call)(c, len, x0, s0, x1, s1, y);
         pos += len;
         j = 0;
         gad__iter_next(it, idx, off);
     }
+    if (c->stream) gad__stream_fence(); /* before the threads join */
 }
 
 /* Below this many elements per thread, extra threads cost more than they
@@ -240,8 +319,11 @@ void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
     c.es = gad__dsize(x->dtype);
     c.in[0] = gad__ptr(x);
     c.out = gad__ptr(y);
-    if (x->contig && x->numel < 2 * EW_GRAIN) {
-        c.uk(x->numel, c.in[0], 1, c.out, c.p); /* the small fast path */
+    c.vk = ew_vkernel(k, x->dtype);
+    c.stream = x->numel * (int64_t)c.es >= EW_STREAM_BYTES && (ew_light_unary(k) || c.vk);
+    if (x->contig && x->numel < 2 * EW_GRAIN) { /* the small fast path */
+        if (c.vk) ew_call_vk(&c, x->numel, (const float *)c.in[0], 1, (float *)c.out);
+        else c.uk(x->numel, c.in[0], 1, c.out, c.p);
         return;
     }
     const int64_t *strides[1] = {x->strides};
@@ -249,8 +331,8 @@ void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
     gad__parallel_for(x->numel, EW_GRAIN, ew_range, &c);
 }
 
-static void run_binary(bkern bk, const gad_tensor *a, const gad_tensor *b, gad_tensor *y,
-                       const gad_uparams *p) {
+static void run_binary(bkern bk, bool light, const gad_tensor *a, const gad_tensor *b,
+                       gad_tensor *y, const gad_uparams *p) {
     if (y->numel == 0) return;
     ew_ctx c;
     c.uk = NULL;
@@ -260,6 +342,8 @@ static void run_binary(bkern bk, const gad_tensor *a, const gad_tensor *b, gad_t
     c.in[0] = gad__ptr(a);
     c.in[1] = gad__ptr(b);
     c.out = gad__ptr(y);
+    c.vk = NULL;
+    c.stream = y->numel * (int64_t)c.es >= EW_STREAM_BYTES && light;
     if (a->contig && b->contig && a->numel == y->numel && b->numel == y->numel &&
         y->numel < 2 * EW_GRAIN) {
         c.bk(y->numel, c.in[0], 1, c.in[1], 1, c.out, c.p);
@@ -275,10 +359,10 @@ static void run_binary(bkern bk, const gad_tensor *a, const gad_tensor *b, gad_t
 
 void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
                    gad_tensor *y) {
-    run_binary(binary_table[k][y->dtype == GAD_F64], a, b, y, NULL);
+    run_binary(binary_table[k][y->dtype == GAD_F64], true, a, b, y, NULL);
 }
 
 void gad__k_grad(gad_gkernel k, const gad_tensor *gy, const gad_tensor *v, gad_tensor *out,
                  const gad_uparams *p) {
-    run_binary(grad_table[k][out->dtype == GAD_F64], gy, v, out, p);
+    run_binary(grad_table[k][out->dtype == GAD_F64], ew_light_grad(k), gy, v, out, p);
 }
