@@ -215,9 +215,10 @@ void *gad_mem_alloc(size_t n);
 void *gad_mem_realloc(void *p, size_t n);
 void gad_mem_free(void *p);
 
-/* Return every cached buffer and tensor header of this thread to the
- * allocator. gad keeps freed buffers by size class so that a training loop
- * does not call malloc per op; this gives the memory back. */
+/* Return every cached buffer, tensor header and graph node of this thread
+ * to the allocator. gad keeps freed buffers by size class, and headers and
+ * nodes in pools, so that a training loop does not call malloc per op; this
+ * gives the memory back. */
 void gad_cache_trim(void);
 
 /* Memory counters of the calling thread's caches and of the whole process. */
@@ -225,13 +226,14 @@ typedef struct gad_mem_stats {
     int64_t live_tensors;   /* tensor headers alive, all threads */
     int64_t live_storages;  /* storages alive, all threads */
     int64_t live_bytes;     /* bytes in live storages, all threads */
-    int64_t cached_bytes;   /* bytes held in this thread's buffer cache */
+    int64_t cached_bytes;   /* bytes held in this thread's caches */
 } gad_mem_stats;
 
 void gad_mem_stats_get(gad_mem_stats *out);
 
-/* Set the most bytes this thread's buffer cache may hold (default 256 MiB).
- * Returns the previous limit. */
+/* Set the most bytes this thread's caches (buffers, headers and nodes) may
+ * hold (default 1 GiB: enough to rebuild a graph of a million small ops
+ * without allocating). Returns the previous limit. */
 size_t gad_set_cache_limit(size_t bytes);
 
 /* ======================================================================== */

@@ -1315,6 +1315,46 @@ static void install(alloc_ctx *c, long limit) {
     gad_set_allocator(&al);
 }
 
+/* Headers, nodes and buffers of a released graph wait in the thread's
+ * caches: building the same graph again allocates nothing (W1's chain, at a
+ * length no count-capped pool would hold), the caches count them in
+ * cached_bytes, respect the limit, and trimming gives everything back. */
+TEST(caches_hold_a_graph) {
+    gad_mem_stats base = stats();
+    alloc_ctx c;
+    install(&c, -1);
+    enum { NOPS = 20000 };
+    for (int round = 0; round < 3; round++) {
+        long before = c.n_alloc;
+        gad_scope_begin();
+        gad_tensor *x = gad_requires_grad(gad_full(SHP(16), 1, GAD_F32, 0.5));
+        gad_tensor *k = gad_full(SHP(16), 1, GAD_F32, 0.9), *v = x, *g = NULL;
+        for (int i = 0; i < NOPS; i++)
+            v = i % 3 == 0 ? gad_mul(v, k) : i % 3 == 1 ? gad_add(v, k) : gad_tanh(v);
+        CHECK(gad_grad(gad_sum_all(v), &x, 1, &g) == GAD_OK && g != NULL);
+        gad_scope_end();
+        gad_release(x);
+        if (round > 0)
+            CHECK_MSG(c.n_alloc == before, "round %d allocated %ld times", round,
+                      c.n_alloc - before);
+        CHECK(stats().cached_bytes > NOPS * 300); /* a header, node, buffer per op */
+    }
+    /* a lower limit trims at once and then caps what is kept */
+    size_t old = gad_set_cache_limit(1 << 20);
+    CHECK(stats().cached_bytes == 0);
+    gad_scope_begin();
+    gad_tensor *v = gad_requires_grad(gad_full(SHP(16), 1, GAD_F32, 0.5));
+    for (int i = 0; i < NOPS; i++) v = gad_tanh(v);
+    gad_scope_end();
+    CHECK(stats().cached_bytes > 0 && stats().cached_bytes <= 1 << 20);
+    gad_set_cache_limit(old);
+    gad_cache_trim();
+    CHECK(stats().cached_bytes == 0);
+    gad_set_allocator(NULL); /* gives the scopes' own arrays back too */
+    CHECK(c.n_alloc == c.n_free && c.bytes == 0 && c.bad_size == 0);
+    CHECK_LIVE(base);
+}
+
 TEST(allocator_counting) {
     gad_mem_stats base = stats();
     alloc_ctx c;
@@ -1774,7 +1814,7 @@ TEST(config) {
     CHECK(GAD_VERSION_MAJOR == 0 && GAD_VERSION_MINOR == 1 && GAD_VERSION_PATCH == 0);
     CHECK(GAD_MAX_RANK == 8);
     size_t old = gad_set_cache_limit(1 << 20);
-    CHECK(old == (size_t)256 << 20);
+    CHECK(old == (size_t)1 << 30);
     CHECK(gad_set_cache_limit(old) == 1 << 20);
 }
 
@@ -1802,6 +1842,7 @@ int main(void) {
     RUN(scopes_nested_keep);
     RUN(retain_release);
     RUN(scopes_deep_expression);
+    RUN(caches_hold_a_graph);
     RUN(allocator_counting);
     RUN(allocator_failing);
     RUN(allocator_scope_begin_failure);

@@ -26,26 +26,31 @@ typedef struct gad_op_info {
 #define GAD_NODE_MAX_PARENTS 65535
 
 struct gad_node {
+    /* The first line holds what the reverse pass reads of every node, the
+     * second the parent and saved pointers of the usual few: a pass over a
+     * graph too large for the cache misses twice per node, not five times. */
     atomic_long refs;
     const gad_op_info *info; /* NULL for a leaf */
-    uint16_t op;
+    gad_node **parents;
+    gad_tensor *pending;  /* the gradient summed so far during a pass */
+    uint64_t queued;      /* the reverse pass that last queued this node */
+    uint32_t level;       /* 0 for a leaf, else 1 + the parents' largest */
     uint16_t nparents;
+    uint16_t op;
     uint8_t nsaved;
     uint8_t out_saved;       /* bit i: saved[i] is this node's own output */
     uint8_t dtype, rank;
-    int64_t shape[GAD_MAX_RANK]; /* the output's shape */
-    gad_node **parents;
+    int32_t nparents_cap; /* > GAD_NODE_INLINE when parents were allocated */
     gad_tensor **saved;
+    gad_node *parents_inline[GAD_NODE_INLINE];
+    gad_tensor *saved_inline[GAD_NODE_INLINE];
+    gad_tensor *grad;     /* leaf: the gradient slot */
+    uint64_t visit;       /* the walk that last saw this node (boundaries) */
+    int64_t shape[GAD_MAX_RANK]; /* the output's shape */
     union {
         double d[4];
         int64_t i[2 * GAD_MAX_RANK];
     } p;
-    gad_tensor *grad;     /* leaf: the gradient slot */
-    gad_tensor *pending;  /* the gradient summed so far during a pass */
-    uint64_t visit;       /* the pass that last saw this node */
-    int32_t nparents_cap; /* > GAD_NODE_INLINE when parents were allocated */
-    gad_node *parents_inline[GAD_NODE_INLINE];
-    gad_tensor *saved_inline[GAD_NODE_INLINE];
 };
 
 /* A new node with refs = 1 and room for nparents parents and nsaved saved

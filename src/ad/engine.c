@@ -36,8 +36,14 @@ gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info, int op,
     nd->dtype = y->dtype;
     nd->rank = y->rank;
     memcpy(nd->shape, y->shape, sizeof nd->shape);
-    for (int i = 0; i < n; i++)
-        nd->parents[i] = gad__node_retain(in[i] ? in[i]->node : NULL);
+    uint32_t level = 0;
+    for (int i = 0; i < n; i++) {
+        gad_node *p = in[i] ? in[i]->node : NULL;
+        nd->parents[i] = gad__node_retain(p);
+        if (p && p->level >= level) /* saturates: 4e9 ops deep, never */
+            level = p->level == UINT32_MAX ? UINT32_MAX : p->level + 1;
+    }
+    nd->level = level;
     for (int i = 0; i < nsave; i++) {
         if (!save[i]) continue;
         bool out = save[i] == y;
@@ -131,11 +137,9 @@ static int walk_push(walk *w, gad_node *n) {
 }
 
 /* Every node reachable from root, each once, in post-order, by an explicit
- * stack (a million-node chain must not recurse). The stack holds (node,
- * next parent) pairs. */
-/* Nodes whose visit equals `stop` are boundaries: not entered, not listed
- * (0: none). */
-static int topo_order(gad_node *root, walk *out, const char *op, uint64_t stop) {
+ * stack (a million-node chain must not recurse), for gad_graph_dot. The
+ * stack holds (node, next parent) pairs. */
+static int topo_order(gad_node *root, walk *out, const char *op) {
     uint64_t epoch = atomic_fetch_add(&g_epoch, 1) + 1;
     typedef struct frame {
         gad_node *n;
@@ -163,7 +167,7 @@ static int topo_order(gad_node *root, walk *out, const char *op, uint64_t stop) 
         frame *f = &stack[sp - 1];
         if (f->next < f->n->nparents) {
             gad_node *p = f->n->parents[f->next++];
-            if (p && p->visit != epoch && (!stop || p->visit != stop)) {
+            if (p && p->visit != epoch) {
                 p->visit = epoch;
                 PUSH(p);
             }
@@ -222,75 +226,209 @@ static int check_anomaly(gad_node *n, int i, gad_tensor *g) {
     return -1;
 }
 
-/* The reverse pass over w (post-order) from its last node with seed: each
- * node's incoming gradients are summed, then its VJP runs once. */
-/* Boundary nodes of a pass that stops early (gad__vjp_composed): the
- * gradients reaching them are summed here, not in their pending slot. */
-typedef struct boundary {
-    uint64_t stop;     /* their visit mark */
-    int n;
-    gad_node **nodes;
-    gad_tensor **acc;
-} boundary;
+/* ------------------------------------------------------- the reverse pass
+ *
+ * Nodes run their VJPs in decreasing level (a node's level exceeds its
+ * parents'), so every consumer of a node that the root reaches has run, and
+ * added its share to the node's pending gradient, before the node's own
+ * VJP: the order of a topological sort, found without walking the graph
+ * first. A node is queued when its first consumer runs; the queue is a
+ * binary max-heap on the level, which a chain keeps at one entry. */
 
-static int reverse_pass(walk *w, gad_tensor *seed, const char *op, boundary *bd) {
-    gad_node *root = w->order[w->len - 1];
-    root->pending = gad_retain(seed);
-    int rc = 0;
-    for (int64_t k = w->len - 1; k >= 0; k--) {
-        gad_node *n = w->order[k];
-        gad_tensor *gy = n->pending;
-        n->pending = NULL;
-        if (!gy || rc) {
-            gad_release(gy);
-            continue;
-        }
-        if (!n->info) { /* a leaf: into its slot, as a packed tensor */
-            gad_scope_begin();
-            gad_tensor *g = gy->contig ? gy : gad_contiguous(gy);
-            rc = g ? accumulate_into(&n->grad, g) : -1;
-            gad_scope_end();
-            gad_release(gy);
-            continue;
-        }
-        /* need[] and gin[] for this node; on the stack for the usual few */
-        bool need_small[8], *need = need_small;
-        gad_tensor *gin_small[8], **gin = gin_small;
-        size_t extra = (size_t)n->nparents * (sizeof *gin + sizeof *need);
-        if (n->nparents > 8) {
-            gin = gad__alloc(extra);
-            if (!gin) {
-                gad__err(GAD_ERR_MEMORY, op, "cannot allocate gradients");
-                rc = -1;
-                gad_release(gy);
-                continue;
-            }
-            need = (bool *)(gin + n->nparents);
-        }
-        for (int i = 0; i < n->nparents; i++) {
-            need[i] = n->parents[i] != NULL;
-            gin[i] = NULL;
-        }
-        gad_scope_begin();
-        rc = n->info->vjp(n, gy, need, gin);
-        for (int i = 0; rc == 0 && i < n->nparents; i++) {
-            if (!need[i] || !gin[i]) continue;
-            gad_node *p = n->parents[i];
-            gad_tensor **slot = &p->pending;
-            if (bd && bd->stop && p->visit == bd->stop)
-                for (int b = 0; b < bd->n; b++)
-                    if (bd->nodes[b] == p) slot = &bd->acc[b];
-            if (check_anomaly(n, i, gin[i])) rc = -1;
-            else rc = accumulate_into(slot, gin[i]);
-        }
-        gad_scope_end();
-        if (gin != gin_small) gad__free(gin, extra);
-        gad_release(gy);
-    }
-    return rc;
+typedef struct qent {
+    uint32_t level;
+    gad_node *n;
+} qent;
+
+#define QUEUE_INLINE 64
+
+typedef struct pass {
+    uint64_t id;        /* marks the nodes this pass queued */
+    qent *q;            /* the heap */
+    int64_t len, cap;
+    qent q_small[QUEUE_INLINE];
+    gad_node **leaves;  /* the leaves reached, for run() */
+    int64_t nleaves, leaves_cap;
+    gad_node *leaves_small[QUEUE_INLINE];
+    bool clear_leaves;  /* functional grad: empty each leaf's slot when reached */
+    int nbound;         /* gad__vjp_composed: its op's parents bound the pass; */
+    gad_node *const *bound; /* what reaches them is summed into bound_acc */
+    gad_tensor **bound_acc;
+    const char *op;
+    int rc;
+} pass;
+
+static void pass_init(pass *ps, const char *op) {
+    ps->len = 0;
+    ps->q = ps->q_small;
+    ps->cap = QUEUE_INLINE;
+    ps->leaves = ps->leaves_small;
+    ps->nleaves = 0;
+    ps->leaves_cap = QUEUE_INLINE;
+    ps->clear_leaves = false;
+    ps->nbound = 0;
+    ps->bound = NULL;
+    ps->bound_acc = NULL;
+    ps->op = op;
+    ps->rc = 0;
+    ps->id = atomic_fetch_add(&g_epoch, 1) + 1;
 }
 
-static bool is_leaf_node(const gad_node *n) { return n && !n->info; }
+static void pass_free(pass *ps) {
+    if (ps->q != ps->q_small) gad__free(ps->q, (size_t)ps->cap * sizeof *ps->q);
+    if (ps->leaves != ps->leaves_small)
+        gad__free(ps->leaves, (size_t)ps->leaves_cap * sizeof *ps->leaves);
+}
+
+static int leaves_push(pass *ps, gad_node *leaf) {
+    if (ps->nleaves == ps->leaves_cap) {
+        int64_t nc = ps->leaves_cap * 2;
+        gad_node **l = gad__alloc((size_t)nc * sizeof *l);
+        if (!l) return -1;
+        memcpy(l, ps->leaves, (size_t)ps->nleaves * sizeof *l);
+        if (ps->leaves != ps->leaves_small)
+            gad__free(ps->leaves, (size_t)ps->leaves_cap * sizeof *l);
+        ps->leaves = l;
+        ps->leaves_cap = nc;
+    }
+    ps->leaves[ps->nleaves++] = leaf;
+    return 0;
+}
+
+static void pass_fail(pass *ps, const char *what) {
+    if (!ps->rc) gad__err(GAD_ERR_MEMORY, ps->op, "cannot allocate %s", what);
+    ps->rc = -1;
+}
+
+static int queue_push(pass *ps, gad_node *n) {
+    if (ps->len == ps->cap) {
+        int64_t nc = ps->cap * 2;
+        qent *q = gad__alloc((size_t)nc * sizeof *q);
+        if (!q) return -1;
+        memcpy(q, ps->q, (size_t)ps->len * sizeof *q);
+        if (ps->q != ps->q_small) gad__free(ps->q, (size_t)ps->cap * sizeof *q);
+        ps->q = q;
+        ps->cap = nc;
+    }
+    qent e = {n->level, n};
+    int64_t i = ps->len++;
+    while (i > 0 && ps->q[(i - 1) / 2].level < e.level) {
+        ps->q[i] = ps->q[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    ps->q[i] = e;
+    return 0;
+}
+
+static gad_node *queue_pop(pass *ps) {
+    if (ps->len == 0) return NULL;
+    gad_node *top = ps->q[0].n;
+    qent e = ps->q[--ps->len];
+    int64_t i = 0, n = ps->len;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && ps->q[c + 1].level > ps->q[c].level) c++;
+        if (ps->q[c].level <= e.level) break;
+        ps->q[i] = ps->q[c];
+        i = c;
+    }
+    if (n > 0) ps->q[i] = e;
+    return top;
+}
+
+/* The slot where gradients reaching p are summed: p's pending one, or the
+ * accumulator of a bound. */
+static gad_tensor **slot_of(pass *ps, gad_node *p) {
+    for (int b = 0; b < ps->nbound; b++)
+        if (ps->bound[b] == p) return &ps->bound_acc[b];
+    return &p->pending;
+}
+
+/* Queue p once per pass (not a bound: the pass ends there). */
+static void reach(pass *ps, gad_node *p) {
+    if (!p || p->queued == ps->id || slot_of(ps, p) != &p->pending) return;
+    p->queued = ps->id;
+    for (int i = 0; i < p->nsaved; i++) GAD_PREFETCH_W(p->saved[i], sizeof(gad_tensor));
+    if (queue_push(ps, p)) {
+        /* what p was owed is dropped, not left on the node */
+        gad_release(p->pending);
+        p->pending = NULL;
+        pass_fail(ps, "the reverse pass");
+        return;
+    }
+    if (!p->info) {
+        if (ps->clear_leaves) {
+            gad_release(p->grad);
+            p->grad = NULL;
+        }
+        if (leaves_push(ps, p)) pass_fail(ps, "the reverse pass");
+    }
+}
+
+/* A graph too large for the cache is otherwise walked one miss at a time:
+ * what the next VJPs read is asked for while this one runs. At n's turn,
+ * its parents' nodes (in a chain, the next node); when a node is reached
+ * (after its consumer's VJP, by which time its node has come in), the
+ * headers of what it saved. */
+static void prefetch_ahead(const gad_node *n) {
+    for (int i = 0; i < n->nparents; i++) GAD_PREFETCH_W(n->parents[i], sizeof(gad_node));
+}
+
+/* Pull seed back from root through everything root reaches. Once an error
+ * is recorded no VJP runs, but the pass still visits every node to release
+ * what they were owed (and, for grad, to empty every leaf it reaches). */
+static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
+    root->pending = gad_retain(seed);
+    reach(ps, root);
+    gad_node *n;
+    while ((n = queue_pop(ps)) != NULL) {
+        gad_tensor *gy = n->pending;
+        n->pending = NULL;
+        prefetch_ahead(n);
+        if (!n->info) { /* a leaf: into its slot, as a packed tensor */
+            if (gy && !ps->rc) {
+                gad_scope_begin();
+                gad_tensor *g = gy->contig ? gy : gad_contiguous(gy);
+                if (!g || accumulate_into(&n->grad, g)) ps->rc = -1;
+                gad_scope_end();
+            }
+            gad_release(gy);
+            continue;
+        }
+        if (gy && !ps->rc) {
+            /* need[] and gin[] for this node; on the stack for the usual few */
+            bool need_small[8], *need = need_small;
+            gad_tensor *gin_small[8], **gin = gin_small;
+            size_t extra = (size_t)n->nparents * (sizeof *gin + sizeof *need);
+            if (n->nparents > 8) {
+                gin = gad__alloc(extra);
+                need = gin ? (bool *)(gin + n->nparents) : NULL;
+            }
+            if (!gin) {
+                pass_fail(ps, "gradients");
+            } else {
+                for (int i = 0; i < n->nparents; i++) {
+                    need[i] = n->parents[i] != NULL;
+                    gin[i] = NULL;
+                }
+                gad_scope_begin();
+                int rc = n->info->vjp(n, gy, need, gin);
+                for (int i = 0; rc == 0 && i < n->nparents; i++) {
+                    if (!need[i] || !gin[i]) continue;
+                    if (check_anomaly(n, i, gin[i])) rc = -1;
+                    else rc = accumulate_into(slot_of(ps, n->parents[i]), gin[i]);
+                }
+                gad_scope_end();
+                if (rc) ps->rc = -1;
+                if (gin != gin_small) gad__free(gin, extra);
+            }
+        }
+        gad_release(gy);
+        for (int i = 0; i < n->nparents; i++) reach(ps, n->parents[i]);
+    }
+    return ps->rc;
+}
 
 /* The engine behind grad and backward. clear: the functional mode of grad. */
 static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
@@ -340,21 +478,18 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
     int no_grad_saved = gad__no_grad;
     gad__no_grad = (flags & GAD_CREATE_GRAPH) ? 0 : 1;
     gad_scope_begin();
-    walk w = {0};
+    pass ps;
+    pass_init(&ps, op);
     int rc = 0;
-    if (out->node && topo_order(out->node, &w, op, 0)) rc = -1;
-    if (rc == 0 && functional) {
-        /* grad is fresh: clear every reachable leaf and every input first */
-        for (int64_t k = 0; k < w.len; k++)
-            if (is_leaf_node(w.order[k])) {
-                gad_release(w.order[k]->grad);
-                w.order[k]->grad = NULL;
-            }
+    if (functional) {
+        /* grad is fresh: the inputs' slots and those of every leaf the
+         * pass reaches start empty */
         gad_zero_grad(inputs, n);
+        ps.clear_leaves = true;
     }
-    if (rc == 0 && w.len > 0) {
+    if (out->node) {
         gad_tensor *s = seed ? seed : gad_full_like(out, 1.0);
-        rc = s ? reverse_pass(&w, s, op, NULL) : -1;
+        rc = s ? run_pass(&ps, out->node, s) : -1;
     }
     /* Results go to the caller's scope: made here, then kept. */
     for (int i = 0; rc == 0 && grads && i < n; i++) {
@@ -365,14 +500,14 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
     /* A slot must not hold a gradient's graph: that graph reaches the leaf
      * itself, a reference cycle. Slots keep the values only; the caller
      * got the differentiable tensors. */
-    for (int64_t k = 0; (flags & GAD_CREATE_GRAPH) && k < w.len; k++) {
-        gad_node *leaf = w.order[k];
-        if (!is_leaf_node(leaf) || !leaf->grad || !leaf->grad->node) continue;
+    for (int64_t k = 0; (flags & GAD_CREATE_GRAPH) && k < ps.nleaves; k++) {
+        gad_node *leaf = ps.leaves[k];
+        if (!leaf->grad || !leaf->grad->node) continue;
         gad_tensor *plain = gad__alias(op, leaf->grad);
         gad_release(leaf->grad);
         leaf->grad = plain; /* NULL (empty slot) if the alias failed */
     }
-    walk_free(&w);
+    pass_free(&ps);
     gad_scope_end();
     gad__no_grad = no_grad_saved;
     if (rc) {
@@ -416,20 +551,19 @@ int gad__vjp_composed(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor 
         return -1;
     }
     for (int i = 0; i < np; i++) acc[i] = NULL;
-    /* the op's parents bound the walk: the composition reaches the rest
-     * of the graph only through them */
-    boundary bd = {atomic_fetch_add(&g_epoch, 1) + 1, np, n->parents, acc};
-    for (int i = 0; i < np; i++)
-        if (n->parents[i]) n->parents[i]->visit = bd.stop;
-    walk w = {0};
-    if (y->node->visit == bd.stop) { /* y is one of the inputs itself */
-        for (int i = 0; i < np; i++)
-            if (n->parents[i] == y->node) acc[i] = gad_retain(gy);
-    } else {
-        rc = topo_order(y->node, &w, n->info->name, bd.stop);
-        if (rc == 0 && w.len > 0) rc = reverse_pass(&w, gy, n->info->name, &bd);
-    }
-    walk_free(&w);
+    /* the op's parents bound the pass: the composition reaches the rest of
+     * the graph only through them */
+    pass ps;
+    pass_init(&ps, n->info->name);
+    ps.nbound = np;
+    ps.bound = n->parents;
+    ps.bound_acc = acc;
+    gad_tensor **ys = slot_of(&ps, y->node);
+    if (ys != &y->node->pending) /* y is one of the inputs itself */
+        *ys = gad_retain(gy);
+    else
+        rc = run_pass(&ps, y->node, gy);
+    pass_free(&ps);
     for (int i = 0; i < np; i++) {
         if (rc == 0 && need[i] && acc[i]) gin[i] = gad__own(gad_retain(acc[i]));
         gad_release(acc[i]);
@@ -556,7 +690,7 @@ gad_status gad_graph_dot(gad_tensor *out, FILE *f) {
         return GAD_ERR_IO;
     }
     walk w = {0};
-    if (out->node && topo_order(out->node, &w, "graph_dot", 0)) return GAD_ERR_MEMORY;
+    if (out->node && topo_order(out->node, &w, "graph_dot")) return GAD_ERR_MEMORY;
     fprintf(f, "digraph gad {\n  rankdir=BT;\n");
     /* Number the nodes by their position in the walk (stored in visit,
      * which is rewritten by the next pass anyway). */

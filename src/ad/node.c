@@ -2,16 +2,15 @@
  * chain of a million nodes does not recurse a million deep. */
 #include "ad_int.h"
 
-#define NODE_POOL_MAX 4096
-
+/* Freed nodes wait here for reuse, counted in the thread's cache limit. */
 static _Thread_local gad_node *tl_free_nodes;
-static _Thread_local int tl_nfree;
 
 gad_node *gad__node_new(int op, int nparents, int nsaved) {
     gad_node *n = tl_free_nodes;
     if (n) {
         tl_free_nodes = (gad_node *)n->grad;
-        tl_nfree--;
+        GAD_PREFETCH_W(tl_free_nodes, sizeof *n);
+        gad__cache_withdraw(sizeof *n);
     } else {
         n = gad__alloc(sizeof *n);
         if (!n) return NULL;
@@ -47,10 +46,9 @@ static void node_free(gad_node *n) {
         gad__free(n->parents, (size_t)n->nparents_cap * sizeof *n->parents);
     if (n->saved != n->saved_inline)
         gad__free(n->saved, (size_t)n->nsaved * sizeof *n->saved);
-    if (tl_nfree < NODE_POOL_MAX) {
+    if (gad__cache_admit(sizeof *n)) {
         n->grad = (gad_tensor *)tl_free_nodes;
         tl_free_nodes = n;
-        tl_nfree++;
         return;
     }
     gad__free(n, sizeof *n);
@@ -94,7 +92,7 @@ void gad__node_cache_trim(void) {
     while (tl_free_nodes) {
         gad_node *n = tl_free_nodes;
         tl_free_nodes = (gad_node *)n->grad;
+        gad__cache_withdraw(sizeof *n);
         gad__free(n, sizeof *n);
     }
-    tl_nfree = 0;
 }

@@ -15,10 +15,21 @@
 #define GAD_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GAD_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GAD_PRINTF(a, b) __attribute__((format(printf, a, b)))
+/* Ask for the cache lines [p, p + n) ahead of a write (a hint: any p,
+ * NULL included, is safe). Graphs too large for the cache are walked by
+ * pointers, one miss after another, unless the next objects are asked for
+ * while the current one is worked on. */
+#define GAD_PREFETCH_W(p, n)                                                   \
+    do {                                                                       \
+        const char *gad_pf_ = (const char *)(p);                               \
+        for (size_t gad_pfi_ = 0; gad_pf_ && gad_pfi_ < (size_t)(n); gad_pfi_ += 64) \
+            __builtin_prefetch(gad_pf_ + gad_pfi_, 1, 3);                      \
+    } while (0)
 #else
 #define GAD_LIKELY(x) (x)
 #define GAD_UNLIKELY(x) (x)
 #define GAD_PRINTF(a, b)
+#define GAD_PREFETCH_W(p, n) ((void)(p), (void)(n))
 #endif
 
 /* Elementwise work below this many elements stays on one thread. */
@@ -132,6 +143,13 @@ void gad__copy_strided(const gad_tensor *src, void *dst,
  * caches empties the node pool too. */
 void gad__node_release(struct gad_node *n);
 void gad__node_cache_trim(void);
+
+/* The calling thread's caches (freed buffers, tensor headers, graph nodes)
+ * hold at most the limit of gad_set_cache_limit in all. gad__cache_admit
+ * counts n more bytes and says true if they fit (else counts nothing);
+ * gad__cache_withdraw uncounts n bytes taken back out. */
+bool gad__cache_admit(size_t n);
+void gad__cache_withdraw(size_t n);
 
 /* ----------------------------------------------------------------- memory */
 

@@ -80,7 +80,6 @@ static inline void count(atomic_llong *c, long long d) {
 /* Four size classes per power of two from 64 bytes: capacities 64, 80, 96,
  * 112, 128, 160, ... so a cached buffer wastes at most a quarter. */
 #define NCLASS 180
-#define HEADER_POOL_MAX 4096
 
 /* The first scope levels keep their marks inline, so that opening them
  * never allocates (a failure there, with no enclosing scope, would leave
@@ -104,12 +103,14 @@ typedef struct thread_state {
     size_t cached_bytes;
     size_t limit;
     gad_tensor *free_headers;
-    int nfree_headers;
     scope_state scopes;
     bool registered; /* thread-exit destructor armed */
 } thread_state;
 
-static _Thread_local thread_state tl = {.limit = (size_t)256 << 20};
+/* The default limit holds the tensor headers, nodes and buffers of a graph
+ * of about a million small ops (W1's longest chain needs 0.6 GB), so that
+ * building it again allocates nothing. */
+static _Thread_local thread_state tl = {.limit = (size_t)1 << 30};
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -156,6 +157,15 @@ static void arm_thread_exit(void) {
     pthread_setspecific(exit_key, &tl);
 }
 
+bool gad__cache_admit(size_t n) {
+    if (tl.cached_bytes > tl.limit || n > tl.limit - tl.cached_bytes) return false;
+    arm_thread_exit(); /* the exit hook gives the caches back */
+    tl.cached_bytes += n;
+    return true;
+}
+
+void gad__cache_withdraw(size_t n) { tl.cached_bytes -= n; }
+
 static int size_class(size_t n) {
     if (n <= 64) return 0;
     size_t m = n - 1;
@@ -180,7 +190,8 @@ gad_storage *gad__storage_new(size_t nbytes) {
     gad_storage *s;
     if (c >= 0 && (s = tl.heads[c]) != NULL) {
         tl.heads[c] = s->next;
-        tl.cached_bytes -= s->cap;
+        GAD_PREFETCH_W(s->next, GAD_STORAGE_HDR + 64); /* the next one's header and data */
+        gad__cache_withdraw(s->cap);
     } else {
         size_t cap = c >= 0 ? class_cap(c) : nbytes;
         if (cap > SIZE_MAX - GAD_STORAGE_HDR) return NULL;
@@ -210,11 +221,9 @@ void gad__storage_release(gad_storage *s) {
     arm_thread_exit();
     count(&tl.live.storages, -1);
     count(&tl.live.bytes, -(long long)s->cap);
-    if (s->sclass >= 0 && tl.cached_bytes + s->cap <= tl.limit) {
-        arm_thread_exit();
+    if (s->sclass >= 0 && gad__cache_admit(s->cap)) {
         s->next = tl.heads[s->sclass];
         tl.heads[s->sclass] = s;
-        tl.cached_bytes += s->cap;
         return;
     }
     gad__free(s, GAD_STORAGE_HDR + s->cap);
@@ -226,7 +235,8 @@ gad_tensor *gad__header_new(void) {
     gad_tensor *t = tl.free_headers;
     if (t) {
         tl.free_headers = (gad_tensor *)t->st;
-        tl.nfree_headers--;
+        GAD_PREFETCH_W(tl.free_headers, sizeof *t);
+        gad__cache_withdraw(sizeof *t);
     } else {
         t = gad__alloc(sizeof *t);
         if (!t) return NULL;
@@ -242,11 +252,9 @@ gad_tensor *gad__header_new(void) {
 void gad__header_free(gad_tensor *t) {
     arm_thread_exit();
     count(&tl.live.tensors, -1);
-    if (tl.nfree_headers < HEADER_POOL_MAX) {
-        arm_thread_exit();
+    if (gad__cache_admit(sizeof *t)) {
         t->st = (gad_storage *)tl.free_headers;
         tl.free_headers = t;
-        tl.nfree_headers++;
         return;
     }
     gad__free(t, sizeof *t);
@@ -318,6 +326,14 @@ void gad_scope_end(void) {
      * when no scope remains). */
     for (size_t i = s->len; i-- > start;) {
         gad_tensor *t = s->items[i];
+        /* two stages ahead: the header of the 8th next tensor, then, once
+         * it has come in, the storage and node of the 4th */
+        if (i >= start + 8) GAD_PREFETCH_W((uintptr_t)s->items[i - 8] & ~KEPT_BIT, 64);
+        if (i >= start + 4) {
+            const gad_tensor *u = (const gad_tensor *)((uintptr_t)s->items[i - 4] & ~KEPT_BIT);
+            GAD_PREFETCH_W(u->st, 64);
+            GAD_PREFETCH_W(u->node, 128);
+        }
         if (!((uintptr_t)t & KEPT_BIT)) {
             gad_release(t);
             s->items[i] = NULL;
@@ -377,18 +393,18 @@ void gad_cache_trim(void) {
         gad_storage *s = tl.heads[c];
         while (s) {
             gad_storage *next = s->next;
+            gad__cache_withdraw(s->cap);
             gad__free(s, GAD_STORAGE_HDR + s->cap);
             s = next;
         }
         tl.heads[c] = NULL;
     }
-    tl.cached_bytes = 0;
     while (tl.free_headers) {
         gad_tensor *t = tl.free_headers;
         tl.free_headers = (gad_tensor *)t->st;
+        gad__cache_withdraw(sizeof *t);
         gad__free(t, sizeof *t);
     }
-    tl.nfree_headers = 0;
     gad__node_cache_trim();
     gad__gemm_release_scratch();
 }
