@@ -1315,6 +1315,18 @@ static void install(alloc_ctx *c, long limit) {
     gad_set_allocator(&al);
 }
 
+/* With the caches off, a failed constructor frees its header at once: the
+ * message must not read it afterwards (found by fuzz_ops under ASan;
+ * tests/fuzz/corpus_ops/regress_from_null_cache_off). */
+TEST(constructor_error_caches_off) {
+    size_t old = gad_set_cache_limit(0);
+    gad_clear_error();
+    CHECK(gad_from_f32(NULL, SHP(2, 3), 2) == NULL);
+    CHECK(gad_last_error() && strstr(gad_last_error()->text, "6 elements"));
+    gad_clear_error();
+    gad_set_cache_limit(old);
+}
+
 /* Headers, nodes and buffers of a released graph wait in the thread's
  * caches: building the same graph again allocates nothing (W1's chain, at a
  * length no count-capped pool would hold), the caches count them in
@@ -1842,6 +1854,7 @@ int main(void) {
     RUN(scopes_nested_keep);
     RUN(retain_release);
     RUN(scopes_deep_expression);
+    RUN(constructor_error_caches_off);
     RUN(caches_hold_a_graph);
     RUN(allocator_counting);
     RUN(allocator_failing);

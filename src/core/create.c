@@ -9,9 +9,9 @@ static gad_tensor *from_data(const char *op, int dtype, const void *data,
     if (!t) return NULL;
     if (t->numel > 0) {
         if (!data) {
+            long long n = (long long)t->numel;
             gad_release(t);
-            return gad__err(GAD_ERR_DOMAIN, op, "data is NULL for %lld elements",
-                            (long long)t->numel);
+            return gad__err(GAD_ERR_DOMAIN, op, "data is NULL for %lld elements", n);
         }
         memcpy(gad__ptr(t), data, (size_t)t->numel * gad__dsize(dtype));
     }
