@@ -1,12 +1,16 @@
 /* fuzz_fail.h: how both fuzzers report a violated invariant: a line on
- * stderr, then abort(), which libFuzzer (and replay) report as a crash.
- * Define FUZZ_NAME (a string literal) before including. */
+ * stderr, then abort(), which libFuzzer (and replay) report as a crash;
+ * and the invariants of every pending error. Define FUZZ_NAME (a string
+ * literal) before including. */
 #ifndef FUZZ_FAIL_H
 #define FUZZ_FAIL_H
+
+#include "gad.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void fail(const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -22,6 +26,22 @@ static void fail(const char *fmt, ...) {
     fputc('\n', stderr);
     fflush(stderr);
     abort();
+}
+
+/* The pending error after a failure of `what`: it must exist and be well
+ * formed (a known kind, NUL-terminated non-empty op and message). */
+static const gad_error *check_error_recorded(const char *what) {
+    const gad_error *e = gad_last_error();
+    if (!e) fail("%s failed without recording an error", what);
+    if (e->kind < GAD_ERR_SHAPE || e->kind > GAD_ERR_FORMAT)
+        fail("%s: error kind %d out of range", what, (int)e->kind);
+    if (!memchr(e->op, 0, sizeof e->op) || !memchr(e->message, 0, sizeof e->message) ||
+        !memchr(e->text, 0, sizeof e->text))
+        fail("%s: error strings are not NUL-terminated", what);
+    if (!e->op[0] || !e->message[0] || !e->text[0])
+        fail("%s: error with an empty op or message (kind %s, op '%s', message '%s')",
+             what, gad_status_str(e->kind), e->op, e->message);
+    return e;
 }
 
 #endif /* FUZZ_FAIL_H */

@@ -71,19 +71,6 @@ static void write_file(const char *path, const uint8_t *data, size_t size) {
     close(fd);
 }
 
-static const gad_error *check_error(const char *what) {
-    const gad_error *e = gad_last_error();
-    if (!e) fail("%s failed without recording an error", what);
-    if (e->kind < GAD_ERR_SHAPE || e->kind > GAD_ERR_FORMAT)
-        fail("%s: error kind %d out of range", what, (int)e->kind);
-    if (!memchr(e->op, 0, sizeof e->op) || !memchr(e->message, 0, sizeof e->message) ||
-        !memchr(e->text, 0, sizeof e->text))
-        fail("%s: error strings are not NUL-terminated", what);
-    if (!e->op[0] || !e->message[0] || !e->text[0])
-        fail("%s: error with an empty op or message", what);
-    return e;
-}
-
 /* Check a tensor from the checkpoint; returns its numel. */
 static int64_t check_tensor(gad_tensor *t, const char *name) {
     if (!t) fail("checkpoint_get('%.80s') failed: %s", name,
@@ -128,7 +115,7 @@ static int64_t check_tensor(gad_tensor *t, const char *name) {
                  gad_dtype_name(dt));
         if (gad_read_f32(t, buf, cap - 1) == GAD_OK)
             fail("tensor '%.80s': a read with too small a capacity succeeded", name);
-        check_error("read_f32 (too small)");
+        check_error_recorded("read_f32 (too small)");
         gad_clear_error();
     }
     free(buf);
@@ -147,7 +134,7 @@ static int same_tensor(gad_tensor *a, gad_tensor *b) {
 static void round_trip(const char **names, gad_tensor **ts, int n) {
     gad_status st = gad_save(out_path, names, ts, n);
     if (st != GAD_OK) {
-        const gad_error *e = check_error("save");
+        const gad_error *e = check_error_recorded("save");
         /* only names that the loader accepts and gad_save refuses */
         if (e->kind != GAD_ERR_DOMAIN || strcmp(e->op, "save") != 0)
             fail("saving a loaded checkpoint failed: %s", e->text);
@@ -189,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     gad_checkpoint *cp = gad_load(in_path);
     if (!cp) {
-        const gad_error *e = check_error("load");
+        const gad_error *e = check_error_recorded("load");
         if (e->kind != GAD_ERR_FORMAT && e->kind != GAD_ERR_IO &&
             e->kind != GAD_ERR_UNSUPPORTED)
             fail("load failed with a %s error: %s", gad_status_str(e->kind), e->text);
@@ -213,7 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (int k = 0; k < 2; k++) {
             if (gad_checkpoint_name(cp, bad_i[k]) != NULL)
                 fail("checkpoint_name(%d) of %d is not NULL", bad_i[k], n);
-            if (check_error("checkpoint_name")->kind != GAD_ERR_INDEX)
+            if (check_error_recorded("checkpoint_name")->kind != GAD_ERR_INDEX)
                 fail("checkpoint_name out of range: not an index error");
             gad_clear_error();
         }
@@ -223,7 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (int i = 0; i < n; i++) listed |= strcmp(names[i], absent) == 0;
         if (!t) {
             if (listed) fail("checkpoint_get of a listed name failed");
-            if (check_error("checkpoint_get")->kind != GAD_ERR_INDEX)
+            if (check_error_recorded("checkpoint_get")->kind != GAD_ERR_INDEX)
                 fail("checkpoint_get of an absent name: not an index error");
         } else if (!listed) {
             fail("checkpoint_get found a name that is not listed");

@@ -183,16 +183,7 @@ static const prog *cur;
  * memory error is one only when the program made a tensor with a huge dim
  * (an empty one, whose reductions or views can ask for 2^59 elements). */
 static const gad_error *check_error(const char *what) {
-    const gad_error *e = gad_last_error();
-    if (!e) fail("%s failed without recording an error", what);
-    if (e->kind < GAD_ERR_SHAPE || e->kind > GAD_ERR_FORMAT)
-        fail("%s: error kind %d out of range", what, (int)e->kind);
-    if (!memchr(e->op, 0, sizeof e->op) || !memchr(e->message, 0, sizeof e->message) ||
-        !memchr(e->text, 0, sizeof e->text))
-        fail("%s: error strings are not NUL-terminated", what);
-    if (!e->op[0] || !e->message[0] || !e->text[0])
-        fail("%s: error with an empty op or message (kind %s, op '%s', message '%s')",
-             what, gad_status_str(e->kind), e->op, e->message);
+    const gad_error *e = check_error_recorded(what);
     if (e->kind == GAD_ERR_MEMORY && !cur->huge)
         fail("%s: memory error on a bounded program: %s", what, e->text);
     return e;
