@@ -110,7 +110,23 @@ void gad_zero_grad(gad_tensor *const *params, int n) {
     }
 }
 
-/* ---------------------------------------------------------- the reverse pass */
+/* ------------------------------------------------------------ growing arrays */
+
+/* Make room for one more element in the array at *pa (*cap elements of es
+ * bytes, len of them in use) by doubling it (256 at first). inline_buf is
+ * the array's first buffer when that one lives inside its owner (never
+ * freed), else NULL. Returns 0, or -1 with the array unchanged. */
+static int grow(void *pa, int64_t *cap, int64_t len, size_t es, const void *inline_buf) {
+    void *old, *a;
+    memcpy(&old, pa, sizeof old);
+    int64_t nc = *cap ? *cap * 2 : 256;
+    if (!(a = gad__alloc((size_t)nc * es))) return -1;
+    if (len) memcpy(a, old, (size_t)len * es);
+    if (old != inline_buf) gad__free(old, (size_t)*cap * es);
+    memcpy(pa, &a, sizeof a);
+    *cap = nc;
+    return 0;
+}
 
 typedef struct walk {
     gad_node **order; /* post-order: parents before children */
@@ -123,15 +139,7 @@ static void walk_free(walk *w) {
 }
 
 static int walk_push(walk *w, gad_node *n) {
-    if (w->len == w->cap) {
-        int64_t nc = w->cap ? w->cap * 2 : 256;
-        gad_node **o = gad__alloc((size_t)nc * sizeof *o);
-        if (!o) return -1;
-        if (w->order) memcpy(o, w->order, (size_t)w->len * sizeof *o);
-        gad__free(w->order, (size_t)w->cap * sizeof *w->order);
-        w->order = o;
-        w->cap = nc;
-    }
+    if (w->len == w->cap && grow(&w->order, &w->cap, w->len, sizeof *w->order, NULL)) return -1;
     w->order[w->len++] = n;
     return 0;
 }
@@ -151,15 +159,7 @@ static int topo_order(gad_node *root, walk *out, const char *op) {
     root->visit = epoch;
 #define PUSH(node)                                                             \
     do {                                                                       \
-        if (sp == cap) {                                                       \
-            int64_t nc_ = cap ? cap * 2 : 256;                                 \
-            frame *s_ = gad__alloc((size_t)nc_ * sizeof *s_);                  \
-            if (!s_) goto nomem;                                               \
-            if (stack) memcpy(s_, stack, (size_t)sp * sizeof *s_);             \
-            gad__free(stack, (size_t)cap * sizeof *stack);                     \
-            stack = s_;                                                        \
-            cap = nc_;                                                         \
-        }                                                                      \
+        if (sp == cap && grow(&stack, &cap, sp, sizeof *stack, NULL)) goto nomem; \
         stack[sp++] = (frame){(node), 0};                                      \
     } while (0)
     PUSH(root);
@@ -281,16 +281,9 @@ static void pass_free(pass *ps) {
 }
 
 static int leaves_push(pass *ps, gad_node *leaf) {
-    if (ps->nleaves == ps->leaves_cap) {
-        int64_t nc = ps->leaves_cap * 2;
-        gad_node **l = gad__alloc((size_t)nc * sizeof *l);
-        if (!l) return -1;
-        memcpy(l, ps->leaves, (size_t)ps->nleaves * sizeof *l);
-        if (ps->leaves != ps->leaves_small)
-            gad__free(ps->leaves, (size_t)ps->leaves_cap * sizeof *l);
-        ps->leaves = l;
-        ps->leaves_cap = nc;
-    }
+    if (ps->nleaves == ps->leaves_cap &&
+        grow(&ps->leaves, &ps->leaves_cap, ps->nleaves, sizeof *ps->leaves, ps->leaves_small))
+        return -1;
     ps->leaves[ps->nleaves++] = leaf;
     return 0;
 }
@@ -301,15 +294,8 @@ static void pass_fail(pass *ps, const char *what) {
 }
 
 static int queue_push(pass *ps, gad_node *n) {
-    if (ps->len == ps->cap) {
-        int64_t nc = ps->cap * 2;
-        qent *q = gad__alloc((size_t)nc * sizeof *q);
-        if (!q) return -1;
-        memcpy(q, ps->q, (size_t)ps->len * sizeof *q);
-        if (ps->q != ps->q_small) gad__free(ps->q, (size_t)ps->cap * sizeof *q);
-        ps->q = q;
-        ps->cap = nc;
-    }
+    if (ps->len == ps->cap && grow(&ps->q, &ps->cap, ps->len, sizeof *ps->q, ps->q_small))
+        return -1;
     qent e = {n->level, n};
     int64_t i = ps->len++;
     while (i > 0 && ps->q[(i - 1) / 2].level < e.level) {

@@ -229,17 +229,9 @@ static bool ew_light_grad(gad_gkernel k) {
     return k != GAD_GK_SOFTPLUS && k != GAD_GK_SILU && k != GAD_GK_GELU;
 }
 
-/* The hand-written kernel of (k, dtype), if this CPU runs one; looked up
- * once. */
+/* The hand-written kernel of (k, dtype), if this CPU runs one. */
 static gad_vkernel ew_vkernel(gad_ukernel k, int dtype) {
-    static _Atomic(int) looked;
-    static _Atomic(gad_vkernel) gelu;
-    if (k != GAD_UK_GELU || dtype != GAD_F32) return NULL;
-    if (!atomic_load_explicit(&looked, memory_order_acquire)) {
-        atomic_store_explicit(&gelu, gad__vk_gelu_f32(), memory_order_relaxed);
-        atomic_store_explicit(&looked, 1, memory_order_release);
-    }
-    return atomic_load_explicit(&gelu, memory_order_relaxed);
+    return k == GAD_UK_GELU && dtype == GAD_F32 ? gad__vk_gelu_f32() : NULL;
 }
 
 static void ew_call(const ew_ctx *c, int64_t len, const char *x0, int64_t s0,

@@ -74,7 +74,6 @@ TGT static void gelu_avx512(int64_t n, const float *x, float *y, bool stream) {
 }
 
 gad_vkernel gad__vk_gelu_f32(void) {
-    __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") ? gelu_avx512 : NULL;
 }
 

@@ -6,7 +6,7 @@
  * "Caching of Temporal vs. Non-Temporal Data"). On this library's 2-core
  * test machine, 16M-element c = a + b went from 24 to 35-40 GB/s.
  *
- * The widest store the CPU has is chosen once (AVX-512, AVX, else SSE2,
+ * The widest store the CPU has is used (AVX-512, AVX, else SSE2,
  * which every x86-64 has); other architectures copy normally. */
 #include "cpu.h"
 
@@ -32,19 +32,6 @@ static void copy_sse2(char *dst, const char *src, size_t n) {
         _mm_stream_si128((__m128i *)(dst + i), _mm_loadu_si128((const __m128i *)(src + i)));
 }
 
-typedef void (*copy_fn)(char *, const char *, size_t);
-
-static copy_fn pick(void) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return copy_avx512;
-    if (__builtin_cpu_supports("avx")) return copy_avx;
-    return copy_sse2;
-}
-
-/* Written once by whichever thread gets here first; every thread would
- * write the same value. */
-static _Atomic(copy_fn) g_copy;
-
 void gad__stream_store(void *dst, const void *src, size_t n) {
     char *d = dst;
     const char *s = src;
@@ -53,14 +40,11 @@ void gad__stream_store(void *dst, const void *src, size_t n) {
     memcpy(d, s, head);
     d += head, s += head, n -= head;
     size_t body = n & ~(size_t)63;
-    if (body) {
-        copy_fn f = atomic_load_explicit(&g_copy, memory_order_relaxed);
-        if (!f) {
-            f = pick();
-            atomic_store_explicit(&g_copy, f, memory_order_relaxed);
-        }
-        f(d, s, body);
-    }
+    /* the widest store this CPU has (__builtin_cpu_supports reads what
+     * libgcc found at start-up) */
+    if (__builtin_cpu_supports("avx512f")) copy_avx512(d, s, body);
+    else if (__builtin_cpu_supports("avx")) copy_avx(d, s, body);
+    else copy_sse2(d, s, body);
     memcpy(d + body, s + body, n - body);
 }
 
