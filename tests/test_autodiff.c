@@ -653,6 +653,31 @@ TEST(graph_dot_lists_ops_and_leaves) {
 
 /* A chain of a million ops differentiates without stack growth, and frees
  * without recursion. */
+/* A wide graph: 300 leaves, each scaled, summed by a balanced tree. The
+ * pass's queue then holds over a hundred nodes of one level at once and it
+ * reaches more leaves than it keeps inline: every leaf gets exactly its own
+ * factor, each VJP running once. */
+TEST(wide_tree_of_leaves) {
+    gad_scope_begin();
+    enum { N = 300 };
+    gad_tensor *x[N], *t[N], *g[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = gad_requires_grad(gad_scalar_f64(1.0 + i));
+        t[i] = gad_mul_scalar(gad_square(x[i]), i % 7 + 1); /* (i%7+1) x^2 */
+    }
+    for (int n = N; n > 1;) { /* pairs, an odd one carried up */
+        int m = 0;
+        for (int i = 0; i + 1 < n; i += 2) t[m++] = gad_add(t[i], t[i + 1]);
+        if (n & 1) t[m++] = t[n - 1];
+        n = m;
+    }
+    CHECK(gad_grad(t[0], x, N, g) == GAD_OK);
+    for (int i = 0; i < N; i++)
+        CHECK_MSG(gad_item(g[i]) == 2.0 * (i % 7 + 1) * (1.0 + i), "leaf %d: %g", i,
+                  gad_item(g[i]));
+    gad_scope_end();
+}
+
 TEST(million_op_chain) {
     gad_tensor *x = gad_requires_grad(gad_scalar_f32(1));
     gad_tensor *y = gad_retain(x);
@@ -781,6 +806,7 @@ int main(void) {
     RUN(anomaly_mode_names_the_op);
     RUN(graph_dot_lists_ops_and_leaves);
     RUN(million_op_chain);
+    RUN(wide_tree_of_leaves);
     RUN(engine_errors);
     RUN(vjp_with_seed);
     RUN(hvp_jvp_mixed_dtypes);
