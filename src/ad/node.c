@@ -12,7 +12,7 @@ gad_node *gad__node_new(int op, int nparents, int nsaved) {
         GAD_PREFETCH_W(tl_free_nodes, sizeof *n);
         gad__cache_withdraw(sizeof *n);
     } else {
-        n = gad__alloc(sizeof *n);
+        n = gad__alloc_obj(sizeof *n);
         if (!n) return NULL;
     }
     memset(n, 0, sizeof *n);

@@ -27,6 +27,8 @@ static gad_allocator g_alloc = {default_alloc, default_free, NULL};
 
 void *gad__alloc(size_t n) { return g_alloc.alloc(g_alloc.ctx, n, GAD_ALIGN); }
 
+void *gad__alloc_obj(size_t n) { return g_alloc.alloc(g_alloc.ctx, n, 16); }
+
 void gad__free(void *p, size_t n) {
     if (p) g_alloc.free(g_alloc.ctx, p, n);
 }
@@ -238,7 +240,7 @@ gad_tensor *gad__header_new(void) {
         GAD_PREFETCH_W(tl.free_headers, sizeof *t);
         gad__cache_withdraw(sizeof *t);
     } else {
-        t = gad__alloc(sizeof *t);
+        t = gad__alloc_obj(sizeof *t);
         if (!t) return NULL;
     }
     atomic_init(&t->refs, 1);
