@@ -358,7 +358,7 @@ static void reach(pass *ps, gad_node *p) {
  * (after its consumer's VJP, by which time its node has come in), the
  * headers of what it saved. */
 static void prefetch_ahead(const gad_node *n) {
-    for (int i = 0; i < n->nparents; i++) GAD_PREFETCH_W(n->parents[i], sizeof(gad_node));
+    for (int i = 0; i < n->nparents; i++) GAD_PREFETCH_W(n->parents[i], offsetof(gad_node, p));
 }
 
 /* Pull seed back from root through everything root reaches. Once an error
