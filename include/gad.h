@@ -81,6 +81,12 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what this header declares
+ * is its whole exported interface, and calls inside it bind directly. */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility push(default)
+#endif
+
 #define GAD_VERSION_MAJOR 0
 #define GAD_VERSION_MINOR 1
 #define GAD_VERSION_PATCH 0
@@ -173,7 +179,9 @@ gad_tensor *gad_retain(gad_tensor *t);
 
 /* Drop one reference; the tensor is freed when none remain. NULL is a no-op.
  * Release only references you own: ones returned with no scope open, ones
- * you took with gad_retain, and ones gad_keep handed to you. */
+ * you took with gad_retain, and ones gad_keep handed to you. Releasing a
+ * freed tensor is a bug that gad catches only while the freed header waits
+ * in the thread's cache (then: a domain error, nothing freed twice). */
 void gad_release(gad_tensor *t);
 
 /* Open a scope on this thread. Until the matching gad_scope_end, every tensor
@@ -1017,6 +1025,10 @@ void gad_checkpoint_free(gad_checkpoint *cp); /* accepts NULL */
 int gad_checkpoint_count(const gad_checkpoint *cp);
 const char *gad_checkpoint_name(const gad_checkpoint *cp, int i);
 gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name);
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

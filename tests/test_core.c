@@ -1327,6 +1327,29 @@ TEST(constructor_error_caches_off) {
     gad_set_cache_limit(old);
 }
 
+/* A second release of a tensor whose header still waits in the cache is
+ * caught: an error, and nothing enters the caches twice (the next two
+ * tensors made are distinct and usable). */
+TEST(double_release_caught) {
+    gad_clear_error();
+    gad_tensor *t = gad_full(SHP(4), 1, GAD_F32, 1.0);
+    gad_release(t);
+    CHECK_OK();
+    gad_release(t);
+    CHECK(gad_last_error() && gad_last_error()->kind == GAD_ERR_DOMAIN &&
+          strstr(gad_last_error()->text, "already released"));
+    gad_clear_error();
+    gad_tensor *a = gad_full(SHP(4), 1, GAD_F32, 2.0);
+    gad_tensor *b = gad_full(SHP(4), 1, GAD_F32, 3.0);
+    CHECK(a && b && a != b);
+    float va[4] = {0}, vb[4] = {0};
+    CHECK(gad_read_f32(a, va, 4) == GAD_OK && gad_read_f32(b, vb, 4) == GAD_OK);
+    CHECK(va[3] == 2.0f && vb[3] == 3.0f);
+    gad_release(a);
+    gad_release(b);
+    CHECK_OK();
+}
+
 /* Headers, nodes and buffers of a released graph wait in the thread's
  * caches: building the same graph again allocates nothing (W1's chain, at a
  * length no count-capped pool would hold), the caches count them in
@@ -1345,7 +1368,6 @@ TEST(caches_hold_a_graph) {
             v = i % 3 == 0 ? gad_mul(v, k) : i % 3 == 1 ? gad_add(v, k) : gad_tanh(v);
         CHECK(gad_grad(gad_sum_all(v), &x, 1, &g) == GAD_OK && g != NULL);
         gad_scope_end();
-        gad_release(x);
         if (round > 0)
             CHECK_MSG(c.n_alloc == before, "round %d allocated %ld times", round,
                       c.n_alloc - before);
@@ -1855,6 +1877,7 @@ int main(void) {
     RUN(retain_release);
     RUN(scopes_deep_expression);
     RUN(constructor_error_caches_off);
+    RUN(double_release_caught);
     RUN(caches_hold_a_graph);
     RUN(allocator_counting);
     RUN(allocator_failing);

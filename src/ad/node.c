@@ -56,7 +56,7 @@ static void node_free(gad_node *n) {
 
 /* Drop a reference to n; when it was the last, chain n onto *todo. */
 static void unref(gad_node *n, gad_node **todo) {
-    if (n && atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1) {
+    if (n && gad__unref(&n->refs)) {
         n->visit = (uint64_t)(uintptr_t)*todo; /* `visit` is free once dead */
         *todo = n;
     }
@@ -64,8 +64,7 @@ static void unref(gad_node *n, gad_node **todo) {
 
 /* gad_release for tensors a dying node held, deferring their nodes. */
 static void release_deferred(gad_tensor *t, gad_node **todo) {
-    if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
-        return;
+    if (!t || !gad__unref(&t->refs)) return;
     gad_node *tn = t->node;
     gad__storage_release(t->st);
     gad__header_free(t);

@@ -38,6 +38,22 @@
 /* Alignment of every storage buffer, in bytes. */
 #define GAD_ALIGN 64
 
+/* ------------------------------------------------------- reference counts */
+
+/* Drop one reference from *refs; true when it was the last. A count of 1
+ * means the caller holds the only reference, so no other thread can be
+ * touching the count (taking a reference needs one already): the locked
+ * read-modify-write, a full barrier on x86, is replaced by a plain store of
+ * 0. The acquire load pairs with the release part of other threads'
+ * decrements, as the decrement itself would. */
+static inline bool gad__unref(atomic_long *refs) {
+    if (atomic_load_explicit(refs, memory_order_acquire) == 1) {
+        atomic_store_explicit(refs, 0, memory_order_relaxed);
+        return true;
+    }
+    return atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) == 1;
+}
+
 /* ---------------------------------------------------------------- storage */
 
 /* A storage is one block from the allocator: this header, padded to

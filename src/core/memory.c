@@ -218,8 +218,7 @@ gad_storage *gad__storage_new(size_t nbytes) {
 
 void gad__storage_release(gad_storage *s) {
     if (!s) return;
-    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
-        return;
+    if (!gad__unref(&s->refs)) return;
     arm_thread_exit();
     count(&tl.live.storages, -1);
     count(&tl.live.bytes, -(long long)s->cap);
@@ -381,8 +380,12 @@ gad_tensor *gad_retain(gad_tensor *t) {
 
 void gad_release(gad_tensor *t) {
     if (!t) return;
-    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+    if (GAD_UNLIKELY(atomic_load_explicit(&t->refs, memory_order_relaxed) <= 0)) {
+        /* a freed header waiting in the cache for reuse */
+        gad__err(GAD_ERR_DOMAIN, "release", "tensor was already released");
         return;
+    }
+    if (!gad__unref(&t->refs)) return;
     gad__storage_release(t->st);
     if (t->node) gad__node_release(t->node);
     gad__header_free(t);
