@@ -15,6 +15,8 @@
 #define GAD_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GAD_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GAD_PRINTF(a, b) __attribute__((format(printf, a, b)))
+/* A rare path kept out of line, so that the common one needs no frame. */
+#define GAD_COLD __attribute__((noinline, cold))
 /* Ask for the cache lines [p, p + n) ahead of a write (a hint: any p,
  * NULL included, is safe). Graphs too large for the cache are walked by
  * pointers, one miss after another, unless the next objects are asked for
@@ -29,6 +31,7 @@
 #define GAD_LIKELY(x) (x)
 #define GAD_UNLIKELY(x) (x)
 #define GAD_PRINTF(a, b)
+#define GAD_COLD
 #define GAD_PREFETCH_W(p, n) ((void)(p), (void)(n))
 #endif
 
@@ -114,6 +117,11 @@ void gad__header_free(gad_tensor *t);
  * NULL on failure. */
 gad_tensor *gad__tensor_new(const char *op, int dtype, const int64_t *shape,
                             int rank);
+
+/* A new contiguous tensor of x's dtype and shape (uninitialized, refs = 1,
+ * not owned): gad__tensor_new without re-checking a shape that a tensor
+ * already has. NULL and a memory error on failure. */
+gad_tensor *gad__tensor_like(const char *op, const gad_tensor *x);
 
 /* Same, zero-filled. */
 gad_tensor *gad__tensor_zeros(const char *op, int dtype, const int64_t *shape,
@@ -228,7 +236,10 @@ void gad__row_major(const int64_t *shape, int rank, int64_t *strides);
 
 static inline bool gad__same_shape(const int64_t *a, int ra, const int64_t *b,
                                    int rb) {
-    return ra == rb && (ra == 0 || memcmp(a, b, (size_t)ra * sizeof *a) == 0);
+    if (ra != rb) return false;
+    for (int i = 0; i < ra; i++) /* ranks are small: no call to memcmp */
+        if (a[i] != b[i]) return false;
+    return true;
 }
 
 /* ------------------------------------------------------------- checks */

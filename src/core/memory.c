@@ -151,12 +151,15 @@ static void leave_counted(void) {
 static void thread_exit(void *arg);
 static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exit); }
 
-static void arm_thread_exit(void) {
-    if (GAD_LIKELY(tl.registered)) return;
+static GAD_COLD void arm_slow(void) {
     tl.registered = true;
     if (!tl.counted) join_counted();
     pthread_once(&exit_once, make_exit_key);
     pthread_setspecific(exit_key, &tl);
+}
+
+static inline void arm_thread_exit(void) {
+    if (GAD_UNLIKELY(!tl.registered)) arm_slow();
 }
 
 bool gad__cache_admit(size_t n) {
@@ -187,6 +190,24 @@ static size_t class_cap(int c) {
 
 /* --------------------------------------------------------------- storage */
 
+/* A storage of class c (-1: uncached, exactly nbytes) from the allocator. */
+static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
+    size_t cap = c >= 0 ? class_cap(c) : nbytes;
+    if (cap > SIZE_MAX - GAD_STORAGE_HDR) return NULL;
+    gad_storage *s = gad__alloc(GAD_STORAGE_HDR + cap);
+    if (!s) {
+        /* Give the cache back and try once more before failing. */
+        if (tl.cached_bytes == 0) return NULL;
+        gad_cache_trim();
+        s = gad__alloc(GAD_STORAGE_HDR + cap);
+        if (!s) return NULL;
+    }
+    s->cap = cap;
+    s->sclass = c;
+    arm_thread_exit(); /* for the counts (a cached one was armed) */
+    return s;
+}
+
 gad_storage *gad__storage_new(size_t nbytes) {
     int c = size_class(nbytes);
     gad_storage *s;
@@ -194,23 +215,11 @@ gad_storage *gad__storage_new(size_t nbytes) {
         tl.heads[c] = s->next;
         GAD_PREFETCH_W(s->next, GAD_STORAGE_HDR + 64); /* the next one's header and data */
         gad__cache_withdraw(s->cap);
-    } else {
-        size_t cap = c >= 0 ? class_cap(c) : nbytes;
-        if (cap > SIZE_MAX - GAD_STORAGE_HDR) return NULL;
-        s = gad__alloc(GAD_STORAGE_HDR + cap);
-        if (!s) {
-            /* Give the cache back and try once more before failing. */
-            if (tl.cached_bytes == 0) return NULL;
-            gad_cache_trim();
-            s = gad__alloc(GAD_STORAGE_HDR + cap);
-            if (!s) return NULL;
-        }
-        s->cap = cap;
-        s->sclass = c;
+    } else if (!(s = storage_alloc(c, nbytes))) {
+        return NULL;
     }
     atomic_init(&s->refs, 1);
     s->next = NULL;
-    arm_thread_exit();
     count(&tl.live.storages, 1);
     count(&tl.live.bytes, (long long)s->cap);
     return s;
@@ -219,18 +228,24 @@ gad_storage *gad__storage_new(size_t nbytes) {
 void gad__storage_release(gad_storage *s) {
     if (!s) return;
     if (!gad__unref(&s->refs)) return;
-    arm_thread_exit();
     count(&tl.live.storages, -1);
     count(&tl.live.bytes, -(long long)s->cap);
-    if (s->sclass >= 0 && gad__cache_admit(s->cap)) {
+    if (s->sclass >= 0 && gad__cache_admit(s->cap)) { /* which arms the exit hook */
         s->next = tl.heads[s->sclass];
         tl.heads[s->sclass] = s;
         return;
     }
+    arm_thread_exit(); /* the counts above are summed while this thread lives */
     gad__free(s, GAD_STORAGE_HDR + s->cap);
 }
 
 /* --------------------------------------------------------------- headers */
+
+static GAD_COLD gad_tensor *header_alloc(void) {
+    gad_tensor *t = gad__alloc_obj(sizeof(gad_tensor));
+    if (t) arm_thread_exit(); /* for the counts (a cached one was armed) */
+    return t;
+}
 
 gad_tensor *gad__header_new(void) {
     gad_tensor *t = tl.free_headers;
@@ -238,33 +253,30 @@ gad_tensor *gad__header_new(void) {
         tl.free_headers = (gad_tensor *)t->st;
         GAD_PREFETCH_W(tl.free_headers, sizeof *t);
         gad__cache_withdraw(sizeof *t);
-    } else {
-        t = gad__alloc_obj(sizeof *t);
-        if (!t) return NULL;
+    } else if (!(t = header_alloc())) {
+        return NULL;
     }
     atomic_init(&t->refs, 1);
     t->st = NULL;
     t->node = NULL;
-    arm_thread_exit();
     count(&tl.live.tensors, 1);
     return t;
 }
 
 void gad__header_free(gad_tensor *t) {
-    arm_thread_exit();
     count(&tl.live.tensors, -1);
-    if (gad__cache_admit(sizeof *t)) {
+    if (gad__cache_admit(sizeof *t)) { /* which arms the exit hook */
         t->st = (gad_storage *)tl.free_headers;
         tl.free_headers = t;
         return;
     }
+    arm_thread_exit(); /* the count above is summed while this thread lives */
     gad__free(t, sizeof *t);
 }
 
 /* ---------------------------------------------------------------- scopes */
 
-void gad_scope_begin(void) {
-    scope_state *s = &tl.scopes;
+static GAD_COLD void scope_begin_slow(scope_state *s) {
     if (s->lost) { /* above a scope that failed to open: stay in step */
         s->lost++;
         return;
@@ -294,20 +306,31 @@ void gad_scope_begin(void) {
     s->marks[s->depth++] = s->len;
 }
 
+void gad_scope_begin(void) {
+    scope_state *s = &tl.scopes;
+    if (GAD_LIKELY(s->depth < s->mark_cap && !s->lost)) /* marks exist, room left */
+        s->marks[s->depth++] = s->len;
+    else
+        scope_begin_slow(s);
+}
+
 int gad_scope_depth(void) { return tl.scopes.depth + tl.scopes.lost; }
 
-static int scope_push(gad_tensor *t) {
+static GAD_COLD int scope_grow(scope_state *s) {
+    size_t ncap = s->cap ? s->cap * 2 : 1024;
+    gad_tensor **n = gad__alloc(ncap * sizeof *n);
+    if (!n) return -1;
+    if (s->items) memcpy(n, s->items, s->len * sizeof *n);
+    gad__free(s->items, s->cap * sizeof *n);
+    s->items = n;
+    s->cap = ncap;
+    arm_thread_exit();
+    return 0;
+}
+
+static inline int scope_push(gad_tensor *t) {
     scope_state *s = &tl.scopes;
-    if (GAD_UNLIKELY(s->len == s->cap)) {
-        size_t ncap = s->cap ? s->cap * 2 : 1024;
-        gad_tensor **n = gad__alloc(ncap * sizeof *n);
-        if (!n) return -1;
-        if (s->items) memcpy(n, s->items, s->len * sizeof *n);
-        gad__free(s->items, s->cap * sizeof *n);
-        s->items = n;
-        s->cap = ncap;
-        arm_thread_exit();
-    }
+    if (GAD_UNLIKELY(s->len == s->cap) && scope_grow(s)) return -1;
     s->items[s->len++] = t;
     return 0;
 }

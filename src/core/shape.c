@@ -26,9 +26,10 @@ int gad__check_shape(const char *op, const int64_t *shape, int rank,
                      (long long)shape[i], gad__shape_str(b, shape, rank));
             return -1;
         }
+        int64_t m;
         if (shape[i] == 0) zero = true;
-        else if (!overflow && n > GAD_MAX_NUMEL / shape[i]) overflow = true;
-        else if (!overflow) n *= shape[i];
+        else if (__builtin_mul_overflow(n, shape[i], &m) || m > GAD_MAX_NUMEL) overflow = true;
+        else n = m;
     }
     if (zero) n = 0;
     if (overflow) {

@@ -53,6 +53,28 @@ gad_tensor *gad__tensor_new(const char *op, int dtype, const int64_t *shape,
     return t;
 }
 
+gad_tensor *gad__tensor_like(const char *op, const gad_tensor *x) {
+    size_t bytes = (size_t)x->numel * gad__dsize(x->dtype);
+    gad_tensor *t = gad__header_new();
+    gad_storage *s = t ? gad__storage_new(bytes) : NULL;
+    if (!s) {
+        if (t) gad__header_free(t);
+        return gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes", bytes);
+    }
+    t->st = s;
+    t->dtype = x->dtype;
+    t->rank = x->rank;
+    t->offset = 0;
+    t->numel = x->numel;
+    t->contig = 1;
+    /* whole arrays: a fixed-size copy is a few vector moves (what lies past
+     * the rank is never read) */
+    memcpy(t->shape, x->shape, sizeof t->shape);
+    if (x->contig) memcpy(t->strides, x->strides, sizeof t->strides);
+    else gad__row_major(x->shape, x->rank, t->strides);
+    return t;
+}
+
 gad_tensor *gad__tensor_zeros(const char *op, int dtype, const int64_t *shape,
                               int rank) {
     gad_tensor *t = gad__tensor_new(op, dtype, shape, rank);

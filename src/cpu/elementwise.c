@@ -326,6 +326,11 @@ void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
 static void run_binary(bkern bk, bool light, const gad_tensor *a, const gad_tensor *b,
                        gad_tensor *y, const gad_uparams *p) {
     if (y->numel == 0) return;
+    if (a->contig && b->contig && a->numel == y->numel && b->numel == y->numel &&
+        y->numel < 2 * EW_GRAIN) { /* the small fast path */
+        bk(y->numel, gad__ptr(a), 1, gad__ptr(b), 1, gad__ptr(y), p ? p : &no_params);
+        return;
+    }
     ew_ctx c;
     c.uk = NULL;
     c.bk = bk;
@@ -336,11 +341,6 @@ static void run_binary(bkern bk, bool light, const gad_tensor *a, const gad_tens
     c.out = gad__ptr(y);
     c.vk = NULL;
     c.stream = y->numel * (int64_t)c.es >= EW_STREAM_BYTES && light;
-    if (a->contig && b->contig && a->numel == y->numel && b->numel == y->numel &&
-        y->numel < 2 * EW_GRAIN) {
-        c.bk(y->numel, c.in[0], 1, c.in[1], 1, c.out, c.p);
-        return;
-    }
     int64_t sa[GAD_MAX_RANK], sb[GAD_MAX_RANK];
     gad__broadcast_strides(a, y->shape, y->rank, sa);
     gad__broadcast_strides(b, y->shape, y->rank, sb);

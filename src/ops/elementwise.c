@@ -25,12 +25,17 @@ static gad_tensor *binary(const char *op, const gad_op_info *info, int id,
                           gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
     if (!a || !b) return gad__null_arg(op);
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
-    int64_t shape[GAD_MAX_RANK];
-    int rank;
-    if (gad__broadcast_shapes(op, a->shape, a->rank, b->shape, b->rank, shape,
-                              &rank))
-        return NULL;
-    gad_tensor *y = gad__tensor_new(op, a->dtype, shape, rank);
+    gad_tensor *y;
+    if (gad__same_shape(a->shape, a->rank, b->shape, b->rank)) {
+        y = gad__tensor_like(op, a);
+    } else {
+        int64_t shape[GAD_MAX_RANK];
+        int rank;
+        if (gad__broadcast_shapes(op, a->shape, a->rank, b->shape, b->rank, shape,
+                                  &rank))
+            return NULL;
+        y = gad__tensor_new(op, a->dtype, shape, rank);
+    }
     if (!y) return NULL;
     gad__k_binary(k, a, b, y);
     gad_tensor *in[2] = {a, b}, *save[2] = {NULL, NULL};
@@ -119,7 +124,7 @@ static gad_tensor *unary(const char *op, const gad_op_info *info, int id,
                          int save) {
     GAD_NEED(op, x);
     if (gad__need_float(op, x)) return NULL;
-    gad_tensor *y = gad__tensor_new(op, x->dtype, x->shape, x->rank);
+    gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;
     gad_uparams p = {pa, pb};
     gad__k_unary(k, x, y, &p);
@@ -173,7 +178,7 @@ gad_tensor *gad_clamp(gad_tensor *x, double lo, double hi) {
 
 /* gy * f'(v) in one kernel pass, off the tape (first-order VJPs). */
 static gad_tensor *grad_kernel(gad_gkernel k, gad_tensor *gy, gad_tensor *v, double a, double b) {
-    gad_tensor *out = gad__tensor_new("vjp", v->dtype, v->shape, v->rank);
+    gad_tensor *out = gad__tensor_like("vjp", v);
     if (!out) return NULL;
     gad_uparams p = {a, b};
     gad__k_grad(k, gy, v, out, &p);
