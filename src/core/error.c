@@ -62,16 +62,14 @@ char *gad__shape_str(char *buf, const int64_t *shape, int rank) {
     return buf;
 }
 
-int gad__need_float(const char *op, const gad_tensor *t) {
-    if (gad__is_float(t->dtype)) return 0;
+int gad__need_float_fail(const char *op, const gad_tensor *t) {
     gad__err(GAD_ERR_DTYPE, op, "needs a float tensor (f32 or f64), got %s",
              gad_dtype_name((gad_dtype_t)t->dtype));
     return -1;
 }
 
-int gad__need_same_dtype(const char *op, const gad_tensor *a,
-                         const gad_tensor *b) {
-    if (a->dtype == b->dtype) return 0;
+int gad__need_same_dtype_fail(const char *op, const gad_tensor *a,
+                              const gad_tensor *b) {
     gad__err(GAD_ERR_DTYPE, op, "mixed dtypes %s and %s (use gad_cast)",
              gad_dtype_name((gad_dtype_t)a->dtype),
              gad_dtype_name((gad_dtype_t)b->dtype));

@@ -244,10 +244,18 @@ static inline bool gad__same_shape(const int64_t *a, int ra, const int64_t *b,
 
 /* ------------------------------------------------------------- checks */
 
-/* Shared argument checks; each records the error and returns -1. */
-int gad__need_float(const char *op, const gad_tensor *t);
-int gad__need_same_dtype(const char *op, const gad_tensor *a,
-                         const gad_tensor *b);
+/* Shared argument checks; each records the error and returns -1 (the
+ * tests inline, the messages out of line). */
+int gad__need_float_fail(const char *op, const gad_tensor *t);
+int gad__need_same_dtype_fail(const char *op, const gad_tensor *a,
+                              const gad_tensor *b);
+static inline int gad__need_float(const char *op, const gad_tensor *t) {
+    return GAD_LIKELY(gad__is_float(t->dtype)) ? 0 : gad__need_float_fail(op, t);
+}
+static inline int gad__need_same_dtype(const char *op, const gad_tensor *a,
+                                       const gad_tensor *b) {
+    return GAD_LIKELY(a->dtype == b->dtype) ? 0 : gad__need_same_dtype_fail(op, a, b);
+}
 int gad__need_i64(const char *op, const gad_tensor *index);
 
 /* ---------------------------------------------------------------- threads */
