@@ -54,14 +54,15 @@ def maxrss_mib():
 
 
 # ------------------------------------------------------------------ W1
-def w1():
+def w1(nops=1000):
+    """The chain of nops ops; 1000 is W1, 10^6 the sweep's long graph."""
     torch.manual_seed(0)
     x = torch.randn(16, requires_grad=True)
     cm, ca, gy = torch.full((16,), 0.9), torch.full((16,), 0.1), torch.ones(16)
 
     def chain():
         v = x
-        for i in range(1000):
+        for i in range(nops):
             k = i % 3
             v = v * cm if k == 0 else (v + ca if k == 1 else torch.tanh(v))
         return v
@@ -74,9 +75,14 @@ def w1():
         with torch.no_grad():
             chain()
 
-    emit("W1", "fwd_ns_per_op", timed(chain, 31, 20), scale=1e9 / 1000, unit="ns")
-    emit("W1", "fwd_bwd_ns_per_op", timed(fwd_bwd, 31, 20), scale=1e9 / 1000, unit="ns")
-    emit("W1", "fwd_nograd_ns_per_op", timed(nograd, 31, 20), scale=1e9 / 1000, unit="ns")
+    big = nops > 10000
+    reps, warm, sfx = (3, 1, "_1e6") if big else (31, 20, "")
+    emit("W1", "fwd_ns_per_op" + sfx, timed(chain, reps, warm), scale=1e9 / nops, unit="ns")
+    emit("W1", "fwd_bwd_ns_per_op" + sfx, timed(fwd_bwd, reps, warm), scale=1e9 / nops,
+         unit="ns")
+    if big:
+        return
+    emit("W1", "fwd_nograd_ns_per_op", timed(nograd, reps, warm), scale=1e9 / nops, unit="ns")
 
 
 # ------------------------------------------------------------------ W2
@@ -258,6 +264,8 @@ def sweep():
     for D in (128, 256, 512):
         for T in (128, 512, 2048):
             w6_config(D, T, 5, 2, "helix_lm_tokens_per_s_D%d_T%d" % (D, T), False)
+    w1(1000)
+    w1(1000000)
 
 
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7,
