@@ -964,8 +964,18 @@ static int gemm_use_blas(int64_t M, int64_t N, int64_t K, int64_t lda,
     if (omp_in_parallel()) return 0;
 #endif
     if (atomic_load_explicit(&gemm_blas_always, memory_order_relaxed)) return 1;
-    if (M < 128 || N < 128 || K < 64) return 0;
     double work = (double)M * (double)N * (double)K;
+    if (gad__par_scale() > 1) {
+        /* OMP_WAIT_POLICY=passive: gad's OpenMP threads sleep between
+         * regions and each product pays for waking them (tens of us in a
+         * VM), while OpenBLAS's own threads spin for a while after each
+         * call. With OpenBLAS's AVX-512 kernels, 2 threads: at 128^3 it ran
+         * 103-119 GFLOP/s against the built-in kernel's 20-40, at 256^3
+         * 190-220 against 65-145, and even at 512^3 and above. */
+        if (M < 64 || N < 64 || K < 64) return 0;
+        return !gemm_blas_weak();
+    }
+    if (M < 128 || N < 128 || K < 64) return 0;
     double need = gemm_pick_isa() >= 3 ? 1024.0 * 1024.0 * 1024.0
                                        : 384.0 * 384.0 * 384.0;
     if (work < need) return 0;
