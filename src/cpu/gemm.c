@@ -971,8 +971,10 @@ static int gemm_use_blas(int64_t M, int64_t N, int64_t K, int64_t lda,
          * VM), while OpenBLAS's own threads spin for a while after each
          * call. With OpenBLAS's AVX-512 kernels, 2 threads: at 128^3 it ran
          * 103-119 GFLOP/s against the built-in kernel's 20-40, at 256^3
-         * 190-220 against 65-145, and even at 512^3 and above. */
-        if (M < 64 || N < 64 || K < 64) return 0;
+         * 190-220 against 65-145, and even at 512^3 and above. Below
+         * about 100^3 the built-in kernel runs on one thread and wins (64^3:
+         * 157 against 134). */
+        if (M < 64 || N < 64 || K < 64 || work < 100.0 * 100.0 * 100.0) return 0;
         return !gemm_blas_weak();
     }
     if (M < 128 || N < 128 || K < 64) return 0;
