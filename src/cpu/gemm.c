@@ -965,15 +965,19 @@ static int gemm_use_blas(int64_t M, int64_t N, int64_t K, int64_t lda,
 #endif
     if (atomic_load_explicit(&gemm_blas_always, memory_order_relaxed)) return 1;
     double work = (double)M * (double)N * (double)K;
-    if (gad__par_scale() > 1) {
+    if (gad__par_scale() > 1 && work < 64.0 * 1024 * 1024) {
         /* OMP_WAIT_POLICY=passive: gad's OpenMP threads sleep between
-         * regions and each product pays for waking them (tens of us in a
-         * VM), while OpenBLAS's own threads spin for a while after each
-         * call. With OpenBLAS's AVX-512 kernels, 2 threads: at 128^3 it ran
-         * 103-119 GFLOP/s against the built-in kernel's 20-40, at 256^3
-         * 190-220 against 65-145, and even at 512^3 and above. Below
-         * about 100^3 the built-in kernel runs on one thread and wins (64^3:
-         * 157 against 134). */
+         * regions, and a product of this size pays more for waking them
+         * (tens of us in a VM) than for its arithmetic, while OpenBLAS's
+         * own threads spin for a while after each call. With OpenBLAS's
+         * AVX-512 kernels, 2 threads: 128^3 ran 103-119 GFLOP/s there
+         * against the built-in kernel's 20-40, 256^3 190-220 against
+         * 65-145. Larger products amortize the wake-up, and there the
+         * built-in kernel also keeps OpenBLAS's spinning threads from
+         * competing with gad's own kernels for the cores (W6, whose
+         * products are 134M-537M multiply-adds, lost 13% when they went to
+         * OpenBLAS). Below about 100^3 the built-in kernel runs on one
+         * thread and wins (64^3: 157 against 134). */
         if (M < 64 || N < 64 || K < 64 || work < 100.0 * 100.0 * 100.0) return 0;
         return !gemm_blas_weak();
     }
