@@ -163,27 +163,15 @@ static void w2_run(void *vc) {
     gad_scope_end();
 }
 
-/* Two passes over the sizes. After a call, OpenBLAS's worker threads spin
- * (sched_yield) for about 2^28 cycles before they sleep: a product timed in
- * that window shares the second core with them, and gad's built-in kernel
- * at 512^3 then ran at 100 GFLOP/s instead of 190. So the built-in kernel
- * has a pass of its own, before any OpenBLAS call. In the second, gad with
- * CBLAS and OpenBLAS called directly alternate call by call, so that both
- * see the same moments of a noisy host. Each figure is warmed up for 0.1 s
- * first (cores, OpenMP threads, caches awake). */
-static void w2_warm(w2_ctx *c) {
-    for (double t0 = now(); now() - t0 < 0.1;) w2_run(c);
-}
-
-static void w2_emit(const w2_ctx *c, const char *impl, double *t, int reps) {
-    char metric[96];
-    double flops = 2.0 * (double)c->m * (double)c->n * (double)c->k;
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    snprintf(metric, sizeof metric, "gemm_%lldx%lldx%lld_gflops_%s", (long long)c->m,
-             (long long)c->k, (long long)c->n, impl);
-    emit("W2", metric, t, reps, 1e-9, flops, "GFLOP/s", NULL);
-}
-
+/* Three passes over the sizes: gad's built-in kernel, gad through CBLAS,
+ * OpenBLAS called directly, in that order, each figure after 0.1 s of
+ * warm-up calls (cores, OpenMP threads, caches awake). After a call,
+ * OpenBLAS's worker threads spin (sched_yield) for about 2^28 cycles before
+ * they sleep, and a product timed in that window shares the second core
+ * with them: gad's built-in kernel at 512^3 ran at 100 GFLOP/s instead of
+ * 190 right after OpenBLAS calls. So the built-in pass comes before any
+ * OpenBLAS call, and the warm-up outlasts the spin left by the previous
+ * figure: each figure sees what a loop of its own product would. */
 static void bench_w2(void) {
     const int64_t shapes[][3] = {{64, 64, 64},     {128, 128, 128},   {256, 256, 256},
                                  {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
@@ -191,43 +179,29 @@ static void bench_w2(void) {
     enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
     gad_rng *r = gad_rng_new(2);
     w2_ctx c[NSHAPES];
-    int reps[NSHAPES];
     for (int s = 0; s < NSHAPES; s++) {
         int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
         c[s] = (w2_ctx){gad_rng_normal_tensor(r, (int64_t[]){m, k}, 2, GAD_F32, 0, 1),
                         gad_rng_normal_tensor(r, (int64_t[]){k, n}, 2, GAD_F32, 0, 1), m, k, n,
                         0};
-        reps[s] = reps_or(2.0 * (double)(m * n * k) > 4e9 ? 7 : 21);
     }
-    gad_set_blas(0);
-    for (int s = 0; s < NSHAPES; s++) {
-        double t[64];
-        w2_warm(&c[s]);
-        for (int i = 0; i < reps[s]; i++) {
-            double t0 = now();
-            w2_run(&c[s]);
-            t[i] = now() - t0;
+    const char *names[3] = {"builtin", "gad_blas", "openblas_direct"};
+    for (int impl = 0; impl < 3; impl++) {
+        if (impl > 0 && !gad_blas_available()) break;
+        gad_set_blas(impl == 1);
+        for (int s = 0; s < NSHAPES; s++) {
+            double flops = 2.0 * (double)c[s].m * (double)c[s].n * (double)c[s].k, t[64];
+            int reps = reps_or(flops > 4e9 ? 7 : 21);
+            char metric[96];
+            c[s].direct = impl == 2;
+            for (double t0 = now(); now() - t0 < 0.1;) w2_run(&c[s]);
+            run(w2_run, &c[s], 0, reps, t);
+            snprintf(metric, sizeof metric, "gemm_%lldx%lldx%lld_gflops_%s", (long long)c[s].m,
+                     (long long)c[s].k, (long long)c[s].n, names[impl]);
+            emit("W2", metric, t, reps, 1e-9, flops, "GFLOP/s", NULL);
         }
-        w2_emit(&c[s], "builtin", t, reps[s]);
     }
     gad_set_blas(1);
-    for (int s = 0; s < NSHAPES && gad_blas_available(); s++) {
-        double tg[64], td[64];
-        c[s].direct = 1;
-        w2_warm(&c[s]);
-        c[s].direct = 0;
-        w2_warm(&c[s]);
-        for (int i = 0; i < reps[s]; i++) {
-            for (int d = 0; d < 2; d++) {
-                c[s].direct = d;
-                double t0 = now();
-                w2_run(&c[s]);
-                (d ? td : tg)[i] = now() - t0;
-            }
-        }
-        w2_emit(&c[s], "gad_blas", tg, reps[s]);
-        w2_emit(&c[s], "openblas_direct", td, reps[s]);
-    }
     for (int s = 0; s < NSHAPES; s++) gad_release(c[s].a), gad_release(c[s].b);
     gad_rng_free(r);
 }
