@@ -26,11 +26,9 @@ static int check_dtype(const char *op, int dtype) {
     return -1;
 }
 
-gad_tensor *gad__tensor_new(const char *op, int dtype, const int64_t *shape,
-                            int rank) {
-    int64_t numel;
-    if (check_dtype(op, dtype) || gad__check_shape(op, shape, rank, &numel))
-        return NULL;
+/* A header over a new buffer of numel elements, row-major at offset 0; the
+ * caller fills shape and strides. NULL and a memory error on failure. */
+static gad_tensor *contig_new(const char *op, int dtype, int rank, int64_t numel) {
     size_t bytes = (size_t)numel * gad__dsize(dtype);
     gad_tensor *t = gad__header_new();
     gad_storage *s = t ? gad__storage_new(bytes) : NULL;
@@ -44,29 +42,24 @@ gad_tensor *gad__tensor_new(const char *op, int dtype, const int64_t *shape,
     t->offset = 0;
     t->numel = numel;
     t->contig = 1;
-    int64_t st = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        t->shape[i] = shape[i];
-        t->strides[i] = st;
-        st *= shape[i] > 0 ? shape[i] : 1;
-    }
+    return t;
+}
+
+gad_tensor *gad__tensor_new(const char *op, int dtype, const int64_t *shape,
+                            int rank) {
+    int64_t numel;
+    if (check_dtype(op, dtype) || gad__check_shape(op, shape, rank, &numel))
+        return NULL;
+    gad_tensor *t = contig_new(op, dtype, rank, numel);
+    if (!t) return NULL;
+    if (rank > 0) memcpy(t->shape, shape, (size_t)rank * sizeof *shape); /* NULL at rank 0 */
+    gad__row_major(shape, rank, t->strides);
     return t;
 }
 
 gad_tensor *gad__tensor_like(const char *op, const gad_tensor *x) {
-    size_t bytes = (size_t)x->numel * gad__dsize(x->dtype);
-    gad_tensor *t = gad__header_new();
-    gad_storage *s = t ? gad__storage_new(bytes) : NULL;
-    if (!s) {
-        if (t) gad__header_free(t);
-        return gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes", bytes);
-    }
-    t->st = s;
-    t->dtype = x->dtype;
-    t->rank = x->rank;
-    t->offset = 0;
-    t->numel = x->numel;
-    t->contig = 1;
+    gad_tensor *t = contig_new(op, x->dtype, x->rank, x->numel);
+    if (!t) return NULL;
     /* whole arrays: a fixed-size copy is a few vector moves (what lies past
      * the rank is never read) */
     memcpy(t->shape, x->shape, sizeof t->shape);
