@@ -248,8 +248,13 @@ size_t gad_set_cache_limit(size_t bytes);
 /* Runtime configuration                                                     */
 /* ======================================================================== */
 
-/* The number of threads gad's kernels use (default: the OpenMP default, at
- * least 1; 1 without OpenMP). n < 1 resets to the default. Process-wide. */
+/* The number of threads gad's kernels use. Default: OMP_NUM_THREADS when
+ * set, else the CPUs the process may run on; always 1 when built with
+ * GAD_THREADS=OFF. n < 1 resets to the default. Process-wide. The threads
+ * are gad's own (one per extra thread, started when first needed); after a
+ * parallel loop they spin for GAD_SPIN_US microseconds (environment,
+ * default 100, 0 to sleep at once) before they sleep. A loop started while
+ * another thread's loop runs, or inside one, runs on its caller alone. */
 void gad_set_num_threads(int n);
 int gad_num_threads(void);
 

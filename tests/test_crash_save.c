@@ -403,8 +403,8 @@ int main(int argc, char **argv) {
         }
     }
     if (nkills < 1) nkills = 1;
-    /* one thread: the children must not depend on OpenMP threads they do
-     * not inherit across fork */
+    /* one thread: the children are killed at random points, and a fork
+     * child has none of the parent's worker threads anyway */
     gad_set_num_threads(1);
     if (test_make_tmpdir(dir, sizeof dir, "gad_crash", 0)) return 1;
     snprintf(path, sizeof path, "%s/ckpt.safetensors", dir);

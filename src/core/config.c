@@ -1,23 +1,41 @@
 /* config.c: process-wide run-time settings: threads and BLAS. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity */
+#endif
 #include "gad_int.h"
 #include "cpu/gemm.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef GAD_HAVE_OPENMP
-#include <omp.h>
+#ifdef __linux__
+#include <sched.h>
 #endif
+#include <unistd.h>
 
 static atomic_int g_threads;   /* 0: not chosen yet */
 #ifdef GAD_HAVE_CBLAS
 static atomic_int g_blas = 1;  /* the CBLAS path is enabled */
 #endif
 
+/* OMP_NUM_THREADS when set (its first number, as OpenMP reads it), else
+ * the CPUs this process may run on. */
 static int default_threads(void) {
-#ifdef GAD_HAVE_OPENMP
-    int n = omp_get_max_threads();
-    return n > 0 ? n : 1;
+#ifdef GAD_HAVE_THREADS
+    const char *e = getenv("OMP_NUM_THREADS");
+    if (e && *e) {
+        char *end;
+        long n = strtol(e, &end, 10);
+        if (end != e && (*end == '\0' || *end == ',') && n >= 1 && n <= 4096)
+            return (int)n;
+    }
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= 1 ? (n > 4096 ? 4096 : (int)n) : 1;
 #else
     return 1;
 #endif
@@ -34,7 +52,7 @@ int gad__nthreads(void) {
 
 void gad_set_num_threads(int n) {
     if (n < 1) n = default_threads();
-#ifndef GAD_HAVE_OPENMP
+#ifndef GAD_HAVE_THREADS
     n = 1;
 #endif
     atomic_store(&g_threads, n);
@@ -68,16 +86,21 @@ bool gad__blas_on(void) {
 #endif
 }
 
-static atomic_int g_par_scale; /* 0: not read yet */
+struct pfor {
+    void (*fn)(void *ctx, int64_t lo, int64_t hi);
+    void *ctx;
+    int64_t n, nch;
+    atomic_llong next;
+};
 
-int gad__par_scale(void) {
-    int s = atomic_load_explicit(&g_par_scale, memory_order_relaxed);
-    if (GAD_LIKELY(s > 0)) return s;
-    const char *p = getenv("OMP_WAIT_POLICY");
-    s = p && (strcmp(p, "passive") == 0 || strcmp(p, "PASSIVE") == 0 ||
-              strcmp(p, "Passive") == 0) ? 8 : 1;
-    atomic_store_explicit(&g_par_scale, s, memory_order_relaxed);
-    return s;
+static void pfor_part(void *arg, int t, int nt) {
+    struct pfor *p = arg;
+    (void)t, (void)nt;
+    for (;;) {
+        int64_t k = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
+        if (k >= p->nch) break;
+        p->fn(p->ctx, p->n * k / p->nch, p->n * (k + 1) / p->nch);
+    }
 }
 
 /* Splits [0, n) into chunks, up to 16 per thread, that the threads claim
@@ -91,26 +114,16 @@ int gad__par_scale(void) {
 void gad__parallel_for(int64_t n, int64_t grain,
                        void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx) {
     if (n <= 0) return;
-#ifdef GAD_HAVE_OPENMP
     int64_t nt = gad__nthreads();
     if (grain < 1) grain = 1;
-    if (nt > 1) grain *= gad__par_scale();
     if (nt > n / grain) nt = n / grain;
-    if (nt > 1 && !omp_in_parallel()) {
+    if (nt > 1 && !gad__pool_nested()) {
         int64_t nch = n / grain;
         if (nch > nt * GAD_CHUNKS_PER_THREAD) nch = nt * GAD_CHUNKS_PER_THREAD;
-        atomic_llong next = 0;
-#pragma omp parallel num_threads((int)nt)
-        for (;;) {
-            int64_t k = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
-            if (k >= nch) break;
-            fn(ctx, n * k / nch, n * (k + 1) / nch);
-        }
+        struct pfor p = {fn, ctx, n, nch, 0};
+        gad__pool_run((int)nt, pfor_part, &p);
         return;
     }
-#else
-    (void)grain;
-#endif
     fn(ctx, 0, n);
 }
 

@@ -262,17 +262,23 @@ int gad__need_i64(const char *op, const gad_tensor *index);
 
 int gad__nthreads(void);
 
-/* How many times more work a parallel region must have to be worth it: 1
- * when OpenMP threads spin between regions (the default), 8 under
- * OMP_WAIT_POLICY=passive, where every region wakes sleeping threads (a
- * futex wake-up each, tens of microseconds on a VM instead of about one). */
-int gad__par_scale(void);
+/* Runs fn(ctx, t, nt) for t = 0..nt-1 on nt threads (pool.c): t = 0 on the
+ * caller, the others on gad's workers. Returns nt, which is smaller than
+ * asked for (1: fn(ctx, 0, 1) on the caller alone) inside another region,
+ * while another thread runs one, or when workers could not be started; fn
+ * must do the whole job for any nt. */
+int gad__pool_run(int nt, void (*fn)(void *ctx, int t, int nt), void *ctx);
+/* Whether the calling thread is inside a region (a worker, or a caller
+ * whose region runs): a region started there would run on one thread. */
+int gad__pool_nested(void);
+/* Spinning workers go to sleep now (before a BLAS call that runs threads
+ * of its own). */
+void gad__pool_park(void);
 
 /* Run fn(ctx, lo, hi) over [0, n) split into contiguous chunks of at least
- * grain * gad__par_scale() (a few per thread, claimed in turn), using at
- * most that many threads (one inside an OpenMP parallel region). Chunks
- * depend only on n, grain and the thread count; fn must give the same
- * result for any split. */
+ * grain (a few per thread, claimed in turn), using at most that many
+ * threads (one inside a region). Chunks depend only on n, grain and the
+ * thread count; fn must give the same result for any split. */
 void gad__parallel_for(int64_t n, int64_t grain,
                        void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
 bool gad__blas_on(void);

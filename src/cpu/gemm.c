@@ -42,12 +42,12 @@
  * in ISO C mode (-std=c11) GCC does not contract a*b + c into an FMA, so
  * plain vector arithmetic would run at half speed.
  *
- * Threads (OpenMP, up to gad__nthreads()) split C by rows and columns, never
+ * Threads (gad's pool, up to gad__nthreads()) split C by rows and columns, never
  * K; each element of C is computed with the same operations in the same
  * order whatever the thread count, so results are bit-identical for any
  * number of threads. For large products each thread owns a block of whole
- * tiles of C and packs what it needs. One thread inside an OpenMP parallel
- * region and for small products. The packing buffers of all threads of a
+ * tiles of C and packs what it needs. One thread inside a parallel region
+ * of gad's pool and for small products. The packing buffers of all threads of a
  * call are carved out of the calling thread's scratch block (_Thread_local,
  * from gad__alloc), kept for reuse until gad__gemm_release_scratch.
  *
@@ -61,10 +61,6 @@
 #include <limits.h>
 #include <stddef.h>
 #include <string.h>
-
-#ifdef GAD_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 #ifdef GAD_HAVE_CBLAS
 #include <cblas.h>
@@ -787,24 +783,18 @@ static inline int64_t gemm_cdiv(int64_t a, int64_t b) {
 static inline size_t gemm_round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 /* Below this many multiply-adds per thread, another thread costs more than
- * it saves (a warm OpenMP fork/join is about a microsecond; gad__par_scale
- * raises it when threads sleep between regions). */
+ * it saves (a region of gad's pool whose workers are awake starts and joins
+ * in about a microsecond). */
 #define GEMM_MIN_WORK_PER_THREAD (48.0 * 48.0 * 48.0)
 
 /* How many threads an M x N x K product is worth. */
 static int gemm_threads(int64_t M, int64_t N, int64_t K) {
-#ifdef GAD_HAVE_OPENMP
-    if (omp_in_parallel()) return 1;
+    if (gad__pool_nested()) return 1;
     int nt = gad__nthreads();
     if (nt <= 1) return 1;
-    double lim = (double)M * (double)N * (double)K /
-                 (GEMM_MIN_WORK_PER_THREAD * gad__par_scale());
+    double lim = (double)M * (double)N * (double)K / GEMM_MIN_WORK_PER_THREAD;
     if (lim < nt) nt = lim < 1 ? 1 : (int)lim;
     return nt;
-#else
-    (void)M, (void)N, (void)K;
-    return 1;
-#endif
 }
 
 /* Relative cost of packing one element, in multiply-adds. */
@@ -947,8 +937,8 @@ static int gemm_blas_weak(void) {
 }
 
 /* True when CBLAS should take an M x N x K product: it is enabled, the sizes
- * fit its int arguments, we are not inside an OpenMP region (BLAS would start
- * its own threads there), and the product is big enough that BLAS wins.
+ * fit its int arguments, we are not inside a region of gad's pool (BLAS would
+ * start its own threads there), and the product is big enough that BLAS wins.
  * Measured on a 2-core AVX-512 Xeon with OpenBLAS 0.3.21 (its SkylakeX and
  * Haswell kernels, 2 threads, f32): against the AVX-512 built-in kernel BLAS
  * is at best even (0.9-1.1x from 512^3 up, slower below: the built-in small
@@ -960,27 +950,9 @@ static int gemm_use_blas(int64_t M, int64_t N, int64_t K, int64_t lda,
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX || lda > INT_MAX ||
         ldb > INT_MAX || ldc > INT_MAX)
         return 0;
-#ifdef GAD_HAVE_OPENMP
-    if (omp_in_parallel()) return 0;
-#endif
+    if (gad__pool_nested()) return 0;
     if (atomic_load_explicit(&gemm_blas_always, memory_order_relaxed)) return 1;
     double work = (double)M * (double)N * (double)K;
-    if (gad__par_scale() > 1 && work < 64.0 * 1024 * 1024) {
-        /* OMP_WAIT_POLICY=passive: gad's OpenMP threads sleep between
-         * regions, and a product of this size pays more for waking them
-         * (tens of us in a VM) than for its arithmetic, while OpenBLAS's
-         * own threads spin for a while after each call. With OpenBLAS's
-         * AVX-512 kernels, 2 threads: 128^3 ran 103-119 GFLOP/s there
-         * against the built-in kernel's 20-40, 256^3 190-220 against
-         * 65-145. Larger products amortize the wake-up, and there the
-         * built-in kernel also keeps OpenBLAS's spinning threads from
-         * competing with gad's own kernels for the cores (W6, whose
-         * products are 134M-537M multiply-adds, lost 13-23% when they went to
-         * OpenBLAS). Below about 100^3 the built-in kernel runs on one
-         * thread and wins (64^3: 157 against 134). */
-        if (M < 64 || N < 64 || K < 64 || work < 100.0 * 100.0 * 100.0) return 0;
-        return !gemm_blas_weak();
-    }
     if (M < 128 || N < 128 || K < 64) return 0;
     double need = gemm_pick_isa() >= 3 ? 1024.0 * 1024.0 * 1024.0
                                        : 384.0 * 384.0 * 384.0;
@@ -994,6 +966,7 @@ int gad__sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                float beta, float *C, int64_t ldc) {
 #ifdef GAD_HAVE_CBLAS
     if (M > 0 && N > 0 && gemm_use_blas(M, N, K, lda, ldb, ldc)) {
+        gad__pool_park();
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                     tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
                     alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
@@ -1009,6 +982,7 @@ int gad__dgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
                double beta, double *C, int64_t ldc) {
 #ifdef GAD_HAVE_CBLAS
     if (M > 0 && N > 0 && gemm_use_blas(M, N, K, lda, ldb, ldc)) {
+        gad__pool_park();
         cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                     tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
                     alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
@@ -1244,6 +1218,25 @@ static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
     }
 }
 
+/* One thread's share of a parallel small-problem product: parts t, t + nt,
+ * ... of the job's split (all of them if the pool gave fewer threads). */
+typedef struct {
+    const GT_DESC *kd;
+    const GT_FN(args) *g;
+    const GT *bsrc;
+    int64_t rsb, pstride;
+    int split_rows, parts;
+} GT_FN(sup_job);
+
+static void GT_FN(sup_task)(void *arg, int t, int nt) {
+    const GT_FN(sup_job) *j = arg;
+    unsigned csr = gemm_ftz_begin();
+    for (int r = t; r < j->parts; r += nt)
+        GT_FN(sup_part)(j->kd, j->g, j->bsrc, j->rsb, j->pstride,
+                        j->split_rows, r, j->parts);
+    gemm_ftz_end(csr);
+}
+
 /* The small-problem path: no packing unless op(B) is transposed (then all
  * of op(B) is packed once into NR-column panels). Each element of C is one
  * accumulation chain over K, so any split between threads gives the same
@@ -1277,14 +1270,8 @@ static int GT_FN(sup_run)(const GT_DESC *kd, const GT_FN(args) *g) {
         GT_FN(sup_part)(kd, g, bsrc, rsb, pstride, 1, 0, 1);
         return 0;
     }
-#ifdef GAD_HAVE_OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) {
-        unsigned csr = gemm_ftz_begin();
-        GT_FN(sup_part)(kd, g, bsrc, rsb, pstride, split_rows, t, nt);
-        gemm_ftz_end(csr);
-    }
-#endif
+    GT_FN(sup_job) job = {kd, g, bsrc, rsb, pstride, split_rows, nt};
+    gad__pool_run(nt, GT_FN(sup_task), &job);
     return 0;
 }
 
@@ -1323,6 +1310,23 @@ static void GT_FN(dot_part)(const GT_DESC *kd, const GT_FN(args) *g,
     }
 }
 
+typedef struct {
+    const GT_DESC *kd;
+    const GT_FN(args) *g;
+    const GT *xa, *yb;
+    int64_t xs, ys, P;
+    int parts;
+} GT_FN(dot_job);
+
+static void GT_FN(dot_task)(void *arg, int t, int nt) {
+    const GT_FN(dot_job) *j = arg;
+    unsigned csr = gemm_ftz_begin();
+    for (int r = t; r < j->parts; r += nt)
+        GT_FN(dot_part)(j->kd, j->g, j->xa, j->xs, j->yb, j->ys,
+                        j->P * r / j->parts, j->P * (r + 1) / j->parts);
+    gemm_ftz_end(csr);
+}
+
 static void GT_FN(dot_run)(const GT_DESC *kd, const GT_FN(args) *g) {
     const GT *xa = g->A, *yb = g->B;
     int64_t xs = g->ta ? 0 : g->lda, ys = g->tb ? g->ldb : 0;
@@ -1333,14 +1337,38 @@ static void GT_FN(dot_run)(const GT_DESC *kd, const GT_FN(args) *g) {
         GT_FN(dot_part)(kd, g, xa, xs, yb, ys, 0, P);
         return;
     }
-#ifdef GAD_HAVE_OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) {
-        unsigned csr = gemm_ftz_begin();
-        GT_FN(dot_part)(kd, g, xa, xs, yb, ys, P * t / nt, P * (t + 1) / nt);
-        gemm_ftz_end(csr);
+    GT_FN(dot_job) job = {kd, g, xa, yb, xs, ys, P, nt};
+    gad__pool_run(nt, GT_FN(dot_task), &job);
+}
+
+/* The packed path on threads: region r of the tm x tn grid of C, with its
+ * own slice of the scratch buffer, for r = t, t + nt, ... */
+typedef struct {
+    const GT_DESC *kd;
+    const GT_FN(args) *g;
+    char *buf;
+    size_t per, asz;
+    int64_t rows, cols, mt, ntl;
+    int tm, tn;
+} GT_FN(packed_job);
+
+static void GT_FN(packed_task)(void *arg, int t, int nt) {
+    const GT_FN(packed_job) *j = arg;
+    const int mr = j->kd->mr, nr = j->kd->nr;
+    const int64_t M = j->g->M, N = j->g->N;
+    unsigned csr = gemm_ftz_begin();
+    for (int r = t; r < j->tm * j->tn; r += nt) {
+        int rm = r / j->tn, rn = r % j->tn;
+        int64_t i0 = gemm_min(M, j->mt * rm / j->tm * mr);
+        int64_t i1 = gemm_min(M, j->mt * (rm + 1) / j->tm * mr);
+        int64_t j0 = gemm_min(N, j->ntl * rn / j->tn * nr);
+        int64_t j1 = gemm_min(N, j->ntl * (rn + 1) / j->tn * nr);
+        char *mine = j->buf + j->per * (size_t)r;
+        if (i0 < i1 && j0 < j1)
+            GT_FN(region)(j->kd, j->g, i0, i1, j0, j1, j->rows, j->cols,
+                          (GT *)mine, (GT *)(mine + j->asz));
     }
-#endif
+    gemm_ftz_end(csr);
 }
 
 static int GT_FN(run_ftz)(const GT_DESC *kd, int ta, int tb, int64_t M,
@@ -1384,22 +1412,8 @@ static int GT_FN(run_ftz)(const GT_DESC *kd, int ta, int tb, int64_t M,
                       (GT *)(buf + asz));
         return 0;
     }
-#ifdef GAD_HAVE_OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int r = 0; r < nt; r++) {
-        int rm = r / tn, rn = r % tn;
-        int64_t i0 = gemm_min(M, mt * rm / tm * mr);
-        int64_t i1 = gemm_min(M, mt * (rm + 1) / tm * mr);
-        int64_t j0 = gemm_min(N, ntl * rn / tn * nr);
-        int64_t j1 = gemm_min(N, ntl * (rn + 1) / tn * nr);
-        char *mine = buf + per * (size_t)r;
-        unsigned csr = gemm_ftz_begin();
-        if (i0 < i1 && j0 < j1)
-            GT_FN(region)(kd, &g, i0, i1, j0, j1, rows, cols, (GT *)mine,
-                          (GT *)(mine + asz));
-        gemm_ftz_end(csr);
-    }
-#endif
+    GT_FN(packed_job) job = {kd, &g, buf, per, asz, rows, cols, mt, ntl, tm, tn};
+    gad__pool_run(nt, GT_FN(packed_task), &job);
     return 0;
 }
 

@@ -11,7 +11,7 @@
  * gad__sgemm/gad__dgemm send large problems to CBLAS when gad was built with
  * it and gad_set_blas has not turned it off, and everything else to the
  * built-in kernel. Both use up to gad__nthreads() threads, and one thread when
- * called from inside an OpenMP parallel region.
+ * called from inside a parallel region of gad's pool (gad__pool_run).
  *
  * Return 0, or -1 when scratch memory could not be allocated (no error is
  * recorded; the caller reports it; C is then unspecified).

@@ -38,6 +38,7 @@
  * Dahl & Hinton, "On the importance of initialization and momentum in deep
  * learning" (ICML 2013), in PyTorch's reformulation (d = g + mu * b). */
 #include "gad.h"
+#include "gad_int.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -45,9 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* Zeroed memory for count items of size bytes, through gad's allocator. */
 static void *zalloc(size_t count, size_t size) {
@@ -67,6 +65,8 @@ static void *zalloc(size_t count, size_t size) {
 
 /* Tensors with more elements than this are updated by all threads. */
 #define OPTIM_PAR_MIN 65536
+/* The gradient norm sums squares in blocks of this many elements. */
+#define OPTIM_SUMSQ_BLK 4096
 
 /* A name: "momentum." plus up to 10 digits plus NUL fits in 24 bytes. */
 #define OPTIM_NAME_CAP 24
@@ -128,40 +128,32 @@ static gad_status fail_memory(const char *op) {
     return GAD_ERR_MEMORY;
 }
 
-/* Number of threads for a loop over n elements. */
-static int threads_for(int64_t n) {
-#ifdef _OPENMP
-    if (n > OPTIM_PAR_MIN) {
-        int nt = gad_num_threads();
-        return nt > 1 ? nt : 1;
-    }
-#endif
-    (void)n;
-    return 1;
-}
-
-#ifdef _OPENMP
-#define OPTIM_PARALLEL_FOR                                                     \
-    _Pragma("omp parallel for if(nt > 1) num_threads(nt) schedule(static)")
-#else
-#define OPTIM_PARALLEL_FOR
-#endif
-
 /* ------------------------------------------------------------ kernels */
 /* One set per float type. Every scalar arrives already cast to T, so that
  * f32 parameters are updated in f32 arithmetic (g's values, bit for bit).
- * The loops are contiguous and branch-free inside, so they vectorize. */
+ * Each loop runs over [lo, hi) of a range that gad__parallel_for splits
+ * between threads for tensors of more than OPTIM_PAR_MIN elements; the
+ * loops are contiguous and branch-free inside, so they vectorize. */
 
 #define OPTIM_KERNELS(T, SFX, SQRT)                                            \
+    /* the arguments of every loop below (each uses some) */                   \
+    typedef struct {                                                           \
+        T *p, *m, *v;                                                          \
+        const T *g;                                                            \
+        T b1, omb1, b2, omb2, bc1, bc2, lr, eps, decay, wd, mu;                \
+        int first, nesterov;                                                   \
+        double *part;                                                          \
+        int64_t n;                                                             \
+    } optim_args_##SFX;                                                        \
     /* theta = theta * decay - lr * mhat / (sqrt(vhat) + eps) */               \
-    static void adamw_##SFX(T *restrict p, T *restrict m, T *restrict v,       \
-                            const T *restrict g, int64_t n, T b1, T omb1,      \
-                            T b2, T omb2, T bc1, T bc2, T lr, T eps,           \
-                            T decay) {                                         \
-        int nt = threads_for(n);                                               \
-        (void)nt;                                                              \
-        OPTIM_PARALLEL_FOR                                                     \
-        for (int64_t i = 0; i < n; i++) {                                      \
+    static void adamw_range_##SFX(void *arg, int64_t lo, int64_t hi) {         \
+        const optim_args_##SFX *a = arg;                                       \
+        T *restrict p = a->p, *restrict m = a->m, *restrict v = a->v;          \
+        const T *restrict g = a->g;                                            \
+        const T b1 = a->b1, omb1 = a->omb1, b2 = a->b2, omb2 = a->omb2;        \
+        const T bc1 = a->bc1, bc2 = a->bc2, lr = a->lr, eps = a->eps;          \
+        const T decay = a->decay;                                              \
+        for (int64_t i = lo; i < hi; i++) {                                    \
             T gi = g[i];                                                       \
             T mi = b1 * m[i] + omb1 * gi;                                      \
             T vi = b2 * v[i] + omb2 * (gi * gi);                               \
@@ -171,35 +163,53 @@ static int threads_for(int64_t n) {
             p[i] = p[i] * decay - lr * (mh / (SQRT(vh) + eps));                \
         }                                                                      \
     }                                                                          \
+    static void adamw_##SFX(T *p, T *m, T *v, const T *g, int64_t n, T b1,     \
+                            T omb1, T b2, T omb2, T bc1, T bc2, T lr, T eps,   \
+                            T decay) {                                         \
+        optim_args_##SFX a = {.p = p, .m = m, .v = v, .g = g, .b1 = b1,        \
+                              .omb1 = omb1, .b2 = b2, .omb2 = omb2,            \
+                              .bc1 = bc1, .bc2 = bc2, .lr = lr, .eps = eps,    \
+                              .decay = decay};                                 \
+        gad__parallel_for(n, OPTIM_PAR_MIN / 2, adamw_range_##SFX, &a);        \
+    }                                                                          \
     /* plain SGD: theta -= lr * (g + wd * theta) */                            \
-    static void sgd_##SFX(T *restrict p, const T *restrict g, int64_t n,       \
-                          T lr, T wd) {                                        \
-        int nt = threads_for(n);                                               \
-        (void)nt;                                                              \
-        if (wd != 0) {                                                         \
-            OPTIM_PARALLEL_FOR                                                 \
-            for (int64_t i = 0; i < n; i++)                                    \
+    static void sgd_range_##SFX(void *arg, int64_t lo, int64_t hi) {           \
+        const optim_args_##SFX *a = arg;                                       \
+        T *restrict p = a->p;                                                  \
+        const T *restrict g = a->g;                                            \
+        const T lr = a->lr, wd = a->wd;                                        \
+        if (wd != 0)                                                           \
+            for (int64_t i = lo; i < hi; i++)                                  \
                 p[i] = p[i] - lr * (g[i] + wd * p[i]);                         \
-        } else {                                                               \
-            OPTIM_PARALLEL_FOR                                                 \
-            for (int64_t i = 0; i < n; i++) p[i] = p[i] - lr * g[i];           \
-        }                                                                      \
+        else                                                                   \
+            for (int64_t i = lo; i < hi; i++) p[i] = p[i] - lr * g[i];         \
+    }                                                                          \
+    static void sgd_##SFX(T *p, const T *g, int64_t n, T lr, T wd) {           \
+        optim_args_##SFX a = {.p = p, .g = g, .lr = lr, .wd = wd};             \
+        gad__parallel_for(n, OPTIM_PAR_MIN / 2, sgd_range_##SFX, &a);          \
     }                                                                          \
     /* momentum: b = mu b + g' (b = g' on the first step); d = b, or          \
      * g' + mu b with Nesterov; theta -= lr d */                               \
-    static void sgd_mom_##SFX(T *restrict p, T *restrict b,                    \
-                              const T *restrict g, int64_t n, T lr, T wd,      \
-                              T mu, int first, int nesterov) {                 \
-        int nt = threads_for(n);                                               \
-        (void)nt;                                                              \
-        OPTIM_PARALLEL_FOR                                                     \
-        for (int64_t i = 0; i < n; i++) {                                      \
+    static void sgd_mom_range_##SFX(void *arg, int64_t lo, int64_t hi) {       \
+        const optim_args_##SFX *a = arg;                                       \
+        T *restrict p = a->p, *restrict b = a->m;                              \
+        const T *restrict g = a->g;                                            \
+        const T lr = a->lr, wd = a->wd, mu = a->mu;                            \
+        const int first = a->first, nesterov = a->nesterov;                    \
+        for (int64_t i = lo; i < hi; i++) {                                    \
             T gi = wd != 0 ? g[i] + wd * p[i] : g[i];                          \
             T bi = first ? gi : mu * b[i] + gi;                                \
             b[i] = bi;                                                         \
             T d = nesterov ? gi + mu * bi : bi;                                \
             p[i] = p[i] - lr * d;                                              \
         }                                                                      \
+    }                                                                          \
+    static void sgd_mom_##SFX(T *p, T *b, const T *g, int64_t n, T lr, T wd,   \
+                              T mu, int first, int nesterov) {                 \
+        optim_args_##SFX a = {.p = p, .m = b, .g = g, .lr = lr, .wd = wd,      \
+                              .mu = mu, .first = first,                        \
+                              .nesterov = nesterov};                           \
+        gad__parallel_for(n, OPTIM_PAR_MIN / 2, sgd_mom_range_##SFX, &a);      \
     }                                                                          \
     /* sum of squares of g[lo..hi) in double, four lanes (a fixed order) */  \
     static double block_sumsq_##SFX(const T *g, int64_t lo, int64_t hi) {     \
@@ -215,33 +225,47 @@ static int threads_for(int64_t n) {
         for (; i < hi; i++) s0 += (double)g[i] * (double)g[i];                 \
         return (s0 + s1) + (s2 + s3);                                          \
     }                                                                          \
+    /* blocks [lo, hi) of OPTIM_SUMSQ_BLK elements, one sum each */           \
+    static void sumsq_range_##SFX(void *arg, int64_t lo, int64_t hi) {         \
+        const optim_args_##SFX *a = arg;                                       \
+        for (int64_t b = lo; b < hi; b++) {                                    \
+            int64_t e = (b + 1) * OPTIM_SUMSQ_BLK;                             \
+            a->part[b] = block_sumsq_##SFX(a->g, b * OPTIM_SUMSQ_BLK,          \
+                                           e < a->n ? e : a->n);               \
+        }                                                                      \
+    }                                                                          \
     /* the whole sum, in fixed blocks so that the result does not depend on   \
      * the number of threads */                                                \
     static double sumsq_##SFX(const T *g, int64_t n) {                         \
-        enum { BLK = 4096 };                                                   \
-        int64_t nb = (n + BLK - 1) / BLK;                                      \
+        int64_t nb = (n + OPTIM_SUMSQ_BLK - 1) / OPTIM_SUMSQ_BLK;              \
         double total = 0;                                                      \
-        int nt = threads_for(n);                                               \
-        double *part = nt > 1 ? gad_mem_alloc((size_t)nb * sizeof *part) : NULL;      \
+        double *part = n > OPTIM_PAR_MIN                                       \
+                           ? gad_mem_alloc((size_t)nb * sizeof *part)          \
+                           : NULL;                                             \
         if (!part) {                                                           \
-            for (int64_t b = 0; b < nb; b++)                                   \
-                total += block_sumsq_##SFX(                                    \
-                    g, b * BLK, (b + 1) * BLK < n ? (b + 1) * BLK : n);        \
+            for (int64_t b = 0; b < nb; b++) {                                 \
+                int64_t e = (b + 1) * OPTIM_SUMSQ_BLK;                         \
+                total += block_sumsq_##SFX(g, b * OPTIM_SUMSQ_BLK,             \
+                                           e < n ? e : n);                     \
+            }                                                                  \
             return total;                                                      \
         }                                                                      \
-        OPTIM_PARALLEL_FOR                                                     \
-        for (int64_t b = 0; b < nb; b++)                                       \
-            part[b] = block_sumsq_##SFX(g, b * BLK,                            \
-                                        (b + 1) * BLK < n ? (b + 1) * BLK : n); \
+        optim_args_##SFX a = {.g = g, .part = part, .n = n};                   \
+        gad__parallel_for(nb, OPTIM_PAR_MIN / 2 / OPTIM_SUMSQ_BLK,             \
+                          sumsq_range_##SFX, &a);                              \
         for (int64_t b = 0; b < nb; b++) total += part[b];                     \
-        gad_mem_free(part);                                                            \
+        gad_mem_free(part);                                                    \
         return total;                                                          \
     }                                                                          \
-    static void scale_##SFX(T *restrict g, int64_t n, T c) {                   \
-        int nt = threads_for(n);                                               \
-        (void)nt;                                                              \
-        OPTIM_PARALLEL_FOR                                                     \
-        for (int64_t i = 0; i < n; i++) g[i] = g[i] * c;                       \
+    static void scale_range_##SFX(void *arg, int64_t lo, int64_t hi) {         \
+        const optim_args_##SFX *a = arg;                                       \
+        T *restrict g = a->p;                                                  \
+        const T c = a->lr;                                                     \
+        for (int64_t i = lo; i < hi; i++) g[i] = g[i] * c;                     \
+    }                                                                          \
+    static void scale_##SFX(T *g, int64_t n, T c) {                            \
+        optim_args_##SFX a = {.p = g, .lr = c};                                \
+        gad__parallel_for(n, OPTIM_PAR_MIN / 2, scale_range_##SFX, &a);        \
     }
 
 OPTIM_KERNELS(float, f32, sqrtf)

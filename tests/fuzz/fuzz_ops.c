@@ -1766,8 +1766,8 @@ const char *__asan_default_options(void) { return "allocator_may_return_null=1";
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
-    /* OpenMP workers that spin while idle would steal the other core */
-    setenv("OMP_WAIT_POLICY", "passive", 0);
+    /* workers that spin while idle would steal the other core */
+    setenv("GAD_SPIN_US", "0", 0);
     trace = getenv("FUZZ_OPS_TRACE") != NULL;
     return 0;
 }

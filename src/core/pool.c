@@ -1,0 +1,230 @@
+/* pool.c: gad's worker threads.
+ *
+ * A parallel region runs fn(ctx, t, nt) for t = 0..nt-1, t = 0 on the
+ * calling thread and the others on workers that live for the rest of the
+ * process. After a region a worker spins for a short while (GAD_SPIN_US,
+ * 100 microseconds by default), so that the next region of a training step
+ * finds it awake, and then sleeps on a condition variable until the next
+ * one. OpenMP cannot do this for us: its wait policy is one process-wide
+ * setting read from the environment, and under OMP_WAIT_POLICY=passive (how
+ * torch is usually run, and the benchmark protocol) every region pays a
+ * futex wake-up per thread, tens of microseconds in a VM, which is more
+ * than a 128^3 product or an add of 64K elements costs on one thread.
+ *
+ * One region runs at a time; a region asked for while another runs (from
+ * another user thread, or nested inside a region) runs on the caller
+ * alone. Before gad calls a BLAS that runs its own threads it parks the
+ * spinning workers (gad__pool_park), so they do not take cores from it.
+ *
+ * The state word packs the region's sequence number and its thread count,
+ * so that a worker reads both in one load: a worker with index w takes part
+ * in the region if w < nt. fn and ctx are written before the state word is
+ * published (release) and read only by workers that take part, and the
+ * caller does not return (nor start another region) until all of those
+ * have finished. */
+#include "gad_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define POOL_PAUSE() _mm_pause()
+#elif defined(__aarch64__)
+#define POOL_PAUSE() __asm__ __volatile__("yield")
+#else
+#define POOL_PAUSE() ((void)0)
+#endif
+
+#define POOL_MAX 256 /* workers; more threads than this are not started */
+
+typedef void (*pool_fn)(void *ctx, int t, int nt);
+
+static struct {
+    atomic_flag busy;               /* a region is running */
+    _Atomic uint64_t state;         /* seq << 16 | nt of the latest region */
+    atomic_int done;                /* workers finished with the region */
+    atomic_int sleepers;            /* workers waiting on wake */
+    atomic_int park;                /* spinning workers should sleep now */
+    atomic_int nworkers;            /* workers started */
+    pool_fn fn;
+    void *ctx;
+    pthread_mutex_t mu;             /* guards sleeping and starting workers */
+    pthread_cond_t wake;
+    int64_t spin_ns;                /* < 0: not read yet */
+} pool = {
+    .busy = ATOMIC_FLAG_INIT,
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .spin_ns = -1,
+};
+
+/* Set on workers for good and on a caller while its region runs. */
+static _Thread_local int pool_inside;
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t spin_ns(void) {
+    int64_t s = __atomic_load_n(&pool.spin_ns, __ATOMIC_RELAXED);
+    if (GAD_LIKELY(s >= 0)) return s;
+    s = 100 * 1000;
+    const char *e = getenv("GAD_SPIN_US");
+    if (e && *e) {
+        char *end;
+        long long us = strtoll(e, &end, 10);
+        if (*end == '\0' && us >= 0 && us <= 1000000) s = us * 1000;
+    }
+    __atomic_store_n(&pool.spin_ns, s, __ATOMIC_RELAXED);
+    return s;
+}
+
+/* Waits until the state's sequence moves past seq; returns the new state. */
+static uint64_t worker_wait(uint64_t seq) {
+    int64_t limit = spin_ns(), t0 = 0;
+    for (unsigned i = 0;; i++) {
+        uint64_t s = atomic_load_explicit(&pool.state, memory_order_acquire);
+        if (s >> 16 != seq) return s;
+        if ((i & 63) == 0) {
+            if (atomic_load_explicit(&pool.park, memory_order_relaxed)) break;
+            int64_t t = now_ns();
+            if (i == 0) t0 = t;
+            else if (t - t0 >= limit) break;
+        }
+        POOL_PAUSE();
+    }
+    pthread_mutex_lock(&pool.mu);
+    atomic_fetch_add(&pool.sleepers, 1);
+    uint64_t s;
+    while ((s = atomic_load(&pool.state)) >> 16 == seq)
+        pthread_cond_wait(&pool.wake, &pool.mu);
+    atomic_fetch_sub(&pool.sleepers, 1);
+    pthread_mutex_unlock(&pool.mu);
+    return s;
+}
+
+/* A new worker's index and the sequence number of the last region that
+ * started before it: it takes part in the next one. */
+typedef struct {
+    int w;
+    uint64_t seq;
+} worker_arg;
+
+static void *worker_main(void *arg) {
+    worker_arg a = *(worker_arg *)arg;
+    free(arg);
+    int w = a.w;
+    uint64_t seq = a.seq;
+    pool_inside = 1;
+    for (;;) {
+        uint64_t s = worker_wait(seq);
+        seq = s >> 16;
+        int nt = (int)(s & 0xffff);
+        if (w < nt) {
+            pool.fn(pool.ctx, w, nt);
+            atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
+        }
+    }
+    return NULL;
+}
+
+/* Starts workers until there are want of them (or starting one fails);
+ * returns how many there are. Called only by the thread that holds
+ * pool.busy, before it publishes its region. Workers block every signal: the user's
+ * handlers run on the user's threads. */
+static int pool_grow(int want) {
+    if (want > POOL_MAX) want = POOL_MAX;
+    int have = atomic_load_explicit(&pool.nworkers, memory_order_acquire);
+    if (have >= want) return have;
+    pthread_mutex_lock(&pool.mu);
+    have = atomic_load(&pool.nworkers);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    int ok = pthread_attr_init(&attr) == 0;
+    if (ok) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 1 << 20);
+    }
+    uint64_t seq = atomic_load(&pool.state) >> 16;
+    while (ok && have < want) {
+        pthread_t th;
+        worker_arg *a = malloc(sizeof *a);
+        if (!a) break;
+        a->w = have + 1;
+        a->seq = seq;
+        if (pthread_create(&th, &attr, worker_main, a)) {
+            free(a);
+            break;
+        }
+        have++;
+        atomic_store_explicit(&pool.nworkers, have, memory_order_release);
+    }
+    if (ok) pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_mutex_unlock(&pool.mu);
+    return have;
+}
+
+/* In a child after fork() only the forking thread exists: no workers. */
+static void pool_atfork_child(void) {
+    atomic_store(&pool.nworkers, 0);
+    atomic_store(&pool.sleepers, 0);
+    atomic_flag_clear(&pool.busy);
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+}
+
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static void pool_init(void) { pthread_atfork(NULL, NULL, pool_atfork_child); }
+
+int gad__pool_nested(void) { return pool_inside; }
+
+int gad__pool_run(int nt, void (*fn)(void *ctx, int t, int nt), void *ctx) {
+    if (nt > 1 && !pool_inside &&
+        !atomic_flag_test_and_set_explicit(&pool.busy, memory_order_acquire)) {
+        pthread_once(&pool_once, pool_init);
+        int have = pool_grow(nt - 1);
+        if (nt > have + 1) nt = have + 1;
+        if (nt > 1) {
+            pool.fn = fn;
+            pool.ctx = ctx;
+            atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
+            atomic_store_explicit(&pool.park, 0, memory_order_relaxed);
+            uint64_t s = atomic_load_explicit(&pool.state, memory_order_relaxed);
+            atomic_store(&pool.state, ((s >> 16) + 1) << 16 | (uint64_t)nt);
+            if (atomic_load(&pool.sleepers) > 0) {
+                pthread_mutex_lock(&pool.mu);
+                pthread_cond_broadcast(&pool.wake);
+                pthread_mutex_unlock(&pool.mu);
+            }
+            pool_inside = 1;
+            fn(ctx, 0, nt);
+            /* wait for the workers; let them have this core if one of
+             * them is waiting for one (more threads than cores) */
+            for (unsigned i = 1;
+                 atomic_load_explicit(&pool.done, memory_order_acquire) < nt - 1; i++)
+                if (i % 4096) POOL_PAUSE();
+                else sched_yield();
+            pool_inside = 0;
+        }
+        atomic_flag_clear_explicit(&pool.busy, memory_order_release);
+        if (nt > 1) return nt;
+    }
+    fn(ctx, 0, 1);
+    return 1;
+}
+
+void gad__pool_park(void) {
+    atomic_store_explicit(&pool.park, 1, memory_order_relaxed);
+}

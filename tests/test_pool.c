@@ -1,0 +1,214 @@
+/* test_pool.c: gad's worker threads (src/core/pool.c) and the parallel
+ * loop built on them: every part of a region runs once, on as many threads
+ * as asked; a region inside a region, or one asked for while another thread
+ * runs one, runs on its caller alone; regions from several threads at once
+ * all give the right answer; workers that went to sleep (GAD_SPIN_US) or
+ * were parked wake up for the next region; a fork child starts workers of
+ * its own. Build with -DGAD_SANITIZE=thread to check for data races. */
+#include "test.h"
+#include "gad_int.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_THREAD__)
+#define POOL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define POOL_TSAN 1
+#endif
+#endif
+
+#define MAXT 8
+
+typedef struct {
+    atomic_int hits[MAXT];
+    atomic_int seen_nt;
+    pthread_t caller;
+    atomic_int on_caller; /* part 0 ran on the calling thread */
+    atomic_int inner;     /* what a nested region returned */
+    atomic_int outside;   /* parts that found gad__pool_nested() false */
+} region_log;
+
+static void log_part(void *arg, int t, int nt) {
+    region_log *r = arg;
+    if (t >= 0 && t < MAXT) atomic_fetch_add(&r->hits[t], 1);
+    atomic_store(&r->seen_nt, nt);
+    if (t == 0) atomic_store(&r->on_caller, pthread_equal(pthread_self(), r->caller));
+}
+
+/* Runs a region of nt parts; checks that parts 0..got-1 ran once each, on
+ * got threads, part 0 on this thread. Returns got. */
+static int run_logged(int nt) {
+    region_log r = {.caller = pthread_self()};
+    int got = gad__pool_run(nt, log_part, &r);
+    CHECK(got >= 1 && got <= nt);
+    CHECK(atomic_load(&r.seen_nt) == got);
+    CHECK(atomic_load(&r.on_caller) == 1);
+    for (int t = 0; t < MAXT; t++)
+        CHECK_MSG(atomic_load(&r.hits[t]) == (t < got), "nt %d got %d: part %d ran %d times",
+                  nt, got, t, atomic_load(&r.hits[t]));
+    return got;
+}
+
+static void sleep_us(long us) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+TEST(every_part_runs_once) {
+    for (int nt = 1; nt <= 5; nt++)
+        for (int rep = 0; rep < 50; rep++) CHECK(run_logged(nt) == nt);
+    /* fewer threads than workers: the others sit the region out */
+    for (int rep = 0; rep < 50; rep++) CHECK(run_logged(2) == 2);
+    CHECK(!gad__pool_nested());
+}
+
+/* Runs on workers: records in atomics (the CHECK counters are not). */
+static void nested_part(void *arg, int t, int nt) {
+    region_log *outer = arg;
+    (void)nt;
+    if (!gad__pool_nested()) atomic_fetch_add(&outer->outside, 1);
+    if (t == 0) { /* on the caller */
+        region_log r = {.caller = pthread_self()};
+        atomic_store(&outer->inner, gad__pool_run(3, log_part, &r));
+        CHECK(atomic_load(&r.hits[0]) == 1 && atomic_load(&r.hits[1]) == 0);
+        CHECK(atomic_load(&r.on_caller) == 1);
+    }
+}
+
+TEST(nested_region_runs_on_caller) {
+    region_log r = {.caller = pthread_self()};
+    CHECK(gad__pool_run(2, nested_part, &r) == 2);
+    CHECK(atomic_load(&r.inner) == 1);
+    CHECK(atomic_load(&r.outside) == 0);
+    CHECK(!gad__pool_nested());
+}
+
+/* parallel_for: every index of [0, n) in exactly one chunk, chunks at
+ * least grain long (but the whole range when shorter) */
+typedef struct {
+    int64_t n, grain;
+    unsigned char *mark;
+    atomic_int bad;
+} cover;
+
+static void cover_range(void *arg, int64_t lo, int64_t hi) {
+    cover *c = arg;
+    if (lo < 0 || hi > c->n || lo >= hi || (hi - lo < c->grain && hi - lo != c->n))
+        atomic_store(&c->bad, 1);
+    for (int64_t i = lo; i < hi && i >= 0 && i < c->n; i++) c->mark[i]++;
+}
+
+TEST(parallel_for_covers_the_range) {
+    static const int64_t ns[] = {0, 1, 7, 64, 1000, 4097, 100000};
+    static const int64_t grains[] = {1, 3, 64, 5000};
+    for (int threads = 1; threads <= 3; threads++) {
+        gad_set_num_threads(threads);
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            for (size_t j = 0; j < sizeof grains / sizeof grains[0]; j++) {
+                cover c = {ns[i], grains[j], calloc((size_t)ns[i] + 1, 1), 0};
+                gad__parallel_for(c.n, c.grain, cover_range, &c);
+                int once = 1;
+                for (int64_t k = 0; k < c.n; k++) once &= c.mark[k] == 1;
+                CHECK_MSG(once && !atomic_load(&c.bad), "n %lld grain %lld threads %d",
+                          (long long)c.n, (long long)c.grain, threads);
+                free(c.mark);
+            }
+    }
+    gad_set_num_threads(0);
+}
+
+/* A sum over a parallel loop, in per-chunk partial sums. */
+typedef struct {
+    const int64_t *v;
+    _Atomic int64_t sum;
+} sum_ctx;
+
+static void sum_range(void *arg, int64_t lo, int64_t hi) {
+    sum_ctx *c = arg;
+    int64_t s = 0;
+    for (int64_t i = lo; i < hi; i++) s += c->v[i];
+    atomic_fetch_add(&c->sum, s);
+}
+
+#define NV 20000
+static int64_t values[NV];
+
+static void *caller_main(void *arg) {
+    atomic_int *bad = arg;
+    for (int rep = 0; rep < 300; rep++) {
+        sum_ctx c = {values, 0};
+        gad__parallel_for(NV, 100 + rep % 7, sum_range, &c);
+        if (atomic_load(&c.sum) != (int64_t)NV * (NV - 1) / 2) atomic_store(bad, 1);
+    }
+    return NULL;
+}
+
+TEST(regions_from_several_threads) {
+    for (int i = 0; i < NV; i++) values[i] = i;
+    gad_set_num_threads(2);
+    enum { NCALLERS = 4 };
+    pthread_t th[NCALLERS];
+    atomic_int bad = 0;
+    int started = 0;
+    for (int i = 0; i < NCALLERS; i++) started += pthread_create(&th[i], NULL, caller_main, &bad) == 0;
+    CHECK(started == NCALLERS);
+    caller_main(&bad);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    CHECK(atomic_load(&bad) == 0);
+    gad_set_num_threads(0);
+}
+
+TEST(sleeping_and_parked_workers_wake) {
+    /* the tests run with GAD_SPIN_US=5 (ctest): pauses from 0 to 2 ms put
+     * the workers to sleep at every point of their wait */
+    static const long pauses[] = {0, 1, 3, 6, 10, 30, 100, 400, 2000};
+    for (int rep = 0; rep < 4; rep++)
+        for (size_t i = 0; i < sizeof pauses / sizeof pauses[0]; i++) {
+            sleep_us(pauses[i]);
+            CHECK(run_logged(3) == 3);
+            gad__pool_park();
+            CHECK(run_logged(2) == 2);
+        }
+}
+
+TEST(fork_child_starts_its_own_workers) {
+#ifdef POOL_TSAN
+    /* ThreadSanitizer does not allow a multi-threaded process's child to
+     * start threads (die_after_fork); the other builds run this. */
+    printf("     (not under ThreadSanitizer)\n");
+#else
+    CHECK(run_logged(3) == 3);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int ok = 1;
+        for (int rep = 0; rep < 20; rep++) {
+            region_log r = {.caller = pthread_self()};
+            ok &= gad__pool_run(3, log_part, &r) == 3;
+            ok &= atomic_load(&r.hits[0]) == 1 && atomic_load(&r.hits[1]) == 1 &&
+                  atomic_load(&r.hits[2]) == 1;
+        }
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(run_logged(3) == 3);
+#endif
+}
+
+int main(void) {
+    RUN(every_part_runs_once);
+    RUN(nested_region_runs_on_caller);
+    RUN(parallel_for_covers_the_range);
+    RUN(regions_from_several_threads);
+    RUN(sleeping_and_parked_workers_wake);
+    RUN(fork_child_starts_its_own_workers);
+    return test_summary();
+}
