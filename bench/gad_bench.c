@@ -163,43 +163,65 @@ static void w2_run(void *vc) {
     gad_scope_end();
 }
 
-/* Three passes over the sizes: gad's built-in kernel, gad through CBLAS,
- * OpenBLAS called directly, in that order, each figure after 0.1 s of
- * warm-up calls (cores, OpenMP threads, caches awake). After a call,
- * OpenBLAS's worker threads spin (sched_yield) for about 2^28 cycles before
- * they sleep, and a product timed in that window shares the second core
- * with them: gad's built-in kernel at 512^3 ran at 100 GFLOP/s instead of
- * 190 right after OpenBLAS calls. So the built-in pass comes before any
- * OpenBLAS call, and the warm-up outlasts the spin left by the previous
- * figure: each figure sees what a loop of its own product would. */
+/* gad's built-in kernel first, over all sizes; then, size by size, gad
+ * through CBLAS and OpenBLAS called directly in alternating blocks (three
+ * each), so that the two figures compared with each other see the same
+ * state of this shared host (its speed moves by tens of percent over
+ * seconds). Every block follows warm-up calls (cores, worker threads,
+ * caches awake). After a call, OpenBLAS's worker threads spin
+ * (sched_yield) for about 2^28 cycles before they sleep, and a product
+ * timed in that window shares the second core with them: gad's built-in
+ * kernel at 512^3 ran at 100 GFLOP/s instead of 190 right after OpenBLAS
+ * calls, and at 256^3 at 73 instead of 210 after 0.1 s of warm-up. So the
+ * built-in pass comes before any OpenBLAS call, and a block that follows
+ * OpenBLAS calls warms up for 0.3 s, which outlasts their spin: each block
+ * sees what a loop of its own product would. */
+static void w2_block(w2_ctx *c, int impl, int reps, double *t, double warm_s) {
+    gad_set_blas(impl == 1);
+    c->direct = impl == 2;
+    for (double t0 = now(); now() - t0 < warm_s;) w2_run(c);
+    run(w2_run, c, 0, reps, t);
+}
+
+static void w2_emit(const w2_ctx *c, const char *impl, double *t, int reps) {
+    char metric[96];
+    double flops = 2.0 * (double)c->m * (double)c->n * (double)c->k;
+    snprintf(metric, sizeof metric, "gemm_%lldx%lldx%lld_gflops_%s", (long long)c->m,
+             (long long)c->k, (long long)c->n, impl);
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    emit("W2", metric, t, reps, 1e-9, flops, "GFLOP/s", NULL);
+}
+
 static void bench_w2(void) {
     const int64_t shapes[][3] = {{64, 64, 64},     {128, 128, 128},   {256, 256, 256},
                                  {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
                                  {4096, 256, 256}, {256, 4096, 256}};
-    enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
+    enum { NSHAPES = sizeof shapes / sizeof shapes[0], BLOCKS = 3 };
     gad_rng *r = gad_rng_new(2);
     w2_ctx c[NSHAPES];
+    int reps[NSHAPES];
     for (int s = 0; s < NSHAPES; s++) {
         int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
         c[s] = (w2_ctx){gad_rng_normal_tensor(r, (int64_t[]){m, k}, 2, GAD_F32, 0, 1),
                         gad_rng_normal_tensor(r, (int64_t[]){k, n}, 2, GAD_F32, 0, 1), m, k, n,
                         0};
+        reps[s] = reps_or(2.0 * (double)(m * k * n) > 4e9 ? 7 : 21);
+        if (reps[s] > 60) reps[s] = 60;
     }
-    const char *names[3] = {"builtin", "gad_blas", "openblas_direct"};
-    for (int impl = 0; impl < 3; impl++) {
-        if (impl > 0 && !gad_blas_available()) break;
-        gad_set_blas(impl == 1);
-        for (int s = 0; s < NSHAPES; s++) {
-            double flops = 2.0 * (double)c[s].m * (double)c[s].n * (double)c[s].k, t[64];
-            int reps = reps_or(flops > 4e9 ? 7 : 21);
-            char metric[96];
-            c[s].direct = impl == 2;
-            for (double t0 = now(); now() - t0 < 0.1;) w2_run(&c[s]);
-            run(w2_run, &c[s], 0, reps, t);
-            snprintf(metric, sizeof metric, "gemm_%lldx%lldx%lld_gflops_%s", (long long)c[s].m,
-                     (long long)c[s].k, (long long)c[s].n, names[impl]);
-            emit("W2", metric, t, reps, 1e-9, flops, "GFLOP/s", NULL);
-        }
+    double t[64];
+    for (int s = 0; s < NSHAPES; s++) {
+        w2_block(&c[s], 0, reps[s], t, 0.1);
+        w2_emit(&c[s], "builtin", t, reps[s]);
+    }
+    for (int s = 0; gad_blas_available() && s < NSHAPES; s++) {
+        double tb[2][64 * BLOCKS];
+        int per = (reps[s] + BLOCKS - 1) / BLOCKS;
+        for (int b = 0; b < BLOCKS; b++)
+            for (int impl = 1; impl <= 2; impl++)
+                w2_block(&c[s], impl, per, tb[impl - 1] + b * per,
+                         s == 0 && b == 0 && impl == 1 ? 0.1 : 0.3);
+        w2_emit(&c[s], "gad_blas", tb[0], per * BLOCKS);
+        w2_emit(&c[s], "openblas_direct", tb[1], per * BLOCKS);
     }
     gad_set_blas(1);
     for (int s = 0; s < NSHAPES; s++) gad_release(c[s].a), gad_release(c[s].b);
