@@ -164,7 +164,7 @@ static void w2_run(void *vc) {
 }
 
 /* gad's built-in kernel first, over all sizes; then, size by size, gad
- * through CBLAS and OpenBLAS called directly in alternating blocks (three
+ * through CBLAS and OpenBLAS called directly in alternating blocks (seven
  * each), so that the two figures compared with each other see the same
  * state of this shared host (its speed moves by tens of percent over
  * seconds). Every block follows warm-up calls (cores, worker threads,
@@ -196,7 +196,7 @@ static void bench_w2(void) {
     const int64_t shapes[][3] = {{64, 64, 64},     {128, 128, 128},   {256, 256, 256},
                                  {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
                                  {4096, 256, 256}, {256, 4096, 256}};
-    enum { NSHAPES = sizeof shapes / sizeof shapes[0], BLOCKS = 3 };
+    enum { NSHAPES = sizeof shapes / sizeof shapes[0], BLOCKS = 7 };
     gad_rng *r = gad_rng_new(2);
     w2_ctx c[NSHAPES];
     int reps[NSHAPES];
