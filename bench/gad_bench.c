@@ -163,17 +163,16 @@ static void w2_run(void *vc) {
     gad_scope_end();
 }
 
-/* gad's built-in kernel first, over all sizes; then, size by size, gad
- * through CBLAS and OpenBLAS called directly in alternating blocks (seven
- * each), so that the two figures compared with each other see the same
- * state of this shared host (its speed moves by tens of percent over
- * seconds). Every block follows warm-up calls (cores, worker threads,
- * caches awake). After a call, OpenBLAS's worker threads spin
- * (sched_yield) for about 2^28 cycles before they sleep, and a product
- * timed in that window shares the second core with them: gad's built-in
- * kernel at 512^3 ran at 100 GFLOP/s instead of 190 right after OpenBLAS
- * calls, and at 256^3 at 73 instead of 210 after 0.1 s of warm-up. So the
- * built-in pass comes before any OpenBLAS call, and a block that follows
+/* Size by size, the three implementations in turn, in seven blocks each
+ * (built-in, gad through CBLAS, OpenBLAS called directly, built-in, ...),
+ * so that the figures compared with each other see the same states of this
+ * shared host (its speed moves by tens of percent over seconds, and three
+ * blocks left two runs of the same OpenBLAS call 5-8% apart). Every block
+ * follows warm-up calls (cores, worker threads, caches awake). After a
+ * call, OpenBLAS's worker threads spin (sched_yield) for about 2^28 cycles
+ * before they sleep, and a product timed in that window shares the second
+ * core with them (gad's built-in kernel at 512^3 once ran at 100 GFLOP/s
+ * instead of 190 right after OpenBLAS calls), so a block that follows
  * OpenBLAS calls warms up for 0.3 s, which outlasts their spin: each block
  * sees what a loop of its own product would. */
 static void w2_block(w2_ctx *c, int impl, int reps, double *t, double warm_s) {
@@ -208,20 +207,17 @@ static void bench_w2(void) {
         reps[s] = reps_or(2.0 * (double)(m * k * n) > 4e9 ? 7 : 21);
         if (reps[s] > 60) reps[s] = 60;
     }
-    double t[64];
+    const char *names[3] = {"builtin", "gad_blas", "openblas_direct"};
+    int nimpl = gad_blas_available() ? 3 : 1;
     for (int s = 0; s < NSHAPES; s++) {
-        w2_block(&c[s], 0, reps[s], t, 0.1);
-        w2_emit(&c[s], "builtin", t, reps[s]);
-    }
-    for (int s = 0; gad_blas_available() && s < NSHAPES; s++) {
-        double tb[2][64 * BLOCKS];
+        double t[3][64 * BLOCKS];
         int per = (reps[s] + BLOCKS - 1) / BLOCKS;
         for (int b = 0; b < BLOCKS; b++)
-            for (int impl = 1; impl <= 2; impl++)
-                w2_block(&c[s], impl, per, tb[impl - 1] + b * per,
-                         s == 0 && b == 0 && impl == 1 ? 0.1 : 0.3);
-        w2_emit(&c[s], "gad_blas", tb[0], per * BLOCKS);
-        w2_emit(&c[s], "openblas_direct", tb[1], per * BLOCKS);
+            for (int impl = 0; impl < nimpl; impl++)
+                w2_block(&c[s], impl, per, t[impl] + b * per,
+                         nimpl > 1 && impl == 0 && (s > 0 || b > 0) ? 0.3 : 0.1);
+        for (int impl = 0; impl < nimpl; impl++)
+            w2_emit(&c[s], names[impl], t[impl], per * BLOCKS);
     }
     gad_set_blas(1);
     for (int s = 0; s < NSHAPES; s++) gad_release(c[s].a), gad_release(c[s].b);
