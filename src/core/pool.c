@@ -154,7 +154,7 @@ static int pool_grow(int want) {
     int ok = pthread_attr_init(&attr) == 0;
     if (ok) {
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, 1 << 20);
+        pthread_attr_setstacksize(&attr, (size_t)4 << 20); /* virtual; as glibc, not musl */
     }
     uint64_t seq = atomic_load(&pool.state) >> 16;
     while (ok && have < want) {
