@@ -936,26 +936,32 @@ static int gemm_blas_weak(void) {
     return v == 1;
 }
 
-/* True when CBLAS should take an M x N x K product: it is enabled, the sizes
- * fit its int arguments, we are not inside a region of gad's pool (BLAS would
- * start its own threads there), and the product is big enough that BLAS wins.
- * Measured on a 2-core AVX-512 Xeon with OpenBLAS 0.3.21 (its SkylakeX and
- * Haswell kernels, 2 threads, f32): against the AVX-512 built-in kernel BLAS
- * is at best even (0.9-1.1x from 512^3 up, slower below: the built-in small
- * paths need no packing); against the AVX2 kernel it is ~10% faster from
- * 512^3 up and slower at 256^3 and below. */
+/* True when CBLAS should take an M x N x K product of elements of esize
+ * bytes: it is enabled, the sizes fit its int arguments, we are not inside a
+ * region of gad's pool (BLAS would start its own threads there), and the
+ * product is big enough that BLAS wins. Measured on a 2-core AVX-512 Xeon
+ * (Emerald Rapids) with OpenBLAS 0.3.21 (its Cooperlake/SkylakeX kernels, 2
+ * threads, f32, bench/compare W2 in alternating blocks): the AVX-512
+ * built-in kernel on gad's worker threads ran 1.0-1.3x OpenBLAS from 64^3
+ * to 512^3 and 1.0-1.2x at 1024^3, 0.92-1.05x at 2048^3, so f32 products
+ * stay on it there (which also keeps OpenBLAS's threads, spinning after each
+ * call, from taking the cores gad's next kernels need: W6 lost 13-23% when
+ * its products went to OpenBLAS). Against the AVX2 kernel BLAS is ~10%
+ * faster from 512^3 up and slower at 256^3 and below; f64 keeps the same
+ * thresholds. */
 static int gemm_use_blas(int64_t M, int64_t N, int64_t K, int64_t lda,
-                         int64_t ldb, int64_t ldc) {
+                         int64_t ldb, int64_t ldc, size_t esize) {
     if (!gad__blas_on()) return 0;
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX || lda > INT_MAX ||
         ldb > INT_MAX || ldc > INT_MAX)
         return 0;
     if (gad__pool_nested()) return 0;
     if (atomic_load_explicit(&gemm_blas_always, memory_order_relaxed)) return 1;
-    double work = (double)M * (double)N * (double)K;
     if (M < 128 || N < 128 || K < 64) return 0;
-    double need = gemm_pick_isa() >= 3 ? 1024.0 * 1024.0 * 1024.0
-                                       : 384.0 * 384.0 * 384.0;
+    int avx512 = gemm_pick_isa() >= 3;
+    if (avx512 && esize == sizeof(float)) return 0;
+    double work = (double)M * (double)N * (double)K;
+    double need = avx512 ? 1024.0 * 1024.0 * 1024.0 : 384.0 * 384.0 * 384.0;
     if (work < need) return 0;
     return !gemm_blas_weak();
 }
@@ -965,7 +971,7 @@ int gad__sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                const float *A, int64_t lda, const float *B, int64_t ldb,
                float beta, float *C, int64_t ldc) {
 #ifdef GAD_HAVE_CBLAS
-    if (M > 0 && N > 0 && gemm_use_blas(M, N, K, lda, ldb, ldc)) {
+    if (M > 0 && N > 0 && gemm_use_blas(M, N, K, lda, ldb, ldc, sizeof(float))) {
         gad__pool_park();
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                     tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
@@ -981,7 +987,7 @@ int gad__dgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
                const double *A, int64_t lda, const double *B, int64_t ldb,
                double beta, double *C, int64_t ldc) {
 #ifdef GAD_HAVE_CBLAS
-    if (M > 0 && N > 0 && gemm_use_blas(M, N, K, lda, ldb, ldc)) {
+    if (M > 0 && N > 0 && gemm_use_blas(M, N, K, lda, ldb, ldc, sizeof(double))) {
         gad__pool_park();
         cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                     tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
