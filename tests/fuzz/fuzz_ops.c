@@ -939,6 +939,13 @@ static gad_tensor *second(prog *p, gad_tensor *a) {
     return aux_normal(p, s.d, s.rank, dt, 1);
 }
 
+/* Whether a * b (both >= 0; element counts, empty tensors with huge dims
+ * included) is more than OUT_CAP, without overflowing. */
+static int over_cap(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) || r > OUT_CAP;
+}
+
 /* Skip a binary op whose broadcast result would be too big. */
 static int too_big_bcast(gad_tensor *a, gad_tensor *b) {
     if (!a || !b) return 0;
@@ -1174,7 +1181,9 @@ static gad_tensor *i_join(prog *p) {
         } else {
             ts[i] = arg(p);
         }
-        total += gad_numel(ts[i]);
+        int64_t ni = gad_numel(ts[i]);
+        /* saturating, so that huge (empty) tensors cannot overflow it */
+        total = total > OUT_CAP || ni > OUT_CAP ? (int64_t)OUT_CAP + 1 : total + ni;
     }
     if (total > OUT_CAP) {
         p->skip = 1;
@@ -1210,7 +1219,7 @@ static gad_tensor *n_linear(prog *p) {
     int64_t in = x ? dim_or1(x, 1) : 1, out = dim_of(p);
     if (in > 0 && out > BIG_CAP / in) out = BIG_CAP / in > 0 ? BIG_CAP / in : 1;
     int64_t ws[2] = {in, out};
-    if (gad_numel(x) / (in ? in : 1) * out > OUT_CAP) {
+    if (over_cap(gad_numel(x) / (in ? in : 1), out)) {
         p->skip = 1;
         return NULL;
     }
@@ -1269,7 +1278,7 @@ static gad_tensor *n_embedding(prog *p) {
     } else {
         idx = arg(p);
     }
-    if (gad_numel(idx) * (w ? dim_or1(w, 1) : 1) > OUT_CAP) {
+    if (over_cap(gad_numel(idx), w ? dim_or1(w, 1) : 1)) {
         p->skip = 1;
         return NULL;
     }
@@ -1280,7 +1289,7 @@ static gad_tensor *n_embedding(prog *p) {
         }
         int64_t depth = (int64_t)(u8(&p->in) % 10) - 1;
         if ((which & 0x18) == 0x18) depth = INT64_MAX;
-        if (gad_numel(idx) * (depth > 0 && depth < 1000 ? depth : 1) > OUT_CAP) {
+        if (over_cap(gad_numel(idx), depth > 0 && depth < 1000 ? depth : 1)) {
             p->skip = 1;
             return NULL;
         }
