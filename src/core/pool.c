@@ -6,8 +6,8 @@
  * 100 microseconds by default), so that the next region of a training step
  * finds it awake, and then sleeps on a condition variable until the next
  * one. OpenMP cannot do this for us: its wait policy is one process-wide
- * setting read from the environment, and under OMP_WAIT_POLICY=passive (how
- * torch is usually run, and the benchmark protocol) every region pays a
+ * setting read from the environment, and under OMP_WAIT_POLICY=passive (the
+ * benchmark protocol's setting, bench/README.md) every region pays a
  * futex wake-up per thread, tens of microseconds in a VM, which is more
  * than a 128^3 product or an add of 64K elements costs on one thread.
  *
@@ -24,14 +24,11 @@
  * have finished. */
 #include "gad_int.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
