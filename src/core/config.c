@@ -6,7 +6,6 @@
 #include "cpu/gemm.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #ifdef __linux__
 #include <sched.h>

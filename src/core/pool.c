@@ -54,7 +54,7 @@ static struct {
     void *ctx;
     pthread_mutex_t mu;             /* guards sleeping and starting workers */
     pthread_cond_t wake;
-    int64_t spin_ns;                /* < 0: not read yet */
+    atomic_llong spin_ns;           /* < 0: not read yet */
 } pool = {
     .busy = ATOMIC_FLAG_INIT,
     .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -72,7 +72,7 @@ static int64_t now_ns(void) {
 }
 
 static int64_t spin_ns(void) {
-    int64_t s = __atomic_load_n(&pool.spin_ns, __ATOMIC_RELAXED);
+    int64_t s = atomic_load_explicit(&pool.spin_ns, memory_order_relaxed);
     if (GAD_LIKELY(s >= 0)) return s;
     s = 100 * 1000;
     const char *e = getenv("GAD_SPIN_US");
@@ -81,7 +81,7 @@ static int64_t spin_ns(void) {
         long long us = strtoll(e, &end, 10);
         if (*end == '\0' && us >= 0 && us <= 1000000) s = us * 1000;
     }
-    __atomic_store_n(&pool.spin_ns, s, __ATOMIC_RELAXED);
+    atomic_store_explicit(&pool.spin_ns, s, memory_order_relaxed);
     return s;
 }
 

@@ -940,13 +940,14 @@ static int gemm_blas_weak(void) {
  * bytes: it is enabled, the sizes fit its int arguments, we are not inside a
  * region of gad's pool (BLAS would start its own threads there), and the
  * product is big enough that BLAS wins. Measured on a 2-core AVX-512 Xeon
- * (Emerald Rapids) with OpenBLAS 0.3.21 (its Cooperlake/SkylakeX kernels, 2
- * threads, f32, bench/compare W2 in alternating blocks): the AVX-512
- * built-in kernel on gad's worker threads ran 1.0-1.3x OpenBLAS from 64^3
- * to 512^3 and 1.0-1.2x at 1024^3, 0.92-1.05x at 2048^3, so f32 products
- * stay on it there (which also keeps OpenBLAS's threads, spinning after each
- * call, from taking the cores gad's next kernels need: W6 lost 13-23% when
- * its products went to OpenBLAS). Against the AVX2 kernel BLAS is ~10%
+ * (Emerald Rapids) with OpenBLAS 0.3.21 (its Cooperlake kernels, 2 threads,
+ * f32; five bench/compare runs, W2 timed in rotation): the AVX-512 built-in
+ * kernel on gad's worker threads ran 0.93-1.26x OpenBLAS at 64^3, 1.9-2.1x
+ * at 128^3, 1.2-1.3x at 256^3, 0.97-1.02x at 512^3, 1.01-1.18x at 1024^3,
+ * 0.92-1.05x at 2048^3, so f32 products stay on it at every size (which
+ * also keeps OpenBLAS's threads, spinning after each call, from taking the
+ * cores gad's next kernels need: W6 lost 13-23% when its products went to
+ * OpenBLAS). Against the AVX2 kernel BLAS is ~10%
  * faster from 512^3 up and slower at 256^3 and below; f64 keeps the same
  * thresholds. */
 static int gemm_use_blas(int64_t M, int64_t N, int64_t K, int64_t lda,
@@ -1224,8 +1225,8 @@ static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
     }
 }
 
-/* One thread's share of a parallel small-problem product: parts t, t + nt,
- * ... of the job's split (all of them if the pool gave fewer threads). */
+/* Parts [lo, hi) of a small-problem product split in `parts` (one per
+ * thread; gad__parallel_for hands each part out once). */
 typedef struct {
     const GT_DESC *kd;
     const GT_FN(args) *g;
@@ -1234,12 +1235,12 @@ typedef struct {
     int split_rows, parts;
 } GT_FN(sup_job);
 
-static void GT_FN(sup_task)(void *arg, int t, int nt) {
+static void GT_FN(sup_task)(void *arg, int64_t lo, int64_t hi) {
     const GT_FN(sup_job) *j = arg;
     unsigned csr = gemm_ftz_begin();
-    for (int r = t; r < j->parts; r += nt)
+    for (int64_t r = lo; r < hi; r++)
         GT_FN(sup_part)(j->kd, j->g, j->bsrc, j->rsb, j->pstride,
-                        j->split_rows, r, j->parts);
+                        j->split_rows, (int)r, j->parts);
     gemm_ftz_end(csr);
 }
 
@@ -1277,7 +1278,7 @@ static int GT_FN(sup_run)(const GT_DESC *kd, const GT_FN(args) *g) {
         return 0;
     }
     GT_FN(sup_job) job = {kd, g, bsrc, rsb, pstride, split_rows, nt};
-    gad__pool_run(nt, GT_FN(sup_task), &job);
+    gad__parallel_for(nt, 1, GT_FN(sup_task), &job);
     return 0;
 }
 
@@ -1316,6 +1317,7 @@ static void GT_FN(dot_part)(const GT_DESC *kd, const GT_FN(args) *g,
     }
 }
 
+/* Parts [lo, hi) of a dot-path product split in `parts`. */
 typedef struct {
     const GT_DESC *kd;
     const GT_FN(args) *g;
@@ -1324,10 +1326,10 @@ typedef struct {
     int parts;
 } GT_FN(dot_job);
 
-static void GT_FN(dot_task)(void *arg, int t, int nt) {
+static void GT_FN(dot_task)(void *arg, int64_t lo, int64_t hi) {
     const GT_FN(dot_job) *j = arg;
     unsigned csr = gemm_ftz_begin();
-    for (int r = t; r < j->parts; r += nt)
+    for (int64_t r = lo; r < hi; r++)
         GT_FN(dot_part)(j->kd, j->g, j->xa, j->xs, j->yb, j->ys,
                         j->P * r / j->parts, j->P * (r + 1) / j->parts);
     gemm_ftz_end(csr);
@@ -1344,11 +1346,11 @@ static void GT_FN(dot_run)(const GT_DESC *kd, const GT_FN(args) *g) {
         return;
     }
     GT_FN(dot_job) job = {kd, g, xa, yb, xs, ys, P, nt};
-    gad__pool_run(nt, GT_FN(dot_task), &job);
+    gad__parallel_for(nt, 1, GT_FN(dot_task), &job);
 }
 
-/* The packed path on threads: region r of the tm x tn grid of C, with its
- * own slice of the scratch buffer, for r = t, t + nt, ... */
+/* The packed path on threads: regions [lo, hi) of the tm x tn grid of C,
+ * each with its own slice of the scratch buffer. */
 typedef struct {
     const GT_DESC *kd;
     const GT_FN(args) *g;
@@ -1358,13 +1360,13 @@ typedef struct {
     int tm, tn;
 } GT_FN(packed_job);
 
-static void GT_FN(packed_task)(void *arg, int t, int nt) {
+static void GT_FN(packed_task)(void *arg, int64_t lo, int64_t hi) {
     const GT_FN(packed_job) *j = arg;
     const int mr = j->kd->mr, nr = j->kd->nr;
     const int64_t M = j->g->M, N = j->g->N;
     unsigned csr = gemm_ftz_begin();
-    for (int r = t; r < j->tm * j->tn; r += nt) {
-        int rm = r / j->tn, rn = r % j->tn;
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t rm = r / j->tn, rn = r % j->tn;
         int64_t i0 = gemm_min(M, j->mt * rm / j->tm * mr);
         int64_t i1 = gemm_min(M, j->mt * (rm + 1) / j->tm * mr);
         int64_t j0 = gemm_min(N, j->ntl * rn / j->tn * nr);
@@ -1419,7 +1421,7 @@ static int GT_FN(run_ftz)(const GT_DESC *kd, int ta, int tb, int64_t M,
         return 0;
     }
     GT_FN(packed_job) job = {kd, &g, buf, per, asz, rows, cols, mt, ntl, tm, tn};
-    gad__pool_run(nt, GT_FN(packed_task), &job);
+    gad__parallel_for(nt, 1, GT_FN(packed_task), &job);
     return 0;
 }
 

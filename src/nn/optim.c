@@ -140,7 +140,7 @@ static gad_status fail_memory(const char *op) {
     typedef struct {                                                           \
         T *p, *m, *v;                                                          \
         const T *g;                                                            \
-        T b1, omb1, b2, omb2, bc1, bc2, lr, eps, decay, wd, mu;                \
+        T b1, omb1, b2, omb2, bc1, bc2, lr, eps, decay, wd, mu, c;             \
         int first, nesterov;                                                   \
         double *part;                                                          \
         int64_t n;                                                             \
@@ -260,11 +260,11 @@ static gad_status fail_memory(const char *op) {
     static void scale_range_##SFX(void *arg, int64_t lo, int64_t hi) {         \
         const optim_args_##SFX *a = arg;                                       \
         T *restrict g = a->p;                                                  \
-        const T c = a->lr;                                                     \
+        const T c = a->c;                                                      \
         for (int64_t i = lo; i < hi; i++) g[i] = g[i] * c;                     \
     }                                                                          \
     static void scale_##SFX(T *g, int64_t n, T c) {                            \
-        optim_args_##SFX a = {.p = g, .lr = c};                                \
+        optim_args_##SFX a = {.p = g, .c = c};                                 \
         gad__parallel_for(n, OPTIM_PAR_MIN / 2, scale_range_##SFX, &a);        \
     }
 
