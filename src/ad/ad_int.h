@@ -20,42 +20,58 @@ typedef struct gad_node gad_node;
 typedef struct gad_op_info {
     const char *name;
     int (*vjp)(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin);
+    int pwords; /* the 8-byte parameters its nodes keep (ops.def) */
 } gad_op_info;
 
 #define GAD_NODE_INLINE 3
 #define GAD_NODE_MAX_PARENTS 65535
 
+/* A node's parameters: pwords of them (the op's), doubles or int64s. */
+typedef union gad_node_params {
+    double d[2 * GAD_MAX_RANK];
+    int64_t i[2 * GAD_MAX_RANK];
+} gad_node_params;
+
 struct gad_node {
-    /* The first line holds what the reverse pass reads of every node, the
-     * second the parent and saved pointers of the usual few: a pass over a
-     * graph too large for the cache misses twice per node, not five times. */
+    /* Two cache lines, then the shape and the parameters, as many words as
+     * the node needs: a graph bigger than the cache moves every byte of it
+     * through memory once forward, once backward and once more when it is
+     * freed, so its cost per op is its size. The first line holds what the
+     * reverse pass reads and writes of every node, the second the parent
+     * and saved pointers of the usual few. */
     atomic_long refs;
     const gad_op_info *info; /* NULL for a leaf */
-    gad_node **parents;
+    gad_node **parents;   /* parents_inline, or an array when nparents > 3 */
     gad_tensor *pending;  /* the gradient summed so far during a pass */
     uint64_t queued;      /* the reverse pass that last queued this node */
+    uint64_t visit;       /* the walk that last saw this node (boundaries) */
     uint32_t level;       /* 0 for a leaf, else 1 + the parents' largest */
     uint16_t nparents;
     uint16_t op;
     uint8_t nsaved;
     uint8_t out_saved;       /* bit i: saved[i] is this node's own output */
     uint8_t dtype, rank;
-    int32_t nparents_cap; /* > GAD_NODE_INLINE when parents were allocated */
-    gad_tensor **saved;
+    uint8_t pwords;          /* parameters after the shape */
+    uint8_t sclass;          /* size class in the node cache (node.c) */
+    gad_tensor **saved;      /* saved_inline, or an array when nsaved > 3 */
     gad_node *parents_inline[GAD_NODE_INLINE];
     gad_tensor *saved_inline[GAD_NODE_INLINE];
     gad_tensor *grad;     /* leaf: the gradient slot */
-    uint64_t visit;       /* the walk that last saw this node (boundaries) */
-    int64_t shape[GAD_MAX_RANK]; /* the output's shape */
-    union {
-        double d[4];
-        int64_t i[2 * GAD_MAX_RANK];
-    } p;
+    int64_t shape[];      /* the output's shape (rank), then pwords parameters */
 };
 
-/* A new node with refs = 1 and room for nparents parents and nsaved saved
- * tensors (all NULL). NULL on a memory error (nothing recorded). */
-gad_node *gad__node_new(int op, int nparents, int nsaved);
+/* The node's parameters (pwords of them). */
+#define GAD_NP(n) ((gad_node_params *)((n)->shape + (n)->rank))
+
+/* Parameter k as a double, 0 when the node keeps fewer. */
+static inline double gad__node_d(const gad_node *n, int k) {
+    return k < n->pwords ? GAD_NP(n)->d[k] : 0.0;
+}
+
+/* A new node with refs = 1, room for nparents parents and nsaved saved
+ * tensors (all NULL), a shape of `rank` (unset) and pwords parameters
+ * (zero). NULL on a memory error (nothing recorded). */
+gad_node *gad__node_new(int op, int nparents, int nsaved, int rank, int pwords);
 
 void gad__node_release(gad_node *n);
 

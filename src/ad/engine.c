@@ -30,12 +30,11 @@ gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info, int op,
                        gad_tensor *const *in, int n, gad_tensor *const *save,
                        int nsave) {
     if (!y || !gad__tracks(in, n)) return y;
-    gad_node *nd = gad__node_new(op, n, nsave);
+    gad_node *nd = gad__node_new(op, n, nsave, y->rank, info->pwords);
     if (!nd) goto nomem;
     nd->info = info;
     nd->dtype = y->dtype;
-    nd->rank = y->rank;
-    memcpy(nd->shape, y->shape, sizeof nd->shape);
+    for (int d = 0; d < y->rank; d++) nd->shape[d] = y->shape[d]; /* no rep movs */
     uint32_t level = 0;
     for (int i = 0; i < n; i++) {
         gad_node *p = in[i] ? in[i]->node : NULL;
@@ -75,11 +74,10 @@ gad_tensor *gad_requires_grad(gad_tensor *t) {
     if (!t) return gad__null_arg("requires_grad");
     if (gad__need_float("requires_grad", t)) return NULL;
     if (t->node) return t;
-    gad_node *leaf = gad__node_new(0, 0, 0);
+    gad_node *leaf = gad__node_new(0, 0, 0, t->rank, 0);
     if (!leaf) return gad__err(GAD_ERR_MEMORY, "requires_grad", "cannot allocate a leaf");
     leaf->dtype = t->dtype;
-    leaf->rank = t->rank;
-    memcpy(leaf->shape, t->shape, sizeof leaf->shape);
+    memcpy(leaf->shape, t->shape, (size_t)t->rank * sizeof *leaf->shape);
     t->node = leaf;
     return t;
 }
@@ -358,7 +356,7 @@ static void reach(pass *ps, gad_node *p) {
  * (after its consumer's VJP, by which time its node has come in), the
  * headers of what it saved. */
 static void prefetch_ahead(const gad_node *n) {
-    for (int i = 0; i < n->nparents; i++) GAD_PREFETCH_W(n->parents[i], offsetof(gad_node, p));
+    for (int i = 0; i < n->nparents; i++) GAD_PREFETCH_W(n->parents[i], sizeof(gad_node) + 64);
 }
 
 /* Pull seed back from root through everything root reaches. Once an error

@@ -2,29 +2,50 @@
  * chain of a million nodes does not recurse a million deep. */
 #include "ad_int.h"
 
-/* Freed nodes wait here for reuse, counted in the thread's cache limit. */
-static _Thread_local gad_node *tl_free_nodes;
+_Static_assert(sizeof(gad_node) == 128, "a node's fixed part is two cache lines");
 
-gad_node *gad__node_new(int op, int nparents, int nsaved) {
-    gad_node *n = tl_free_nodes;
+/* Node sizes: the fixed part and up to 2, 4, 8 or 2 * GAD_MAX_RANK + 8
+ * words of shape and parameters. Freed nodes wait for reuse on one list per
+ * size, counted in the thread's cache limit. */
+#define NODE_CLASSES 4
+static const int class_words[NODE_CLASSES] = {2, 4, 8, 3 * GAD_MAX_RANK};
+static _Thread_local gad_node *tl_free_nodes[NODE_CLASSES];
+
+static size_t class_size(int c) {
+    return sizeof(gad_node) + (size_t)class_words[c] * sizeof(int64_t);
+}
+
+gad_node *gad__node_new(int op, int nparents, int nsaved, int rank, int pwords) {
+    int c = 0;
+    while (c < NODE_CLASSES - 1 && rank + pwords > class_words[c]) c++;
+    size_t size = class_size(c);
+    gad_node *n = tl_free_nodes[c];
     if (n) {
-        tl_free_nodes = (gad_node *)n->grad;
-        GAD_PREFETCH_W(tl_free_nodes, sizeof *n);
-        gad__cache_withdraw(sizeof *n);
+        tl_free_nodes[c] = (gad_node *)n->grad;
+        GAD_PREFETCH_W(tl_free_nodes[c], size);
+        gad__cache_withdraw(size);
     } else {
-        n = gad__alloc_obj(sizeof *n);
+        n = gad__alloc_obj(size);
         if (!n) return NULL;
+        void *run[GAD_RUN_MAX]; /* and a run more, handed out in address order */
+        for (int i = gad__alloc_run(run, size); i-- > 0;) {
+            ((gad_node *)run[i])->grad = (gad_tensor *)tl_free_nodes[c];
+            tl_free_nodes[c] = run[i];
+        }
     }
-    memset(n, 0, sizeof *n);
+    *n = (gad_node){0}; /* inline stores, not a call for a size known only here */
+    for (int i = rank; i < rank + pwords; i++) n->shape[i] = 0;
     atomic_init(&n->refs, 1);
     n->op = (uint16_t)op;
+    n->rank = (uint8_t)rank;
+    n->pwords = (uint8_t)pwords;
+    n->sclass = (uint8_t)c;
     n->parents = n->parents_inline;
     n->saved = n->saved_inline;
     if (nparents > GAD_NODE_INLINE) {
         n->parents = gad__alloc((size_t)nparents * sizeof *n->parents);
         if (!n->parents) goto fail;
         memset(n->parents, 0, (size_t)nparents * sizeof *n->parents);
-        n->nparents_cap = nparents;
     }
     if (nsaved > GAD_NODE_INLINE) {
         n->saved = gad__alloc((size_t)nsaved * sizeof *n->saved);
@@ -37,21 +58,22 @@ gad_node *gad__node_new(int op, int nparents, int nsaved) {
 fail:
     if (n->parents != n->parents_inline)
         gad__free(n->parents, (size_t)nparents * sizeof *n->parents);
-    gad__free(n, sizeof *n);
+    gad__free(n, size);
     return NULL;
 }
 
 static void node_free(gad_node *n) {
     if (n->parents != n->parents_inline)
-        gad__free(n->parents, (size_t)n->nparents_cap * sizeof *n->parents);
+        gad__free(n->parents, (size_t)n->nparents * sizeof *n->parents);
     if (n->saved != n->saved_inline)
         gad__free(n->saved, (size_t)n->nsaved * sizeof *n->saved);
-    if (gad__cache_admit(sizeof *n)) {
-        n->grad = (gad_tensor *)tl_free_nodes;
-        tl_free_nodes = n;
+    int c = n->sclass;
+    if (gad__cache_admit(class_size(c))) {
+        n->grad = (gad_tensor *)tl_free_nodes[c];
+        tl_free_nodes[c] = n;
         return;
     }
-    gad__free(n, sizeof *n);
+    gad__free(n, class_size(c));
 }
 
 /* Drop a reference to n; when it was the last, chain n onto *todo. */
@@ -88,10 +110,11 @@ void gad__node_release(gad_node *n) {
 }
 
 void gad__node_cache_trim(void) {
-    while (tl_free_nodes) {
-        gad_node *n = tl_free_nodes;
-        tl_free_nodes = (gad_node *)n->grad;
-        gad__cache_withdraw(sizeof *n);
-        gad__free(n, sizeof *n);
-    }
+    for (int c = 0; c < NODE_CLASSES; c++)
+        while (tl_free_nodes[c]) {
+            gad_node *n = tl_free_nodes[c];
+            tl_free_nodes[c] = (gad_node *)n->grad;
+            gad__cache_withdraw(class_size(c));
+            gad__free(n, class_size(c));
+        }
 }

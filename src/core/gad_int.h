@@ -59,17 +59,20 @@ static inline bool gad__unref(atomic_long *refs) {
 
 /* ---------------------------------------------------------------- storage */
 
-/* A storage is one block from the allocator: this header, padded to
- * GAD_ALIGN, then the elements. Freed storages go to a per-thread cache by
- * size class (src/core/memory.c). */
+/* A storage lies in one block from the allocator: this header, then the
+ * elements, which start on a GAD_ALIGN boundary, the header just before
+ * them (a small buffer then takes 32 bytes beside its elements, not a
+ * block aligned to 64 with its header padded to 64). Freed storages go to a
+ * per-thread cache by size class (src/core/memory.c). */
 typedef struct gad_storage {
     atomic_long refs;
     size_t cap;                /* usable bytes after the header */
-    int sclass;                /* cache size class, -1 when uncached */
     struct gad_storage *next;  /* cache free-list link */
+    int32_t sclass;            /* cache size class, -1 when uncached */
+    uint32_t shift;            /* bytes from the block's start to here */
 } gad_storage;
 
-#define GAD_STORAGE_HDR ((sizeof(gad_storage) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN)
+#define GAD_STORAGE_HDR sizeof(gad_storage)
 
 static inline void *gad__storage_data(gad_storage *s) {
     return (char *)s + GAD_STORAGE_HDR;
@@ -173,6 +176,19 @@ void gad__node_cache_trim(void);
  * counts n more bytes and says true if they fit (else counts nothing);
  * gad__cache_withdraw uncounts n bytes taken back out. */
 bool gad__cache_admit(size_t n);
+
+/* Small objects (headers, nodes, small buffers) come from the allocator a
+ * run at a time when their free list is empty: a graph's objects of one
+ * kind then lie side by side in the order they are made, and a walk over a
+ * graph bigger than the cache reads memory the hardware prefetcher can
+ * follow instead of missing once per object. gad__alloc_run fills run[]
+ * with up to GAD_RUN_BYTES / size objects of that size (at most
+ * GAD_RUN_MAX), already counted in the cache, and returns how many; the
+ * caller pushes them on its free list last first, so that they are handed
+ * out in address order. */
+#define GAD_RUN_BYTES 8192
+#define GAD_RUN_MAX 32
+int gad__alloc_run(void **run, size_t size);
 void gad__cache_withdraw(size_t n);
 
 /* ----------------------------------------------------------------- memory */

@@ -162,6 +162,23 @@ static inline void arm_thread_exit(void) {
     if (GAD_UNLIKELY(!tl.registered)) arm_slow();
 }
 
+/* A run of objects of `size` bytes aligned to `align`, each counted as
+ * `cost` bytes of the cache. */
+static int alloc_run(void **run, size_t size, size_t align, size_t cost) {
+    int n = (int)(GAD_RUN_BYTES / size), k = 0;
+    if (n > GAD_RUN_MAX) n = GAD_RUN_MAX;
+    while (k < n && gad__cache_admit(cost)) {
+        if (!(run[k] = g_alloc.alloc(g_alloc.ctx, size, align))) {
+            gad__cache_withdraw(cost);
+            break;
+        }
+        k++;
+    }
+    return k;
+}
+
+int gad__alloc_run(void **run, size_t size) { return alloc_run(run, size, 16, size); }
+
 bool gad__cache_admit(size_t n) {
     if (tl.cached_bytes > tl.limit || n > tl.limit - tl.cached_bytes) return false;
     arm_thread_exit(); /* the exit hook gives the caches back */
@@ -190,21 +207,57 @@ static size_t class_cap(int c) {
 
 /* --------------------------------------------------------------- storage */
 
+_Static_assert(sizeof(gad_storage) == 32 && GAD_ALIGN % 16 == 0, "storage layout");
+
+/* The block of a storage with `cap` bytes of elements: the allocator's
+ * 16-byte alignment, room to move the header up to the next boundary, and
+ * a size that makes the allocator's chunk (the block and 8 bytes of header,
+ * on glibc) whole cache lines: a run of small buffers then has its
+ * elements at one constant stride, which the hardware prefetcher follows.
+ * (W1's chain of 10^6 ops, backward: 121 ns/op with 192-byte chunks, 147
+ * with 160 and 149 with 224, whose strides alternate.) */
+#define BLOCK_PAD (GAD_ALIGN - 16)
+static size_t block_size(size_t cap) {
+    return ((BLOCK_PAD + GAD_STORAGE_HDR + cap + 8 + 63) & ~(size_t)63) - 8;
+}
+
+/* The storage in block b: the elements at the first GAD_ALIGN boundary
+ * past a header's room. */
+static gad_storage *storage_place(void *b, size_t cap, int c) {
+    uintptr_t data = ((uintptr_t)b + GAD_STORAGE_HDR + GAD_ALIGN - 1) & ~(uintptr_t)(GAD_ALIGN - 1);
+    gad_storage *s = (gad_storage *)(data - GAD_STORAGE_HDR);
+    s->cap = cap;
+    s->sclass = c;
+    s->shift = (uint32_t)((uintptr_t)s - (uintptr_t)b);
+    return s;
+}
+
+static void storage_free(gad_storage *s) {
+    gad__free((char *)s - s->shift, block_size(s->cap));
+}
+
 /* A storage of class c (-1: uncached, exactly nbytes) from the allocator. */
 static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
     size_t cap = c >= 0 ? class_cap(c) : nbytes;
-    if (cap > SIZE_MAX - GAD_STORAGE_HDR) return NULL;
-    gad_storage *s = gad__alloc(GAD_STORAGE_HDR + cap);
-    if (!s) {
+    if (cap > SIZE_MAX - 256) return NULL;
+    void *b = gad__alloc_obj(block_size(cap));
+    if (!b) {
         /* Give the cache back and try once more before failing. */
         if (tl.cached_bytes == 0) return NULL;
         gad_cache_trim();
-        s = gad__alloc(GAD_STORAGE_HDR + cap);
-        if (!s) return NULL;
+        b = gad__alloc_obj(block_size(cap));
+        if (!b) return NULL;
     }
-    s->cap = cap;
-    s->sclass = c;
+    gad_storage *s = storage_place(b, cap, c);
     arm_thread_exit(); /* for the counts (a cached one was armed) */
+    if (c >= 0 && cap <= GAD_RUN_BYTES / 8) { /* small: a run (gad__alloc_run) */
+        void *run[GAD_RUN_MAX];
+        for (int i = alloc_run(run, block_size(cap), 16, cap); i-- > 0;) {
+            gad_storage *u = storage_place(run[i], cap, c);
+            u->next = tl.heads[c];
+            tl.heads[c] = u;
+        }
+    }
     return s;
 }
 
@@ -236,14 +289,22 @@ void gad__storage_release(gad_storage *s) {
         return;
     }
     arm_thread_exit(); /* the counts above are summed while this thread lives */
-    gad__free(s, GAD_STORAGE_HDR + s->cap);
+    storage_free(s);
 }
 
 /* --------------------------------------------------------------- headers */
 
 static GAD_COLD gad_tensor *header_alloc(void) {
     gad_tensor *t = gad__alloc_obj(sizeof(gad_tensor));
-    if (t) arm_thread_exit(); /* for the counts (a cached one was armed) */
+    if (!t) return NULL;
+    arm_thread_exit(); /* for the counts (a cached one was armed) */
+    /* and a run of more, cached in address order (gad__alloc_run) */
+    void *run[GAD_RUN_MAX];
+    for (int i = gad__alloc_run(run, sizeof(gad_tensor)); i-- > 0;) {
+        gad_tensor *u = run[i];
+        u->st = (gad_storage *)tl.free_headers;
+        tl.free_headers = u;
+    }
     return t;
 }
 
@@ -422,7 +483,7 @@ void gad_cache_trim(void) {
         while (s) {
             gad_storage *next = s->next;
             gad__cache_withdraw(s->cap);
-            gad__free(s, GAD_STORAGE_HDR + s->cap);
+            storage_free(s);
             s = next;
         }
         tl.heads[c] = NULL;

@@ -130,9 +130,9 @@ static gad_tensor *unary(const char *op, const gad_op_info *info, int id,
     gad__k_unary(k, x, y, &p);
     gad_tensor *s = save == SAVE_X ? x : y;
     y = gad__track(y, info, id, &x, 1, &s, save != SAVE_NONE);
-    if (y && y->node) {
-        y->node->p.d[0] = pa;
-        y->node->p.d[1] = pb;
+    if (y && y->node) { /* the parameters the op keeps (ops.def) */
+        double pv[2] = {pa, pb};
+        for (int i = 0; i < y->node->pwords; i++) GAD_NP(y->node)->d[i] = pv[i];
     }
     return gad__own(y);
 }
@@ -194,7 +194,7 @@ static gad_tensor *grad_kernel(gad_gkernel k, gad_tensor *gy, gad_tensor *v, dou
     int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
                         gad_tensor **gin) {                                    \
         (void)need;                                                            \
-        double a = n->p.d[0], b = n->p.d[1];                                   \
+        double a = gad__node_d(n, 0), b = gad__node_d(n, 1);                   \
         if (!gad_grad_enabled())                                               \
             return (gin[0] = grad_kernel(GAD_GK_##K, gy, n->saved[0], a, b)) ? 0 : -1; \
         gad_tensor *v = gad__saved(n, 0); /* x or y, as the op saved */       \
@@ -208,7 +208,7 @@ int gad__vjp_neg(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin
 }
 int gad__vjp_mul_scalar(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    return (gin[0] = gad_mul_scalar(gy, n->p.d[0])) ? 0 : -1;
+    return (gin[0] = gad_mul_scalar(gy, GAD_NP(n)->d[0])) ? 0 : -1;
 }
 int gad__vjp_add_scalar(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)n, (void)need;
@@ -221,7 +221,7 @@ int gad__vjp_sign(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 }
 int gad__vjp_pow_scalar(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    double p = n->p.d[0];
+    double p = GAD_NP(n)->d[0];
     if (p == 0) return 0; /* x^0 is constant */
     gad_tensor *x = gad__saved(n, 0);
     return (gin[0] = gad_mul_scalar(gad_mul(gy, gad_pow_scalar(x, p - 1)), p)) ? 0 : -1;

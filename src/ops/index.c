@@ -62,7 +62,7 @@ gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index) {
     gad__k_gather(x, a, index, y);
     gad_tensor *in[2] = {x, index};
     y = gad__track(y, GAD_OP(GATHER), in, 2, &index, 1);
-    if (y && y->node) y->node->p.i[0] = a;
+    if (y && y->node) GAD_NP(y->node)->i[0] = a;
     return gad__own(y);
 }
 
@@ -103,7 +103,7 @@ gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
     gad_release(sc);
     gad_tensor *in[3] = {dst, index, src};
     y = gad__track(y, GAD_OP(SCATTER_ADD), in, 3, &index, 1);
-    if (y && y->node) y->node->p.i[0] = a;
+    if (y && y->node) GAD_NP(y->node)->i[0] = a;
     return gad__own(y);
 }
 
@@ -131,7 +131,7 @@ gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
     gad__k_take(x, a, index, y);
     gad_tensor *in[2] = {x, index};
     y = gad__track(y, GAD_OP(TAKE), in, 2, &index, 1);
-    if (y && y->node) y->node->p.i[0] = a;
+    if (y && y->node) GAD_NP(y->node)->i[0] = a;
     return gad__own(y);
 }
 
@@ -191,7 +191,7 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
         for (int i = 0; i < n; i++) ((int64_t *)gad__ptr(sizes))[i] = ts[i]->shape[a];
         y = gad__track(y, GAD_OP(CAT), ts, n, &sizes, 1);
         gad_release(sizes);
-        if (y && y->node) y->node->p.i[0] = a;
+        if (y && y->node) GAD_NP(y->node)->i[0] = a;
     }
     return gad__own(y);
 }
@@ -247,7 +247,7 @@ int gad__vjp_gather(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **
     (void)need;
     gad_node *x = n->parents[0];
     gad_tensor *idx = n->saved[0];
-    int axis = (int)n->p.i[0], nb = 0, bax[GAD_MAX_RANK];
+    int axis = (int)GAD_NP(n)->i[0], nb = 0, bax[GAD_MAX_RANK];
     int64_t e[GAD_MAX_RANK] = {0};
     for (int d = 0; d < x->rank; d++) {
         e[d] = x->shape[d];
@@ -265,14 +265,14 @@ int gad__vjp_gather(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **
 int gad__vjp_scatter_add(gad_node *n, gad_tensor *gy, const bool *need,
                          gad_tensor **gin) {
     if (need[0]) gin[0] = gy;
-    if (need[2] && !(gin[2] = gad_gather(gy, (int)n->p.i[0], n->saved[0]))) return -1;
+    if (need[2] && !(gin[2] = gad_gather(gy, (int)GAD_NP(n)->i[0], n->saved[0]))) return -1;
     return 0;
 }
 
 int gad__vjp_take(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
     gad_node *x = n->parents[0];
-    int axis = (int)n->p.i[0];
+    int axis = (int)GAD_NP(n)->i[0];
     gad_tensor *z = gad_zeros(x->shape, x->rank, (gad_dtype_t)gy->dtype);
     gin[0] = gad_scatter_add(z, axis, gad_unsqueeze(n->saved[0], axis),
                              gad_unsqueeze(gy, axis));
@@ -280,7 +280,7 @@ int gad__vjp_take(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 }
 
 int gad__vjp_cat(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    int axis = (int)n->p.i[0];
+    int axis = (int)GAD_NP(n)->i[0];
     const int64_t *sizes = gad__ptr(n->saved[0]);
     gad_range rg[GAD_MAX_RANK];
     for (int d = 0; d < gy->rank; d++) rg[d] = GAD_ALL;

@@ -17,7 +17,7 @@
 
 typedef enum gad_op_id {
     GAD_OP_LEAF = 0, /* leaves: no VJP */
-#define X(ID, name, family) GAD_OP_##ID,
+#define X(ID, name, family, pwords) GAD_OP_##ID,
 #include "ops.def"
 #undef X
     GAD_OP_COUNT_
@@ -46,7 +46,7 @@ extern const gad_op_entry gad__ops[GAD_OP_COUNT_];
 
 #define GAD_OP(ID) (&gad__ops[GAD_OP_##ID].info), GAD_OP_##ID
 
-#define X(ID, name, family)                                                    \
+#define X(ID, name, family, pwords)                                            \
     int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
                         gad_tensor **gin);                                     \
     int gad__sample_##name(gad_op_sample *s, gad_rng *r, int variant);

@@ -3,9 +3,9 @@
 #include "ops_int.h"
 
 const gad_op_entry gad__ops[GAD_OP_COUNT_] = {
-    [GAD_OP_LEAF] = {{"leaf", NULL}, NULL},
-#define X(ID, name, family)                                                    \
-    [GAD_OP_##ID] = {{#name, gad__vjp_##name}, gad__sample_##name},
+    [GAD_OP_LEAF] = {{"leaf", NULL, 0}, NULL},
+#define X(ID, name, family, pwords)                                            \
+    [GAD_OP_##ID] = {{#name, gad__vjp_##name, pwords}, gad__sample_##name},
 #include "ops.def"
 #undef X
 };
