@@ -22,7 +22,8 @@ gad_node *gad__node_new(int op, int nparents, int nsaved, int rank, int pwords) 
     gad_node *n = tl_free_nodes[c];
     if (n) {
         tl_free_nodes[c] = (gad_node *)n->grad;
-        GAD_PREFETCH_W(tl_free_nodes[c], size);
+        GAD_PREFETCH_W(tl_free_nodes[c], size); /* two ahead, as storages */
+        if (tl_free_nodes[c]) GAD_PREFETCH_W(tl_free_nodes[c]->grad, size);
         gad__cache_withdraw(size);
     } else {
         n = gad__alloc_obj(size);

@@ -266,7 +266,10 @@ gad_storage *gad__storage_new(size_t nbytes) {
     gad_storage *s;
     if (c >= 0 && (s = tl.heads[c]) != NULL) {
         tl.heads[c] = s->next;
-        GAD_PREFETCH_W(s->next, GAD_STORAGE_HDR + 64); /* the next one's header and data */
+        /* the next two's header and data: the next one's link was asked
+         * for by the previous call, so reading it rarely waits */
+        GAD_PREFETCH_W(s->next, GAD_STORAGE_HDR + 64);
+        if (s->next) GAD_PREFETCH_W(s->next->next, GAD_STORAGE_HDR + 64);
         gad__cache_withdraw(s->cap);
     } else if (!(s = storage_alloc(c, nbytes))) {
         return NULL;
@@ -312,7 +315,8 @@ gad_tensor *gad__header_new(void) {
     gad_tensor *t = tl.free_headers;
     if (t) {
         tl.free_headers = (gad_tensor *)t->st;
-        GAD_PREFETCH_W(tl.free_headers, sizeof *t);
+        GAD_PREFETCH_W(tl.free_headers, sizeof *t); /* two ahead, as storages */
+        if (tl.free_headers) GAD_PREFETCH_W(tl.free_headers->st, sizeof *t);
         gad__cache_withdraw(sizeof *t);
     } else if (!(t = header_alloc())) {
         return NULL;
