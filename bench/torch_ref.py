@@ -54,8 +54,8 @@ def maxrss_mib():
 
 
 # ------------------------------------------------------------------ W1
-def w1(nops=1000):
-    """The chain of nops ops; 1000 is W1, 10^6 the sweep's long graph."""
+def w1_chain(nops):
+    """Forward, forward+backward and no-grad forward of the chain of nops ops."""
     torch.manual_seed(0)
     x = torch.randn(16, requires_grad=True)
     cm, ca, gy = torch.full((16,), 0.9), torch.full((16,), 0.1), torch.ones(16)
@@ -75,14 +75,30 @@ def w1(nops=1000):
         with torch.no_grad():
             chain()
 
-    big = nops > 10000
-    reps, warm, sfx = (3, 1, "_1e6") if big else (31, 20, "")
-    emit("W1", "fwd_ns_per_op" + sfx, timed(chain, reps, warm), scale=1e9 / nops, unit="ns")
-    emit("W1", "fwd_bwd_ns_per_op" + sfx, timed(fwd_bwd, reps, warm), scale=1e9 / nops,
-         unit="ns")
-    if big:
-        return
-    emit("W1", "fwd_nograd_ns_per_op", timed(nograd, reps, warm), scale=1e9 / nops, unit="ns")
+    return chain, fwd_bwd, nograd
+
+
+def w1():
+    chain, fwd_bwd, nograd = w1_chain(1000)
+    scale = 1e9 / 1000
+    emit("W1", "fwd_ns_per_op", timed(chain, 31, 20), scale=scale, unit="ns")
+    emit("W1", "fwd_bwd_ns_per_op", timed(fwd_bwd, 31, 20), scale=scale, unit="ns")
+    emit("W1", "fwd_nograd_ns_per_op", timed(nograd, 31, 20), scale=scale, unit="ns")
+
+
+def w1_scaling():
+    """The 10^3 and 10^6 chains in alternation, as gad-bench's sweep: five
+    blocks of eleven calls of the short one and one of the long one."""
+    short, long_ = w1_chain(1000), w1_chain(1000000)
+    ts = {0: [], 1: []}
+    tl = {0: [], 1: []}
+    for b in range(5):
+        for k in (0, 1):
+            ts[k] += timed(short[k], 11, 5)
+            tl[k] += timed(long_[k], 1, 1 if b == 0 else 0)
+    for k, name in ((0, "fwd_ns_per_op"), (1, "fwd_bwd_ns_per_op")):
+        emit("W1", name, ts[k], scale=1e9 / 1000, unit="ns")
+        emit("W1", name + "_1e6", tl[k], scale=1e9 / 1000000, unit="ns")
 
 
 # ------------------------------------------------------------------ W2
@@ -264,8 +280,7 @@ def sweep():
     for D in (128, 256, 512):
         for T in (128, 512, 2048):
             w6_config(D, T, 5, 2, "helix_lm_tokens_per_s_D%d_T%d" % (D, T), False)
-    w1(1000)
-    w1(1000000)
+    w1_scaling()
 
 
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7,

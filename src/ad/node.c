@@ -4,9 +4,10 @@
 
 _Static_assert(sizeof(gad_node) == 128, "a node's fixed part is two cache lines");
 
-/* Node sizes: the fixed part and up to 2, 4, 8 or 2 * GAD_MAX_RANK + 8
- * words of shape and parameters. Freed nodes wait for reuse on one list per
- * size, counted in the thread's cache limit. */
+/* Node sizes: the fixed part and room for 2, 4, 8 or 24 words of shape and
+ * parameters (rank + pwords: at most 8 + 16, a slice of rank 8). Freed
+ * nodes wait for reuse on one list per size, counted in the thread's cache
+ * limit. */
 #define NODE_CLASSES 4
 static const int class_words[NODE_CLASSES] = {2, 4, 8, 3 * GAD_MAX_RANK};
 static _Thread_local gad_node *tl_free_nodes[NODE_CLASSES];

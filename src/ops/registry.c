@@ -10,6 +10,14 @@ const gad_op_entry gad__ops[GAD_OP_COUNT_] = {
 #undef X
 };
 
+/* A node keeps its shape (up to GAD_MAX_RANK words) and its parameters in
+ * at most 3 * GAD_MAX_RANK words (src/ad/node.c). */
+#define X(ID, name, family, pwords)                                            \
+    _Static_assert((pwords) >= 0 && (pwords) <= 2 * GAD_MAX_RANK,              \
+                   #name ": too many parameters for a node");
+#include "ops.def"
+#undef X
+
 int gad_op_count(void) { return GAD_OP_COUNT_ - 1; }
 
 const char *gad_op_name(int op) {
