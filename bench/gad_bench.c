@@ -107,13 +107,20 @@ static void w1_run(void *vc) {
     gad_scope_end();
 }
 
-static void bench_w1(void) {
-    const int nops = 1000;
+/* The chain's input (16 elements that require grad) and its constants. */
+static w1_ctx w1_make(int nops) {
     int64_t n = 16;
     gad_rng *r = gad_rng_new(0);
     w1_ctx c = {gad_requires_grad(gad_rng_normal_tensor(r, &n, 1, GAD_F32, 0, 1)),
                 gad_full(&n, 1, GAD_F32, 0.9), gad_full(&n, 1, GAD_F32, 0.1), nops, 0};
     gad_rng_free(r);
+    check(c.x && c.cm && c.ca ? c.x : NULL, "W1 inputs");
+    return c;
+}
+
+static void bench_w1(void) {
+    const int nops = 1000;
+    w1_ctx c = w1_make(nops);
     int reps = reps_or(31);
     double t[64];
     run(w1_run, &c, 20, reps, t);
@@ -159,7 +166,7 @@ static void w2_one(w2_ctx *c) {
     gad_scope_end();
 }
 
-/* A timed call: `inner` products, so that one lasts at least about 0.1 ms
+/* A timed call: `inner` products, at least 2^24 multiply-adds, about 0.2 ms
  * (a single 64^3 product takes 3 us, and single calls of it spread by
  * +-30% on this host, more than the figures compared). */
 static void w2_run(void *vc) {
@@ -208,7 +215,8 @@ static void bench_w2(void) {
         c[s] = (w2_ctx){gad_rng_normal_tensor(r, (int64_t[]){m, k}, 2, GAD_F32, 0, 1),
                         gad_rng_normal_tensor(r, (int64_t[]){k, n}, 2, GAD_F32, 0, 1), m, k, n,
                         0, 1};
-        while ((double)c[s].inner * (double)(m * k * n) < 16777216.0) c[s].inner *= 2;
+        while ((double)c[s].inner * (double)(m * k * n) < 16777216.0) /* 2^24 */
+            c[s].inner *= 2;
         reps[s] = reps_or(2.0 * (double)(m * k * n) > 4e9 ? 7 : 21);
         if (reps[s] > 60) reps[s] = 60;
     }
@@ -550,11 +558,7 @@ static void bench_w7(void) {
  * not the chains. */
 static void bench_w1_scaling(void) {
     enum { BLOCKS = 5, SHORT = 11 };
-    int64_t n = 16;
-    gad_rng *r = gad_rng_new(0);
-    w1_ctx c = {gad_requires_grad(gad_rng_normal_tensor(r, &n, 1, GAD_F32, 0, 1)),
-                gad_full(&n, 1, GAD_F32, 0.9), gad_full(&n, 1, GAD_F32, 0.1), 0, 0};
-    gad_rng_free(r);
+    w1_ctx c = w1_make(0);
     double ts[2][BLOCKS * SHORT], tl[2][BLOCKS];
     for (int b = 0; b < BLOCKS; b++)
         for (int bw = 0; bw < 2; bw++) {

@@ -90,8 +90,7 @@ def w1_scaling():
     """The 10^3 and 10^6 chains in alternation, as gad-bench's sweep: five
     blocks of eleven calls of the short one and one of the long one."""
     short, long_ = w1_chain(1000), w1_chain(1000000)
-    ts = {0: [], 1: []}
-    tl = {0: [], 1: []}
+    ts, tl = [[], []], [[], []]  # forward, forward+backward
     for b in range(5):
         for k in (0, 1):
             ts[k] += timed(short[k], 11, 5)

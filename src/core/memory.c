@@ -162,13 +162,13 @@ static inline void arm_thread_exit(void) {
     if (GAD_UNLIKELY(!tl.registered)) arm_slow();
 }
 
-/* A run of objects of `size` bytes aligned to `align`, each counted as
- * `cost` bytes of the cache. */
-static int alloc_run(void **run, size_t size, size_t align, size_t cost) {
+/* A run of objects of `size` bytes, each counted as `cost` bytes of the
+ * cache (a buffer counts its elements only). */
+static int alloc_run(void **run, size_t size, size_t cost) {
     int n = (int)(GAD_RUN_BYTES / size), k = 0;
     if (n > GAD_RUN_MAX) n = GAD_RUN_MAX;
     while (k < n && gad__cache_admit(cost)) {
-        if (!(run[k] = g_alloc.alloc(g_alloc.ctx, size, align))) {
+        if (!(run[k] = gad__alloc_obj(size))) {
             gad__cache_withdraw(cost);
             break;
         }
@@ -177,7 +177,7 @@ static int alloc_run(void **run, size_t size, size_t align, size_t cost) {
     return k;
 }
 
-int gad__alloc_run(void **run, size_t size) { return alloc_run(run, size, 16, size); }
+int gad__alloc_run(void **run, size_t size) { return alloc_run(run, size, size); }
 
 bool gad__cache_admit(size_t n) {
     if (tl.cached_bytes > tl.limit || n > tl.limit - tl.cached_bytes) return false;
@@ -217,6 +217,7 @@ _Static_assert(sizeof(gad_storage) == 32 && GAD_ALIGN % 16 == 0, "storage layout
  * (W1's chain of 10^6 ops, backward: 121 ns/op with 192-byte chunks, 147
  * with 160 and 149 with 224, whose strides alternate.) */
 #define BLOCK_PAD (GAD_ALIGN - 16)
+#define BLOCK_EXTRA_MAX (BLOCK_PAD + GAD_STORAGE_HDR + 8 + 63) /* block_size - cap */
 static size_t block_size(size_t cap) {
     return ((BLOCK_PAD + GAD_STORAGE_HDR + cap + 8 + 63) & ~(size_t)63) - 8;
 }
@@ -239,7 +240,7 @@ static void storage_free(gad_storage *s) {
 /* A storage of class c (-1: uncached, exactly nbytes) from the allocator. */
 static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
     size_t cap = c >= 0 ? class_cap(c) : nbytes;
-    if (cap > SIZE_MAX - 256) return NULL;
+    if (cap > SIZE_MAX - BLOCK_EXTRA_MAX) return NULL;
     void *b = gad__alloc_obj(block_size(cap));
     if (!b) {
         /* Give the cache back and try once more before failing. */
@@ -250,9 +251,10 @@ static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
     }
     gad_storage *s = storage_place(b, cap, c);
     arm_thread_exit(); /* for the counts (a cached one was armed) */
-    if (c >= 0 && cap <= GAD_RUN_BYTES / 8) { /* small: a run (gad__alloc_run) */
+    /* a small one (a run holds at least eight): a run more (gad__alloc_run) */
+    if (c >= 0 && cap <= GAD_RUN_BYTES / 8) {
         void *run[GAD_RUN_MAX];
-        for (int i = alloc_run(run, block_size(cap), 16, cap); i-- > 0;) {
+        for (int i = alloc_run(run, block_size(cap), cap); i-- > 0;) {
             gad_storage *u = storage_place(run[i], cap, c);
             u->next = tl.heads[c];
             tl.heads[c] = u;
