@@ -2,7 +2,7 @@
  * ../shared/bench/README.md, same sizes), one JSON line per figure:
  *   {"workload":"W5","metric":"helix_block_fwd_bwd_ms","median":..,"min":..,
  *    "max":..,"unit":"ms","reps":..,"impl":"gad",...}
- * Run: gad-bench [W1|W2|...|W7|sweep|all] [--threads N] [--reps N]
+ * Run: gad-bench [W1|W2|...|W7|sweep|sweep-W1|sweep-W6|all] [--threads N] [--reps N]
  * bench/compare runs it beside the PyTorch reference (bench/torch_ref.py)
  * and prints the ratios. Timings are medians after warm-up; peak RSS comes
  * from getrusage (run one workload per process for a meaningful figure). */
@@ -551,40 +551,43 @@ static void bench_w7(void) {
 
 /* ---------------------------------------------------------- the sweep */
 
-/* W1's chain of 10^3 ops and of 10^6 in alternation, five blocks of eleven
- * calls of the short one and one of the long one, forward and then
- * forward+backward: the host's speed drifts by tens of percent over
- * seconds, and two figures taken a minute apart would compare its states,
- * not the chains. */
+/* W1's chain at 10^3, 10^4, 10^5 and 10^6 ops in alternation: five blocks,
+ * each with eleven calls of the shortest, five, two and one of the longer
+ * ones, forward and then forward+backward. The host's speed drifts by tens
+ * of percent over seconds, and figures taken a minute apart would compare
+ * its states, not the chains. The middle lengths show where the cost per
+ * op changes: it steps up where the graph (about 670 bytes per op) leaves
+ * the caches, and is flat past that. */
 static void bench_w1_scaling(void) {
-    enum { BLOCKS = 5, SHORT = 11 };
+    enum { BLOCKS = 5, NLEN = 4, MAXCALLS = 11 };
+    static const int len[NLEN] = {1000, 10000, 100000, 1000000};
+    static const char *const sfx[NLEN] = {"", "_1e4", "_1e5", "_1e6"};
+    static const int calls[NLEN] = {MAXCALLS, 5, 2, 1}, warm[NLEN] = {5, 2, 1, 1};
     w1_ctx c = w1_make(0);
-    double ts[2][BLOCKS * SHORT], tl[2][BLOCKS];
+    static double t[2][NLEN][BLOCKS * MAXCALLS];
     for (int b = 0; b < BLOCKS; b++)
-        for (int bw = 0; bw < 2; bw++) {
-            c.backward = bw;
-            c.nops = 1000;
-            run(w1_run, &c, 5, SHORT, ts[bw] + b * SHORT);
-            c.nops = 1000000;
-            run(w1_run, &c, b == 0, 1, tl[bw] + b);
-        }
+        for (int bw = 0; bw < 2; bw++)
+            for (int k = 0; k < NLEN; k++) {
+                c.backward = bw;
+                c.nops = len[k];
+                run(w1_run, &c, b == 0 ? warm[k] : 0, calls[k], t[bw][k] + b * calls[k]);
+            }
     const char *names[2] = {"fwd_ns_per_op", "fwd_bwd_ns_per_op"};
     char metric[64];
-    for (int bw = 0; bw < 2; bw++) {
-        qsort(ts[bw], BLOCKS * SHORT, sizeof(double), cmp_double);
-        qsort(tl[bw], BLOCKS, sizeof(double), cmp_double);
-        emit("W1", names[bw], ts[bw], BLOCKS * SHORT, 1e9 / 1000, 0, "ns", NULL);
-        snprintf(metric, sizeof metric, "%s_1e6", names[bw]);
-        emit("W1", metric, tl[bw], BLOCKS, 1e9 / 1000000, 0, "ns", NULL);
-    }
+    for (int bw = 0; bw < 2; bw++)
+        for (int k = 0; k < NLEN; k++) {
+            int n = BLOCKS * calls[k];
+            qsort(t[bw][k], (size_t)n, sizeof(double), cmp_double);
+            snprintf(metric, sizeof metric, "%s%s", names[bw], sfx[k]);
+            emit("W1", metric, t[bw][k], n, 1e9 / len[k], 0, "ns", NULL);
+        }
     gad_release(c.x), gad_release(c.cm), gad_release(c.ca);
 }
 
-static void bench_sweep(void) {
+static void bench_w6_scaling(void) {
     const int64_t Ds[3] = {128, 256, 512}, Ts[3] = {128, 512, 2048};
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) bench_w6_config(Ds[i], Ts[j], reps_or(5), 2, 0);
-    bench_w1_scaling();
 }
 
 int main(int argc, char **argv) {
@@ -593,7 +596,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) g_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--help")) {
-            printf("usage: gad-bench [W1..W7|sweep|all] [--threads N] [--reps N]\n");
+            printf("usage: gad-bench [W1..W7|sweep|sweep-W1|sweep-W6|all] [--threads N] [--reps N]\n");
             return 0;
         } else what = argv[i];
     }
@@ -606,6 +609,8 @@ int main(int argc, char **argv) {
     if (all || !strcmp(what, "W5")) bench_w5();
     if (all || !strcmp(what, "W6")) bench_w6();
     if (all || !strcmp(what, "W7")) bench_w7();
-    if (!strcmp(what, "sweep")) bench_sweep();
+    /* the sweep, whole or in its two parts */
+    if (!strcmp(what, "sweep") || !strcmp(what, "sweep-W6")) bench_w6_scaling();
+    if (!strcmp(what, "sweep") || !strcmp(what, "sweep-W1")) bench_w1_scaling();
     return 0;
 }

@@ -87,17 +87,19 @@ def w1():
 
 
 def w1_scaling():
-    """The 10^3 and 10^6 chains in alternation, as gad-bench's sweep: five
-    blocks of eleven calls of the short one and one of the long one."""
-    short, long_ = w1_chain(1000), w1_chain(1000000)
-    ts, tl = [[], []], [[], []]  # forward, forward+backward
+    """The chains of 10^3, 10^4, 10^5 and 10^6 ops in alternation, as
+    gad-bench's sweep: five blocks of eleven, five, two and one calls."""
+    lens, sfx, calls, warm = (1000, 10000, 100000, 1000000), ("", "_1e4", "_1e5", "_1e6"), \
+        (11, 5, 2, 1), (5, 2, 1, 1)
+    chains = [w1_chain(n) for n in lens]
+    t = [[[] for _ in lens] for _ in (0, 1)]  # [forward, forward+backward][length]
     for b in range(5):
         for k in (0, 1):
-            ts[k] += timed(short[k], 11, 5)
-            tl[k] += timed(long_[k], 1, 1 if b == 0 else 0)
+            for i, ch in enumerate(chains):
+                t[k][i] += timed(ch[k], calls[i], warm[i] if b == 0 else 0)
     for k, name in ((0, "fwd_ns_per_op"), (1, "fwd_bwd_ns_per_op")):
-        emit("W1", name, ts[k], scale=1e9 / 1000, unit="ns")
-        emit("W1", name + "_1e6", tl[k], scale=1e9 / 1000000, unit="ns")
+        for i, n in enumerate(lens):
+            emit("W1", name + sfx[i], t[k][i], scale=1e9 / n, unit="ns")
 
 
 # ------------------------------------------------------------------ W2
@@ -275,15 +277,19 @@ def w7():
     emit("W7", "scan_B8_T1024_D256_fwd_bwd_ms", timed(step, 15, 3), scale=1e3)
 
 
-def sweep():
+def w6_scaling():
     for D in (128, 256, 512):
         for T in (128, 512, 2048):
             w6_config(D, T, 5, 2, "helix_lm_tokens_per_s_D%d_T%d" % (D, T), False)
+
+
+def sweep():
+    w6_scaling()
     w1_scaling()
 
 
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7,
-             "sweep": sweep}
+             "sweep": sweep, "sweep-W1": w1_scaling, "sweep-W6": w6_scaling}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]

@@ -2,12 +2,16 @@
  * each phase, for profiling the per-op path (perf, valgrind's callgrind)
  * rather than for the comparison, which gad-bench does.
  *
- *     w1-chain [NOPS [REPS]]          defaults: 1000 ops, 5 repetitions
+ *     w1-chain [NOPS [REPS [CACHE_MIB]]]   defaults: 1000 ops, 5 repetitions,
+ *                                          the cache limit gad sets (1 GiB)
  *
  * Each repetition builds the chain (mul by a constant, add a constant, tanh,
  * in turn, on 16 f32 elements that require grad), differentiates it with
  * gad_grad_ex and ends the scope that owns it, and prints the ns per op of
- * the forward pass, the backward pass and the freeing. */
+ * the forward pass, the backward pass and the freeing. A graph larger than
+ * the cache limit (about 1.5 million of these ops per GiB) has what its
+ * freeing cannot keep given back to the allocator, and taken from it again
+ * op by op: CACHE_MIB raises the limit to time the graph alone. */
 #include "gad.h"
 
 #include <stdio.h>
@@ -22,10 +26,12 @@ static double now(void) {
 
 int main(int argc, char **argv) {
     long nops = argc > 1 ? atol(argv[1]) : 1000, reps = argc > 2 ? atol(argv[2]) : 5;
-    if (nops < 1 || reps < 1) {
-        fprintf(stderr, "usage: w1-chain [NOPS [REPS]] (both >= 1)\n");
+    long cache_mib = argc > 3 ? atol(argv[3]) : 0;
+    if (nops < 1 || reps < 1 || cache_mib < 0) {
+        fprintf(stderr, "usage: w1-chain [NOPS [REPS [CACHE_MIB]]] (NOPS, REPS >= 1)\n");
         return 2;
     }
+    if (cache_mib > 0) gad_set_cache_limit((size_t)cache_mib << 20);
     int64_t n = 16;
     gad_rng *r = gad_rng_new(0);
     gad_tensor *x = gad_requires_grad(gad_rng_normal_tensor(r, &n, 1, GAD_F32, 0, 1));
