@@ -564,7 +564,7 @@ static void bench_w1_scaling(void) {
     static const char *const sfx[NLEN] = {"", "_1e4", "_1e5", "_1e6"};
     static const int calls[NLEN] = {MAXCALLS, 5, 2, 1}, warm[NLEN] = {5, 2, 1, 1};
     w1_ctx c = w1_make(0);
-    static double t[2][NLEN][BLOCKS * MAXCALLS];
+    double t[2][NLEN][BLOCKS * MAXCALLS];
     for (int b = 0; b < BLOCKS; b++)
         for (int bw = 0; bw < 2; bw++)
             for (int k = 0; k < NLEN; k++) {

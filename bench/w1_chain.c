@@ -3,15 +3,15 @@
  * rather than for the comparison, which gad-bench does.
  *
  *     w1-chain [NOPS [REPS [CACHE_MIB]]]   defaults: 1000 ops, 5 repetitions,
- *                                          the cache limit gad sets (1 GiB)
+ *                                          gad's cache limit (1 GiB; 0 keeps it)
  *
  * Each repetition builds the chain (mul by a constant, add a constant, tanh,
  * in turn, on 16 f32 elements that require grad), differentiates it with
  * gad_grad_ex and ends the scope that owns it, and prints the ns per op of
- * the forward pass, the backward pass and the freeing. A graph larger than
- * the cache limit (about 1.5 million of these ops per GiB) has what its
- * freeing cannot keep given back to the allocator, and taken from it again
- * op by op: CACHE_MIB raises the limit to time the graph alone. */
+ * the forward pass, the backward pass and the freeing. A GiB of cache holds
+ * the graph of about 1.5 million of these ops; past that, freeing returns
+ * the rest to malloc and the next graph takes it back object by object, so
+ * CACHE_MIB raises the limit to time the graph alone. */
 #include "gad.h"
 
 #include <stdio.h>
