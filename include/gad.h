@@ -132,7 +132,8 @@ size_t gad_dtype_size(gad_dtype_t dtype);
     X(GAD_ERR_UNSUPPORTED, "unsupported") /* valid, but not supported here */  \
     X(GAD_ERR_MEMORY, "memory")           /* an allocation failed */           \
     X(GAD_ERR_IO, "io")                   /* a file operation failed */        \
-    X(GAD_ERR_FORMAT, "format")           /* a malformed file */
+    X(GAD_ERR_FORMAT, "format")           /* a malformed file */           \
+    X(GAD_ERR_DEVICE, "device")           /* inputs on different devices */
 
 typedef enum gad_status {
 #define GAD_STATUS_ENUM_(code, name) code,

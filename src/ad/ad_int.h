@@ -106,14 +106,14 @@ gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info, int op,
  * reached parent i. Returns 0 or -1 (error recorded). */
 int gad__vjp_composed(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin,
                       gad_tensor *y);
+/* The reverse pass behind gad__vjp_composed (src/grad/engine.c sets it). */
+extern int (*gad__vjp_composed_hook)(gad_node *n, gad_tensor *gy, const bool *need,
+                                     gad_tensor **gin, gad_tensor *y);
 
 /* The i-th saved tensor, as a new tensor owned by the current scope; a saved
  * output comes back attached to its node, so that a VJP using it is
  * differentiable again. */
 gad_tensor *gad__saved(gad_node *n, int i);
-
-/* The node's output shape as a tensor-shape pair, for VJPs. */
-#define GAD_NODE_SHAPE(n) (n)->shape, (n)->rank
 
 static inline gad_node *gad__node_retain(gad_node *n) {
     if (n) atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);

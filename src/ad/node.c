@@ -111,7 +111,7 @@ void gad__node_release(gad_node *n) {
     }
 }
 
-void gad__node_cache_trim(void) {
+static void node_cache_trim(void) {
     for (int c = 0; c < NODE_CLASSES; c++)
         while (tl_free_nodes[c]) {
             gad_node *n = tl_free_nodes[c];
@@ -119,4 +119,11 @@ void gad__node_cache_trim(void) {
             gad__cache_withdraw(class_size(c));
             gad__free(n, class_size(c));
         }
+}
+
+/* Core frees tensors and trims caches; the tape tells it how to do its part
+ * (DESIGN: lower layers offer hooks instead of calling up). */
+GAD_CONSTRUCTOR(node_hooks) {
+    gad__node_free_hook = gad__node_release;
+    gad__on_cache_trim(node_cache_trim);
 }

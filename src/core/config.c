@@ -3,7 +3,6 @@
 #define _GNU_SOURCE /* sched_getaffinity */
 #endif
 #include "gad_int.h"
-#include "cpu/gemm.h"
 
 #include <stdlib.h>
 
@@ -13,6 +12,27 @@
 #include <unistd.h>
 
 static atomic_int g_threads;   /* 0: not chosen yet */
+
+/* Who hears of a new thread count (gad__on_threads_set). */
+#define THREAD_HOOKS 8
+static void (*thread_hooks[THREAD_HOOKS])(int n);
+static atomic_int nthread_hooks;
+
+void gad__on_threads_set(void (*fn)(int n)) {
+    /* called from constructors, before any thread of gad's runs */
+    int n = atomic_load(&nthread_hooks);
+    for (int i = 0; i < n; i++)
+        if (thread_hooks[i] == fn) return;
+    if (n < THREAD_HOOKS) {
+        thread_hooks[n] = fn;
+        atomic_store(&nthread_hooks, n + 1);
+    }
+}
+
+static void threads_set(int n) {
+    int k = atomic_load(&nthread_hooks);
+    for (int i = 0; i < k; i++) thread_hooks[i](n);
+}
 #ifdef GAD_HAVE_CBLAS
 static atomic_int g_blas = 1;  /* the CBLAS path is enabled */
 #endif
@@ -45,7 +65,7 @@ int gad__nthreads(void) {
     if (GAD_LIKELY(n > 0)) return n;
     n = default_threads();
     atomic_store(&g_threads, n);
-    gad__gemm_set_blas_threads(n);
+    threads_set(n);
     return n;
 }
 
@@ -55,7 +75,7 @@ void gad_set_num_threads(int n) {
     n = 1;
 #endif
     atomic_store(&g_threads, n);
-    gad__gemm_set_blas_threads(n);
+    threads_set(n);
 }
 
 int gad_num_threads(void) { return gad__nthreads(); }

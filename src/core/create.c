@@ -5,7 +5,7 @@
 
 static gad_tensor *from_data(const char *op, int dtype, const void *data,
                              const int64_t *shape, int rank) {
-    gad_tensor *t = gad__tensor_new(op, dtype, shape, rank);
+    gad_tensor *t = gad__tensor_new(op, GAD_DEV_HOST, dtype, shape, rank);
     if (!t) return NULL;
     if (t->numel > 0) {
         if (!data) {
@@ -28,60 +28,47 @@ gad_tensor *gad_from_i64(const int64_t *data, const int64_t *shape, int rank) {
     return from_data("from_i64", GAD_I64, data, shape, rank);
 }
 
-/* Fill n elements of dtype at p with v. */
-static void fill(void *p, int dtype, int64_t n, double v) {
-    if (dtype == GAD_F32) {
-        float f = (float)v, *d = p;
-        for (int64_t i = 0; i < n; i++) d[i] = f;
-    } else if (dtype == GAD_F64) {
-        double *d = p;
-        for (int64_t i = 0; i < n; i++) d[i] = v;
-    } else {
-        int64_t k = (int64_t)v, *d = p;
-        for (int64_t i = 0; i < n; i++) d[i] = k;
-    }
-}
-
-static gad_tensor *full_op(const char *op, const int64_t *shape, int rank,
+static gad_tensor *full_op(const char *op, int dev, const int64_t *shape, int rank,
                            int dtype, double value) {
     if (dtype == GAD_I64 &&
         !(value >= -9223372036854775808.0 && value < 9223372036854775808.0))
         return gad__err(GAD_ERR_DOMAIN, op, "value %g does not fit in i64", value);
-    gad_tensor *t = gad__tensor_new(op, dtype, shape, rank);
+    gad_tensor *t = gad__tensor_new(op, dev, dtype, shape, rank);
     if (!t) return NULL;
-    if (value == 0.0 && !signbit(value))
-        memset(gad__ptr(t), 0, (size_t)t->numel * gad__dsize(dtype));
-    else
-        fill(gad__ptr(t), dtype, t->numel, value);
+    gad__fill(t, value);
     return gad__own(t);
 }
 
+gad_tensor *gad__full_on(int dev, const int64_t *shape, int rank, int dtype, double value) {
+    return full_op(value == 0 ? "zeros" : "full", dev, shape, rank, dtype, value);
+}
+
 gad_tensor *gad_zeros(const int64_t *shape, int rank, gad_dtype_t dtype) {
-    return full_op("zeros", shape, rank, dtype, 0.0);
+    return full_op("zeros", GAD_DEV_HOST, shape, rank, dtype, 0.0);
 }
 gad_tensor *gad_ones(const int64_t *shape, int rank, gad_dtype_t dtype) {
-    return full_op("ones", shape, rank, dtype, 1.0);
+    return full_op("ones", GAD_DEV_HOST, shape, rank, dtype, 1.0);
 }
 gad_tensor *gad_full(const int64_t *shape, int rank, gad_dtype_t dtype,
                      double value) {
-    return full_op("full", shape, rank, dtype, value);
+    return full_op("full", GAD_DEV_HOST, shape, rank, dtype, value);
 }
 gad_tensor *gad_scalar(double value, gad_dtype_t dtype) {
-    return full_op("scalar", NULL, 0, dtype, value);
+    return full_op("scalar", GAD_DEV_HOST, NULL, 0, dtype, value);
 }
 gad_tensor *gad_scalar_f32(float value) {
-    return full_op("scalar", NULL, 0, GAD_F32, value);
+    return full_op("scalar", GAD_DEV_HOST, NULL, 0, GAD_F32, value);
 }
 gad_tensor *gad_scalar_f64(double value) {
-    return full_op("scalar", NULL, 0, GAD_F64, value);
+    return full_op("scalar", GAD_DEV_HOST, NULL, 0, GAD_F64, value);
 }
 gad_tensor *gad_zeros_like(gad_tensor *t) {
     if (!t) return gad__null_arg("zeros_like");
-    return full_op("zeros_like", t->shape, t->rank, t->dtype, 0.0);
+    return full_op("zeros_like", t->dev, t->shape, t->rank, t->dtype, 0.0);
 }
 gad_tensor *gad_full_like(gad_tensor *t, double value) {
     if (!t) return gad__null_arg("full_like");
-    return full_op("full_like", t->shape, t->rank, t->dtype, value);
+    return full_op("full_like", t->dev, t->shape, t->rank, t->dtype, value);
 }
 
 /* Count the values of arange by running its own recurrence once. */
@@ -97,7 +84,7 @@ gad_tensor *gad_full_like(gad_tensor *t, double value) {
                             "(%g, %g, %g) gives too many elements", start,     \
                             end, step);                                        \
         int64_t shp_[1] = {n_};                                                \
-        t = gad__tensor_new("arange", dtype, shp_, 1);                         \
+        t = gad__tensor_new("arange", GAD_DEV_HOST, dtype, shp_, 1);                         \
         if (!t) return NULL;                                                   \
         T *p_ = gad__ptr(t);                                                   \
         x_ = s_;                                                               \
@@ -133,7 +120,7 @@ gad_tensor *gad_arange(double start, double end, double step,
         if (n > limit)
             return gad__err(GAD_ERR_SHAPE, "arange", "too many elements");
         int64_t shp[1] = {n};
-        t = gad__tensor_new("arange", GAD_I64, shp, 1);
+        t = gad__tensor_new("arange", GAD_DEV_HOST, GAD_I64, shp, 1);
         if (!t) return NULL;
         int64_t *p = gad__ptr(t);
         for (int64_t i = 0; i < n; i++) p[i] = s + i * d;
@@ -152,7 +139,7 @@ gad_tensor *gad_linspace(double start, double end, int64_t num,
         return gad__err(GAD_ERR_SHAPE, "linspace", "negative count %lld",
                         (long long)num);
     int64_t shp[1] = {num};
-    gad_tensor *t = gad__tensor_new("linspace", dtype, shp, 1);
+    gad_tensor *t = gad__tensor_new("linspace", GAD_DEV_HOST, dtype, shp, 1);
     if (!t) return NULL;
     if (dtype == GAD_F32) {
         float *p = gad__ptr(t), s = (float)start, e = (float)end;
@@ -168,11 +155,11 @@ gad_tensor *gad_linspace(double start, double end, int64_t num,
 
 gad_tensor *gad_eye(int64_t n, gad_dtype_t dtype) {
     int64_t shp[2] = {n, n};
-    gad_tensor *t = gad__tensor_new("eye", dtype, shp, 2);
+    gad_tensor *t = gad__tensor_new("eye", GAD_DEV_HOST, dtype, shp, 2);
     if (!t) return NULL;
     size_t es = gad__dsize(dtype);
     memset(gad__ptr(t), 0, (size_t)t->numel * es);
     for (int64_t i = 0; i < n; i++)
-        fill((char *)gad__ptr(t) + (size_t)(i * n + i) * es, dtype, 1, 1.0);
+        gad__host_fill((char *)gad__ptr(t) + (size_t)(i * n + i) * es, dtype, 1, 1.0);
     return gad__own(t);
 }

@@ -35,9 +35,6 @@
 #define GAD_PREFETCH_W(p, n) ((void)(p), (void)(n))
 #endif
 
-/* Elementwise work below this many elements stays on one thread. */
-#define GAD_PAR_MIN 32768
-
 /* Alignment of every storage buffer, in bytes. */
 #define GAD_ALIGN 64
 
@@ -59,29 +56,88 @@ static inline bool gad__unref(atomic_long *refs) {
 
 /* ---------------------------------------------------------------- storage */
 
-/* A storage lies in one block from the allocator: this header, then the
+/* A storage belongs to one device and points to its elements. A host (CPU)
+ * storage lies in one block from the allocator: this header, then the
  * elements, which start on a GAD_ALIGN boundary, the header just before
  * them (a small buffer then takes 32 bytes beside its elements, not a
- * block aligned to 64 with its header padded to 64). Freed storages go to a
- * per-thread cache by size class (src/core/memory.c). */
+ * block aligned to 64 with its header padded to 64), and `data` points just
+ * past the header. Freed host storages go to a per-thread cache by size
+ * class (src/core/memory.c), linked through `next`. A device storage is
+ * this header alone, in host memory, with `data` pointing to the device's
+ * memory; its back end allocates and frees it (gad_devmem below). */
 typedef struct gad_storage {
     atomic_long refs;
-    size_t cap;                /* usable bytes after the header */
-    struct gad_storage *next;  /* cache free-list link */
-    int32_t sclass;            /* cache size class, -1 when uncached */
-    uint32_t shift;            /* bytes from the block's start to here */
+    size_t cap;                /* usable bytes */
+    union {
+        void *data;               /* the elements, while the storage lives */
+        struct gad_storage *next; /* cache free-list link, while cached */
+    };
+    int16_t sclass;            /* cache size class, -1 when uncached */
+    uint8_t dev;               /* the device (0: the host) */
+    uint8_t pad_;
+    uint32_t shift;            /* host: bytes from the block's start to here */
 } gad_storage;
 
 #define GAD_STORAGE_HDR sizeof(gad_storage)
 
-static inline void *gad__storage_data(gad_storage *s) {
-    return (char *)s + GAD_STORAGE_HDR;
-}
+static inline void *gad__storage_data(const gad_storage *s) { return s->data; }
 
-/* A storage with room for at least nbytes, refs = 1; NULL when the allocator
- * fails (no error recorded). */
+/* A host storage with room for at least nbytes, refs = 1; NULL when the
+ * allocator fails (no error recorded). */
 gad_storage *gad__storage_new(size_t nbytes);
+/* The same on device dev (the host for 0), through its back end. */
+gad_storage *gad__storage_new_on(int dev, size_t nbytes);
 void gad__storage_release(gad_storage *s);
+
+/* ---------------------------------------------------------------- devices
+ *
+ * Device 0 is the host, whose memory is core's own (memory.c). Every other
+ * device is registered by its back end (src/backend), which hands core the
+ * memory half of its table: allocation, free and the copies that move
+ * elements between the device and the host, or within the device. Core
+ * reaches a device only through these hooks; the kernels live in the back
+ * end's table (src/backend/backend.h). */
+
+#define GAD_MAX_DEVICES 16
+#define GAD_DEV_HOST 0
+
+typedef struct gad_devmem {
+    const char *name; /* "cpu", "test:0", ... */
+    /* A storage (refs = 1, dev set) with room for nbytes; NULL when the
+     * device is out of memory (no error recorded: the caller reports). */
+    gad_storage *(*storage_new)(int dev, size_t nbytes);
+    void (*storage_free)(gad_storage *s);
+    /* n bytes from the device at src to the host at dst, and back; 0 or -1
+     * (no error recorded). */
+    int (*to_host)(void *dst, const void *src, size_t n);
+    int (*from_host)(void *dst, const void *src, size_t n);
+    /* dst (packed, src's dtype and shape, on src's device) = src's elements
+     * in row-major order, any strides (a broadcast included); or, with
+     * dst_strides, laid out with those strides (in elements, positions not
+     * overlapping). */
+    void (*copy_strided)(const struct gad_tensor *src, void *dst,
+                         const int64_t *dst_strides);
+    /* n elements of dtype at p = value (converted as gad_full does). */
+    void (*fill)(void *p, int dtype, int64_t n, double value);
+    /* Wait for the device's work queued by this thread; 0, or -1 with the
+     * device's error recorded under op. */
+    int (*sync)(const char *op, int dev);
+} gad_devmem;
+
+/* The memory hooks of device dev (NULL when no device has that number);
+ * the host's are gad__host_mem. */
+extern const gad_devmem *gad__devmem[GAD_MAX_DEVICES];
+extern const gad_devmem gad__host_mem;
+
+/* Register a device's memory hooks; returns its number (1..), or -1 when
+ * every slot is taken. */
+int gad__device_register(const gad_devmem *m);
+
+/* The name of device dev ("cpu", ...; "?" when none). */
+const char *gad__device_name(int dev);
+
+/* A device error: the op's inputs are on two devices. Returns NULL. */
+void *gad__err_device(const char *op, int dev_a, int dev_b);
 
 /* ----------------------------------------------------------------- tensor */
 
@@ -98,6 +154,7 @@ struct gad_tensor {
     uint8_t dtype;
     uint8_t rank;
     uint8_t contig; /* row-major, offset 0 (the strict test of SPEC 1.3) */
+    uint8_t dev;    /* the device of st, copied here for the ops' checks */
 };
 
 static inline size_t gad__dsize(int dtype) { return dtype == GAD_F32 ? 4 : 8; }
@@ -115,20 +172,29 @@ static inline void *gad__ptr(const gad_tensor *t) {
 gad_tensor *gad__header_new(void);
 void gad__header_free(gad_tensor *t);
 
-/* A new contiguous tensor with uninitialized elements, refs = 1, not yet
- * owned by a scope. Records a shape or memory error under `op` and returns
- * NULL on failure. */
-gad_tensor *gad__tensor_new(const char *op, int dtype, const int64_t *shape,
+/* A new contiguous tensor on device dev with uninitialized elements,
+ * refs = 1, not yet owned by a scope. Records a shape or memory error under
+ * `op` and returns NULL on failure. */
+gad_tensor *gad__tensor_new(const char *op, int dev, int dtype, const int64_t *shape,
                             int rank);
 
-/* A new contiguous tensor of x's dtype and shape (uninitialized, refs = 1,
- * not owned): gad__tensor_new without re-checking a shape that a tensor
- * already has. NULL and a memory error on failure. */
+/* A new contiguous tensor of x's device, dtype and shape (uninitialized,
+ * refs = 1, not owned): gad__tensor_new without re-checking a shape that a
+ * tensor already has. NULL and a memory error on failure. */
 gad_tensor *gad__tensor_like(const char *op, const gad_tensor *x);
 
-/* Same, zero-filled. */
-gad_tensor *gad__tensor_zeros(const char *op, int dtype, const int64_t *shape,
+/* Same as gad__tensor_new, zero-filled. */
+gad_tensor *gad__tensor_zeros(const char *op, int dev, int dtype, const int64_t *shape,
                               int rank);
+
+/* gad_full on device dev, owned by the current scope (for VJPs, whose
+ * constants go where their gradients are). */
+gad_tensor *gad__full_on(int dev, const int64_t *shape, int rank, int dtype, double value);
+
+/* Every element of t (contiguous) = value, converted as gad_full does; on
+ * t's device. gad__host_fill is the host's loop (n elements at p). */
+void gad__fill(gad_tensor *t, double value);
+void gad__host_fill(void *p, int dtype, int64_t n, double value);
 
 /* A new header viewing src's storage with src's layout, refs = 1, no node
  * (a detached alias). NULL and a memory error on failure. */
@@ -149,27 +215,60 @@ gad_tensor *gad__own(gad_tensor *t);
 int gad__make_unique(const char *op, gad_tensor *t);
 
 /* Copy the elements of src (any strides, a broadcast view included), in
- * row-major order of its shape, to dst (packed, same dtype); in parallel
- * for large tensors. */
+ * row-major order of its shape, to dst (packed, same dtype, on src's
+ * device); in parallel for large tensors. */
 void gad__pack(const gad_tensor *src, void *dst);
 
-/* Copy t's elements in row-major order into dst (n elements of dtype to),
- * converting (float -> i64 truncates, saturates, NaN -> 0). Records a shape
- * error if n < numel. */
+/* t itself (a new reference) when contiguous, else a packed copy of it on
+ * its device, off the tape (refs = 1). Either way the caller owns one
+ * reference and releases it (or hands it to a scope with gad__own). NULL and
+ * a memory error on failure. */
+gad_tensor *gad__contig(const char *op, const gad_tensor *t);
+
+/* A packed copy of t's elements on device dev (refs = 1, not owned, no
+ * node), through the devices' copies. NULL and a memory error on failure. */
+gad_tensor *gad__to_dev(const char *op, const gad_tensor *t, int dev);
+
+/* A device error naming op and t's device, for functions that need the
+ * elements in host memory (gad_data). Returns NULL. */
+void *gad__need_host(const char *op, const gad_tensor *t);
+
+/* Copy t's elements in row-major order into dst (host memory, n elements of
+ * dtype to), converting (float -> i64 truncates, saturates, NaN -> 0); a
+ * device tensor is copied to the host first. Records a shape error if
+ * n < numel. */
 gad_status gad__convert(const char *op, gad_tensor *t, void *dst, size_t n,
                         int to);
+/* The host's loop of it: t's elements (host memory) converted into dst. */
+void gad__host_convert(const gad_tensor *t, void *dst, int to);
 
 /* Copy src's elements to dst laid out with dst_strides (src's shape; in
- * elements, same dtype), in parallel for large tensors. The destination
- * positions must not overlap. */
+ * elements, same dtype, same device), in parallel for large tensors. The
+ * destination positions must not overlap. gad__host_copy_strided is the
+ * host's loop; a NULL dst_strides there means packed. */
 void gad__copy_strided(const gad_tensor *src, void *dst,
                        const int64_t *dst_strides);
+void gad__host_copy_strided(const gad_tensor *src, void *dst,
+                            const int64_t *dst_strides);
 
-/* Defined by the autodiff engine (src/ad/node.c): a tensor holds a
- * reference to its tape node, so freeing a tensor drops it; trimming the
- * caches empties the node pool too. */
-void gad__node_release(struct gad_node *n);
-void gad__node_cache_trim(void);
+/* Hooks for the layers above core. A tensor holds a reference to its tape
+ * node (src/ad), so freeing a tensor drops it through gad__node_free_hook,
+ * which the tape sets before it makes its first node. gad_cache_trim (and a
+ * thread's exit) also empties what each function given to
+ * gad__on_cache_trim keeps for the calling thread (the node pool, GEMM's
+ * packing buffers); gad__on_threads_set hears every change of the thread
+ * count (a BLAS that runs threads of its own). At most 8 of each. */
+extern void (*gad__node_free_hook)(struct gad_node *n);
+void gad__on_cache_trim(void (*fn)(void));
+void gad__on_threads_set(void (*fn)(int n));
+
+/* Run f before main (and when a shared library is loaded): how a layer
+ * registers its hooks without core calling up to it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GAD_CONSTRUCTOR(f) static void f(void) __attribute__((constructor)); static void f(void)
+#else
+#error "gad needs GCC or clang (constructors, thread-local storage)"
+#endif
 
 /* The calling thread's caches (freed buffers, tensor headers, graph nodes)
  * hold at most the limit of gad_set_cache_limit in all. gad__cache_admit
@@ -273,6 +372,15 @@ static inline int gad__need_same_dtype(const char *op, const gad_tensor *a,
     return GAD_LIKELY(a->dtype == b->dtype) ? 0 : gad__need_same_dtype_fail(op, a, b);
 }
 int gad__need_i64(const char *op, const gad_tensor *index);
+
+/* ----------------------------------------------------------------- random */
+
+/* Values for the op registry's gradcheck samples: an f64 host tensor of the
+ * given shape, uniform in [lo, hi), then moved `away` from 0 when within it
+ * (x -> x +- away), then pushed further from 0 by `push` (x -> x +- push),
+ * each when > 0. Owned by the current scope; NULL on failure. */
+gad_tensor *gad__sample_values(gad_rng *r, const int64_t *shape, int rank, double lo,
+                               double hi, double away, double push);
 
 /* ---------------------------------------------------------------- threads */
 

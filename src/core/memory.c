@@ -1,7 +1,6 @@
 /* memory.c: the allocator hook, the per-thread buffer cache (size classes),
  * pooled tensor headers, scopes, and thread-exit cleanup (DESIGN §4). */
 #include "gad_int.h"
-#include "cpu/gemm.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -209,6 +208,8 @@ static size_t class_cap(int c) {
 
 _Static_assert(sizeof(gad_storage) == 32 && GAD_ALIGN % 16 == 0, "storage layout");
 
+#define STORAGE_DATA(s) ((char *)(s) + GAD_STORAGE_HDR)
+
 /* The block of a storage with `cap` bytes of elements: the allocator's
  * 16-byte alignment, room to move the header up to the next boundary, and
  * a size that makes the allocator's chunk (the block and 8 bytes of header,
@@ -228,8 +229,10 @@ static gad_storage *storage_place(void *b, size_t cap, int c) {
     uintptr_t data = ((uintptr_t)b + GAD_STORAGE_HDR + GAD_ALIGN - 1) & ~(uintptr_t)(GAD_ALIGN - 1);
     gad_storage *s = (gad_storage *)(data - GAD_STORAGE_HDR);
     s->cap = cap;
-    s->sclass = c;
+    s->sclass = (int16_t)c;
+    s->dev = GAD_DEV_HOST;
     s->shift = (uint32_t)((uintptr_t)s - (uintptr_t)b);
+    s->data = STORAGE_DATA(s);
     return s;
 }
 
@@ -277,7 +280,17 @@ gad_storage *gad__storage_new(size_t nbytes) {
         return NULL;
     }
     atomic_init(&s->refs, 1);
-    s->next = NULL;
+    s->data = STORAGE_DATA(s);
+    count(&tl.live.storages, 1);
+    count(&tl.live.bytes, (long long)s->cap);
+    return s;
+}
+
+gad_storage *gad__storage_new_on(int dev, size_t nbytes) {
+    if (GAD_LIKELY(dev == GAD_DEV_HOST)) return gad__storage_new(nbytes);
+    gad_storage *s = gad__devmem[dev]->storage_new(dev, nbytes);
+    if (!s) return NULL;
+    arm_thread_exit(); /* for the counts */
     count(&tl.live.storages, 1);
     count(&tl.live.bytes, (long long)s->cap);
     return s;
@@ -288,6 +301,11 @@ void gad__storage_release(gad_storage *s) {
     if (!gad__unref(&s->refs)) return;
     count(&tl.live.storages, -1);
     count(&tl.live.bytes, -(long long)s->cap);
+    if (GAD_UNLIKELY(s->dev != GAD_DEV_HOST)) {
+        arm_thread_exit();
+        gad__devmem[s->dev]->storage_free(s);
+        return;
+    }
     if (s->sclass >= 0 && gad__cache_admit(s->cap)) { /* which arms the exit hook */
         s->next = tl.heads[s->sclass];
         tl.heads[s->sclass] = s;
@@ -477,11 +495,32 @@ void gad_release(gad_tensor *t) {
     }
     if (!gad__unref(&t->refs)) return;
     gad__storage_release(t->st);
-    if (t->node) gad__node_release(t->node);
+    if (t->node) gad__node_free_hook(t->node);
     gad__header_free(t);
 }
 
 /* ------------------------------------------------------------ the caches */
+
+void (*gad__node_free_hook)(struct gad_node *n);
+
+/* What the layers above keep in caches of their own (the tape's node pool,
+ * GEMM's packing buffers), trimmed with core's: registered once each. */
+#define TRIM_HOOKS 8
+static void (*trim_hooks[TRIM_HOOKS])(void);
+static atomic_int ntrim_hooks;
+static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gad__on_cache_trim(void (*fn)(void)) {
+    pthread_mutex_lock(&hooks_lock);
+    int n = atomic_load(&ntrim_hooks);
+    bool known = false;
+    for (int i = 0; i < n; i++) known |= trim_hooks[i] == fn;
+    if (!known && n < TRIM_HOOKS) {
+        trim_hooks[n] = fn;
+        atomic_store(&ntrim_hooks, n + 1);
+    }
+    pthread_mutex_unlock(&hooks_lock);
+}
 
 void gad_cache_trim(void) {
     for (int c = 0; c < NCLASS; c++) {
@@ -500,8 +539,8 @@ void gad_cache_trim(void) {
         gad__cache_withdraw(sizeof *t);
         gad__free(t, sizeof *t);
     }
-    gad__node_cache_trim();
-    gad__gemm_release_scratch();
+    int nh = atomic_load(&ntrim_hooks);
+    for (int i = 0; i < nh; i++) trim_hooks[i]();
 }
 
 size_t gad_set_cache_limit(size_t bytes) {

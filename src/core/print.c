@@ -144,20 +144,38 @@ static void emit(pctx *c, sbuf *b, int axis, int64_t off) {
     sb_str(b, "]");
 }
 
+static void repr_host(sbuf *b, gad_tensor *t, int dev);
+
+/* A device tensor prints from a host copy of it, and says where it lives. */
 static void repr(sbuf *b, gad_tensor *t) {
+    if (!t || t->dev == GAD_DEV_HOST) {
+        repr_host(b, t, GAD_DEV_HOST);
+        return;
+    }
+    gad_tensor *h = gad__to_dev("print", t, GAD_DEV_HOST);
+    if (!h) {
+        b->oom = true;
+        return;
+    }
+    repr_host(b, h, t->dev);
+    gad_release(h);
+}
+
+static void repr_host(sbuf *b, gad_tensor *t, int dev) {
     if (!t) {
         sb_str(b, "tensor(NULL)");
         return;
     }
-    char tail[GAD_SHAPE_BUF + 32];
+    char tail[GAD_SHAPE_BUF + 64];
     sb_str(b, "tensor(");
     pctx c = {t, t->numel > THRESHOLD, 0, 7};
     if (t->numel == 0) {
         char s[GAD_SHAPE_BUF];
         sb_str(b, "[]");
-        snprintf(tail, sizeof tail, ", shape=%s, dtype=%s)",
+        snprintf(tail, sizeof tail, ", shape=%s, dtype=%s%s%s)",
                  gad__shape_str(s, t->shape, t->rank),
-                 gad_dtype_name((gad_dtype_t)t->dtype));
+                 gad_dtype_name((gad_dtype_t)t->dtype), dev ? ", device=" : "",
+                 dev ? gad__device_name(dev) : "");
         sb_str(b, tail);
         return;
     }
@@ -169,7 +187,8 @@ static void repr(sbuf *b, gad_tensor *t) {
     } else {
         emit(&c, b, 0, 0);
     }
-    snprintf(tail, sizeof tail, ", dtype=%s)", gad_dtype_name((gad_dtype_t)t->dtype));
+    snprintf(tail, sizeof tail, ", dtype=%s%s%s)", gad_dtype_name((gad_dtype_t)t->dtype),
+             dev ? ", device=" : "", dev ? gad__device_name(dev) : "");
     sb_str(b, tail);
 }
 

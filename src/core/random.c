@@ -21,7 +21,7 @@ static inline double xs64_next(uint64_t *s) {
 }
 
 gad_tensor *gad_randn(const int64_t *shape, int rank, uint64_t seed) {
-    gad_tensor *t = gad__tensor_new("randn", GAD_F32, shape, rank);
+    gad_tensor *t = gad__tensor_new("randn", GAD_DEV_HOST, GAD_F32, shape, rank);
     if (!t) return NULL;
     float *p = gad__ptr(t);
     uint64_t s = seed | 1;
@@ -126,7 +126,7 @@ static gad_tensor *rng_tensor(const char *op, gad_rng *r, const int64_t *shape,
     if (!(isfinite(a) && isfinite(b)) || (kind == 0 && b < a) ||
         (kind == 1 && b < 0))
         return gad__err(GAD_ERR_DOMAIN, op, "bad parameters %g, %g", a, b);
-    gad_tensor *t = gad__tensor_new(op, dtype, shape, rank);
+    gad_tensor *t = gad__tensor_new(op, GAD_DEV_HOST, dtype, shape, rank);
     if (!t) return NULL;
     for (int64_t i = 0; i < t->numel; i++) {
         double v = kind == 0 ? a + (b - a) * gad_rng_uniform(r)
@@ -160,9 +160,21 @@ gad_tensor *gad_rng_int_tensor(gad_rng *rng, const int64_t *shape, int rank,
     if (hi <= lo)
         return gad__err(GAD_ERR_DOMAIN, "rng_int", "empty range [%lld, %lld)",
                         (long long)lo, (long long)hi);
-    gad_tensor *t = gad__tensor_new("rng_int", GAD_I64, shape, rank);
+    gad_tensor *t = gad__tensor_new("rng_int", GAD_DEV_HOST, GAD_I64, shape, rank);
     if (!t) return NULL;
     int64_t *p = gad__ptr(t);
     for (int64_t i = 0; i < t->numel; i++) p[i] = gad_rng_int(rng, lo, hi);
     return gad__own(t);
+}
+
+gad_tensor *gad__sample_values(gad_rng *r, const int64_t *shape, int rank, double lo,
+                               double hi, double away, double push) {
+    gad_tensor *t = gad_rng_uniform_tensor(r, shape, rank, GAD_F64, lo, hi);
+    if (!t) return NULL;
+    double *p = gad__ptr(t);
+    for (int64_t i = 0; i < t->numel; i++) {
+        if (away > 0 && p[i] > -away && p[i] < away) p[i] = p[i] < 0 ? p[i] - away : p[i] + away;
+        if (push > 0) p[i] = p[i] < 0 ? p[i] - push : p[i] + push;
+    }
+    return t;
 }

@@ -26,17 +26,20 @@ static int check_dtype(const char *op, int dtype) {
     return -1;
 }
 
-/* A header over a new buffer of numel elements, row-major at offset 0; the
- * caller fills shape and strides. NULL and a memory error on failure. */
-static gad_tensor *contig_new(const char *op, int dtype, int rank, int64_t numel) {
+/* A header over a new buffer of numel elements on dev, row-major at offset
+ * 0; the caller fills shape and strides. NULL and a memory error on
+ * failure. */
+static gad_tensor *contig_new(const char *op, int dev, int dtype, int rank, int64_t numel) {
     size_t bytes = (size_t)numel * gad__dsize(dtype);
     gad_tensor *t = gad__header_new();
-    gad_storage *s = t ? gad__storage_new(bytes) : NULL;
+    gad_storage *s = t ? gad__storage_new_on(dev, bytes) : NULL;
     if (!s) {
         if (t) gad__header_free(t);
-        return gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes", bytes);
+        return gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes on %s", bytes,
+                        gad__device_name(dev));
     }
     t->st = s;
+    t->dev = (uint8_t)dev;
     t->dtype = (uint8_t)dtype;
     t->rank = (uint8_t)rank;
     t->offset = 0;
@@ -45,12 +48,12 @@ static gad_tensor *contig_new(const char *op, int dtype, int rank, int64_t numel
     return t;
 }
 
-gad_tensor *gad__tensor_new(const char *op, int dtype, const int64_t *shape,
+gad_tensor *gad__tensor_new(const char *op, int dev, int dtype, const int64_t *shape,
                             int rank) {
     int64_t numel;
     if (check_dtype(op, dtype) || gad__check_shape(op, shape, rank, &numel))
         return NULL;
-    gad_tensor *t = contig_new(op, dtype, rank, numel);
+    gad_tensor *t = contig_new(op, dev, dtype, rank, numel);
     if (!t) return NULL;
     if (rank > 0) memcpy(t->shape, shape, (size_t)rank * sizeof *shape); /* NULL at rank 0 */
     gad__row_major(shape, rank, t->strides);
@@ -58,7 +61,7 @@ gad_tensor *gad__tensor_new(const char *op, int dtype, const int64_t *shape,
 }
 
 gad_tensor *gad__tensor_like(const char *op, const gad_tensor *x) {
-    gad_tensor *t = contig_new(op, x->dtype, x->rank, x->numel);
+    gad_tensor *t = contig_new(op, x->dev, x->dtype, x->rank, x->numel);
     if (!t) return NULL;
     /* whole arrays: a fixed-size copy is a few vector moves (what lies past
      * the rank is never read) */
@@ -68,11 +71,32 @@ gad_tensor *gad__tensor_like(const char *op, const gad_tensor *x) {
     return t;
 }
 
-gad_tensor *gad__tensor_zeros(const char *op, int dtype, const int64_t *shape,
+gad_tensor *gad__tensor_zeros(const char *op, int dev, int dtype, const int64_t *shape,
                               int rank) {
-    gad_tensor *t = gad__tensor_new(op, dtype, shape, rank);
-    if (t) memset(gad__ptr(t), 0, (size_t)t->numel * gad__dsize(dtype));
+    gad_tensor *t = gad__tensor_new(op, dev, dtype, shape, rank);
+    if (t) gad__fill(t, 0.0);
     return t;
+}
+
+void gad__fill(gad_tensor *t, double value) {
+    if (t->numel == 0) return;
+    if (GAD_LIKELY(t->dev == GAD_DEV_HOST)) gad__host_fill(gad__ptr(t), t->dtype, t->numel, value);
+    else gad__devmem[t->dev]->fill(gad__ptr(t), t->dtype, t->numel, value);
+}
+
+void gad__host_fill(void *p, int dtype, int64_t n, double v) {
+    if (v == 0.0 && !signbit(v)) { /* all-zero bits, whatever the dtype */
+        memset(p, 0, (size_t)n * gad__dsize(dtype));
+    } else if (dtype == GAD_F32) {
+        float f = (float)v, *d = p;
+        for (int64_t i = 0; i < n; i++) d[i] = f;
+    } else if (dtype == GAD_F64) {
+        double *d = p;
+        for (int64_t i = 0; i < n; i++) d[i] = v;
+    } else {
+        int64_t k = (int64_t)v, *d = p;
+        for (int64_t i = 0; i < n; i++) d[i] = k;
+    }
 }
 
 gad_tensor *gad__alias(const char *op, gad_tensor *src) {
@@ -80,6 +104,7 @@ gad_tensor *gad__alias(const char *op, gad_tensor *src) {
     if (!t) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate a tensor");
     atomic_fetch_add_explicit(&src->st->refs, 1, memory_order_relaxed);
     t->st = src->st;
+    t->dev = src->dev;
     t->dtype = src->dtype;
     t->rank = src->rank;
     t->offset = src->offset;
@@ -127,33 +152,81 @@ static void copy_range(void *vctx, int64_t lo, int64_t hi) {
     }
 }
 
-void gad__copy_strided(const gad_tensor *src, void *dst,
-                       const int64_t *dst_strides) {
+void gad__host_copy_strided(const gad_tensor *src, void *dst,
+                            const int64_t *dst_strides) {
     if (src->numel == 0) return;
+    int64_t rm[GAD_MAX_RANK];
+    if (!dst_strides) { /* packed */
+        if (src->contig && src->numel < (1 << 16)) {
+            memcpy(dst, gad__ptr(src), (size_t)src->numel * gad__dsize(src->dtype));
+            return;
+        }
+        gad__row_major(src->shape, src->rank, rm);
+        dst_strides = rm;
+    }
     copy_ctx c = {.src = gad__ptr(src), .dst = dst, .es = gad__dsize(src->dtype)};
     const int64_t *strides[2] = {src->strides, dst_strides};
     gad__iter_init(&c.it, src->shape, src->rank, 2, strides);
     gad__parallel_for(src->numel, 1 << 16, copy_range, &c);
 }
 
+void gad__copy_strided(const gad_tensor *src, void *dst,
+                       const int64_t *dst_strides) {
+    gad__devmem[src->dev]->copy_strided(src, dst, dst_strides);
+}
+
 void gad__pack(const gad_tensor *t, void *dst) {
-    if (t->numel == 0) return;
-    if (t->contig && t->numel < (1 << 16)) {
-        memcpy(dst, gad__ptr(t), (size_t)t->numel * gad__dsize(t->dtype));
-        return;
+    gad__devmem[t->dev]->copy_strided(t, dst, NULL);
+}
+
+gad_tensor *gad__contig(const char *op, const gad_tensor *t) {
+    if (t->contig) return gad_retain((gad_tensor *)t); /* a count, not the tensor */
+    gad_tensor *c = gad__tensor_like(op, t);
+    if (c) gad__pack(t, gad__ptr(c));
+    return c;
+}
+
+gad_tensor *gad__to_dev(const char *op, const gad_tensor *t, int dev) {
+    gad_tensor *src = gad__contig(op, t); /* packed, on t's device */
+    gad_tensor *y = src ? contig_new(op, dev, t->dtype, t->rank, t->numel) : NULL;
+    if (!y) {
+        gad_release(src);
+        return NULL;
     }
-    int64_t rm[GAD_MAX_RANK];
-    gad__row_major(t->shape, t->rank, rm);
-    gad__copy_strided(t, dst, rm);
+    memcpy(y->shape, t->shape, sizeof y->shape);
+    gad__row_major(t->shape, t->rank, y->strides);
+    size_t n = (size_t)t->numel * gad__dsize(t->dtype);
+    int rc = 0;
+    if (n == 0) {
+    } else if (t->dev == dev) {
+        gad__pack(src, gad__ptr(y));
+    } else if (t->dev == GAD_DEV_HOST) {
+        rc = gad__devmem[dev]->from_host(gad__ptr(y), gad__ptr(src), n);
+    } else if (dev == GAD_DEV_HOST) {
+        rc = gad__devmem[t->dev]->to_host(gad__ptr(y), gad__ptr(src), n);
+    } else { /* between two devices: through the host */
+        void *bounce = gad__alloc(n);
+        rc = bounce ? gad__devmem[t->dev]->to_host(bounce, gad__ptr(src), n) : -1;
+        if (rc == 0) rc = gad__devmem[dev]->from_host(gad__ptr(y), bounce, n);
+        gad__free(bounce, n);
+    }
+    gad_release(src);
+    if (rc) {
+        gad_release(y);
+        return gad__err(GAD_ERR_MEMORY, op, "cannot copy %zu bytes from %s to %s", n,
+                        gad__device_name(t->dev), gad__device_name(dev));
+    }
+    return y;
 }
 
 int gad__make_unique(const char *op, gad_tensor *t) {
     if (t->contig && atomic_load_explicit(&t->st->refs, memory_order_acquire) == 1)
         return 0;
     size_t bytes = (size_t)t->numel * gad__dsize(t->dtype);
-    gad_storage *s = gad__storage_new(bytes);
+    gad_storage *s = gad__storage_new_on(t->dev, bytes);
     if (!s) {
-        gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes", bytes);
+        gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes on %s", bytes,
+                 gad__device_name(t->dev));
         return -1;
     }
     gad__pack(t, gad__storage_data(s));
@@ -212,7 +285,13 @@ double gad_item(gad_tensor *t) {
                  gad__shape_str(b, t->shape, t->rank));
         return NAN;
     }
-    return elem_f64(t, gad__ptr(t));
+    if (GAD_LIKELY(t->dev == GAD_DEV_HOST)) return elem_f64(t, gad__ptr(t));
+    char v[8];
+    if (gad__devmem[t->dev]->to_host(v, gad__ptr(t), gad__dsize(t->dtype))) {
+        gad__err(GAD_ERR_MEMORY, "item", "cannot copy from %s", gad__device_name(t->dev));
+        return NAN;
+    }
+    return elem_f64(t, v);
 }
 
 /* Copy t's elements, row-major, converting into dst of dtype `to`. */
@@ -230,9 +309,22 @@ gad_status gad__convert(const char *op, gad_tensor *t, void *dst, size_t n,
         gad__err(GAD_ERR_DOMAIN, op, "destination is NULL");
         return GAD_ERR_DOMAIN;
     }
-    if (t->dtype == to) {
-        gad__pack(t, dst);
+    if (t->dev != GAD_DEV_HOST) { /* a packed host copy first */
+        gad_tensor *h = gad__to_dev(op, t, GAD_DEV_HOST);
+        if (!h) return gad_last_error()->kind;
+        gad__host_convert(h, dst, to);
+        gad_release(h);
         return GAD_OK;
+    }
+    gad__host_convert(t, dst, to);
+    return GAD_OK;
+}
+
+void gad__host_convert(const gad_tensor *t, void *dst, int to) {
+    if (t->numel == 0) return;
+    if (t->dtype == to) {
+        gad__host_copy_strided(t, dst, NULL);
+        return;
     }
     gad_iter it;
     const int64_t *strides[1] = {t->strides};
@@ -258,7 +350,6 @@ gad_status gad__convert(const char *op, gad_tensor *t, void *dst, size_t n,
         }
         gad__iter_next(&it, idx, off);
     }
-    return GAD_OK;
 }
 
 gad_status gad_read_f32(gad_tensor *t, float *dst, size_t n) {
@@ -271,8 +362,16 @@ gad_status gad_read_i64(gad_tensor *t, int64_t *dst, size_t n) {
     return gad__convert("read_i64", t, dst, n, GAD_I64);
 }
 
+void *gad__need_host(const char *op, const gad_tensor *t) {
+    return gad__err(GAD_ERR_DEVICE, op,
+                    "the tensor is on %s: its elements are not in host memory "
+                    "(read them with gad_read_f32/f64/i64)",
+                    gad__device_name(t->dev));
+}
+
 const void *gad_data(gad_tensor *t) {
     if (!t) return gad__null_arg("data");
+    if (t->dev != GAD_DEV_HOST) return gad__need_host("data", t);
     if (!t->contig) {
         char b[GAD_SHAPE_BUF];
         return gad__err(GAD_ERR_SHAPE, "data",

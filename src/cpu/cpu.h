@@ -120,6 +120,11 @@ void gad__k_softmax(const gad_tensor *x, int axis, int log, gad_tensor *y);
 
 /* ------------------------------------------------------------- indexing */
 
+/* Every value of index in [lo, hi), else an index error under op (the
+ * message of backend.h's check_index). 0 or -1. */
+int gad__k_check_index(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
+                       const char *unit);
+
 /* Validated by the caller: index values are already known in range after
  * wrapping negatives (the kernels wrap too). */
 void gad__k_gather(const gad_tensor *x, int axis, const gad_tensor *index,
@@ -133,5 +138,11 @@ void gad__k_take(const gad_tensor *x, int axis, const gad_tensor *index,
 /* Copy x into the block of y that starts at `start` along axis. */
 void gad__k_cat_into(const gad_tensor *x, int axis, int64_t start,
                      gad_tensor *y);
+
+/* ---------------------------------------------------------- matrices */
+
+/* The back end's matmul entry (src/backend/backend.h), src/cpu/matmul.c. */
+int gad__k_matmul(const char *op, const gad_tensor *a, const gad_tensor *b, gad_tensor *y,
+                  int a1, int b1);
 
 #endif

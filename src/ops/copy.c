@@ -5,7 +5,7 @@
 
 gad_tensor *gad_clone(gad_tensor *t) {
     GAD_NEED("clone", t);
-    gad_tensor *y = gad__tensor_new("clone", t->dtype, t->shape, t->rank);
+    gad_tensor *y = gad__tensor_like("clone", t);
     if (!y) return NULL;
     gad__pack(t, gad__ptr(y));
     return gad__own(gad__track(y, GAD_OP(COPY), &t, 1, NULL, 0));
@@ -22,9 +22,9 @@ gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype) {
     if (dtype != GAD_F32 && dtype != GAD_F64 && dtype != GAD_I64)
         return gad__err(GAD_ERR_DTYPE, "cast", "invalid dtype value %d", dtype);
     if (t->dtype == dtype) return gad__own(gad_retain(t));
-    gad_tensor *y = gad__tensor_new("cast", dtype, t->shape, t->rank);
+    gad_tensor *y = gad__tensor_new("cast", t->dev, dtype, t->shape, t->rank);
     if (!y) return NULL;
-    gad__convert("cast", t, gad__ptr(y), (size_t)t->numel, dtype);
+    GAD_BE(t)->convert(t, y);
     /* only float -> float is differentiable; an i64 result is an index */
     if (dtype != GAD_I64) y = gad__track(y, GAD_OP(CAST), &t, 1, NULL, 0);
     return gad__own(y);
@@ -32,6 +32,7 @@ gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype) {
 
 void *gad_data_mut(gad_tensor *t) {
     if (!t) return gad__null_arg("data_mut");
+    if (t->dev != GAD_DEV_HOST) return gad__need_host("data_mut", t);
     if (t->node && t->node->info)
         return gad__err(GAD_ERR_NOT_UNIQUE, "data_mut",
                         "the tensor is the output of a tracked op (%s): writing "

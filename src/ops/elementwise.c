@@ -25,6 +25,7 @@ static gad_tensor *binary(const char *op, const gad_op_info *info, int id,
                           gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
     if (!a || !b) return gad__null_arg(op);
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
+    if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
     gad_tensor *y;
     if (gad__same_shape(a->shape, a->rank, b->shape, b->rank)) {
         y = gad__tensor_like(op, a);
@@ -34,7 +35,7 @@ static gad_tensor *binary(const char *op, const gad_op_info *info, int id,
         if (gad__broadcast_shapes(op, a->shape, a->rank, b->shape, b->rank, shape,
                                   &rank))
             return NULL;
-        y = gad__tensor_new(op, a->dtype, shape, rank);
+        y = gad__tensor_new(op, a->dev, a->dtype, shape, rank);
     }
     if (!y) return NULL;
     gad__k_binary(k, a, b, y);

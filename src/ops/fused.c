@@ -1,22 +1,26 @@
 /* fused.c: the fused ops of SPEC section 4 (gated scan, RMS norm, masked
  * cross-entropy, embedding, the HELIX block), each one tape node with a
- * hand-written backward (src/cpu/fused_tmpl.h), beside the unfused
- * composition of ordinary ops that defines it. Under GAD_CREATE_GRAPH the
- * VJPs are taken through tracked ops instead, so that their results are
- * differentiable again. */
+ * hand-written backward (the back end's fused kernels; the CPU's are
+ * src/cpu/fused_tmpl.h), beside the unfused composition of ordinary ops
+ * that defines it. Under GAD_CREATE_GRAPH the VJPs are taken through
+ * tracked ops instead, so that their results are differentiable again. */
 #include "ops_int.h"
-#include "cpu/fused.h"
 
 #include <math.h>
 #include <stdio.h>
 
-/* A packed version of t for a kernel (t itself when contiguous; a copy off
- * the tape otherwise), owned by the current scope. */
+/* A packed version of t for a kernel (gad__contig), owned by the current
+ * scope: every caller here runs inside a scope of its own or a VJP's. */
 static gad_tensor *packed(const char *op, gad_tensor *t) {
-    if (t->contig) return t;
-    gad_tensor *c = gad__tensor_new(op, t->dtype, t->shape, t->rank);
-    if (c) gad__pack(t, gad__ptr(c));
-    return gad__own(c);
+    return gad__own(gad__contig(op, t));
+}
+
+/* All of ts[0..n) on ts[0]'s device, else a device error. */
+static int same_devs(const char *op, gad_tensor *const *ts, int n) {
+    for (int i = 1; i < n; i++)
+        if (GAD_UNLIKELY(ts[i]->dev != ts[0]->dev))
+            return (gad__err_device(op, ts[0]->dev, ts[i]->dev), -1);
+    return 0;
 }
 
 static int need_rank(const char *op, const char *what, const gad_tensor *t, int rank) {
@@ -35,8 +39,6 @@ static int need_shape(const char *op, const char *what, const gad_tensor *t,
              gad__shape_str(b2, t->shape, t->rank));
     return -1;
 }
-
-#define F32(t) ((t)->dtype == GAD_F32)
 
 /* ============================================================= gated scan */
 
@@ -60,24 +62,21 @@ gad_tensor *gad__gated_scan_unfused(gad_tensor *a, gad_tensor *b) {
 gad_tensor *gad_gated_scan(gad_tensor *a, gad_tensor *b) {
     const char *op = "gated_scan";
     if (!a || !b) return gad__null_arg(op);
-    if (gad__need_float(op, a) || gad__need_same_dtype(op, a, b) ||
+    gad_tensor *in[2] = {a, b}, *save[2] = {a, NULL};
+    if (gad__need_float(op, a) || gad__need_same_dtype(op, a, b) || same_devs(op, in, 2) ||
         need_rank(op, "a", a, 3) || need_shape(op, "b", b, a->shape, 3))
         return NULL;
-    gad_tensor *h = gad__tensor_new(op, a->dtype, a->shape, 3);
+    gad_tensor *h = gad__tensor_like(op, a);
     if (!h) return NULL;
     gad_scope_begin();
     gad_tensor *ap = packed(op, a), *bp = packed(op, b);
-    if (ap && bp) {
-        int64_t B = a->shape[0], T = a->shape[1], D = a->shape[2];
-        if (F32(a)) gad__scan_fwd_f32(gad__ptr(ap), gad__ptr(bp), gad__ptr(h), B, T, D);
-        else gad__scan_fwd_f64(gad__ptr(ap), gad__ptr(bp), gad__ptr(h), B, T, D);
-    }
+    if (ap && bp) GAD_BE(a)->scan_fwd(ap, bp, h);
     gad_scope_end();
     if (!ap || !bp) {
         gad_release(h);
         return NULL;
     }
-    gad_tensor *in[2] = {a, b}, *save[2] = {a, h};
+    save[1] = h;
     return gad__own(gad__track(h, GAD_OP(GATED_SCAN), in, 2, save, 2));
 }
 
@@ -86,7 +85,7 @@ gad_tensor *gad_gated_scan(gad_tensor *a, gad_tensor *b) {
 static gad_tensor *shift_time(gad_tensor *x, int forward) {
     int64_t T = x->shape[1];
     int64_t zs[3] = {x->shape[0], T ? 1 : 0, x->shape[2]};
-    gad_tensor *z = gad_zeros(zs, 3, (gad_dtype_t)x->dtype);
+    gad_tensor *z = gad__full_on(x->dev, zs, 3, x->dtype, 0);
     if (T <= 1) return gad_zeros_like(x);
     gad_range r[2] = {GAD_ALL, forward ? GAD_RANGE(0, T - 1) : GAD_RANGE(1, T)};
     gad_tensor *part = gad_slice(x, r, 2);
@@ -102,7 +101,6 @@ static gad_tensor *reverse_time(gad_tensor *x) {
 /* G_t = gh_t + a_{t+1} G_{t+1}, ga_t = G_t h_{t-1} (ga_0 = 0), gb = G */
 int gad__vjp_gated_scan(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     gad_tensor *a = n->saved[0], *h = n->saved[1];
-    int64_t B = a->shape[0], T = a->shape[1], D = a->shape[2];
     if (gad_grad_enabled()) {
         /* on the tape: the reverse recurrence is a scan in reversed time */
         a = gad__saved(n, 0);
@@ -113,17 +111,12 @@ int gad__vjp_gated_scan(gad_node *n, gad_tensor *gy, const bool *need, gad_tenso
         if (need[0] && !(gin[0] = gad_mul(G, shift_time(h, 1)))) return -1;
         return G ? 0 : -1;
     }
-    gad_tensor *ga = need[0] ? gad__own(gad__tensor_new("gated_scan", a->dtype, a->shape, 3)) : NULL;
-    gad_tensor *gb = need[1] ? gad__own(gad__tensor_new("gated_scan", a->dtype, a->shape, 3)) : NULL;
+    gad_tensor *ga = need[0] ? gad__own(gad__tensor_like("gated_scan", h)) : NULL;
+    gad_tensor *gb = need[1] ? gad__own(gad__tensor_like("gated_scan", h)) : NULL;
     gad_tensor *g = packed("gated_scan", gy);
     a = packed("gated_scan", a); /* h is the op's own output: packed */
     if ((need[0] && !ga) || (need[1] && !gb) || !g || !a) return -1;
-    if (F32(a))
-        gad__scan_bwd_f32(gad__ptr(a), gad__ptr(h), gad__ptr(g), ga ? gad__ptr(ga) : NULL,
-                          gb ? gad__ptr(gb) : NULL, B, T, D);
-    else
-        gad__scan_bwd_f64(gad__ptr(a), gad__ptr(h), gad__ptr(g), ga ? gad__ptr(ga) : NULL,
-                          gb ? gad__ptr(gb) : NULL, B, T, D);
+    GAD_BE(a)->scan_bwd(a, h, g, ga, gb);
     gin[0] = ga;
     gin[1] = gb;
     return 0;
@@ -151,13 +144,11 @@ gad_tensor *gad_rms_norm(gad_tensor *x, double eps) {
     GAD_NEED(op, x);
     if (gad__need_float(op, x) || check_eps(op, eps)) return NULL;
     if (x->rank == 0) return gad__err(GAD_ERR_SHAPE, op, "needs rank >= 1, got a scalar");
-    gad_tensor *y = gad__tensor_new(op, x->dtype, x->shape, x->rank);
+    gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;
-    int64_t n = x->shape[x->rank - 1], rows = n ? x->numel / n : 0;
     gad_scope_begin();
     gad_tensor *xp = packed(op, x);
-    if (xp && F32(x)) gad__rms_fwd_f32(gad__ptr(xp), gad__ptr(y), rows, n, eps);
-    else if (xp) gad__rms_fwd_f64(gad__ptr(xp), gad__ptr(y), rows, n, eps);
+    if (xp) GAD_BE(x)->rms_fwd(xp, y, eps);
     gad_scope_end();
     if (!xp) {
         gad_release(y);
@@ -173,24 +164,21 @@ int gad__vjp_rms_norm(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor 
     if (gad_grad_enabled())
         return gad__vjp_composed(n, gy, need, gin, gad__rms_norm_unfused(gad__saved(n, 0), eps));
     gad_tensor *x = packed("rms_norm", n->saved[0]), *g = packed("rms_norm", gy);
-    gad_tensor *dx = gad__own(gad__tensor_new("rms_norm", n->dtype, n->shape, n->rank));
+    gad_tensor *dx = x ? gad__own(gad__tensor_like("rms_norm", x)) : NULL;
     if (!x || !g || !dx) return -1;
-    int64_t d = n->shape[n->rank - 1], rows = d ? dx->numel / d : 0;
-    if (F32(dx)) gad__rms_bwd_f32(gad__ptr(x), gad__ptr(g), gad__ptr(dx), rows, d, eps);
-    else gad__rms_bwd_f64(gad__ptr(x), gad__ptr(g), gad__ptr(dx), rows, d, eps);
+    GAD_BE(x)->rms_bwd(x, g, dx, eps);
     gin[0] = dx;
     return 0;
 }
 
 /* ================================================== masked cross-entropy */
 
-/* The weight of each row as f64 and the targets as i64 (packed), checking
- * the targets of weighted rows; `safe` gets targets with unweighted rows'
- * entries replaced by 0 (for the composition). */
+/* The shapes, dtypes and devices of a masked cross-entropy's arguments. */
 static int mce_check(const char *op, gad_tensor *logits, gad_tensor *targets, gad_tensor *mask,
                      int64_t *N, int64_t *V) {
+    gad_tensor *in[3] = {logits, targets, mask};
     if (gad__need_float(op, logits) || gad__need_same_dtype(op, logits, mask) ||
-        gad__need_i64(op, targets))
+        gad__need_i64(op, targets) || same_devs(op, in, 3))
         return -1;
     if (logits->rank != 2) {
         char b[GAD_SHAPE_BUF];
@@ -211,42 +199,31 @@ static int mce_check(const char *op, gad_tensor *logits, gad_tensor *targets, ga
     return 0;
 }
 
-/* Packed targets with every weighted row's target checked against V; the
- * targets of unweighted rows are replaced by 0 (they are never read). */
-static gad_tensor *mce_targets(const char *op, gad_tensor *targets, const double *m,
-                               int64_t N, int64_t V) {
-    int64_t shp[1] = {N};
-    gad_tensor *t = gad__tensor_new(op, GAD_I64, shp, 1);
-    if (!t) return NULL;
-    gad__pack(targets, gad__ptr(t));
-    int64_t *p = gad__ptr(t);
-    for (int64_t i = 0; i < N; i++) {
-        if (m[i] == 0) {
-            p[i] = 0;
-        } else if (p[i] < 0 || p[i] >= V) {
-            gad__err(GAD_ERR_INDEX, op, "target %lld of row %lld out of bounds for %lld classes",
-                     (long long)p[i], (long long)i, (long long)V);
-            gad_release(t);
-            return NULL;
-        }
-    }
-    return gad__own(t);
-}
+/* What the loss and its gradient need of targets and mask, made by the back
+ * end on their device (backend.h's mce_prep): the targets with every
+ * weighted row's checked against V and the unweighted rows' replaced by 0
+ * (they are never read), the total weight, and -1/total. Scope-owned. */
+typedef struct mce_prep {
+    gad_tensor *safe, *count, *nscale, *mask; /* mask: packed, [N] */
+} mce_prep;
 
-static double *mask_values(gad_tensor *mask, int64_t N) {
-    double *m = gad__alloc((size_t)(N ? N : 1) * sizeof *m);
-    if (m) gad_read_f64(mask, m, (size_t)N);
-    return m;
+static int mce_prepare(const char *op, gad_tensor *logits, gad_tensor *targets,
+                       gad_tensor *mask, int64_t N, int64_t V, mce_prep *p) {
+    int dev = logits->dev;
+    p->safe = gad__own(gad__tensor_new(op, dev, GAD_I64, &N, 1));
+    p->count = gad__own(gad__tensor_new(op, dev, GAD_F64, NULL, 0));
+    p->nscale = gad__own(gad__tensor_new(op, dev, logits->dtype, NULL, 0));
+    p->mask = packed(op, gad_reshape(mask, &N, 1));
+    if (!p->safe || !p->count || !p->nscale || !p->mask) return -1;
+    return GAD_BE(logits)->mce_prep(op, targets, p->mask, V, p->safe, p->count, p->nscale);
 }
 
 /* loss = -(1/sum|m|) sum_i m_i log(max(softmax(logits_i)[t_i], 1e-30)) */
-static gad_tensor *mce_compose(gad_tensor *logits, gad_tensor *safe, gad_tensor *mask,
-                               double count) {
+static gad_tensor *mce_compose(gad_tensor *logits, const mce_prep *p) {
     gad_tensor *lp = gad_clamp(gad_log_softmax(logits, -1), log(1e-30), 0);
-    gad_tensor *picked = gad_take(lp, 1, safe);
-    gad_tensor *m = gad_reshape(mask, (int64_t[]){logits->shape[0]}, 1);
-    gad_tensor *s = gad_sum_all(gad_mul(picked, m));
-    return count == 0 ? gad_mul_scalar(s, 0) : gad_mul_scalar(s, -1.0 / count);
+    gad_tensor *picked = gad_take(lp, 1, p->safe);
+    gad_tensor *s = gad_sum_all(gad_mul(picked, p->mask));
+    return gad_mul(s, p->nscale); /* nscale is -1/count, or 0 for no weight */
 }
 
 gad_tensor *gad__masked_ce_unfused(gad_tensor *logits, gad_tensor *targets, gad_tensor *mask) {
@@ -254,94 +231,71 @@ gad_tensor *gad__masked_ce_unfused(gad_tensor *logits, gad_tensor *targets, gad_
     if (!logits || !targets || !mask) return gad__null_arg(op);
     int64_t N, V;
     if (mce_check(op, logits, targets, mask, &N, &V)) return NULL;
-    double *m = mask_values(mask, N);
-    if (!m) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate");
-    double count = 0;
-    for (int64_t i = 0; i < N; i++) count += fabs(m[i]);
     gad_scope_begin();
-    gad_tensor *safe = mce_targets(op, targets, m, N, V);
-    gad_tensor *y = safe ? gad_keep(mce_compose(logits, safe, mask, count)) : NULL;
+    mce_prep p;
+    gad_tensor *y = mce_prepare(op, logits, targets, mask, N, V, &p) == 0
+                        ? gad_keep(mce_compose(logits, &p)) : NULL;
     gad_scope_end();
-    gad__free(m, (size_t)(N ? N : 1) * sizeof *m);
     return y;
 }
+
+enum { MCE_LOGITS, MCE_SAFE, MCE_MASK, MCE_PROBS, MCE_COUNT, MCE_NSCALE, MCE_NSAVE };
 
 gad_tensor *gad_masked_ce(gad_tensor *logits, gad_tensor *targets, gad_tensor *mask) {
     const char *op = "masked_ce";
     if (!logits || !targets || !mask) return gad__null_arg(op);
     int64_t N, V;
     if (mce_check(op, logits, targets, mask, &N, &V)) return NULL;
-    double *m = mask_values(mask, N);
-    if (!m) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate");
     gad_tensor *y = NULL;
     gad_scope_begin();
-    gad_tensor *safe = mce_targets(op, targets, m, N, V);
-    gad_tensor *lp = safe ? packed(op, logits) : NULL;
-    gad_tensor *mp = lp ? packed(op, gad_reshape(mask, &N, 1)) : NULL;
-    gad_tensor *probs = mp ? gad__tensor_new(op, logits->dtype, logits->shape, 2) : NULL;
+    mce_prep p;
+    gad_tensor *lp = NULL, *probs = NULL;
+    if (mce_prepare(op, logits, targets, mask, N, V, &p) == 0 && (lp = packed(op, logits)))
+        probs = gad__own(gad__tensor_like(op, lp));
     if (probs) {
-        double loss;
-        int rc = F32(logits) ? gad__mce_fwd_f32(gad__ptr(lp), gad__ptr(safe), gad__ptr(mp),
-                                                gad__ptr(probs), N, V, &loss)
-                             : gad__mce_fwd_f64(gad__ptr(lp), gad__ptr(safe), gad__ptr(mp),
-                                                gad__ptr(probs), N, V, &loss);
-        y = rc ? gad__err(GAD_ERR_MEMORY, op, "cannot allocate")
-               : gad__tensor_new(op, logits->dtype, NULL, 0);
-        if (y) {
-            if (F32(y)) *(float *)gad__ptr(y) = (float)loss;
-            else *(double *)gad__ptr(y) = loss;
-            gad_tensor *in[3] = {logits, targets, mask}, *save[4] = {logits, safe, mp, probs};
-            y = gad__track(y, GAD_OP(MASKED_CE), in, 3, save, 4);
+        y = gad__tensor_new(op, logits->dev, logits->dtype, NULL, 0);
+        if (y && GAD_BE(logits)->mce_fwd(op, lp, p.safe, p.mask, probs, y)) {
+            gad_release(y);
+            y = NULL;
         }
-        gad_release(probs);
+        if (y) {
+            gad_tensor *in[3] = {logits, targets, mask};
+            gad_tensor *save[MCE_NSAVE] = {logits, p.safe, p.mask, probs, p.count, p.nscale};
+            y = gad__track(y, GAD_OP(MASKED_CE), in, 3, save, MCE_NSAVE);
+        }
     }
     gad_scope_end();
-    gad__free(m, (size_t)(N ? N : 1) * sizeof *m);
     return gad__own(y);
 }
 
 int gad__vjp_masked_ce(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     if (!need[0]) return 0; /* no gradient to targets or mask */
-    gad_tensor *logits = n->saved[0], *safe = n->saved[1], *mp = n->saved[2];
-    int64_t N = logits->shape[0], V = logits->shape[1];
-    double count = 0;
-    double *m = mask_values(mp, N);
-    if (!m) return (gad__err(GAD_ERR_MEMORY, "masked_ce", "cannot allocate"), -1);
-    for (int64_t i = 0; i < N; i++) count += fabs(m[i]);
-    gad__free(m, (size_t)(N ? N : 1) * sizeof *m);
     if (gad_grad_enabled()) {
-        gad_tensor *y = mce_compose(gad__saved(n, 0), safe, mp, count);
-        return gad__vjp_composed(n, gy, need, gin, y);
+        mce_prep p = {n->saved[MCE_SAFE], n->saved[MCE_COUNT], n->saved[MCE_NSCALE],
+                      n->saved[MCE_MASK]};
+        return gad__vjp_composed(n, gy, need, gin, mce_compose(gad__saved(n, MCE_LOGITS), &p));
     }
-    gad_tensor *d = gad__own(gad__tensor_new("masked_ce", logits->dtype, logits->shape, 2));
+    gad_tensor *d = gad__own(gad__tensor_like("masked_ce", n->saved[MCE_PROBS]));
     if (!d) return -1;
-    double scale = count == 0 ? 0 : gad_item(gy) / count;
-    if (F32(d))
-        gad__mce_bwd_f32(gad__ptr(n->saved[3]), gad__ptr(safe), gad__ptr(mp), scale,
-                         gad__ptr(d), N, V);
-    else
-        gad__mce_bwd_f64(gad__ptr(n->saved[3]), gad__ptr(safe), gad__ptr(mp), scale,
-                         gad__ptr(d), N, V);
+    GAD_BE(d)->mce_bwd(n->saved[MCE_PROBS], n->saved[MCE_SAFE], n->saved[MCE_MASK],
+                       n->saved[MCE_COUNT], gy, d);
     gin[0] = d;
     return 0;
 }
 
 /* ============================================================== embedding */
 
-/* idx as a packed i64 tensor whose values are all in [0, V). */
+/* idx as a packed i64 tensor whose values are all in [0, V) (checked by
+ * the back end), owned by the current scope. */
 static gad_tensor *emb_index(const char *op, gad_tensor *idx, int64_t V) {
     gad_tensor *p = packed(op, idx);
-    if (!p) return NULL;
-    const int64_t *v = gad__ptr(p);
-    for (int64_t i = 0; i < p->numel; i++)
-        if (v[i] < 0 || v[i] >= V)
-            return gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for %lld rows",
-                            (long long)v[i], (long long)V);
-    return p;
+    return p && GAD_BE(p)->check_index(op, p, 0, V, "rows") == 0 ? p : NULL;
 }
 
 static int emb_check(const char *op, gad_tensor *table, gad_tensor *idx) {
-    if (gad__need_float(op, table) || gad__need_i64(op, idx) || need_rank(op, "table", table, 2))
+    gad_tensor *in[2] = {table, idx};
+    if (gad__need_float(op, table) || gad__need_i64(op, idx) || same_devs(op, in, 2) ||
+        need_rank(op, "table", table, 2))
         return -1;
     if (idx->rank >= GAD_MAX_RANK)
         return (gad__err(GAD_ERR_SHAPE, op, "index rank %d leaves no room for D", idx->rank), -1);
@@ -375,13 +329,12 @@ gad_tensor *gad_embedding_fused(gad_tensor *table, gad_tensor *idx) {
     int64_t out[GAD_MAX_RANK];
     memcpy(out, idx->shape, (size_t)idx->rank * sizeof *out);
     out[idx->rank] = D;
-    gad_tensor *y = gad__tensor_new(op, table->dtype, out, idx->rank + 1);
+    gad_tensor *y = gad__tensor_new(op, table->dev, table->dtype, out, idx->rank + 1);
     if (!y) return NULL;
     gad_scope_begin();
     gad_tensor *ix = emb_index(op, idx, table->shape[0]);
     gad_tensor *tp = ix ? packed(op, table) : NULL;
-    if (tp && F32(y)) gad__emb_fwd_f32(gad__ptr(tp), gad__ptr(ix), gad__ptr(y), ix->numel, D);
-    else if (tp) gad__emb_fwd_f64(gad__ptr(tp), gad__ptr(ix), gad__ptr(y), ix->numel, D);
+    if (tp) GAD_BE(tp)->emb_fwd(tp, ix, y);
     gad_tensor *in[2] = {table, idx}, *save[2] = {table, ix};
     if (tp) y = gad__track(y, GAD_OP(EMBEDDING_FUSED), in, 2, save, 2);
     gad_scope_end();
@@ -399,21 +352,25 @@ int gad__vjp_embedding_fused(gad_node *n, gad_tensor *gy, const bool *need, gad_
         return gad__vjp_composed(n, gy, need, gin,
                                  gad__embedding_unfused(gad__saved(n, 0), ix));
     gad_node *t = n->parents[0];
-    gad_tensor *gt = gad__own(gad__tensor_zeros("embedding_fused", gy->dtype, t->shape, 2));
+    gad_tensor *gt = gad__own(gad__tensor_zeros("embedding_fused", gy->dev, gy->dtype, t->shape, 2));
     gad_tensor *g = packed("embedding_fused", gy);
     if (!gt || !g) return -1;
-    if (F32(gt)) gad__emb_bwd_f32(gad__ptr(ix), gad__ptr(g), gad__ptr(gt), ix->numel, t->shape[1]);
-    else gad__emb_bwd_f64(gad__ptr(ix), gad__ptr(g), gad__ptr(gt), ix->numel, t->shape[1]);
+    GAD_BE(gt)->emb_bwd(ix, g, gt);
     gin[0] = gt;
     return 0;
 }
 
 /* ============================================================ HELIX block */
 
-enum { HX_X, HX_WA, HX_WB, HX_WO, HX_WF1, HX_WF2, HX_G1, HX_G2, HX_G3, HX_G4, HX_NIN };
-/* The node saves the inputs and a, h, out1, f1, f2; s2 and xn2 are the
- * forward's scratch (the backward recomputes them). */
-enum { HX_A = HX_NIN, HX_H, HX_OUT1, HX_F1, HX_F2, HX_NSAVE, HX_S2 = HX_NSAVE, HX_XN2, HX_NALL };
+/* The tensors of a block in one array (backend.h's GAD_HX order): the node
+ * saves the inputs and a, h, out1, f1, f2; s2 and xn2 are the forward's
+ * scratch (the backward recomputes them). */
+enum {
+    HX_X = GAD_HX_X, HX_WA = GAD_HX_WA, HX_WB = GAD_HX_WB, HX_WO = GAD_HX_WO,
+    HX_WF1 = GAD_HX_WF1, HX_WF2 = GAD_HX_WF2, HX_G1 = GAD_HX_G1, HX_G2 = GAD_HX_G2,
+    HX_G3 = GAD_HX_G3, HX_G4 = GAD_HX_G4, HX_NIN = GAD_HX_NIN, HX_A = GAD_HX_A,
+    HX_F1 = GAD_HX_F1, HX_NSAVE = GAD_HX_NSAVE, HX_NALL = GAD_HX_NALL
+};
 
 static const char *const helix_names[HX_NIN] = {"x",  "wa",  "wb", "wo", "wf1",
                                                 "wf2", "g1", "g2", "g3", "g4"};
@@ -428,7 +385,8 @@ static int helix_inputs(const char *op, gad_tensor *x, const gad_helix_weights *
         if (!list[i]) return (gad__null_arg(op), -1);
         in[i] = list[i];
     }
-    if (gad__need_float(op, x) || need_rank(op, "x", x, 3)) return -1;
+    if (gad__need_float(op, x) || need_rank(op, "x", x, 3) || same_devs(op, in, HX_NIN))
+        return -1;
     int64_t D = x->shape[2];
     const int64_t shapes[HX_NIN][2] = {{0, 0},     {D + 1, D}, {D, D}, {D, D}, {D, 2 * D},
                                        {2 * D, D}, {D, 0},     {D, 0}, {D, 0}, {D, 0}};
@@ -444,7 +402,7 @@ static gad_tensor *helix_compose(gad_tensor *const *in, double eps) {
     gad_tensor *x = in[HX_X];
     int64_t B = x->shape[0], T = x->shape[1];
     gad_tensor *xn = gad_mul(gad__rms_norm_unfused(x, eps), in[HX_G1]);
-    gad_tensor *ones = gad_ones((int64_t[]){B, T, 1}, 3, (gad_dtype_t)x->dtype);
+    gad_tensor *ones = gad__full_on(x->dev, (int64_t[]){B, T, 1}, 3, x->dtype, 1);
     gad_tensor *xna = gad_cat((gad_tensor *[]){xn, ones}, 2, -1);
     gad_tensor *a = gad_sigmoid(gad_matmul(xna, in[HX_WA]));
     gad_tensor *h = gad__gated_scan_unfused(a, gad_matmul(xn, in[HX_WB]));
@@ -464,58 +422,12 @@ gad_tensor *gad__helix_block_unfused(gad_tensor *x, const gad_helix_weights *w, 
     return y;
 }
 
-/* The kernels' pointer structs, filled from tensors in the inputs' order. */
-typedef union {
-    gad_helix_w_f32 f;
-    gad_helix_w_f64 d;
-} helix_w;
-typedef union {
-    gad_helix_saved_f32 f;
-    gad_helix_saved_f64 d;
-} helix_saved;
-
-/* t holds HX_NALL tensors, or HX_NSAVE (s2 and xn2 are then NULL). */
-static void helix_ptrs(gad_tensor *const *t, int n, helix_w *w, helix_saved *sv, bool f32) {
-#define FILL(U, fld)                                                           \
-    do {                                                                       \
-        U->fld.wa = gad__ptr(t[HX_WA]);                                        \
-        U->fld.wb = gad__ptr(t[HX_WB]);                                        \
-        U->fld.wo = gad__ptr(t[HX_WO]);                                        \
-        U->fld.wf1 = gad__ptr(t[HX_WF1]);                                      \
-        U->fld.wf2 = gad__ptr(t[HX_WF2]);                                      \
-        U->fld.g1 = gad__ptr(t[HX_G1]);                                        \
-        U->fld.g2 = gad__ptr(t[HX_G2]);                                        \
-        U->fld.g3 = gad__ptr(t[HX_G3]);                                        \
-        U->fld.g4 = gad__ptr(t[HX_G4]);                                        \
-    } while (0)
-#define FILLS(U, fld)                                                          \
-    do {                                                                       \
-        U->fld.a = gad__ptr(t[HX_A]);                                          \
-        U->fld.h = gad__ptr(t[HX_H]);                                          \
-        U->fld.s2 = n > HX_S2 ? gad__ptr(t[HX_S2]) : NULL;                     \
-        U->fld.out1 = gad__ptr(t[HX_OUT1]);                                    \
-        U->fld.xn2 = n > HX_XN2 ? gad__ptr(t[HX_XN2]) : NULL;                  \
-        U->fld.f1 = gad__ptr(t[HX_F1]);                                        \
-        U->fld.f2 = gad__ptr(t[HX_F2]);                                        \
-    } while (0)
-    if (f32) {
-        FILL(w, f);
-        FILLS(sv, f);
-    } else {
-        FILL(w, d);
-        FILLS(sv, d);
-    }
-#undef FILL
-#undef FILLS
-}
-
 gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w, double eps) {
     const char *op = "helix_block";
     gad_tensor *in[HX_NIN];
     if (helix_inputs(op, x, w, in) || check_eps(op, eps)) return NULL;
     int64_t B = x->shape[0], T = x->shape[1], D = x->shape[2];
-    bool f32 = F32(x);
-    gad_tensor *y = gad__tensor_new(op, x->dtype, x->shape, 3);
+    gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;
     gad_tensor *all[HX_NALL];
     int ok = 1;
@@ -523,16 +435,9 @@ gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w, double ep
     for (int i = 0; i < HX_NIN && ok; i++) ok = (all[i] = packed(op, in[i])) != NULL;
     for (int i = HX_A; i < HX_NALL && ok; i++) {
         int64_t shp[3] = {B, T, i == HX_F1 ? 2 * D : D};
-        ok = (all[i] = gad__own(gad__tensor_new(op, x->dtype, shp, 3))) != NULL;
+        ok = (all[i] = gad__own(gad__tensor_new(op, x->dev, x->dtype, shp, 3))) != NULL;
     }
-    if (ok) {
-        helix_w wp;
-        helix_saved sp;
-        helix_ptrs(all, HX_NALL, &wp, &sp, f32);
-        int rc = f32 ? gad__helix_fwd_f32(gad__ptr(all[HX_X]), &wp, &sp, gad__ptr(y), B, T, D, eps)
-                     : gad__helix_fwd_f64(gad__ptr(all[HX_X]), &wp, &sp, gad__ptr(y), B, T, D, eps);
-        if (rc) ok = (gad__err(GAD_ERR_MEMORY, op, "cannot allocate GEMM scratch"), 0);
-    }
+    if (ok) ok = GAD_BE(x)->helix_fwd(op, all, y, eps) == 0;
     if (ok) { /* the node saves the inputs themselves and the buffers */
         for (int i = 0; i < HX_NIN; i++) all[i] = in[i];
         y = gad__track(y, GAD_OP(HELIX_BLOCK), in, HX_NIN, all, HX_NSAVE);
@@ -553,33 +458,16 @@ int gad__vjp_helix_block(gad_node *n, gad_tensor *gy, const bool *need, gad_tens
             if (!(in[i] = gad__saved(n, i))) return -1;
         return gad__vjp_composed(n, gy, need, gin, helix_compose(in, eps));
     }
-    gad_tensor *x = n->saved[HX_X];
-    int64_t B = x->shape[0], T = x->shape[1], D = x->shape[2];
-    bool f32 = F32(x);
     gad_tensor *pk[HX_NSAVE], *g = packed("helix_block", gy);
     for (int i = 0; i < HX_NSAVE; i++)
         if (!(pk[i] = packed("helix_block", n->saved[i]))) return -1;
-    void *gp[HX_NIN];
     for (int i = 0; i < HX_NIN; i++) {
         gin[i] = NULL;
-        if (!need[i]) {
-            gp[i] = NULL;
-            continue;
-        }
-        gad_tensor *s = n->saved[i];
-        if (!(gin[i] = gad__own(gad__tensor_new("helix_block", s->dtype, s->shape, s->rank))))
+        if (need[i] && !(gin[i] = gad__own(gad__tensor_like("helix_block", n->saved[i]))))
             return -1;
-        gp[i] = gad__ptr(gin[i]);
     }
     if (!g) return -1;
-    helix_w wp;
-    helix_saved sp;
-    helix_ptrs(pk, HX_NSAVE, &wp, &sp, f32);
-    /* the grads structs are ten pointers in the inputs' order */
-    int rc = f32 ? gad__helix_bwd_f32(gad__ptr(pk[HX_X]), &wp, &sp, gad__ptr(g), gp, B, T, D, eps)
-                 : gad__helix_bwd_f64(gad__ptr(pk[HX_X]), &wp, &sp, gad__ptr(g), gp, B, T, D, eps);
-    if (rc) return (gad__err(GAD_ERR_MEMORY, "helix_block", "cannot allocate GEMM scratch"), -1);
-    return 0;
+    return GAD_BE(g)->helix_bwd("helix_block", pk, g, gin, eps);
 }
 
 /* ================================================================ samples */

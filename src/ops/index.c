@@ -4,29 +4,15 @@
 
 #include <stdio.h>
 
-/* Every value of index must lie in [-d, d) (negatives wrap once). On the
- * first that does not, an index error names it and the bound. The index is
- * read in place with its strides (a broadcast index costs no copy). */
+/* Every value of index must lie in [-d, d) (negatives wrap once); the back
+ * end checks, on the index's device. */
 static int check_index_values(const char *op, const gad_tensor *index, int64_t d) {
-    if (index->numel == 0) return 0;
-    gad_iter it;
-    const int64_t *st[1] = {index->strides};
-    gad__iter_init(&it, index->shape, index->rank, 1, st);
-    const int64_t *base = gad__ptr(index);
-    int64_t idx[GAD_MAX_RANK], off[1], sx = it.strides[0][it.nd - 1];
-    gad__iter_seek(&it, 0, idx, off);
-    for (int64_t o = 0; o < it.outer; o++) {
-        for (int64_t j = 0; j < it.inner; j++) {
-            int64_t v = base[off[0] + j * sx];
-            if (v < -d || v >= d) {
-                gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for size %lld",
-                         (long long)v, (long long)d);
-                return -1;
-            }
-        }
-        gad__iter_next(&it, idx, off);
-    }
-    return 0;
+    return GAD_BE(index)->check_index(op, index, -d, d, NULL);
+}
+
+/* The inputs of an op on one device, else a device error. */
+static int same_dev(const char *op, const gad_tensor *a, const gad_tensor *b) {
+    return GAD_LIKELY(a->dev == b->dev) ? 0 : (gad__err_device(op, a->dev, b->dev), -1);
 }
 
 static int same_rank(const char *op, const gad_tensor *x, const gad_tensor *index) {
@@ -43,7 +29,8 @@ gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index) {
     if (!x || !index) return gad__null_arg(op);
     int a;
     if (gad__need_float(op, x) || gad__need_i64(op, index) ||
-        gad__norm_axis(op, axis, x->rank, &a) || same_rank(op, x, index))
+        gad__norm_axis(op, axis, x->rank, &a) || same_rank(op, x, index) ||
+        same_dev(op, x, index))
         return NULL;
     for (int d = 0; d < x->rank; d++) {
         if (d == a) continue;
@@ -57,9 +44,9 @@ gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index) {
         }
     }
     if (check_index_values(op, index, x->shape[a])) return NULL;
-    gad_tensor *y = gad__tensor_new(op, x->dtype, index->shape, index->rank);
+    gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, index->shape, index->rank);
     if (!y) return NULL;
-    gad__k_gather(x, a, index, y);
+    GAD_BE(x)->gather(x, a, index, y);
     gad_tensor *in[2] = {x, index};
     y = gad__track(y, GAD_OP(GATHER), in, 2, &index, 1);
     if (y && y->node) GAD_NP(y->node)->i[0] = a;
@@ -73,7 +60,7 @@ gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
     int a;
     if (gad__need_float(op, dst) || gad__need_same_dtype(op, dst, src) ||
         gad__need_i64(op, index) || gad__norm_axis(op, axis, dst->rank, &a) ||
-        same_rank(op, dst, index))
+        same_rank(op, dst, index) || same_dev(op, dst, index) || same_dev(op, dst, src))
         return NULL;
     char s1[GAD_SHAPE_BUF], s2[GAD_SHAPE_BUF];
     if (!gad__same_shape(index->shape, index->rank, src->shape, src->rank))
@@ -87,19 +74,17 @@ gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
                             gad__shape_str(s1, index->shape, index->rank),
                             gad__shape_str(s2, dst->shape, dst->rank), axis, d);
     if (check_index_values(op, index, dst->shape[a])) return NULL;
-    gad_tensor *y = gad__tensor_new(op, dst->dtype, dst->shape, dst->rank);
+    gad_tensor *y = gad__tensor_like(op, dst);
     gad_tensor *sc = NULL;
     if (y) {
         gad__pack(dst, gad__ptr(y));
-        sc = src->contig ? gad_retain(src)
-                         : gad__tensor_new(op, src->dtype, src->shape, src->rank);
-        if (sc && sc != src) gad__pack(src, gad__ptr(sc));
+        sc = gad__contig(op, src);
     }
     if (!sc) {
         gad_release(y);
         return NULL;
     }
-    gad__k_scatter_add(y, a, index, sc);
+    GAD_BE(dst)->scatter_add(y, a, index, sc);
     gad_release(sc);
     gad_tensor *in[3] = {dst, index, src};
     y = gad__track(y, GAD_OP(SCATTER_ADD), in, 3, &index, 1);
@@ -112,7 +97,7 @@ gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
     if (!x || !index) return gad__null_arg(op);
     int a;
     if (gad__need_float(op, x) || gad__need_i64(op, index) ||
-        gad__norm_axis(op, axis, x->rank, &a))
+        gad__norm_axis(op, axis, x->rank, &a) || same_dev(op, x, index))
         return NULL;
     int64_t want[GAD_MAX_RANK];
     for (int d = 0, o = 0; d < x->rank; d++)
@@ -126,9 +111,9 @@ gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
                         gad__shape_str(s3, x->shape, x->rank), axis);
     }
     if (check_index_values(op, index, x->shape[a])) return NULL;
-    gad_tensor *y = gad__tensor_new(op, x->dtype, index->shape, index->rank);
+    gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, index->shape, index->rank);
     if (!y) return NULL;
-    gad__k_take(x, a, index, y);
+    GAD_BE(x)->take(x, a, index, y);
     gad_tensor *in[2] = {x, index};
     y = gad__track(y, GAD_OP(TAKE), in, 2, &index, 1);
     if (y && y->node) GAD_NP(y->node)->i[0] = a;
@@ -150,7 +135,7 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
     shape[a] = 0;
     for (int i = 0; i < n; i++) {
         const gad_tensor *t = ts[i];
-        if (gad__need_same_dtype(op, t0, t)) return NULL;
+        if (gad__need_same_dtype(op, t0, t) || same_dev(op, t0, t)) return NULL;
         bool ok = t->rank == t0->rank;
         for (int d = 0; ok && d < t->rank; d++)
             if (d != a && t->shape[d] != t0->shape[d]) ok = false;
@@ -168,11 +153,11 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
                             (long long)shape[a]);
         shape[a] += t->shape[a];
     }
-    gad_tensor *y = gad__tensor_new(op, t0->dtype, shape, t0->rank);
+    gad_tensor *y = gad__tensor_new(op, t0->dev, t0->dtype, shape, t0->rank);
     if (!y) return NULL;
     int64_t start = 0;
     for (int i = 0; i < n; i++) {
-        gad__k_cat_into(ts[i], a, start, y);
+        GAD_BE(t0)->cat_into(ts[i], a, start, y);
         start += ts[i]->shape[a];
     }
     if (gad__tracks(ts, n)) {
@@ -181,16 +166,23 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
             return gad__err(GAD_ERR_UNSUPPORTED, op,
                             "at most %d tracked inputs, got %d", GAD_NODE_MAX_PARENTS, n);
         }
-        /* the VJP needs every input's size along the axis, constants too */
-        int64_t ns = n;
-        gad_tensor *sizes = gad__tensor_new(op, GAD_I64, &ns, 1);
+        /* the VJP needs every input's size along the axis, constants too:
+         * a host tensor of them (shapes are host data, wherever y is) */
+        int64_t ns = n, small[16], *sz = n <= 16 ? small : gad__alloc((size_t)n * sizeof *sz);
+        gad_tensor *sizes = NULL;
+        if (sz) {
+            for (int i = 0; i < n; i++) sz[i] = ts[i]->shape[a];
+            gad_scope_begin();
+            sizes = gad_keep(gad_from_i64(sz, &ns, 1));
+            gad_scope_end();
+            if (sz != small) gad__free(sz, (size_t)n * sizeof *sz);
+        }
         if (!sizes) {
             gad_release(y);
-            return NULL;
+            return sz ? NULL : gad__err(GAD_ERR_MEMORY, op, "cannot allocate");
         }
-        for (int i = 0; i < n; i++) ((int64_t *)gad__ptr(sizes))[i] = ts[i]->shape[a];
         y = gad__track(y, GAD_OP(CAT), ts, n, &sizes, 1);
-        gad_release(sizes);
+        if (gad_scope_depth() == 0) gad_release(sizes);
         if (y && y->node) GAD_NP(y->node)->i[0] = a;
     }
     return gad__own(y);
@@ -256,7 +248,7 @@ int gad__vjp_gather(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **
             bax[nb++] = d;
         }
     }
-    gad_tensor *g = gad_scatter_add(gad_zeros(e, x->rank, (gad_dtype_t)gy->dtype),
+    gad_tensor *g = gad_scatter_add(gad__full_on(gy->dev, e, x->rank, gy->dtype, 0),
                                     axis, idx, gy);
     if (nb) g = gad_sum(g, bax, nb, 1);
     return (gin[0] = g) ? 0 : -1;
@@ -273,7 +265,7 @@ int gad__vjp_take(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
     (void)need;
     gad_node *x = n->parents[0];
     int axis = (int)GAD_NP(n)->i[0];
-    gad_tensor *z = gad_zeros(x->shape, x->rank, (gad_dtype_t)gy->dtype);
+    gad_tensor *z = gad__full_on(gy->dev, x->shape, x->rank, gy->dtype, 0);
     gin[0] = gad_scatter_add(z, axis, gad_unsqueeze(n->saved[0], axis),
                              gad_unsqueeze(gy, axis));
     return gin[0] ? 0 : -1;
@@ -281,16 +273,27 @@ int gad__vjp_take(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 
 int gad__vjp_cat(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     int axis = (int)GAD_NP(n)->i[0];
-    const int64_t *sizes = gad__ptr(n->saved[0]);
+    gad_tensor *st = n->saved[0]; /* on the host, made by gad_cat */
+    int64_t small[16], *sizes = st->numel <= 16 ? small
+                                               : gad__alloc((size_t)st->numel * sizeof *sizes);
+    if (!sizes || gad_read_i64(st, sizes, (size_t)st->numel) != GAD_OK) {
+        if (sizes && sizes != small) gad__free(sizes, (size_t)st->numel * sizeof *sizes);
+        return sizes ? -1 : (gad__err(GAD_ERR_MEMORY, "cat", "cannot allocate"), -1);
+    }
+    int rc = 0;
     gad_range rg[GAD_MAX_RANK];
     for (int d = 0; d < gy->rank; d++) rg[d] = GAD_ALL;
     int64_t start = 0;
     for (int i = 0; i < n->nparents; i++) {
         rg[axis] = GAD_RANGE(start, start + sizes[i]);
         start += sizes[i];
-        if (need[i] && !(gin[i] = gad_slice(gy, rg, gy->rank))) return -1;
+        if (need[i] && !(gin[i] = gad_slice(gy, rg, gy->rank))) {
+            rc = -1;
+            break;
+        }
     }
-    return 0;
+    if (sizes != small) gad__free(sizes, (size_t)st->numel * sizeof *sizes);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- samples */

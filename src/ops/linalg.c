@@ -1,72 +1,9 @@
 /* linalg.c: matmul with NumPy's batch broadcasting and 1-D rules (SPEC
- * §3.2, D2). GEMMs go to src/cpu/gemm.c with transposes passed as flags. */
+ * §3.2, D2): shapes checked here, the product made by the back end (the
+ * CPU's batching is src/cpu/matmul.c). */
 #include "ops_int.h"
-#include "cpu/gemm.h"
 
 #include <stdio.h>
-
-/* One operand seen as a batch of matrices: rows x cols per batch entry. */
-typedef struct mat_view {
-    const char *base;
-    int trans;    /* element (i, j) at base[j * ld + i] instead of i * ld + j */
-    int64_t ld;
-    int64_t bstride[GAD_MAX_RANK]; /* per broadcast batch dim, in elements */
-} mat_view;
-
-/* Whether the last two axes (strides sr, sc for a rows x cols matrix) can go
- * to GEMM directly, and how. */
-static bool gemm_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc,
-                        int *trans, int64_t *ld) {
-    int64_t mc = cols > 1 ? cols : 1, mr = rows > 1 ? rows : 1;
-    if ((sc == 1 || cols <= 1) && (rows <= 1 || sr >= mc)) {
-        *trans = 0;
-        *ld = rows <= 1 ? mc : sr;
-        return true;
-    }
-    if ((sr == 1 || rows <= 1) && (cols <= 1 || sc >= mr)) {
-        *trans = 1;
-        *ld = cols <= 1 ? mr : sc;
-        return true;
-    }
-    return false;
-}
-
-typedef struct mm_ctx {
-    int dtype;
-    int64_t M, N, K;
-    mat_view a, b;
-    char *y;
-    int nb; /* batch rank */
-    int64_t bshape[GAD_MAX_RANK];
-    atomic_int failed;
-} mm_ctx;
-
-static int one_gemm(mm_ctx *c, const char *a, const char *b, char *y) {
-    if (c->dtype == GAD_F32)
-        return gad__sgemm(c->a.trans, c->b.trans, c->M, c->N, c->K, 1.0f,
-                          (const float *)a, c->a.ld, (const float *)b, c->b.ld,
-                          0.0f, (float *)y, c->N);
-    return gad__dgemm(c->a.trans, c->b.trans, c->M, c->N, c->K, 1.0,
-                      (const double *)a, c->a.ld, (const double *)b, c->b.ld,
-                      0.0, (double *)y, c->N);
-}
-
-static void mm_batches(void *vc, int64_t lo, int64_t hi) {
-    mm_ctx *c = vc;
-    int64_t es = (int64_t)gad__dsize(c->dtype);
-    for (int64_t k = lo; k < hi; k++) {
-        int64_t rem = k, oa = 0, ob = 0;
-        for (int d = c->nb - 1; d >= 0; d--) {
-            int64_t i = rem % c->bshape[d];
-            rem /= c->bshape[d];
-            oa += i * c->a.bstride[d];
-            ob += i * c->b.bstride[d];
-        }
-        /* batch strides may be negative (a reversed batch axis) */
-        if (one_gemm(c, c->a.base + oa * es, c->b.base + ob * es, c->y + k * c->M * c->N * es))
-            atomic_store(&c->failed, 1);
-    }
-}
 
 gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
     const char *op = "matmul";
@@ -77,6 +14,7 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
                         gad__shape_str(s1, a->shape, a->rank),
                         gad__shape_str(s2, b->shape, b->rank));
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
+    if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
     bool a1 = a->rank == 1, b1 = b->rank == 1;
     int64_t M = a1 ? 1 : a->shape[a->rank - 2], K = a->shape[a->rank - 1];
     int64_t K2 = b1 ? b->shape[0] : b->shape[b->rank - 2];
@@ -87,7 +25,8 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
                         gad__shape_str(s2, b->shape, b->rank), (long long)K,
                         (long long)K2);
     int ra = a1 ? 0 : a->rank - 2, rb = b1 ? 0 : b->rank - 2;
-    mm_ctx c = {.dtype = a->dtype, .M = M, .N = N, .K = K};
+    int64_t bshape[GAD_MAX_RANK];
+    int nb;
     for (int i = 1; i <= ra && i <= rb; i++) { /* batch dims, right-aligned */
         int64_t da = a->shape[ra - i], db = b->shape[rb - i];
         if (da != db && da != 1 && db != 1)
@@ -95,12 +34,12 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
                             gad__shape_str(s1, a->shape, a->rank),
                             gad__shape_str(s2, b->shape, b->rank));
     }
-    gad__broadcast_shapes(op, a->shape, ra, b->shape, rb, c.bshape, &c.nb);
+    gad__broadcast_shapes(op, a->shape, ra, b->shape, rb, bshape, &nb);
     /* The full result is batch + [M, N]; the 1-D rules then drop axes,
      * which does not move any element. */
     int64_t full[GAD_MAX_RANK], fin[GAD_MAX_RANK];
     int rf = 0, rfin = 0;
-    for (int i = 0; i < c.nb; i++) full[rf++] = fin[rfin++] = c.bshape[i];
+    for (int i = 0; i < nb; i++) full[rf++] = fin[rfin++] = bshape[i];
     full[rf++] = M;
     full[rf++] = N;
     if (!a1) fin[rfin++] = M;
@@ -108,74 +47,14 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
     if (rf > GAD_MAX_RANK)
         return gad__err(GAD_ERR_SHAPE, op, "result rank %d exceeds %d", rf,
                         GAD_MAX_RANK);
-    gad_tensor *y = gad__tensor_new(op, a->dtype, full, rf);
+    gad_tensor *y = gad__tensor_new(op, a->dev, a->dtype, full, rf);
     if (!y) return NULL;
+    if (GAD_BE(a)->matmul(op, a, b, y, a1, b1)) {
+        gad_release(y);
+        return NULL;
+    }
     int64_t st[GAD_MAX_RANK];
     gad__row_major(fin, rfin, st);
-    gad_tensor *ac = NULL, *bc = NULL;
-    if (y->numel == 0) goto done;
-
-    /* Operands whose matrices GEMM cannot read in place are packed. */
-    for (int side = 0; side < 2; side++) {
-        gad_tensor *t = side ? b : a, **tc = side ? &bc : &ac;
-        mat_view *v = side ? &c.b : &c.a;
-        bool one = side ? b1 : a1;
-        int64_t rows = side ? K : M, cols = side ? N : K;
-        int64_t sr, sc;
-        if (one) {
-            /* a 1-D a is a row [1, K], a 1-D b a column [K, 1] */
-            sr = side ? t->strides[0] : 0;
-            sc = side ? 0 : t->strides[0];
-        } else {
-            sr = t->strides[t->rank - 2];
-            sc = t->strides[t->rank - 1];
-        }
-        if (!gemm_layout(rows, cols, sr, sc, &v->trans, &v->ld)) {
-            *tc = gad__tensor_new(op, t->dtype, t->shape, t->rank);
-            if (!*tc) goto fail;
-            gad__pack(t, gad__ptr(*tc));
-            t = *tc;
-            sr = one ? (side ? 1 : 0) : t->strides[t->rank - 2];
-            sc = one ? (side ? 0 : 1) : t->strides[t->rank - 1];
-            gemm_layout(rows, cols, sr, sc, &v->trans, &v->ld);
-        }
-        v->base = gad__ptr(t);
-        int rt = one ? 0 : t->rank - 2;
-        for (int d = 0; d < c.nb; d++) {
-            int j = d - (c.nb - rt);
-            v->bstride[d] = (j < 0 || t->shape[j] == 1) ? 0 : t->strides[j];
-        }
-    }
-    c.y = gad__ptr(y);
-    int64_t nbatch = y->numel / (M * N > 0 ? M * N : 1);
-    atomic_init(&c.failed, 0);
-    /* A batch of row-major a matrices against one b is a single GEMM with
-     * batch * M rows. */
-    bool b_shared = true, a_rows = !c.a.trans && c.nb > 0;
-    int64_t expect = M * c.a.ld;
-    for (int d = c.nb - 1; d >= 0; d--) {
-        if (c.b.bstride[d] != 0) b_shared = false;
-        if (c.bshape[d] != 1 && c.a.bstride[d] != expect) a_rows = false;
-        expect *= c.bshape[d];
-    }
-    if (nbatch > 1 && b_shared && a_rows) {
-        int64_t m = c.M;
-        c.M = m * nbatch;
-        if (one_gemm(&c, c.a.base, c.b.base, c.y)) atomic_store(&c.failed, 1);
-        c.M = m;
-    } else if (nbatch > 1 && (double)M * (double)N * (double)K < 2097152.0) {
-        /* small matrices: one thread per group of batch entries */
-        gad__parallel_for(nbatch, 1, mm_batches, &c);
-    } else {
-        mm_batches(&c, 0, nbatch);
-    }
-    if (atomic_load(&c.failed)) {
-        gad__err(GAD_ERR_MEMORY, op, "cannot allocate GEMM scratch");
-        goto fail;
-    }
-done:
-    gad_release(ac);
-    gad_release(bc);
     gad__set_layout(y, fin, st, rfin, 0);
     /* dA needs b and dB needs a: save each only when the other is tracked */
     gad_tensor *in[2] = {a, b}, *save[2] = {b->node ? a : NULL, a->node ? b : NULL};
@@ -187,11 +66,6 @@ done:
         GAD_NP(y->node)->i[3] = N;
     }
     return gad__own(y);
-fail:
-    gad_release(ac);
-    gad_release(bc);
-    gad_release(y);
-    return NULL;
 }
 
 /* ------------------------------------------------------------------- VJP */

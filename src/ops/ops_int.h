@@ -5,7 +5,7 @@
 
 #include "gad_int.h"
 #include "ad/ad_int.h"
-#include "cpu/cpu.h"
+#include "backend/backend.h"
 
 /* Return NULL (keeping or recording the error) when an argument is NULL. */
 #define GAD_NEED(op, t)                                                        \

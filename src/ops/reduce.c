@@ -2,6 +2,7 @@
  * log_softmax (SPEC §3.2, §3.3, §3.4, §4.6). */
 #include "ops_int.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -19,14 +20,6 @@ static int reduced_shape(const gad_tensor *x, unsigned mask, int keepdims,
     return r;
 }
 
-/* x itself when contiguous, else a packed copy (owned by the caller). */
-static gad_tensor *packed(const char *op, gad_tensor *x) {
-    if (x->contig) return gad_retain(x);
-    gad_tensor *c = gad__tensor_new(op, x->dtype, x->shape, x->rank);
-    if (c) gad__pack(x, gad__ptr(c));
-    return c;
-}
-
 /* Sum over mask, times 1/n for a mean (n = 0 makes the factor inf, hence
  * a NaN mean, as NumPy). */
 static gad_tensor *sum_mask(const char *op, gad_tensor *x, unsigned mask,
@@ -35,13 +28,13 @@ static gad_tensor *sum_mask(const char *op, gad_tensor *x, unsigned mask,
     int r = reduced_shape(x, mask, keepdims, shape);
     for (int d = 0; d < x->rank; d++)
         if (mask & (1u << d)) n *= x->shape[d];
-    gad_tensor *y = gad__tensor_new(op, x->dtype, shape, r);
-    gad_tensor *xc = y ? packed(op, x) : NULL;
+    gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, shape, r);
+    gad_tensor *xc = y ? gad__contig(op, x) : NULL;
     if (!xc) {
         gad_release(y);
         return NULL;
     }
-    gad__k_sum(xc, mask, mean ? 1.0 / (double)n : 1.0, y);
+    GAD_BE(x)->sum(xc, mask, mean ? 1.0 / (double)n : 1.0, y);
     gad_release(xc);
     y = mean ? gad__track(y, GAD_OP(MEAN), &x, 1, NULL, 0)
              : gad__track(y, GAD_OP(SUM), &x, 1, NULL, 0);
@@ -126,14 +119,14 @@ static gad_tensor *amax_like(const char *op, gad_tensor *x, int axis,
     if (axis_op_check(op, x, axis, &a)) return NULL;
     int64_t shape[GAD_MAX_RANK];
     int r = reduced_shape(x, 1u << a, keepdims, shape);
-    gad_tensor *y = gad__tensor_new(op, arg ? GAD_I64 : x->dtype, shape, r);
-    gad_tensor *xc = y ? packed(op, x) : NULL;
+    gad_tensor *y = gad__tensor_new(op, x->dev, arg ? GAD_I64 : x->dtype, shape, r);
+    gad_tensor *xc = y ? gad__contig(op, x) : NULL;
     if (!xc) {
         gad_release(y);
         return NULL;
     }
-    if (arg) gad__k_argmax(xc, a, y);
-    else gad__k_amax(xc, a, y);
+    if (arg) GAD_BE(x)->argmax(xc, a, y);
+    else GAD_BE(x)->amax(xc, a, y);
     gad_release(xc);
     if (!arg) { /* argmax has no gradient: its output is an index */
         y = gad__track(y, GAD_OP(AMAX), &x, 1, &x, 1);
@@ -156,13 +149,13 @@ static gad_tensor *softmax_like(const char *op, gad_tensor *x, int axis, int log
     GAD_NEED(op, x);
     int a;
     if (axis_op_check(op, x, axis, &a)) return NULL;
-    gad_tensor *y = gad__tensor_new(op, x->dtype, x->shape, x->rank);
-    gad_tensor *xc = y ? packed(op, x) : NULL;
+    gad_tensor *y = gad__tensor_like(op, x);
+    gad_tensor *xc = y ? gad__contig(op, x) : NULL;
     if (!xc) {
         gad_release(y);
         return NULL;
     }
-    gad__k_softmax(xc, a, log, y);
+    GAD_BE(x)->softmax(xc, a, log, y);
     gad_release(xc);
     y = log ? gad__track(y, GAD_OP(LOG_SOFTMAX), &x, 1, &y, 1)
             : gad__track(y, GAD_OP(SOFTMAX), &x, 1, &y, 1);
@@ -186,21 +179,13 @@ gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims) {
     gad_no_grad_begin(); /* m is a constant shift: off the tape */
     gad_tensor *m = gad_amax(x, a, 1);
     gad_no_grad_end();
-    /* an all-(-inf) or all-NaN slice must not shift by -inf */
+    /* An all-(-inf) or all-NaN slice must not shift by an infinity (which
+     * would give NaN): m clamped to the finite range shifts it by the
+     * largest finite value instead, which leaves -inf, +inf and NaN as they
+     * are and every finite m unchanged. */
     if (m) {
-        gad_tensor *mf = gad__tensor_new("logsumexp", m->dtype, m->shape, m->rank);
-        if (mf) {
-            for (int64_t i = 0; i < m->numel; i++) {
-                if (m->dtype == GAD_F32) {
-                    float v = ((float *)gad__ptr(m))[i];
-                    ((float *)gad__ptr(mf))[i] = isfinite(v) ? v : 0.0f;
-                } else {
-                    double v = ((double *)gad__ptr(m))[i];
-                    ((double *)gad__ptr(mf))[i] = isfinite(v) ? v : 0.0;
-                }
-            }
-        }
-        m = gad__own(mf);
+        double big = m->dtype == GAD_F32 ? FLT_MAX : DBL_MAX;
+        m = gad__const_unary(GAD_UK_CLAMP, m, -big, big);
     }
     gad_tensor *s = gad_sum(gad_exp(gad_sub(x, m)), &a, 1, 1);
     gad_tensor *out = gad_add(gad_log(s), m);
@@ -241,13 +226,13 @@ int gad__vjp_amax(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
     (void)need;
     int axis = (int)GAD_NP(n)->i[0];
     gad_tensor *x = n->saved[0];
-    gad_tensor *mask = gad__tensor_new("amax", x->dtype, x->shape, x->rank);
-    gad_tensor *xc = mask ? packed("amax", x) : NULL;
+    gad_tensor *mask = gad__tensor_like("amax", x);
+    gad_tensor *xc = mask ? gad__contig("amax", x) : NULL;
     if (!xc) {
         gad_release(mask);
         return -1;
     }
-    gad__k_amax_mask(xc, axis, mask);
+    GAD_BE(x)->amax_mask(xc, axis, mask);
     gad_release(xc);
     gad__own(mask);
     gad_tensor *g = GAD_NP(n)->i[1] ? gy : gad_unsqueeze(gy, axis);

@@ -37,10 +37,10 @@ gad_tensor *gad__unbroadcast(gad_tensor *g, const int64_t *shape, int rank) {
 }
 
 gad_tensor *gad__const_unary(gad_ukernel k, gad_tensor *x, double a, double b) {
-    gad_tensor *y = gad__tensor_new("vjp", x->dtype, x->shape, x->rank);
+    gad_tensor *y = gad__tensor_like("vjp", x);
     if (!y) return NULL;
     gad_uparams p = {a, b};
-    gad__k_unary(k, x, y, &p);
+    GAD_BE(x)->unary(k, x, y, &p);
     return gad__own(y);
 }
 
@@ -50,20 +50,13 @@ gad_tensor *gad__const_binary(gad_bkernel k, gad_tensor *a, gad_tensor *b) {
     if (gad__broadcast_shapes("vjp", a->shape, a->rank, b->shape, b->rank, shape,
                               &rank))
         return NULL;
-    gad_tensor *y = gad__tensor_new("vjp", a->dtype, shape, rank);
+    gad_tensor *y = gad__tensor_new("vjp", a->dev, a->dtype, shape, rank);
     if (!y) return NULL;
-    gad__k_binary(k, a, b, y);
+    GAD_BE(a)->binary(k, a, b, y);
     return gad__own(y);
 }
 
 gad_tensor *gad__sample_leaf(gad_rng *r, const int64_t *shape, int rank,
                              double lo, double hi, double away) {
-    gad_tensor *t = gad_rng_uniform_tensor(r, shape, rank, GAD_F64, lo, hi);
-    if (!t) return NULL;
-    if (away > 0) {
-        double *p = gad__ptr(t);
-        for (int64_t i = 0; i < t->numel; i++)
-            if (p[i] > -away && p[i] < away) p[i] = p[i] < 0 ? p[i] - away : p[i] + away;
-    }
-    return gad_requires_grad(t);
+    return gad_requires_grad(gad__sample_values(r, shape, rank, lo, hi, away, 0));
 }

@@ -127,9 +127,8 @@ static gad_tensor *reshape_impl(const char *op, gad_tensor *t,
                         gad__shape_str(s1, t->shape, t->rank),
                         gad__shape_str(s2, ns, rank));
     }
-    gad_tensor *c = gad__tensor_new(op, t->dtype, t->shape, t->rank);
+    gad_tensor *c = gad__contig(op, t);
     if (!c) return NULL;
-    gad__pack(t, gad__ptr(c));
     gad__row_major(ns, rank, st);
     gad__set_layout(c, ns, st, rank, 0);
     return track_reshape(c, t);
@@ -378,7 +377,7 @@ gad_tensor *gad_broadcast_to(gad_tensor *t, const int64_t *shape, int rank) {
 
 gad_tensor *gad__slice_scatter(gad_tensor *src, const int64_t *shape, int rank,
                                const int64_t *start, const int64_t *step) {
-    gad_tensor *y = gad__tensor_zeros("slice_scatter", src->dtype, shape, rank);
+    gad_tensor *y = gad__tensor_zeros("slice_scatter", src->dev, src->dtype, shape, rank);
     if (!y) return NULL;
     int64_t off = 0, st[GAD_MAX_RANK];
     for (int d = 0; d < rank; d++) {

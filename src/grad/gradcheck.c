@@ -1,6 +1,6 @@
 /* gradcheck.c: gradients by the tape against central finite differences
  * (SPEC D14), first and second order. */
-#include "ad_int.h"
+#include "ad/ad_int.h"
 
 #include <math.h>
 
@@ -16,6 +16,11 @@ static bool low_precision(gad_tensor *const *in, int n, const gad_tensor *y) {
 static gad_tensor *project(gad_tensor *y, gad_tensor *w) {
     if (!y) return NULL;
     return w ? gad_sum_all(gad_mul(y, w)) : gad_sum_all(y);
+}
+
+/* t (a host tensor of this scope's) on device dev, owned by the scope. */
+static gad_tensor *on_dev(gad_tensor *t, int dev) {
+    return !t || t->dev == dev ? t : gad__own(gad__to_dev("gradcheck", t, dev));
 }
 
 static double scalar_of(gad_tensor *t) {
@@ -36,11 +41,22 @@ static double eval_shifted(check_ctx *c, gad_tensor *const *in, int n, int k,
     gad_tensor *args[MAX_INPUTS];
     for (int i = 0; i < n; i++) args[i] = in[i] ? gad_detach(in[i]) : NULL;
     double v = NAN;
-    gad_tensor *xk = gad_clone(args[k]);
-    void *p = xk ? gad_data_mut(xk) : NULL;
-    if (p) {
-        if (xk->dtype == GAD_F32) ((float *)p)[j] = (float)(((float *)p)[j] + delta);
+    gad_tensor *x = args[k], *xk = NULL;
+    if (x && x->dev == GAD_DEV_HOST) { /* in place, in double */
+        void *p = (xk = gad_clone(x)) ? gad_data_mut(xk) : NULL;
+        if (!p) xk = NULL;
+        else if (xk->dtype == GAD_F32) ((float *)p)[j] = (float)(((float *)p)[j] + delta);
         else ((double *)p)[j] += delta;
+    } else if (x) { /* on a device: x + delta at j, the shift made on the host */
+        gad_tensor *d = gad_zeros(x->shape, x->rank, (gad_dtype_t)x->dtype);
+        void *p = d ? gad_data_mut(d) : NULL;
+        if (p) {
+            if (d->dtype == GAD_F32) ((float *)p)[j] = (float)delta;
+            else ((double *)p)[j] = delta;
+            xk = gad_add(x, gad__own(gad__to_dev("gradcheck", d, x->dev)));
+        }
+    }
+    if (xk) {
         args[k] = xk;
         v = scalar_of(project(c->f(c->ctx, args, n), c->w));
     }
@@ -76,8 +92,9 @@ static gad_status check(check_ctx *c, gad_tensor *const *inputs, int n,
     double rtol = opts && (opts->atol > 0 || opts->rtol > 0) ? opts->rtol : (low ? 1e-2 : 1e-4);
     if (y->numel != 1) {
         gad_rng *rng = gad_rng_new(opts && opts->seed ? opts->seed : 1);
-        c->w = rng ? gad_rng_uniform_tensor(rng, y->shape, y->rank,
-                                            (gad_dtype_t)y->dtype, 0.5, 1.5)
+        c->w = rng ? on_dev(gad_rng_uniform_tensor(rng, y->shape, y->rank,
+                                                   (gad_dtype_t)y->dtype, 0.5, 1.5),
+                            y->dev)
                    : NULL;
         gad_rng_free(rng);
         if (!c->w) {
@@ -177,7 +194,7 @@ static gad_tensor *first_derivatives(void *vctx, gad_tensor *const *in, int n) {
         gad_tensor *t = gad_sum_all(gad_mul(grads[q++], g->u[i]));
         acc = acc ? gad_add(acc, t) : t;
     }
-    return acc ? acc : gad_zeros(NULL, 0, GAD_F64);
+    return acc ? acc : gad__full_on(L->dev, NULL, 0, GAD_F64, 0);
 }
 
 gad_status gad_gradgradcheck(gad_fn f, void *ctx, gad_tensor *const *inputs,
@@ -205,12 +222,15 @@ gad_status gad_gradgradcheck(gad_fn f, void *ctx, gad_tensor *const *inputs,
         goto out;
     }
     if (y->numel != 1)
-        g.w = gad_rng_uniform_tensor(rng, y->shape, y->rank, (gad_dtype_t)y->dtype, 0.5, 1.5);
+        g.w = on_dev(gad_rng_uniform_tensor(rng, y->shape, y->rank, (gad_dtype_t)y->dtype,
+                                            0.5, 1.5),
+                     y->dev);
     for (int i = 0; i < n; i++) {
         g.diff[i] = inputs[i] && gad_is_leaf(inputs[i]);
         if (g.diff[i])
-            g.u[i] = gad_rng_uniform_tensor(rng, inputs[i]->shape, inputs[i]->rank,
-                                            (gad_dtype_t)inputs[i]->dtype, -1, 1);
+            g.u[i] = on_dev(gad_rng_uniform_tensor(rng, inputs[i]->shape, inputs[i]->rank,
+                                                   (gad_dtype_t)inputs[i]->dtype, -1, 1),
+                            inputs[i]->dev);
     }
     check_ctx c = {first_derivatives, &g, NULL};
     st = check(&c, inputs, n, opts, res, "gradgradcheck");

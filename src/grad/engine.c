@@ -1,112 +1,17 @@
-/* engine.c: recording nodes, and the reverse pass: grad, backward, hvp, jvp
- * (DESIGN §6; the seed's grad/backward/accumulate). The engine knows no op:
- * a node carries its VJP through its gad_op_info. */
-#include "ad_int.h"
+/* engine.c: the reverse pass and what runs on it: grad, backward, hvp,
+ * jvp, the DOT dump (DESIGN §6; the seed's grad/backward/accumulate). It
+ * calls the tracked ops (to sum gradients, and through every VJP), so it
+ * sits above src/ops; the tape (src/ad) records and knows nothing of it.
+ * The engine knows no op: a node carries its VJP through its gad_op_info. */
+#include "ad/ad_int.h"
+#include "backend/backend.h"
 
 #include <math.h>
 
-_Thread_local int gad__no_grad;
 static atomic_int g_anomaly;
 static atomic_ullong g_epoch;
 
-void gad_no_grad_begin(void) { gad__no_grad++; }
-void gad_no_grad_end(void) {
-    if (gad__no_grad > 0) gad__no_grad--;
-}
-int gad_grad_enabled(void) { return gad__no_grad == 0; }
-
 int gad_set_anomaly(int on) { return atomic_exchange(&g_anomaly, on ? 1 : 0); }
-
-/* ------------------------------------------------------------- recording */
-
-/* An alias of t that keeps (with_node) or drops t's node. */
-static gad_tensor *alias_of(const char *op, gad_tensor *t, bool with_node) {
-    gad_tensor *a = gad__alias(op, t);
-    if (a && with_node) a->node = gad__node_retain(t->node);
-    return a;
-}
-
-gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info, int op,
-                       gad_tensor *const *in, int n, gad_tensor *const *save,
-                       int nsave) {
-    if (!y || !gad__tracks(in, n)) return y;
-    gad_node *nd = gad__node_new(op, n, nsave, y->rank, info->pwords);
-    if (!nd) goto nomem;
-    nd->info = info;
-    nd->dtype = y->dtype;
-    for (int d = 0; d < y->rank; d++) nd->shape[d] = y->shape[d]; /* no rep movs */
-    uint32_t level = 0;
-    for (int i = 0; i < n; i++) {
-        gad_node *p = in[i] ? in[i]->node : NULL;
-        nd->parents[i] = gad__node_retain(p);
-        if (p && p->level >= level) /* saturates: 4e9 ops deep, never */
-            level = p->level == UINT32_MAX ? UINT32_MAX : p->level + 1;
-    }
-    nd->level = level;
-    for (int i = 0; i < nsave; i++) {
-        if (!save[i]) continue;
-        bool out = save[i] == y;
-        nd->saved[i] = alias_of(info->name, save[i], !out);
-        if (!nd->saved[i]) {
-            gad__node_release(nd);
-            goto nomem;
-        }
-        if (out) nd->out_saved |= (uint8_t)(1u << i);
-    }
-    y->node = nd;
-    return y;
-nomem:
-    gad_release(y);
-    return gad__err(GAD_ERR_MEMORY, info->name, "cannot record a tape node");
-}
-
-gad_tensor *gad__saved(gad_node *n, int i) {
-    gad_tensor *s = n->saved[i];
-    gad_tensor *a = gad__alias(n->info->name, s);
-    if (!a) return NULL;
-    a->node = gad__node_retain((n->out_saved >> i) & 1 ? n : s->node);
-    return gad__own(a);
-}
-
-/* ------------------------------------------------------------------ leaves */
-
-gad_tensor *gad_requires_grad(gad_tensor *t) {
-    if (!t) return gad__null_arg("requires_grad");
-    if (gad__need_float("requires_grad", t)) return NULL;
-    if (t->node) return t;
-    gad_node *leaf = gad__node_new(0, 0, 0, t->rank, 0);
-    if (!leaf) return gad__err(GAD_ERR_MEMORY, "requires_grad", "cannot allocate a leaf");
-    leaf->dtype = t->dtype;
-    memcpy(leaf->shape, t->shape, (size_t)t->rank * sizeof *leaf->shape);
-    t->node = leaf;
-    return t;
-}
-
-int gad_is_tracked(const gad_tensor *t) { return t && t->node; }
-int gad_is_leaf(const gad_tensor *t) { return t && t->node && !t->node->info; }
-
-gad_tensor *gad_detach(gad_tensor *t) {
-    if (!t) return gad__null_arg("detach");
-    return gad__own(gad__alias("detach", t));
-}
-
-gad_tensor *gad_leaf_grad(gad_tensor *t) {
-    if (!t) return gad__null_arg("leaf_grad");
-    if (!gad_is_leaf(t))
-        return gad__err(GAD_ERR_DOMAIN, "leaf_grad", "tensor is not a leaf");
-    return t->node->grad ? gad__own(gad_retain(t->node->grad)) : NULL;
-}
-
-int gad_leaf_has_grad(const gad_tensor *t) { return gad_is_leaf(t) && t->node->grad; }
-
-void gad_zero_grad(gad_tensor *const *params, int n) {
-    for (int i = 0; params && i < n; i++) {
-        if (!gad_is_leaf(params[i])) continue;
-        gad_node *leaf = params[i]->node;
-        gad_release(leaf->grad);
-        leaf->grad = NULL;
-    }
-}
 
 /* ------------------------------------------------------------ growing arrays */
 
@@ -197,24 +102,8 @@ static int accumulate_into(gad_tensor **slot, gad_tensor *g) {
     return 0;
 }
 
-/* 1 if every element of t is finite. */
-static bool all_finite(gad_tensor *t) {
-    gad_tensor *c = gad_contiguous(t);
-    if (!c) return true;
-    if (c->dtype == GAD_F32) {
-        const float *p = gad__ptr(c);
-        for (int64_t i = 0; i < c->numel; i++)
-            if (!isfinite(p[i])) return false;
-    } else if (c->dtype == GAD_F64) {
-        const double *p = gad__ptr(c);
-        for (int64_t i = 0; i < c->numel; i++)
-            if (!isfinite(p[i])) return false;
-    }
-    return true;
-}
-
 static int check_anomaly(gad_node *n, int i, gad_tensor *g) {
-    if (!atomic_load_explicit(&g_anomaly, memory_order_relaxed) || all_finite(g))
+    if (!atomic_load_explicit(&g_anomaly, memory_order_relaxed) || GAD_BE(g)->all_finite(g))
         return 0;
     gad_node *p = n->parents[i];
     gad__err(GAD_ERR_DOMAIN, n->info->name,
@@ -222,6 +111,36 @@ static int check_anomaly(gad_node *n, int i, gad_tensor *g) {
              "created by %s",
              i, p->info ? p->info->name : "a leaf");
     return -1;
+}
+
+/* A VJP fills exactly the gradients it was asked for (DESIGN §6): for each
+ * input with need[i], NULL (zero) or a tensor of that input's shape, dtype
+ * and device; nothing for the others. Anything else is a bug of the op's,
+ * reported as an error rather than summed into a wrong gradient. */
+static GAD_COLD int vjp_mismatch(const gad_node *n, int i, const gad_tensor *g) {
+    const gad_node *p = n->parents[i];
+    char b1[GAD_SHAPE_BUF], b2[GAD_SHAPE_BUF];
+    if (!p)
+        gad__err(GAD_ERR_DOMAIN, n->info->name,
+                 "internal error: the VJP gave input %d, which needs none, a gradient", i);
+    else
+        gad__err(GAD_ERR_DOMAIN, n->info->name,
+                 "internal error: the VJP gave input %d a gradient %s %s for an input %s %s",
+                 i, gad_dtype_name((gad_dtype_t)g->dtype), gad__shape_str(b1, g->shape, g->rank),
+                 gad_dtype_name((gad_dtype_t)p->dtype), gad__shape_str(b2, p->shape, p->rank));
+    return -1;
+}
+
+static int check_vjp(const gad_node *n, const bool *need, gad_tensor *const *gin) {
+    for (int i = 0; i < n->nparents; i++) {
+        const gad_tensor *g = gin[i];
+        if (!g) continue;
+        const gad_node *p = n->parents[i];
+        if (GAD_UNLIKELY(!need[i] || g->dtype != p->dtype ||
+                         !gad__same_shape(g->shape, g->rank, p->shape, p->rank)))
+            return vjp_mismatch(n, i, g);
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------- the reverse pass
@@ -398,6 +317,7 @@ static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
                 }
                 gad_scope_begin();
                 int rc = n->info->vjp(n, gy, need, gin);
+                if (rc == 0) rc = check_vjp(n, need, gin);
                 for (int i = 0; rc == 0 && i < n->nparents; i++) {
                     if (!need[i] || !gin[i]) continue;
                     if (check_anomaly(n, i, gin[i])) rc = -1;
@@ -427,6 +347,10 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
         return GAD_ERR_DTYPE;
     }
     if (seed) {
+        if (seed->dev != out->dev) {
+            gad__err_device(op, out->dev, seed->dev);
+            return GAD_ERR_DEVICE;
+        }
         if (seed->dtype != out->dtype) {
             gad__err(GAD_ERR_DTYPE, op, "seed is %s, output %s",
                      gad_dtype_name((gad_dtype_t)seed->dtype),
@@ -524,8 +448,11 @@ gad_status gad_backward(gad_tensor *out) {
 
 /* --------------------------------------------- VJPs through a composition */
 
-int gad__vjp_composed(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin,
-                      gad_tensor *y) {
+/* gad__vjp_composed (src/ad/ad_int.h): the fused ops' VJPs under
+ * create_graph pull gy back through a composition of tracked ops, which is a
+ * pass of this engine's; the tape reaches it through a hook set here. */
+static int vjp_composed(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin,
+                        gad_tensor *y) {
     if (!y) return -1;
     if (!y->node) return 0; /* nothing on the tape: zero gradients */
     int np = n->nparents, rc = 0;
@@ -580,6 +507,7 @@ static int check_vectors(const char *op, gad_tensor *const *x,
                          gad_tensor *const *v, int n) {
     for (int i = 0; i < n; i++) {
         if (!x || !v || !x[i] || !v[i]) return (gad__null_arg(op), -1);
+        if (x[i]->dev != v[i]->dev) return (gad__err_device(op, x[i]->dev, v[i]->dev), -1);
         if (x[i]->dtype != v[i]->dtype) {
             gad__err(GAD_ERR_DTYPE, op, "v[%d] is %s, input %s", i,
                      gad_dtype_name((gad_dtype_t)v[i]->dtype),
@@ -656,7 +584,7 @@ gad_status gad_jvp(gad_tensor *out, gad_tensor *const *inputs,
     if (!u) st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
     if (st == GAD_OK) st = run("jvp", out, u, inputs, n, g, GAD_CREATE_GRAPH, true);
     if (st == GAD_OK) {
-        gad_tensor *d = n > 0 ? dot_all(g, v, n) : gad_zeros(NULL, 0, (gad_dtype_t)out->dtype);
+        gad_tensor *d = n > 0 ? dot_all(g, v, n) : gad__full_on(out->dev, NULL, 0, out->dtype, 0);
         st = d ? run("jvp", d, NULL, &u, 1, jv, 0, true) : gad_last_error()->kind;
         if (st == GAD_OK) gad_keep(*jv);
     }
@@ -704,3 +632,5 @@ gad_status gad_graph_dot(gad_tensor *out, FILE *f) {
     }
     return GAD_OK;
 }
+
+GAD_CONSTRUCTOR(engine_hooks) { gad__vjp_composed_hook = vjp_composed; }

@@ -1,0 +1,141 @@
+/* backend.h: the seam between the ops and the devices (DESIGN §1, §9). One
+ * table of kernel entry points per back end, at the granularity of the
+ * kernel families; a device is a number (src/core/gad_int.h) whose table
+ * is gad__backends[dev]. The CPU (src/cpu/backend.c) is device 0.
+ *
+ * The contract of every entry, unless it says otherwise:
+ * - The ops layer has validated dtypes, shapes and devices: every tensor
+ *   argument lives on this back end's device, and outputs are fresh
+ *   contiguous tensors the caller allocated there (gad__tensor_new).
+ * - Inputs may have any strides where the entry says so; otherwise the
+ *   caller passes packed (contiguous) tensors (gad__contig).
+ * - Kernels never know about gradients and never allocate tensors.
+ * - An entry that returns int returns 0, or -1 with the error recorded
+ *   (gad__err): an index out of range (checked here, on the device, so that
+ *   an op never copies indices to the host to validate them), or scratch
+ *   memory the kernel could not get (a memory error under op).
+ * - Work may be queued: a device back end's results are ready at the next
+ *   copy to the host or sync (gad_devmem). */
+#ifndef GAD_BACKEND_H
+#define GAD_BACKEND_H
+
+#include "gad_int.h"
+#include "cpu/cpu.h" /* the kernel ids: gad_ukernel, gad_bkernel, gad_gkernel */
+
+/* A HELIX block's tensors, in one array: the ten inputs (x, wa, wb, wo,
+ * wf1, wf2, g1..g4), then the buffers the forward fills and the backward
+ * reads (a, h, out1, f1, f2), then the forward's scratch (s2, xn2). */
+enum {
+    GAD_HX_X, GAD_HX_WA, GAD_HX_WB, GAD_HX_WO, GAD_HX_WF1, GAD_HX_WF2,
+    GAD_HX_G1, GAD_HX_G2, GAD_HX_G3, GAD_HX_G4, GAD_HX_NIN,
+    GAD_HX_A = GAD_HX_NIN, GAD_HX_H, GAD_HX_OUT1, GAD_HX_F1, GAD_HX_F2, GAD_HX_NSAVE,
+    GAD_HX_S2 = GAD_HX_NSAVE, GAD_HX_XN2, GAD_HX_NALL
+};
+
+/* One optimizer update of one parameter (src/cpu/optim.c): p, g and the
+ * state tensors s1, s2 contiguous, of p's dtype and shape (NULL when the
+ * method keeps none); the scalars as the method defines them. */
+typedef struct gad_optim_args {
+    gad_tensor *p;
+    const gad_tensor *g;
+    gad_tensor *s1, *s2; /* SGD: momentum buffer (s2 NULL); AdamW: m, v */
+    double lr, momentum, dampening, weight_decay;
+    int nesterov, fresh;  /* fresh: s1 was just made (SGD's first step) */
+    double beta1, beta2, eps, bc1, bc2; /* AdamW; bias corrections */
+} gad_optim_args;
+
+typedef struct gad_backend {
+    const char *name;
+    const gad_devmem *mem; /* allocation, copies and sync (core's half) */
+
+    /* -- elementwise (any strides; b and v broadcast to the output) */
+    void (*unary)(gad_ukernel k, const gad_tensor *x, gad_tensor *y, const gad_uparams *p);
+    void (*binary)(gad_bkernel k, const gad_tensor *a, const gad_tensor *b, gad_tensor *y);
+    void (*grad)(gad_gkernel k, const gad_tensor *gy, const gad_tensor *v, gad_tensor *out,
+                 const gad_uparams *p);
+    /* y (x's shape, another dtype) = x converted (any strides), as
+     * gad_cast defines it. */
+    void (*convert)(const gad_tensor *x, gad_tensor *y);
+
+    /* -- reductions (packed x; see cpu.h for each one's meaning) */
+    void (*sum)(const gad_tensor *x, unsigned mask, double scale, gad_tensor *y);
+    void (*amax)(const gad_tensor *x, int axis, gad_tensor *y);
+    void (*amax_mask)(const gad_tensor *x, int axis, gad_tensor *y);
+    void (*argmax)(const gad_tensor *x, int axis, gad_tensor *y);
+    void (*softmax)(const gad_tensor *x, int axis, int log, gad_tensor *y);
+    /* Whether every element of x (any strides, float) is finite. */
+    bool (*all_finite)(const gad_tensor *x);
+
+    /* -- indexing (index: i64, any strides) */
+    /* Every value of index in [lo, hi), else an index error under op:
+     * "index V out of bounds for size D" (lo = -D, hi = D) or, with unit,
+     * "index V out of bounds for D <unit>" (lo = 0, hi = D). */
+    int (*check_index)(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
+                       const char *unit);
+    void (*gather)(const gad_tensor *x, int axis, const gad_tensor *index, gad_tensor *y);
+    void (*scatter_add)(gad_tensor *y, int axis, const gad_tensor *index,
+                        const gad_tensor *src);
+    void (*take)(const gad_tensor *x, int axis, const gad_tensor *index, gad_tensor *y);
+    void (*cat_into)(const gad_tensor *x, int axis, int64_t start, gad_tensor *y);
+
+    /* -- matrix products. y (batch + [M, N], contiguous) = a @ b with
+     * NumPy's batch broadcasting; a1/b1: a is 1-D (a row [1, K]) or b is
+     * 1-D (a column [K, 1]). a and b any strides (transposed views without
+     * copies where the GEMM can read them). -1: scratch memory (recorded). */
+    int (*matmul)(const char *op, const gad_tensor *a, const gad_tensor *b, gad_tensor *y,
+                  int a1, int b1);
+
+    /* -- the fused HELIX kernels (packed tensors; SPEC 4; cpu/fused.h) */
+    void (*scan_fwd)(const gad_tensor *a, const gad_tensor *b, gad_tensor *h);
+    /* ga or gb NULL when not wanted */
+    void (*scan_bwd)(const gad_tensor *a, const gad_tensor *h, const gad_tensor *gh,
+                     gad_tensor *ga, gad_tensor *gb);
+    void (*rms_fwd)(const gad_tensor *x, gad_tensor *y, double eps);
+    void (*rms_bwd)(const gad_tensor *x, const gad_tensor *g, gad_tensor *dx, double eps);
+    /* masked cross-entropy over logits [N, V]: prep checks the targets of
+     * the rows whose weight is not 0 against V (an index error "target T of
+     * row R out of bounds for V classes"), writes them to safe (i64 [N],
+     * unweighted rows' targets 0), the total |weight| to count (f64, rank
+     * 0) and -1/count (0 when count is 0) to nscale (the logits' dtype,
+     * rank 0). fwd writes the softmax rows to probs and the loss to loss
+     * (rank 0); bwd writes dlogits = (probs - onehot) * mask * gy / count. */
+    int (*mce_prep)(const char *op, const gad_tensor *targets, const gad_tensor *mask,
+                    int64_t V, gad_tensor *safe, gad_tensor *count, gad_tensor *nscale);
+    int (*mce_fwd)(const char *op, const gad_tensor *logits, const gad_tensor *safe,
+                   const gad_tensor *mask, gad_tensor *probs, gad_tensor *loss);
+    void (*mce_bwd)(const gad_tensor *probs, const gad_tensor *safe, const gad_tensor *mask,
+                    const gad_tensor *count, const gad_tensor *gy, gad_tensor *dlogits);
+    /* y [R, D] = rows idx (values checked by the caller) of table [V, D];
+     * gt (zeroed by the caller) += the rows of gy scattered back. */
+    void (*emb_fwd)(const gad_tensor *table, const gad_tensor *idx, gad_tensor *y);
+    void (*emb_bwd)(const gad_tensor *idx, const gad_tensor *gy, gad_tensor *gt);
+    /* t holds GAD_HX_NALL tensors (the forward) or GAD_HX_NSAVE (the
+     * backward: s2 and xn2 are recomputed); grads the ten inputs' gradients
+     * (NULL entries skipped). -1: scratch memory (recorded). */
+    int (*helix_fwd)(const char *op, gad_tensor *const *t, gad_tensor *y, double eps);
+    int (*helix_bwd)(const char *op, gad_tensor *const *t, const gad_tensor *gy,
+                     gad_tensor *const *grads, double eps);
+
+    /* -- optimizers (src/cpu/optim.c): one parameter's update in place */
+    void (*sgd_step)(const gad_optim_args *a);
+    void (*adamw_step)(const gad_optim_args *a);
+    /* The sum of the squares of g's elements (contiguous), in double, in
+     * an order fixed by the size alone; and g *= s in place. */
+    double (*sumsq)(const gad_tensor *g);
+    void (*scale)(gad_tensor *g, double s);
+} gad_backend;
+
+/* The table of every device (NULL where none is registered). */
+extern const gad_backend *gad__backends[GAD_MAX_DEVICES];
+
+/* The table of t's device. */
+#define GAD_BE(t) (gad__backends[(t)->dev])
+
+/* The CPU's table (device 0). */
+extern const gad_backend gad__cpu_backend;
+
+/* Register a back end as a new device: its memory hooks go to core, its
+ * table here. Returns the device number, or -1 when every slot is taken. */
+int gad__backend_register(const gad_backend *be);
+
+#endif

@@ -1,0 +1,62 @@
+/* device.c: the devices core knows by number: the host (device 0), whose
+ * memory is core's own, and those that back ends register with the memory
+ * half of their table (DESIGN §9). Copies between devices and the host go
+ * through these hooks and nowhere else. */
+#include "gad_int.h"
+
+#include <pthread.h>
+
+/* The host's hooks: core's storages and packing loops. */
+static gad_storage *host_storage_new(int dev, size_t nbytes) {
+    (void)dev;
+    return gad__storage_new(nbytes);
+}
+
+static int host_copy(void *dst, const void *src, size_t n) {
+    if (n) memcpy(dst, src, n);
+    return 0;
+}
+
+static int host_sync(const char *op, int dev) {
+    (void)op, (void)dev;
+    return 0;
+}
+
+const gad_devmem gad__host_mem = {
+    .name = "cpu",
+    .storage_new = host_storage_new,
+    .storage_free = NULL, /* host storages are freed by memory.c itself */
+    .to_host = host_copy,
+    .from_host = host_copy,
+    .copy_strided = gad__host_copy_strided,
+    .fill = gad__host_fill,
+    .sync = host_sync,
+};
+
+const gad_devmem *gad__devmem[GAD_MAX_DEVICES] = {[GAD_DEV_HOST] = &gad__host_mem};
+
+static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int gad__device_register(const gad_devmem *m) {
+    int id = -1;
+    pthread_mutex_lock(&dev_lock);
+    for (int i = 1; i < GAD_MAX_DEVICES && id < 0; i++)
+        if (!gad__devmem[i]) {
+            gad__devmem[i] = m;
+            id = i;
+        }
+    pthread_mutex_unlock(&dev_lock);
+    return id;
+}
+
+const char *gad__device_name(int dev) {
+    return dev >= 0 && dev < GAD_MAX_DEVICES && gad__devmem[dev] ? gad__devmem[dev]->name
+                                                                 : "?";
+}
+
+void *gad__err_device(const char *op, int dev_a, int dev_b) {
+    return gad__err(GAD_ERR_DEVICE, op,
+                    "inputs are on different devices (%s and %s); nothing is "
+                    "copied implicitly",
+                    gad__device_name(dev_a), gad__device_name(dev_b));
+}

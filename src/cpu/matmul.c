@@ -1,0 +1,143 @@
+/* matmul.c: the CPU's batched matrix product behind gad_matmul: NumPy's
+ * batch broadcasting over GEMMs (src/cpu/gemm.c), transposed views read in
+ * place, operands GEMM cannot read packed, a batch of row-major matrices
+ * against one shared matrix folded into a single GEMM, and small products
+ * spread over threads a batch entry each. */
+#include "cpu.h"
+#include "cpu/gemm.h"
+
+/* One operand seen as a batch of matrices: rows x cols per batch entry. */
+typedef struct mat_view {
+    const char *base;
+    int trans;    /* element (i, j) at base[j * ld + i] instead of i * ld + j */
+    int64_t ld;
+    int64_t bstride[GAD_MAX_RANK]; /* per broadcast batch dim, in elements */
+} mat_view;
+
+/* Whether the last two axes (strides sr, sc for a rows x cols matrix) can go
+ * to GEMM directly, and how. */
+static bool gemm_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc,
+                        int *trans, int64_t *ld) {
+    int64_t mc = cols > 1 ? cols : 1, mr = rows > 1 ? rows : 1;
+    if ((sc == 1 || cols <= 1) && (rows <= 1 || sr >= mc)) {
+        *trans = 0;
+        *ld = rows <= 1 ? mc : sr;
+        return true;
+    }
+    if ((sr == 1 || rows <= 1) && (cols <= 1 || sc >= mr)) {
+        *trans = 1;
+        *ld = cols <= 1 ? mr : sc;
+        return true;
+    }
+    return false;
+}
+
+typedef struct mm_ctx {
+    int dtype;
+    int64_t M, N, K;
+    mat_view a, b;
+    char *y;
+    int nb; /* batch rank */
+    int64_t bshape[GAD_MAX_RANK];
+    atomic_int failed;
+} mm_ctx;
+
+static int one_gemm(mm_ctx *c, const char *a, const char *b, char *y) {
+    if (c->dtype == GAD_F32)
+        return gad__sgemm(c->a.trans, c->b.trans, c->M, c->N, c->K, 1.0f,
+                          (const float *)a, c->a.ld, (const float *)b, c->b.ld,
+                          0.0f, (float *)y, c->N);
+    return gad__dgemm(c->a.trans, c->b.trans, c->M, c->N, c->K, 1.0,
+                      (const double *)a, c->a.ld, (const double *)b, c->b.ld,
+                      0.0, (double *)y, c->N);
+}
+
+static void mm_batches(void *vc, int64_t lo, int64_t hi) {
+    mm_ctx *c = vc;
+    int64_t es = (int64_t)gad__dsize(c->dtype);
+    for (int64_t k = lo; k < hi; k++) {
+        int64_t rem = k, oa = 0, ob = 0;
+        for (int d = c->nb - 1; d >= 0; d--) {
+            int64_t i = rem % c->bshape[d];
+            rem /= c->bshape[d];
+            oa += i * c->a.bstride[d];
+            ob += i * c->b.bstride[d];
+        }
+        /* batch strides may be negative (a reversed batch axis) */
+        if (one_gemm(c, c->a.base + oa * es, c->b.base + ob * es, c->y + k * c->M * c->N * es))
+            atomic_store(&c->failed, 1);
+    }
+}
+
+int gad__k_matmul(const char *op, const gad_tensor *a, const gad_tensor *b, gad_tensor *y,
+                  int a1, int b1) {
+    if (y->numel == 0) return 0;
+    int64_t M = a1 ? 1 : a->shape[a->rank - 2], K = a->shape[a->rank - 1];
+    int64_t N = b1 ? 1 : b->shape[b->rank - 1];
+    mm_ctx c = {.dtype = a->dtype, .M = M, .N = N, .K = K, .nb = y->rank - 2};
+    for (int d = 0; d < c.nb; d++) c.bshape[d] = y->shape[d];
+    gad_tensor *ac = NULL, *bc = NULL;
+    /* Operands whose matrices GEMM cannot read in place are packed. */
+    for (int side = 0; side < 2; side++) {
+        const gad_tensor *t = side ? b : a; gad_tensor **tc = side ? &bc : &ac;
+        mat_view *v = side ? &c.b : &c.a;
+        bool one = side ? b1 : a1;
+        int64_t rows = side ? K : M, cols = side ? N : K;
+        int64_t sr, sc;
+        if (one) {
+            /* a 1-D a is a row [1, K], a 1-D b a column [K, 1] */
+            sr = side ? t->strides[0] : 0;
+            sc = side ? 0 : t->strides[0];
+        } else {
+            sr = t->strides[t->rank - 2];
+            sc = t->strides[t->rank - 1];
+        }
+        if (!gemm_layout(rows, cols, sr, sc, &v->trans, &v->ld)) {
+            if (!(*tc = gad__contig(op, t))) goto fail;
+            t = *tc;
+            sr = one ? (side ? 1 : 0) : t->strides[t->rank - 2];
+            sc = one ? (side ? 0 : 1) : t->strides[t->rank - 1];
+            gemm_layout(rows, cols, sr, sc, &v->trans, &v->ld);
+        }
+        v->base = gad__ptr(t);
+        int rt = one ? 0 : t->rank - 2;
+        for (int d = 0; d < c.nb; d++) {
+            int j = d - (c.nb - rt);
+            v->bstride[d] = (j < 0 || t->shape[j] == 1) ? 0 : t->strides[j];
+        }
+    }
+    c.y = gad__ptr(y);
+    int64_t nbatch = y->numel / (M * N > 0 ? M * N : 1);
+    atomic_init(&c.failed, 0);
+    /* A batch of row-major a matrices against one b is a single GEMM with
+     * batch * M rows. */
+    bool b_shared = true, a_rows = !c.a.trans && c.nb > 0;
+    int64_t expect = M * c.a.ld;
+    for (int d = c.nb - 1; d >= 0; d--) {
+        if (c.b.bstride[d] != 0) b_shared = false;
+        if (c.bshape[d] != 1 && c.a.bstride[d] != expect) a_rows = false;
+        expect *= c.bshape[d];
+    }
+    if (nbatch > 1 && b_shared && a_rows) {
+        int64_t m = c.M;
+        c.M = m * nbatch;
+        if (one_gemm(&c, c.a.base, c.b.base, c.y)) atomic_store(&c.failed, 1);
+        c.M = m;
+    } else if (nbatch > 1 && (double)M * (double)N * (double)K < 2097152.0) {
+        /* small matrices: one thread per group of batch entries */
+        gad__parallel_for(nbatch, 1, mm_batches, &c);
+    } else {
+        mm_batches(&c, 0, nbatch);
+    }
+    if (atomic_load(&c.failed)) {
+        gad__err(GAD_ERR_MEMORY, op, "cannot allocate GEMM scratch");
+        goto fail;
+    }
+    gad_release(ac);
+    gad_release(bc);
+    return 0;
+fail:
+    gad_release(ac);
+    gad_release(bc);
+    return -1;
+}
