@@ -5,217 +5,8 @@
 
 #include <stdint.h>
 
-/* ------------------------------------------------------------------ helpers */
-
-static int64_t numel_of(const int64_t *s, int r) {
-    int64_t n = 1;
-    for (int i = 0; i < r; i++) n *= s[i];
-    return n;
-}
-
-/* Row-major multi-index of flat position f in shape s. */
-static void unflat(int64_t f, const int64_t *s, int r, int64_t *idx) {
-    for (int i = r - 1; i >= 0; i--) {
-        idx[i] = s[i] ? f % s[i] : 0;
-        f = s[i] ? f / s[i] : 0;
-    }
-}
-
-static int64_t flat(const int64_t *idx, const int64_t *s, int r) {
-    int64_t f = 0;
-    for (int i = 0; i < r; i++) f = f * s[i] + idx[i];
-    return f;
-}
-
-static double *read_all(gad_tensor *t) {
-    int64_t n = gad_numel(t);
-    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-    gad_status st = gad_read_f64(t, v, (size_t)n);
-    CHECK(st == GAD_OK);
-    return v;
-}
-
-/* Equal (tol == 0; NaN matches NaN, -0 matches 0) or within
- * tol * max(1, |ref|). */
-static int close_(double got, double ref, double tol) {
-    if (tol == 0) return (isnan(got) && isnan(ref)) || got == ref;
-    return test_near_(got, ref, tol * (fabs(ref) > 1 ? fabs(ref) : 1));
-}
-
-/* Compares every element of t with ref[]; reports the first mismatch and
- * the number of mismatches. */
-static int cmp_(gad_tensor *t, const double *ref, int64_t n, double tol,
-                const char *file, int line, const char *ctx) {
-    if (!t) {
-        fprintf(stderr, "%s:%d: [%s] %s: tensor is NULL: %s\n", file, line,
-                test_current_, ctx,
-                gad_last_error() ? gad_last_error()->text : "no error");
-        return 0;
-    }
-    if (gad_numel(t) != n) {
-        fprintf(stderr, "%s:%d: [%s] %s: numel %lld, expected %lld\n", file,
-                line, test_current_, ctx, (long long)gad_numel(t), (long long)n);
-        return 0;
-    }
-    double *got = read_all(t);
-    int64_t bad = 0, first = -1;
-    for (int64_t i = 0; i < n; i++)
-        if (!close_(got[i], ref[i], tol)) {
-            if (first < 0) first = i;
-            bad++;
-        }
-    if (bad)
-        fprintf(stderr,
-                "%s:%d: [%s] %s: %lld of %lld elements differ; first at %lld: "
-                "%.17g, expected %.17g (tol %g)\n",
-                file, line, test_current_, ctx, (long long)bad, (long long)n,
-                (long long)first, got[first], ref[first], tol);
-    free(got);
-    return bad == 0;
-}
-
-#define CHECK_CLOSE(t, ref, n, tol, ...)                                       \
-    do {                                                                       \
-        char ctx_[1024];                                                        \
-        snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                              \
-        test_checks_++;                                                        \
-        if (!cmp_((t), (ref), (n), (tol), __FILE__, __LINE__, ctx_))           \
-            test_failures_++;                                                  \
-    } while (0)
-
-static int same_shape(gad_tensor *t, const int64_t *s, int r) {
-    if (!t || gad_rank(t) != r) return 0;
-    for (int i = 0; i < r; i++)
-        if (gad_shape(t)[i] != s[i]) return 0;
-    return 1;
-}
-
-static void shape_str(char *buf, size_t cap, const int64_t *s, int r) {
-    size_t k = (size_t)snprintf(buf, cap, "[");
-    for (int i = 0; i < r && k < cap; i++)
-        k += (size_t)snprintf(buf + k, cap - k, i ? ",%lld" : "%lld",
-                              (long long)s[i]);
-    if (k < cap) snprintf(buf + k, cap - k, "]");
-}
-
-/* Bitwise equality of two contiguous tensors' elements. */
-static int same_bits(gad_tensor *a, gad_tensor *b) {
-    if (!a || !b || gad_numel(a) != gad_numel(b) || gad_dtype(a) != gad_dtype(b))
-        return 0;
-    const void *pa = gad_data(a), *pb = gad_data(b);
-    if (!pa || !pb) return 0;
-    return memcmp(pa, pb, (size_t)gad_numel(a) * gad_dtype_size(gad_dtype(a))) == 0;
-}
-
-/* ------------------------------------------------------- operand layouts
- * make_view builds a tensor of logical shape s in one of these layouts from
- * a fresh random base, and computes the values it must hold by mapping each
- * of its multi-indices to the base itself. */
-enum { L_CONTIG, L_PERM, L_SLICE, L_NEGSLICE, L_BCAST, L_UNSQ, L_OFFSET, L_COUNT };
-static const char *const L_NAME[L_COUNT] = {
-    "contiguous", "permuted", "sliced(step 2)", "sliced(step -2)",
-    "broadcast_to", "unsqueeze+broadcast", "row-major at an offset"};
-
-static gad_tensor *make_view(gad_rng *rng, int kind, gad_dtype_t dt,
-                             const int64_t *s, int r, double lo, double hi,
-                             double **vals_out) {
-    int64_t b[GAD_MAX_RANK] = {0};
-    int rb = r, q[GAD_MAX_RANK] = {0}, k = r / 2;
-    gad_range rg[GAD_MAX_RANK];
-    if (r == 0) kind = L_CONTIG;
-    switch (kind) {
-    case L_PERM: /* view axis i is base axis q[i] */
-        for (int i = 0; i < r; i++) {
-            q[i] = (i + 1) % r;
-            b[q[i]] = s[i];
-        }
-        break;
-    case L_SLICE:
-        for (int d = 0; d < r; d++) {
-            b[d] = 2 * s[d] + 1;
-            rg[d] = GAD_RANGE_STEP(1, GAD_NIL, 2);
-        }
-        break;
-    case L_NEGSLICE:
-        for (int d = 0; d < r; d++) {
-            b[d] = 2 * s[d];
-            rg[d] = s[d] ? GAD_RANGE_STEP(GAD_NIL, GAD_NIL, -2) : GAD_ALL;
-        }
-        break;
-    case L_BCAST:
-        rb = r >= 2 ? r - 1 : r;
-        for (int j = 0; j < rb; j++) b[j] = s[j + r - rb];
-        if (r == 1 || r >= 3) b[rb - 1] = 1;
-        break;
-    case L_UNSQ:
-        rb = r - 1;
-        for (int j = 0; j < rb; j++) b[j] = s[j < k ? j : j + 1];
-        break;
-    case L_OFFSET: /* rows 1 .. s[0] of s[0] + 2: packed strides, offset */
-        for (int d = 0; d < r; d++) b[d] = s[d];
-        b[0] = s[0] + 2;
-        rg[0] = GAD_RANGE(1, 1 + s[0]);
-        break;
-    default:
-        for (int d = 0; d < r; d++) b[d] = s[d];
-    }
-    gad_tensor *base = gad_rng_uniform_tensor(rng, b, rb, dt, lo, hi);
-    CHECK(base != NULL);
-    int64_t bn = numel_of(b, rb);
-    double *bv = read_all(base);
-    gad_tensor *v = base;
-    switch (kind) {
-    case L_PERM: v = gad_permute(base, q, r); break;
-    case L_SLICE:
-    case L_NEGSLICE: v = gad_slice(base, rg, r); break;
-    case L_OFFSET: v = gad_slice(base, rg, 1); break;
-    case L_BCAST: v = gad_broadcast_to(base, s, r); break;
-    case L_UNSQ:
-        v = gad_unsqueeze(base, k);
-        if (s[k] != 1) v = gad_broadcast_to(v, s, r);
-        break;
-    default: break;
-    }
-    int64_t n = numel_of(s, r);
-    double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
-    int64_t idx[GAD_MAX_RANK] = {0}, bi[GAD_MAX_RANK] = {0};
-    for (int64_t f = 0; f < n; f++) {
-        unflat(f, s, r, idx);
-        switch (kind) {
-        case L_PERM:
-            for (int i = 0; i < r; i++) bi[q[i]] = idx[i];
-            break;
-        case L_SLICE:
-            for (int d = 0; d < r; d++) bi[d] = 1 + 2 * idx[d];
-            break;
-        case L_NEGSLICE:
-            for (int d = 0; d < r; d++) bi[d] = 2 * s[d] - 1 - 2 * idx[d];
-            break;
-        case L_BCAST:
-            for (int j = 0; j < rb; j++) bi[j] = b[j] == 1 ? 0 : idx[j + r - rb];
-            break;
-        case L_UNSQ:
-            for (int j = 0; j < rb; j++) bi[j] = idx[j < k ? j : j + 1];
-            break;
-        case L_OFFSET:
-            for (int d = 0; d < r; d++) bi[d] = idx[d] + (d == 0);
-            break;
-        default:
-            for (int d = 0; d < r; d++) bi[d] = idx[d];
-        }
-        int64_t bf = flat(bi, b, rb);
-        vals[f] = bf < bn ? bv[bf] : NAN;
-    }
-    free(bv);
-    char ss[128];
-    shape_str(ss, sizeof ss, s, r);
-    CHECK_MSG(same_shape(v, s, r), "%s view of %s", L_NAME[kind], ss);
-    CHECK_MSG(v && gad_dtype(v) == dt, "%s view dtype", L_NAME[kind]);
-    /* the view reads back (through gad_read_f64) as our index mapping says */
-    CHECK_CLOSE(v, vals, n, 0, "%s view of %s reads back", L_NAME[kind], ss);
-    *vals_out = vals;
-    return v;
-}
+/* (test.h has the helpers shared with test_reduce.c: shapes, CHECK_CLOSE
+ * and the operand layouts of test_make_view.) */
 
 /* ------------------------------------------------------------ binary ops */
 
@@ -271,7 +62,7 @@ static double bcast_at(const double *v, const int64_t *s, int r,
                        const int64_t *oidx, int ro) {
     int64_t ii[GAD_MAX_RANK];
     for (int j = 0; j < r; j++) ii[j] = s[j] == 1 ? 0 : oidx[j + ro - r];
-    return v[flat(ii, s, r)];
+    return v[test_flat(ii, s, r)];
 }
 
 /* Every binary op on a (shape sa, layout ka) and b (sb, kb) in dtype dt,
@@ -284,29 +75,29 @@ static void check_binary_case(gad_rng *rng, gad_dtype_t dt, const int64_t *sa,
         CHECK_MSG(0, "bad test case");
         return;
     }
-    int64_t n = numel_of(so, ro);
+    int64_t n = test_numel(so, ro);
     char sas[128], sbs[128];
-    shape_str(sas, sizeof sas, sa, ra);
-    shape_str(sbs, sizeof sbs, sb, rb);
+    test_shape_str(sas, sizeof sas, sa, ra);
+    test_shape_str(sbs, sizeof sbs, sb, rb);
     gad_scope_begin();
     double *va, *vb;
-    gad_tensor *a = make_view(rng, ka, dt, sa, ra, -2, 2, &va);
-    gad_tensor *b = make_view(rng, kb, dt, sb, rb, -2, 2, &vb);
+    gad_tensor *a = test_make_view(rng, ka, dt, sa, ra, -2, 2, NULL, &va);
+    gad_tensor *b = test_make_view(rng, kb, dt, sb, rb, -2, 2, NULL, &vb);
     double *ref = malloc((size_t)(n ? n : 1) * sizeof *ref);
     for (int op = 0; op < B_COUNT; op++) {
         for (int64_t f = 0; f < n; f++) {
-            unflat(f, so, ro, oidx);
+            test_unflat(f, so, ro, oidx);
             ref[f] = bref(op, bcast_at(va, sa, ra, oidx, ro),
                           bcast_at(vb, sb, rb, oidx, ro), dt);
         }
         gad_tensor *y = bapply(op, a, b);
         CHECK_OK();
-        CHECK_MSG(same_shape(y, so, ro), "%s %s(%s) vs %s(%s): output shape",
-                  B_NAME[op], sas, L_NAME[ka], sbs, L_NAME[kb]);
+        CHECK_MSG(test_same_shape(y, so, ro), "%s %s(%s) vs %s(%s): output shape",
+                  B_NAME[op], sas, test_layout_name(ka), sbs, test_layout_name(kb));
         CHECK(y && gad_dtype(y) == dt);
         CHECK(y && gad_is_contiguous(y));
         CHECK_CLOSE(y, ref, n, 0, "%s %s %s(%s) , %s(%s)", B_NAME[op],
-                    gad_dtype_name(dt), sas, L_NAME[ka], sbs, L_NAME[kb]);
+                    gad_dtype_name(dt), sas, test_layout_name(ka), sbs, test_layout_name(kb));
     }
     free(ref);
     free(va);
@@ -346,11 +137,11 @@ TEST(binary_all_layouts) {
         const shape_pair *sp = &PAIRS[p];
         int big = sp->ra > 4 || sp->rb > 4;
         for (int dt = GAD_F32; dt <= GAD_F64; dt++)
-            for (int ka = 0; ka < L_COUNT; ka++)
-                for (int kb = 0; kb < L_COUNT; kb++) {
+            for (int ka = 0; ka < TEST_L_COUNT; ka++)
+                for (int kb = 0; kb < TEST_L_COUNT; kb++) {
                     /* rank 8: every layout against a contiguous operand
                      * and against itself (keeps the run short) */
-                    if (big && ka != kb && ka != L_CONTIG && kb != L_CONTIG)
+                    if (big && ka != kb && ka != TEST_L_CONTIG && kb != TEST_L_CONTIG)
                         continue;
                     check_binary_case(rng, (gad_dtype_t)dt, sp->a, sp->ra, ka,
                                       sp->b, sp->rb, kb);
@@ -493,16 +284,18 @@ TEST(binary_ieee) {
 TEST(binary_large_threads) {
     gad_rng *rng = gad_rng_new(99);
     int64_t so[] = {301, 401};
-    int64_t n = numel_of(so, 2);
+    int64_t n = test_numel(so, 2);
     CHECK(n >= 100000);
-    const int kinds[][2] = {{L_CONTIG, L_CONTIG}, {L_PERM, L_BCAST},
-                            {L_NEGSLICE, L_CONTIG}, {L_SLICE, L_UNSQ}};
+    const int kinds[][2] = {{TEST_L_CONTIG, TEST_L_CONTIG}, {TEST_L_PERM, TEST_L_BCAST},
+                            {TEST_L_NEGSLICE, TEST_L_CONTIG}, {TEST_L_SLICE, TEST_L_UNSQ}};
     for (int dt = GAD_F32; dt <= GAD_F64; dt++)
         for (size_t kc = 0; kc < sizeof kinds / sizeof kinds[0]; kc++) {
             gad_scope_begin();
             double *va, *vb;
-            gad_tensor *a = make_view(rng, kinds[kc][0], (gad_dtype_t)dt, so, 2, -3, 3, &va);
-            gad_tensor *b = make_view(rng, kinds[kc][1], (gad_dtype_t)dt, so, 2, -3, 3, &vb);
+            gad_tensor *a = test_make_view(rng, kinds[kc][0], (gad_dtype_t)dt, so, 2, -3, 3,
+                                           NULL, &va);
+            gad_tensor *b = test_make_view(rng, kinds[kc][1], (gad_dtype_t)dt, so, 2, -3, 3,
+                                           NULL, &vb);
             double *ref = malloc((size_t)n * sizeof *ref);
             for (int op = 0; op < B_COUNT; op++) {
                 for (int64_t f = 0; f < n; f++) ref[f] = bref(op, va[f], vb[f], (gad_dtype_t)dt);
@@ -515,16 +308,18 @@ TEST(binary_large_threads) {
                 gad_tensor *y3 = bapply(op, a, b);
                 gad_set_num_threads(0);
                 CHECK_CLOSE(y2, ref, n, 0, "large %s %s %s,%s", B_NAME[op],
-                            gad_dtype_name((gad_dtype_t)dt), L_NAME[kinds[kc][0]],
-                            L_NAME[kinds[kc][1]]);
-                CHECK_MSG(same_bits(y1, y2) && same_bits(y1, y3),
+                            gad_dtype_name((gad_dtype_t)dt), test_layout_name(kinds[kc][0]),
+                            test_layout_name(kinds[kc][1]));
+                CHECK_MSG(test_same_bits(y1, y2) && test_same_bits(y1, y3),
                           "large %s: 1/2/3 threads differ", B_NAME[op]);
             }
             /* broadcast of a row and a column into the large shape */
             int64_t sc[] = {301, 1}, sr[] = {401};
             double *vc, *vr;
-            gad_tensor *c = make_view(rng, L_SLICE, (gad_dtype_t)dt, sc, 2, -3, 3, &vc);
-            gad_tensor *r = make_view(rng, L_NEGSLICE, (gad_dtype_t)dt, sr, 1, -3, 3, &vr);
+            gad_tensor *c = test_make_view(rng, TEST_L_SLICE, (gad_dtype_t)dt, sc, 2, -3, 3,
+                                           NULL, &vc);
+            gad_tensor *r = test_make_view(rng, TEST_L_NEGSLICE, (gad_dtype_t)dt, sr, 1, -3, 3,
+                                           NULL, &vr);
             for (int64_t f = 0; f < n; f++)
                 ref[f] = bref(B_MUL, vc[f / 401], vr[f % 401], (gad_dtype_t)dt);
             gad_set_num_threads(1);
@@ -533,7 +328,7 @@ TEST(binary_large_threads) {
             gad_tensor *y2 = gad_mul(c, r);
             gad_set_num_threads(0);
             CHECK_CLOSE(y2, ref, n, 0, "large outer product %d", dt);
-            CHECK(same_bits(y1, y2));
+            CHECK(test_same_bits(y1, y2));
             free(vc);
             free(vr);
             free(ref);
@@ -669,21 +464,22 @@ TEST(unary_all_layouts) {
         char lb[96];
         ulabel(o, lb, sizeof lb);
         for (int dt = GAD_F32; dt <= GAD_F64; dt++)
-            for (int k = 0; k < L_COUNT; k++)
+            for (int k = 0; k < TEST_L_COUNT; k++)
                 for (int si = 0; si < 3; si++) {
                     gad_scope_begin();
                     const int64_t *s = shapes[si];
                     double *v;
-                    gad_tensor *x = make_view(rng, k, (gad_dtype_t)dt, s, 3, o->lo, o->hi, &v);
-                    int64_t n = numel_of(s, 3);
+                    gad_tensor *x = test_make_view(rng, k, (gad_dtype_t)dt, s, 3, o->lo, o->hi,
+                                                   NULL, &v);
+                    int64_t n = test_numel(s, 3);
                     double *ref = malloc((size_t)n * sizeof *ref);
                     for (int64_t i = 0; i < n; i++) ref[i] = uref(o, v[i], (gad_dtype_t)dt);
                     gad_tensor *y = uapply(o, x);
                     CHECK_OK(); /* NaN results are not errors */
-                    CHECK_MSG(same_shape(y, s, 3), "%s keeps the shape", lb);
+                    CHECK_MSG(test_same_shape(y, s, 3), "%s keeps the shape", lb);
                     CHECK(y && (int)gad_dtype(y) == dt && gad_is_contiguous(y));
                     CHECK_CLOSE(y, ref, n, utol(o, (gad_dtype_t)dt), "%s %s %s", lb,
-                                gad_dtype_name((gad_dtype_t)dt), L_NAME[k]);
+                                gad_dtype_name((gad_dtype_t)dt), test_layout_name(k));
                     free(ref);
                     free(v);
                     gad_scope_end();
@@ -695,7 +491,8 @@ TEST(unary_all_layouts) {
             gad_tensor *y = uapply(o, gad_scalar(x0, (gad_dtype_t)dt));
             CHECK(y && gad_rank(y) == 0);
             double xr = dt == GAD_F32 ? (double)(float)x0 : x0;
-            CHECK_MSG(close_(gad_item(y), uref(o, xr, (gad_dtype_t)dt), utol(o, (gad_dtype_t)dt)),
+            CHECK_MSG(test_close(gad_item(y), uref(o, xr, (gad_dtype_t)dt),
+                                 utol(o, (gad_dtype_t)dt)),
                       "%s rank 0", lb);
             int64_t s0[] = {4, 0, 3};
             y = uapply(o, gad_zeros(s0, 3, (gad_dtype_t)dt));
@@ -714,13 +511,13 @@ TEST(unary_all_layouts) {
 TEST(unary_large_threads) {
     gad_rng *rng = gad_rng_new(5);
     int64_t s[] = {317, 331}; /* 104927 elements */
-    int64_t n = numel_of(s, 2);
+    int64_t n = test_numel(s, 2);
     for (int dt = GAD_F32; dt <= GAD_F64; dt++)
         for (int k = 0; k < 3; k++) {
-            int kind = k == 0 ? L_CONTIG : k == 1 ? L_PERM : L_NEGSLICE;
+            int kind = k == 0 ? TEST_L_CONTIG : k == 1 ? TEST_L_PERM : TEST_L_NEGSLICE;
             gad_scope_begin();
             double *v;
-            gad_tensor *x = make_view(rng, kind, (gad_dtype_t)dt, s, 2, -3, 3, &v);
+            gad_tensor *x = test_make_view(rng, kind, (gad_dtype_t)dt, s, 2, -3, 3, NULL, &v);
             double *ref = malloc((size_t)n * sizeof *ref);
             for (int u = 0; u < N_UOPS; u++) {
                 const uop *o = &UOPS[u];
@@ -736,9 +533,9 @@ TEST(unary_large_threads) {
                 gad_set_num_threads(0);
                 gad_clear_error(); /* NaNs from out-of-range inputs: no error */
                 CHECK_CLOSE(y2, ref, n, utol(o, (gad_dtype_t)dt), "large %s %s %s",
-                            lb, gad_dtype_name((gad_dtype_t)dt), L_NAME[kind]);
-                CHECK_MSG(same_bits(y1, y2) && same_bits(y1, y3),
-                          "large %s %s: 1/2/3 threads differ", lb, L_NAME[kind]);
+                            lb, gad_dtype_name((gad_dtype_t)dt), test_layout_name(kind));
+                CHECK_MSG(test_same_bits(y1, y2) && test_same_bits(y1, y3),
+                          "large %s %s: 1/2/3 threads differ", lb, test_layout_name(kind));
             }
             free(ref);
             free(v);
@@ -755,14 +552,14 @@ TEST(unary_large_threads) {
 TEST(streamed_outputs) {
     gad_rng *rng = gad_rng_new(17);
     int64_t s[] = {2049, 2053}; /* 4,206,597 elements: 16.8 MB of f32 */
-    int64_t n = numel_of(s, 2);
+    int64_t n = test_numel(s, 2);
     double *ref = malloc((size_t)n * sizeof *ref);
     CHECK(ref != NULL);
     for (int dt = GAD_F32; ref && dt <= GAD_F64; dt++) {
         gad_scope_begin();
         double *va, *vb;
-        gad_tensor *a = make_view(rng, L_CONTIG, (gad_dtype_t)dt, s, 2, -3, 3, &va);
-        gad_tensor *b = make_view(rng, L_PERM, (gad_dtype_t)dt, s, 2, -3, 3, &vb);
+        gad_tensor *a = test_make_view(rng, TEST_L_CONTIG, (gad_dtype_t)dt, s, 2, -3, 3, NULL, &va);
+        gad_tensor *b = test_make_view(rng, TEST_L_PERM, (gad_dtype_t)dt, s, 2, -3, 3, NULL, &vb);
         for (int op = 0; op < B_COUNT; op++) {
             for (int64_t f = 0; f < n; f++) ref[f] = bref(op, va[f], vb[f], (gad_dtype_t)dt);
             gad_scope_begin();
@@ -772,7 +569,7 @@ TEST(streamed_outputs) {
             gad_tensor *y2 = bapply(op, a, b);
             gad_set_num_threads(0);
             CHECK_CLOSE(y2, ref, n, 0, "streamed %s %s", B_NAME[op], gad_dtype_name((gad_dtype_t)dt));
-            CHECK_MSG(same_bits(y1, y2), "streamed %s: 1/2 threads differ", B_NAME[op]);
+            CHECK_MSG(test_same_bits(y1, y2), "streamed %s: 1/2 threads differ", B_NAME[op]);
             gad_scope_end();
         }
         /* a broadcast row: one input with stride 0 along the rows */
@@ -797,7 +594,8 @@ TEST(streamed_outputs) {
             gad_clear_error(); /* NaNs from out-of-range inputs: no error */
             CHECK_CLOSE(y, ref, n, utol(o, (gad_dtype_t)dt), "streamed %s %s", lb,
                         gad_dtype_name((gad_dtype_t)dt));
-            CHECK_MSG(same_bits(y, yv), "streamed %s: contiguous and strided input differ", lb);
+            CHECK_MSG(test_same_bits(y, yv), "streamed %s: contiguous and strided input differ",
+                      lb);
             gad_scope_end();
         }
         /* a gradient kernel with a stride-0 upstream gradient (sum's) */

@@ -308,6 +308,181 @@ TEST(adamw_large_f32) {
     LEAK_END();
 }
 
+/* ------------------------------------- bit for bit, on every build */
+
+/* optim.h promises that an update is the same bits on every build, FMA
+ * hardware and -march=native included: the kernels and the coefficients
+ * are compiled with -ffp-contract=off. The references below are scalar
+ * loops that round every operation in the parameter's type, in the order
+ * optim.h gives. For them to mean anything, this file is compiled with
+ * -ffp-contract=off as well (tests/CMakeLists.txt), rather than written with
+ * a volatile temporary per operation: the references then read as the
+ * formulas, and a volatile per statement is easy to get wrong (it does not
+ * split an a * b + c inside one statement, which the compiler may still
+ * fuse). reference_not_contracted checks that the flag is there. */
+
+/* An a * b + c whose fused result differs from the rounded one: the
+ * compiler would fuse it (at -march=native with -ffp-contract=fast) unless
+ * this file is compiled without contraction. */
+TEST(reference_not_contracted) {
+    volatile double va = 1.0 + 0x1p-30, vb = 1.0 - 0x1p-30, vc = -1.0;
+    volatile float fa = 1.0f + 0x1p-13f, fb = 1.0f - 0x1p-13f, fc = -1.0f;
+    double a = va, b = vb, c = vc;
+    float x = fa, y = fb, z = fc;
+    double d = a * b + c;
+    float f = x * y + z;
+    /* a b = 1 - 2^-60 rounds to 1 in double; 1 - 2^-26 rounds to 1 in
+     * float: the unfused sums are exactly 0 */
+    CHECK_MSG(d == 0, "double a * b + c = %a: fused", d);
+    CHECK_MSG(f == 0, "float a * b + c = %a: fused", (double)f);
+}
+
+/* The scalar references, one definition for float and double. The
+ * coefficients are computed in double and rounded once to T, as
+ * src/nn/optim.c computes them and the kernels round them. */
+#define OPTIM_REF(T, SFX, SQRT)                                                \
+    static void sgd_bits_ref_##SFX(T *p, T *b, const T *g, int64_t n,          \
+                                   int first, double lr_, double mu_,         \
+                                   double wd_) {                               \
+        const T lr = (T)lr_, mu = (T)mu_, wd = (T)wd_;                         \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            T gi = g[i] + wd * p[i];                                           \
+            b[i] = first ? gi : mu * b[i] + gi;                                \
+            T d = gi + mu * b[i]; /* Nesterov */                               \
+            p[i] = p[i] - lr * d;                                              \
+        }                                                                      \
+    }                                                                          \
+    static void adamw_bits_ref_##SFX(T *p, T *m, T *v, const T *g, int64_t n, \
+                                     int64_t t, double lr_, double b1_,       \
+                                     double b2_, double eps_, double wd_) {    \
+        const T b1 = (T)b1_, omb1 = (T)(1.0 - b1_), b2 = (T)b2_;               \
+        const T omb2 = (T)(1.0 - b2_);                                         \
+        const T bc1 = (T)(1.0 - pow(b1_, (double)t));                          \
+        const T bc2 = (T)(1.0 - pow(b2_, (double)t));                          \
+        const T lr = (T)lr_, eps = (T)eps_, decay = (T)(1.0 - lr_ * wd_);      \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            m[i] = b1 * m[i] + omb1 * g[i];                                    \
+            v[i] = b2 * v[i] + omb2 * (g[i] * g[i]);                           \
+            T mh = m[i] / bc1, vh = v[i] / bc2;                                \
+            p[i] = p[i] * decay - lr * (mh / (SQRT(vh) + eps));                \
+        }                                                                      \
+    }
+
+OPTIM_REF(float, f32, sqrtf)
+OPTIM_REF(double, f64, sqrt)
+
+/* SGD (momentum 0.9, Nesterov, weight decay 0.01) and AdamW (weight decay
+ * 0.05) for STEPS steps of n elements of dtype dt with nt threads: the
+ * parameters, the momentum buffer and m and v equal the references' bit
+ * for bit. Gradients change every step. */
+static void bits_case(gad_dtype_t dt, int64_t n, int nt) {
+    enum { STEPS = 4 };
+    const double lr = 0.05, mu = 0.9, wd = 0.01;
+    const double alr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8, awd = 0.05;
+    int f32 = dt == GAD_F32;
+    size_t es = f32 ? sizeof(float) : sizeof(double), bytes = (size_t)n * es;
+    /* reference arrays: p and b (SGD), q, m and v (AdamW), g, and a
+     * buffer for what gad holds */
+    char *rp = malloc(bytes), *rb = calloc((size_t)n, es);
+    char *rq = malloc(bytes), *rm = calloc((size_t)n, es);
+    char *rv = calloc((size_t)n, es), *rg = malloc(bytes), *got = malloc(bytes);
+    for (int64_t i = 0; i < n; i++) {
+        double x = sin(0.001 * (double)i + 0.3) * 2;
+        if (f32) ((float *)rp)[i] = ((float *)rq)[i] = (float)x;
+        else ((double *)rp)[i] = ((double *)rq)[i] = x;
+    }
+    gad_tensor *p = gad_requires_grad(f32 ? gad_from_f32((float *)rp, &n, 1)
+                                          : gad_from_f64((double *)rp, &n, 1));
+    gad_tensor *q = gad_requires_grad(f32 ? gad_from_f32((float *)rq, &n, 1)
+                                          : gad_from_f64((double *)rq, &n, 1));
+    gad_optim *sgd = gad_sgd_new(&p, 1, &(gad_sgd_opts){.lr = lr, .momentum = mu,
+                                                        .nesterov = 1,
+                                                        .weight_decay = wd});
+    gad_optim *adamw = gad_adamw_new(&q, 1, &(gad_adamw_opts){.lr = alr, .beta1 = b1,
+                                                              .beta2 = b2, .eps = eps,
+                                                              .weight_decay = awd});
+    CHECK(sgd && adamw);
+    int old = gad_num_threads();
+    gad_set_num_threads(nt);
+    for (int s = 1; s <= STEPS; s++) {
+        for (int64_t i = 0; i < n; i++) {
+            double x = cos(0.37 * (double)i + 0.9 * s) * 0.1 * s;
+            if (f32) ((float *)rg)[i] = (float)x;
+            else ((double *)rg)[i] = x;
+        }
+        gad_scope_begin();
+        gad_tensor *g = f32 ? gad_from_f32((float *)rg, &n, 1)
+                            : gad_from_f64((double *)rg, &n, 1);
+        CHECK(gad_optim_step(sgd, &g) == GAD_OK);
+        CHECK(gad_optim_step(adamw, &g) == GAD_OK);
+        gad_scope_end();
+        if (f32) {
+            sgd_bits_ref_f32((float *)rp, (float *)rb, (float *)rg, n, s == 1,
+                             lr, mu, wd);
+            adamw_bits_ref_f32((float *)rq, (float *)rm, (float *)rv,
+                               (float *)rg, n, s, alr, b1, b2, eps, awd);
+        } else {
+            sgd_bits_ref_f64((double *)rp, (double *)rb, (double *)rg, n,
+                             s == 1, lr, mu, wd);
+            adamw_bits_ref_f64((double *)rq, (double *)rm, (double *)rv,
+                               (double *)rg, n, s, alr, b1, b2, eps, awd);
+        }
+    }
+    gad_set_num_threads(old);
+    /* what gad holds, against each reference array */
+    const char *names[4] = {"sgd p", "momentum.0", "m.0", "v.0"};
+    const char *want[4] = {rp, rb, rm, rv};
+    gad_tensor *have[4] = {p, NULL, NULL, NULL};
+    const char *sn[3];
+    gad_tensor *st[3];
+    CHECK(gad_optim_state(sgd, sn, st, 3) == 2 && strcmp(sn[1], "momentum.0") == 0);
+    have[1] = st[1];
+    gad_release(st[0]);
+    CHECK(gad_optim_state(adamw, sn, st, 3) == 3 && strcmp(sn[1], "m.0") == 0 &&
+          strcmp(sn[2], "v.0") == 0);
+    have[2] = st[1];
+    have[3] = st[2];
+    gad_release(st[0]);
+    for (int k = 0; k < 4; k++) {
+        gad_status rs = f32 ? gad_read_f32(have[k], (float *)got, (size_t)n)
+                            : gad_read_f64(have[k], (double *)got, (size_t)n);
+        CHECK(rs == GAD_OK);
+        int64_t bad = 0, first_bad = -1;
+        for (int64_t i = 0; i < n; i++)
+            if (memcmp(got + (size_t)i * es, want[k] + (size_t)i * es, es) != 0) {
+                if (first_bad < 0) first_bad = i;
+                bad++;
+            }
+        CHECK_MSG(bad == 0, "%s, %s, n = %lld, %d threads: %lld elements differ "
+                  "(first %lld)", names[k], f32 ? "f32" : "f64", (long long)n, nt,
+                  (long long)bad, (long long)first_bad);
+    }
+    /* the AdamW parameter too */
+    CHECK(f32 ? gad_read_f32(q, (float *)got, (size_t)n) == GAD_OK
+              : gad_read_f64(q, (double *)got, (size_t)n) == GAD_OK);
+    CHECK_MSG(memcmp(got, rq, bytes) == 0, "adamw p, %s, n = %lld, %d threads",
+              f32 ? "f32" : "f64", (long long)n, nt);
+    for (int k = 1; k < 4; k++) gad_release(have[k]);
+    gad_optim_free(sgd);
+    gad_optim_free(adamw);
+    gad_release(p);
+    gad_release(q);
+    free(rp), free(rb), free(rq), free(rm), free(rv), free(rg), free(got);
+}
+
+/* Sizes below and above the kernels' threading threshold (65536 elements,
+ * GAD_OPTIM_PAR_MIN in src/cpu/optim.h), on one thread and on three. */
+TEST(updates_bit_exact) {
+    LEAK_BEGIN();
+    const int64_t sizes[3] = {7, 1003, 2 * 65536 + 17};
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 3; k++)
+            for (int nt = 1; nt <= 3; nt += 2)
+                bits_case(d ? GAD_F64 : GAD_F32, sizes[k], nt);
+    CHECK_OK();
+    LEAK_END();
+}
+
 /* --------------------------------------------- in place, copy-on-write */
 
 TEST(in_place_keeps_identity) {
@@ -1186,6 +1361,8 @@ int main(void) {
     RUN(adamw_defaults);
     RUN(adamw_f64_custom);
     RUN(adamw_large_f32);
+    RUN(reference_not_contracted);
+    RUN(updates_bit_exact);
     RUN(in_place_keeps_identity);
     RUN(copy_on_write_protects_graph);
     RUN(gradient_aliasing_a_parameter);

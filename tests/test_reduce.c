@@ -7,123 +7,16 @@
 #include <stdint.h>
 
 /* ------------------------------------------------------------------ helpers */
+/* (test.h has the helpers shared with test_elementwise.c: shapes,
+ * CHECK_CLOSE and the operand layouts of test_make_view.) */
 
-static int64_t numel_of(const int64_t *s, int r) {
-    int64_t n = 1;
-    for (int i = 0; i < r; i++) n *= s[i];
-    return n;
-}
-
-/* Row-major multi-index of flat position f in shape s. */
-static void unflat(int64_t f, const int64_t *s, int r, int64_t *idx) {
-    for (int i = r - 1; i >= 0; i--) {
-        idx[i] = s[i] ? f % s[i] : 0;
-        f = s[i] ? f / s[i] : 0;
-    }
-}
-
-static int64_t flat(const int64_t *idx, const int64_t *s, int r) {
-    int64_t f = 0;
-    for (int i = 0; i < r; i++) f = f * s[i] + idx[i];
-    return f;
-}
-
-static double *read_all(gad_tensor *t) {
-    int64_t n = gad_numel(t);
-    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-    gad_status st = gad_read_f64(t, v, (size_t)n);
-    CHECK(st == GAD_OK);
-    return v;
-}
-
-/* Equal (tol == 0; NaN matches NaN, -0 matches 0) or within
- * tol * max(1, |ref|). */
-static int close_(double got, double ref, double tol) {
-    if (tol == 0) return (isnan(got) && isnan(ref)) || got == ref;
-    return test_near_(got, ref, tol * (fabs(ref) > 1 ? fabs(ref) : 1));
-}
-
-/* Compares every element of t with ref[]; reports the first mismatch and
- * the number of mismatches. */
-static int cmp_(gad_tensor *t, const double *ref, int64_t n, double tol,
-                const char *file, int line, const char *ctx) {
-    if (!t) {
-        fprintf(stderr, "%s:%d: [%s] %s: tensor is NULL: %s\n", file, line,
-                test_current_, ctx,
-                gad_last_error() ? gad_last_error()->text : "no error");
-        return 0;
-    }
-    if (gad_numel(t) != n) {
-        fprintf(stderr, "%s:%d: [%s] %s: numel %lld, expected %lld\n", file,
-                line, test_current_, ctx, (long long)gad_numel(t), (long long)n);
-        return 0;
-    }
-    double *got = read_all(t);
-    int64_t bad = 0, first = -1;
-    for (int64_t i = 0; i < n; i++)
-        if (!close_(got[i], ref[i], tol)) {
-            if (first < 0) first = i;
-            bad++;
-        }
-    if (bad)
-        fprintf(stderr,
-                "%s:%d: [%s] %s: %lld of %lld elements differ; first at %lld: "
-                "%.17g, expected %.17g (tol %g)\n",
-                file, line, test_current_, ctx, (long long)bad, (long long)n,
-                (long long)first, got[first], ref[first], tol);
-    free(got);
-    return bad == 0;
-}
-
-#define CHECK_CLOSE(t, ref, n, tol, ...)                                       \
-    do {                                                                       \
-        char ctx_[1024];                                                        \
-        snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                              \
-        test_checks_++;                                                        \
-        if (!cmp_((t), (ref), (n), (tol), __FILE__, __LINE__, ctx_))           \
-            test_failures_++;                                                  \
-    } while (0)
-
-static int same_shape(gad_tensor *t, const int64_t *s, int r) {
-    if (!t || gad_rank(t) != r) return 0;
-    for (int i = 0; i < r; i++)
-        if (gad_shape(t)[i] != s[i]) return 0;
-    return 1;
-}
-
-static void shape_str(char *buf, size_t cap, const int64_t *s, int r) {
-    size_t k = (size_t)snprintf(buf, cap, "[");
-    for (int i = 0; i < r && k < cap; i++)
-        k += (size_t)snprintf(buf + k, cap - k, i ? ",%lld" : "%lld",
-                              (long long)s[i]);
-    if (k < cap) snprintf(buf + k, cap - k, "]");
-}
-
-/* Bitwise equality of two contiguous tensors' elements. */
-static int same_bits(gad_tensor *a, gad_tensor *b) {
-    if (!a || !b || gad_numel(a) != gad_numel(b) || gad_dtype(a) != gad_dtype(b))
-        return 0;
-    const void *pa = gad_data(a), *pb = gad_data(b);
-    if (!pa || !pb) return 0;
-    return memcmp(pa, pb, (size_t)gad_numel(a) * gad_dtype_size(gad_dtype(a))) == 0;
-}
-
-/* ------------------------------------------------------- operand layouts
- * make_view builds a tensor of logical shape s in one of these layouts from
- * a fresh random base, and computes the values it must hold by mapping each
- * of its multi-indices to the base itself. */
-enum { L_CONTIG, L_PERM, L_SLICE, L_NEGSLICE, L_BCAST, L_UNSQ, L_OFFSET, L_COUNT };
-static const char *const L_NAME[L_COUNT] = {
-    "contiguous", "permuted", "sliced(step 2)", "sliced(step -2)",
-    "broadcast_to", "unsqueeze+broadcast", "row-major at an offset"};
-
-/* special: instead of uniform [lo, hi), small integers in [-2, 3] (many
- * ties) with about 12% NaN and 6% -inf mixed in. */
+/* A base for test_make_view: instead of uniform [lo, hi), small integers in
+ * [-2, 3] (many ties) with about 12% NaN and 6% -inf mixed in. */
 static gad_tensor *special_base(gad_rng *rng, gad_dtype_t dt, const int64_t *b,
                                 int rb) {
     gad_tensor *u = gad_rng_uniform_tensor(rng, b, rb, GAD_F64, 0, 1);
-    double *v = read_all(u);
-    int64_t n = numel_of(b, rb);
+    double *v = test_read_all(u);
+    int64_t n = test_numel(b, rb);
     for (int64_t i = 0; i < n; i++)
         v[i] = v[i] < 0.12 ? NAN
                : v[i] < 0.18 ? -INFINITY
@@ -131,114 +24,6 @@ static gad_tensor *special_base(gad_rng *rng, gad_dtype_t dt, const int64_t *b,
     gad_tensor *t = gad_cast(gad_from_f64(v, b, rb), dt);
     free(v);
     return t;
-}
-
-static gad_tensor *make_view_x(gad_rng *rng, int kind, gad_dtype_t dt,
-                               const int64_t *s, int r, double lo, double hi,
-                               int special, double **vals_out) {
-    int64_t b[GAD_MAX_RANK] = {0};
-    int rb = r, q[GAD_MAX_RANK] = {0}, k = r / 2;
-    gad_range rg[GAD_MAX_RANK];
-    if (r == 0) kind = L_CONTIG;
-    switch (kind) {
-    case L_PERM: /* view axis i is base axis q[i] */
-        for (int i = 0; i < r; i++) {
-            q[i] = (i + 1) % r;
-            b[q[i]] = s[i];
-        }
-        break;
-    case L_SLICE:
-        for (int d = 0; d < r; d++) {
-            b[d] = 2 * s[d] + 1;
-            rg[d] = GAD_RANGE_STEP(1, GAD_NIL, 2);
-        }
-        break;
-    case L_NEGSLICE:
-        for (int d = 0; d < r; d++) {
-            b[d] = 2 * s[d];
-            rg[d] = s[d] ? GAD_RANGE_STEP(GAD_NIL, GAD_NIL, -2) : GAD_ALL;
-        }
-        break;
-    case L_BCAST:
-        rb = r >= 2 ? r - 1 : r;
-        for (int j = 0; j < rb; j++) b[j] = s[j + r - rb];
-        if (r == 1 || r >= 3) b[rb - 1] = 1;
-        break;
-    case L_UNSQ:
-        rb = r - 1;
-        for (int j = 0; j < rb; j++) b[j] = s[j < k ? j : j + 1];
-        break;
-    case L_OFFSET: /* rows 1 .. s[0] of s[0] + 2: packed strides, offset */
-        for (int d = 0; d < r; d++) b[d] = s[d];
-        b[0] = s[0] + 2;
-        rg[0] = GAD_RANGE(1, 1 + s[0]);
-        break;
-    default:
-        for (int d = 0; d < r; d++) b[d] = s[d];
-    }
-    gad_tensor *base = special ? special_base(rng, dt, b, rb)
-                               : gad_rng_uniform_tensor(rng, b, rb, dt, lo, hi);
-    CHECK(base != NULL);
-    int64_t bn = numel_of(b, rb);
-    double *bv = read_all(base);
-    gad_tensor *v = base;
-    switch (kind) {
-    case L_PERM: v = gad_permute(base, q, r); break;
-    case L_SLICE:
-    case L_NEGSLICE: v = gad_slice(base, rg, r); break;
-    case L_OFFSET: v = gad_slice(base, rg, 1); break;
-    case L_BCAST: v = gad_broadcast_to(base, s, r); break;
-    case L_UNSQ:
-        v = gad_unsqueeze(base, k);
-        if (s[k] != 1) v = gad_broadcast_to(v, s, r);
-        break;
-    default: break;
-    }
-    int64_t n = numel_of(s, r);
-    double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
-    int64_t idx[GAD_MAX_RANK] = {0}, bi[GAD_MAX_RANK] = {0};
-    for (int64_t f = 0; f < n; f++) {
-        unflat(f, s, r, idx);
-        switch (kind) {
-        case L_PERM:
-            for (int i = 0; i < r; i++) bi[q[i]] = idx[i];
-            break;
-        case L_SLICE:
-            for (int d = 0; d < r; d++) bi[d] = 1 + 2 * idx[d];
-            break;
-        case L_NEGSLICE:
-            for (int d = 0; d < r; d++) bi[d] = 2 * s[d] - 1 - 2 * idx[d];
-            break;
-        case L_BCAST:
-            for (int j = 0; j < rb; j++) bi[j] = b[j] == 1 ? 0 : idx[j + r - rb];
-            break;
-        case L_UNSQ:
-            for (int j = 0; j < rb; j++) bi[j] = idx[j < k ? j : j + 1];
-            break;
-        case L_OFFSET:
-            for (int d = 0; d < r; d++) bi[d] = idx[d] + (d == 0);
-            break;
-        default:
-            for (int d = 0; d < r; d++) bi[d] = idx[d];
-        }
-        int64_t bf = flat(bi, b, rb);
-        vals[f] = bf < bn ? bv[bf] : NAN;
-    }
-    free(bv);
-    char ss[128];
-    shape_str(ss, sizeof ss, s, r);
-    CHECK_MSG(same_shape(v, s, r), "%s view of %s", L_NAME[kind], ss);
-    CHECK_MSG(v && gad_dtype(v) == dt, "%s view dtype", L_NAME[kind]);
-    /* the view reads back (through gad_read_f64) as our index mapping says */
-    CHECK_CLOSE(v, vals, n, 0, "%s view of %s reads back", L_NAME[kind], ss);
-    *vals_out = vals;
-    return v;
-}
-
-static gad_tensor *make_view(gad_rng *rng, int kind, gad_dtype_t dt,
-                             const int64_t *s, int r, double lo, double hi,
-                             double **vals_out) {
-    return make_view_x(rng, kind, dt, s, r, lo, hi, 0, vals_out);
 }
 
 /* ---------------------------------------------------- naive references */
@@ -263,16 +48,16 @@ static int64_t naive_sum(const double *v, const int64_t *s, int r,
                          unsigned mask, double *sum, double *abssum) {
     int64_t ks[GAD_MAX_RANK] = {0}, idx[GAD_MAX_RANK] = {0}, ki[GAD_MAX_RANK] = {0};
     int kr = red_shape(s, r, mask, 0, ks);
-    int64_t nout = numel_of(ks, kr), n = numel_of(s, r), cnt = 1;
+    int64_t nout = test_numel(ks, kr), n = test_numel(s, r), cnt = 1;
     for (int d = 0; d < r; d++)
         if (mask & (1u << d)) cnt *= s[d];
     for (int64_t o = 0; o < nout; o++) sum[o] = abssum[o] = 0;
     for (int64_t f = 0; f < n; f++) {
-        unflat(f, s, r, idx);
+        test_unflat(f, s, r, idx);
         int k = 0;
         for (int d = 0; d < r; d++)
             if (!(mask & (1u << d))) ki[k++] = idx[d];
-        int64_t o = flat(ki, ks, kr);
+        int64_t o = test_flat(ki, ks, kr);
         sum[o] += v[f];
         abssum[o] += fabs(v[f]);
     }
@@ -325,12 +110,12 @@ TEST(sum_mean_every_subset) {
         int r = (int)SHAPES[si][0];
         const int64_t *s = &SHAPES[si][1];
         char ss[64];
-        shape_str(ss, sizeof ss, s, r);
+        test_shape_str(ss, sizeof ss, s, r);
         for (int dt = GAD_F32; dt <= GAD_F64; dt++)
-            for (int k = 0; k < L_COUNT; k++) {
+            for (int k = 0; k < TEST_L_COUNT; k++) {
                 gad_scope_begin();
                 double *v;
-                gad_tensor *x = make_view(rng, k, (gad_dtype_t)dt, s, r, -1, 1, &v);
+                gad_tensor *x = test_make_view(rng, k, (gad_dtype_t)dt, s, r, -1, 1, NULL, &v);
                 /* room for any reduced shape (an empty x can reduce to a
                  * non-empty result) */
                 int64_t room = 1;
@@ -342,7 +127,7 @@ TEST(sum_mean_every_subset) {
                     int64_t cnt = naive_sum(v, s, r, mask, sum, abss);
                     int64_t ks[GAD_MAX_RANK];
                     int kr = red_shape(s, r, mask, 0, ks);
-                    int64_t nout = numel_of(ks, kr);
+                    int64_t nout = test_numel(ks, kr);
                     for (int keep = 0; keep <= 1; keep++) {
                         int axes[GAD_MAX_RANK];
                         int na = axes_from_mask(mask, r, variant++, axes);
@@ -352,7 +137,7 @@ TEST(sum_mean_every_subset) {
                             gad_tensor *y = mean ? gad_mean(x, axes, na, keep)
                                                  : gad_sum(x, axes, na, keep);
                             CHECK_OK();
-                            CHECK_MSG(same_shape(y, os, orank),
+                            CHECK_MSG(test_same_shape(y, os, orank),
                                       "%s %s mask %u keep %d: shape", mean ? "mean" : "sum",
                                       ss, mask, keep);
                             CHECK(y && (int)gad_dtype(y) == dt);
@@ -366,7 +151,7 @@ TEST(sum_mean_every_subset) {
                             CHECK_CLOSE(y, ref, nout, tol_sum((gad_dtype_t)dt) * (amax_ > 1 ? amax_ : 1),
                                         "%s %s %s(%s) axes mask %u keep %d",
                                         mean ? "mean" : "sum", gad_dtype_name((gad_dtype_t)dt),
-                                        ss, L_NAME[k], mask, keep);
+                                        ss, test_layout_name(k), mask, keep);
                         }
                     }
                 }
@@ -376,9 +161,10 @@ TEST(sum_mean_every_subset) {
                 gad_tensor *ya = gad_sum_all(x), *ym = gad_mean_all(x);
                 CHECK(ya && gad_rank(ya) == 0 && ym && gad_rank(ym) == 0);
                 double t = tol_sum((gad_dtype_t)dt) * (abss[0] > 1 ? abss[0] : 1);
-                CHECK_MSG(close_(gad_item(ya), sum[0], t), "sum_all %s %s", ss, L_NAME[k]);
-                CHECK_MSG(close_(gad_item(ym), cnt ? sum[0] / (double)cnt : NAN, t),
-                          "mean_all %s %s", ss, L_NAME[k]);
+                CHECK_MSG(test_close(gad_item(ya), sum[0], t), "sum_all %s %s", ss,
+                          test_layout_name(k));
+                CHECK_MSG(test_close(gad_item(ym), cnt ? sum[0] / (double)cnt : NAN, t),
+                          "mean_all %s %s", ss, test_layout_name(k));
                 free(sum);
                 free(abss);
                 free(ref);
@@ -510,16 +296,17 @@ TEST(sum_mean_errors) {
 TEST(sum_large_threads) {
     gad_rng *rng = gad_rng_new(31337);
     int64_t s[] = {1031, 1021}; /* 1052651 elements */
-    int64_t n = numel_of(s, 2);
+    int64_t n = test_numel(s, 2);
     CHECK(n >= 1000000);
-    const int kinds[] = {L_CONTIG, L_PERM, L_NEGSLICE};
+    const int kinds[] = {TEST_L_CONTIG, TEST_L_PERM, TEST_L_NEGSLICE};
     double *sum = malloc((size_t)n * sizeof *sum), *abss = malloc((size_t)n * sizeof *abss);
     for (int dt = GAD_F32; dt <= GAD_F64; dt++)
         for (int kc = 0; kc < 3; kc++) {
-            if (kinds[kc] == L_NEGSLICE && dt == GAD_F64) continue;
+            if (kinds[kc] == TEST_L_NEGSLICE && dt == GAD_F64) continue;
             gad_scope_begin();
             double *v;
-            gad_tensor *x = make_view(rng, kinds[kc], (gad_dtype_t)dt, s, 2, -1, 1.5, &v);
+            gad_tensor *x = test_make_view(rng, kinds[kc], (gad_dtype_t)dt, s, 2, -1, 1.5, NULL,
+                                           &v);
             const unsigned masks[] = {3, 1, 2};
             for (int mi = 0; mi < 3; mi++) {
                 unsigned mask = masks[mi];
@@ -545,10 +332,10 @@ TEST(sum_large_threads) {
                     double scale = mean ? worst / (double)cnt : worst;
                     CHECK_CLOSE(y[1], ref, nout, tol_sum((gad_dtype_t)dt) * (scale > 1 ? scale : 1),
                                 "large %s %s %s mask %u", mean ? "mean" : "sum",
-                                gad_dtype_name((gad_dtype_t)dt), L_NAME[kinds[kc]], mask);
-                    CHECK_MSG(same_bits(y[0], y[1]) && same_bits(y[0], y[2]),
+                                gad_dtype_name((gad_dtype_t)dt), test_layout_name(kinds[kc]), mask);
+                    CHECK_MSG(test_same_bits(y[0], y[1]) && test_same_bits(y[0], y[2]),
                               "large %s mask %u %s: 1/2/3 threads differ",
-                              mean ? "mean" : "sum", mask, L_NAME[kinds[kc]]);
+                              mean ? "mean" : "sum", mask, test_layout_name(kinds[kc]));
                     free(ref);
                 }
             }
@@ -559,7 +346,7 @@ TEST(sum_large_threads) {
     gad_scope_begin();
     int64_t s3[] = {64, 129, 130};
     double *v;
-    gad_tensor *x = make_view(rng, L_CONTIG, GAD_F32, s3, 3, -1, 1, &v);
+    gad_tensor *x = test_make_view(rng, TEST_L_CONTIG, GAD_F32, s3, 3, -1, 1, NULL, &v);
     const int ax02[] = {0, 2}, ax1[] = {1};
     const int *al[] = {ax02, ax1};
     const unsigned ml[] = {5, 2};
@@ -575,7 +362,7 @@ TEST(sum_large_threads) {
         double worst = 0;
         for (int64_t o = 0; o < nout; o++) worst = abss[o] > worst ? abss[o] : worst;
         CHECK_CLOSE(y[1], sum, nout, 1e-6 * worst, "rank-3 large mask %u", ml[c]);
-        CHECK(same_bits(y[0], y[1]));
+        CHECK(test_same_bits(y[0], y[1]));
     }
     free(v);
     gad_scope_end();
@@ -610,13 +397,14 @@ TEST(amax_argmax_every_axis) {
         int r = (int)SHAPES[si][0];
         const int64_t *s = &SHAPES[si][1];
         char ss[64];
-        shape_str(ss, sizeof ss, s, r);
+        test_shape_str(ss, sizeof ss, s, r);
         for (int dt = GAD_F32; dt <= GAD_F64; dt++)
-            for (int k = 0; k < L_COUNT; k++)
+            for (int k = 0; k < TEST_L_COUNT; k++)
                 for (int special = 0; special <= 1; special++) {
                     gad_scope_begin();
                     double *v;
-                    gad_tensor *x = make_view_x(rng, k, (gad_dtype_t)dt, s, r, -5, 5, special, &v);
+                    gad_tensor *x = test_make_view(rng, k, (gad_dtype_t)dt, s, r, -5, 5,
+                                                   special ? special_base : NULL, &v);
                     for (int a = -r; a < r; a++) {
                         int an = a < 0 ? a + r : a;
                         axv w = axis_view(s, r, an);
@@ -638,19 +426,20 @@ TEST(amax_argmax_every_axis) {
                             double *mx = malloc((size_t)(nout + 1) * sizeof *mx);
                             int64_t *arg = malloc((size_t)(nout + 1) * sizeof *arg);
                             naive_amax(v, w, mx, arg);
-                            CHECK_MSG(same_shape(ym, os, orank) && same_shape(yi, os, orank),
+                            CHECK_MSG(test_same_shape(ym, os, orank) &&
+                                          test_same_shape(yi, os, orank),
                                       "amax/argmax %s axis %d keep %d shape", ss, a, keep);
                             CHECK(ym && (int)gad_dtype(ym) == dt);
                             CHECK(yi && gad_dtype(yi) == GAD_I64);
                             CHECK_CLOSE(ym, mx, nout, 0, "amax %s %s(%s%s) axis %d keep %d",
-                                        gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k],
+                                        gad_dtype_name((gad_dtype_t)dt), ss, test_layout_name(k),
                                         special ? ", NaN/-inf/ties" : "", a, keep);
                             int64_t *got = malloc((size_t)(nout + 1) * sizeof *got);
                             if (yi) gad_read_i64(yi, got, (size_t)nout);
                             int bad = 0;
                             for (int64_t o = 0; yi && o < nout; o++) bad += got[o] != arg[o];
                             CHECK_MSG(yi && bad == 0, "argmax %s %s(%s%s) axis %d: %d wrong",
-                                      gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k],
+                                      gad_dtype_name((gad_dtype_t)dt), ss, test_layout_name(k),
                                       special ? ", NaN/-inf/ties" : "", a, bad);
                             free(got);
                             free(mx);
@@ -769,31 +558,31 @@ TEST(variance_stddev) {
     for (int si = 0; si < N_SHAPES; si++) {
         int r = (int)SHAPES[si][0];
         const int64_t *s = &SHAPES[si][1];
-        if (numel_of(s, r) == 0) continue;
+        if (test_numel(s, r) == 0) continue;
         char ss[64];
-        shape_str(ss, sizeof ss, s, r);
+        test_shape_str(ss, sizeof ss, s, r);
         for (int dt = GAD_F32; dt <= GAD_F64; dt++)
-            for (int k = 0; k < L_COUNT; k++) {
+            for (int k = 0; k < TEST_L_COUNT; k++) {
                 gad_scope_begin();
                 double *v;
-                gad_tensor *x = make_view(rng, k, (gad_dtype_t)dt, s, r, -2, 3, &v);
-                int64_t nx = numel_of(s, r);
+                gad_tensor *x = test_make_view(rng, k, (gad_dtype_t)dt, s, r, -2, 3, NULL, &v);
+                int64_t nx = test_numel(s, r);
                 double *mu = malloc((size_t)nx * sizeof *mu), *abss = malloc((size_t)nx * sizeof *abss);
                 double *var = malloc((size_t)nx * sizeof *var), *sd = malloc((size_t)nx * sizeof *sd);
                 double *dev = malloc((size_t)nx * sizeof *dev);
                 for (unsigned mask = 0; mask < (1u << r); mask++) {
                     int64_t ks[GAD_MAX_RANK], idx[GAD_MAX_RANK], ki[GAD_MAX_RANK];
                     int kr = red_shape(s, r, mask, 0, ks);
-                    int64_t nout = numel_of(ks, kr);
+                    int64_t nout = test_numel(ks, kr);
                     /* two passes: the mean, then the mean squared deviation */
                     int64_t cnt = naive_sum(v, s, r, mask, mu, abss);
                     for (int64_t o = 0; o < nout; o++) mu[o] /= (double)cnt;
                     for (int64_t f = 0; f < nx; f++) {
-                        unflat(f, s, r, idx);
+                        test_unflat(f, s, r, idx);
                         int kk = 0;
                         for (int d = 0; d < r; d++)
                             if (!(mask & (1u << d))) ki[kk++] = idx[d];
-                        double e = v[f] - mu[flat(ki, ks, kr)];
+                        double e = v[f] - mu[test_flat(ki, ks, kr)];
                         dev[f] = e * e;
                     }
                     naive_sum(dev, s, r, mask, var, abss);
@@ -809,14 +598,16 @@ TEST(variance_stddev) {
                         gad_tensor *yv = gad_variance(x, axes, na, keep);
                         gad_tensor *ys = gad_stddev(x, axes, na, keep);
                         CHECK_OK();
-                        CHECK_MSG(same_shape(yv, os, orank) && same_shape(ys, os, orank),
+                        CHECK_MSG(test_same_shape(yv, os, orank) && test_same_shape(ys, os, orank),
                                   "variance %s mask %u keep %d shape", ss, mask, keep);
                         double tol = dt == GAD_F32 ? 2e-6 : 1e-13;
                         CHECK_CLOSE(yv, var, nout, tol, "variance %s %s(%s) mask %u keep %d",
-                                    gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k], mask, keep);
+                                    gad_dtype_name((gad_dtype_t)dt), ss, test_layout_name(k),
+                                    mask, keep);
                         CHECK_CLOSE(ys, sd, nout, dt == GAD_F32 ? 2e-6 : 1e-12,
                                     "stddev %s %s(%s) mask %u keep %d",
-                                    gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k], mask, keep);
+                                    gad_dtype_name((gad_dtype_t)dt), ss, test_layout_name(k),
+                                    mask, keep);
                     }
                 }
                 free(mu);
@@ -899,14 +690,14 @@ TEST(logsumexp_every_axis) {
         int r = (int)SHAPES[si][0];
         const int64_t *s = &SHAPES[si][1];
         char ss[64];
-        shape_str(ss, sizeof ss, s, r);
+        test_shape_str(ss, sizeof ss, s, r);
         for (int dt = GAD_F32; dt <= GAD_F64; dt++)
-            for (int k = 0; k < L_COUNT; k++)
+            for (int k = 0; k < TEST_L_COUNT; k++)
                 for (int scale = 0; scale <= 1; scale++) {
                     gad_scope_begin();
                     double *v;
                     double lo = scale ? 500 : -4, hi = scale ? 1200 : 4;
-                    gad_tensor *x = make_view(rng, k, (gad_dtype_t)dt, s, r, lo, hi, &v);
+                    gad_tensor *x = test_make_view(rng, k, (gad_dtype_t)dt, s, r, lo, hi, NULL, &v);
                     for (int a = -r; a < r; a++) {
                         int an = a < 0 ? a + r : a;
                         axv w = axis_view(s, r, an);
@@ -921,12 +712,12 @@ TEST(logsumexp_every_axis) {
                             int orank = red_shape(s, r, 1u << an, keep, os);
                             gad_tensor *y = gad_logsumexp(x, a, keep);
                             CHECK_OK();
-                            CHECK_MSG(same_shape(y, os, orank), "logsumexp %s axis %d keep %d",
+                            CHECK_MSG(test_same_shape(y, os, orank), "logsumexp %s axis %d keep %d",
                                       ss, a, keep);
                             CHECK_CLOSE(y, ref, nout, dt == GAD_F32 ? 1e-6 : 1e-14,
                                         "logsumexp %s %s(%s) on [%g,%g) axis %d keep %d",
-                                        gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k], lo,
-                                        hi, a, keep);
+                                        gad_dtype_name((gad_dtype_t)dt), ss, test_layout_name(k),
+                                        lo, hi, a, keep);
                         }
                         free(ref);
                     }
@@ -961,13 +752,13 @@ TEST(softmax_every_axis) {
         int r = (int)SHAPES[si][0];
         const int64_t *s = &SHAPES[si][1];
         char ss[64];
-        shape_str(ss, sizeof ss, s, r);
-        int64_t nx = numel_of(s, r);
+        test_shape_str(ss, sizeof ss, s, r);
+        int64_t nx = test_numel(s, r);
         for (int dt = GAD_F32; dt <= GAD_F64; dt++)
-            for (int k = 0; k < L_COUNT; k++) {
+            for (int k = 0; k < TEST_L_COUNT; k++) {
                 gad_scope_begin();
                 double *v;
-                gad_tensor *x = make_view(rng, k, (gad_dtype_t)dt, s, r, -4, 4, &v);
+                gad_tensor *x = test_make_view(rng, k, (gad_dtype_t)dt, s, r, -4, 4, NULL, &v);
                 double *p = malloc((size_t)(nx + 1) * sizeof *p);
                 double *lp = malloc((size_t)(nx + 1) * sizeof *lp);
                 for (int a = -r; a < r; a++) {
@@ -983,14 +774,14 @@ TEST(softmax_every_axis) {
                     }
                     CHECK_OK();
                     naive_softmax(v, w, p, lp);
-                    CHECK_MSG(same_shape(ys, s, r) && same_shape(yl, s, r),
+                    CHECK_MSG(test_same_shape(ys, s, r) && test_same_shape(yl, s, r),
                               "softmax %s axis %d shape", ss, a);
                     CHECK(ys && (int)gad_dtype(ys) == dt && gad_is_contiguous(ys));
                     double tol = dt == GAD_F32 ? 1e-6 : 1e-14;
                     CHECK_CLOSE(ys, p, nx, tol, "softmax %s %s(%s) axis %d",
-                                gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k], a);
+                                gad_dtype_name((gad_dtype_t)dt), ss, test_layout_name(k), a);
                     CHECK_CLOSE(yl, lp, nx, tol, "log_softmax %s %s(%s) axis %d",
-                                gad_dtype_name((gad_dtype_t)dt), ss, L_NAME[k], a);
+                                gad_dtype_name((gad_dtype_t)dt), ss, test_layout_name(k), a);
                     /* every slice sums to 1 */
                     gad_tensor *tot = gad_sum(ys, &a, 1, 0);
                     int64_t no = w.outer * w.inner;
@@ -1081,11 +872,11 @@ TEST(softmax_cases) {
 TEST(axis_ops_large_threads) {
     gad_rng *rng = gad_rng_new(12);
     int64_t s[] = {517, 411};
-    int64_t n = numel_of(s, 2);
+    int64_t n = test_numel(s, 2);
     for (int dt = GAD_F32; dt <= GAD_F64; dt++) {
         gad_scope_begin();
         double *v;
-        gad_tensor *x = make_view(rng, L_PERM, (gad_dtype_t)dt, s, 2, -6, 6, &v);
+        gad_tensor *x = test_make_view(rng, TEST_L_PERM, (gad_dtype_t)dt, s, 2, -6, 6, NULL, &v);
         double *p = malloc((size_t)n * sizeof *p), *lp = malloc((size_t)n * sizeof *lp);
         for (int a = 0; a < 2; a++) {
             gad_tensor *y1[4], *y2[4];
@@ -1099,7 +890,7 @@ TEST(axis_ops_large_threads) {
             }
             gad_set_num_threads(0);
             for (int i = 0; i < 4; i++)
-                CHECK_MSG(same_bits(y1[i], y2[i]), "axis op %d axis %d: threads differ", i, a);
+                CHECK_MSG(test_same_bits(y1[i], y2[i]), "axis op %d axis %d: threads differ", i, a);
             naive_softmax(v, axis_view(s, 2, a), p, lp);
             CHECK_CLOSE(y2[0], p, n, dt == GAD_F32 ? 1e-6 : 1e-14, "large softmax axis %d", a);
             CHECK_CLOSE(y2[1], lp, n, dt == GAD_F32 ? 1e-6 : 1e-14, "large log_softmax axis %d", a);

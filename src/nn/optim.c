@@ -1,6 +1,12 @@
 /* optim.c: SGD (with momentum, Nesterov and weight decay), AdamW, gradient
  * clipping by global norm and a warm-up + cosine learning-rate schedule
- * (SPEC §5 and D7). Written on the public API only.
+ * (SPEC §5 and D7). Written on the public API; the update loops over the
+ * raw elements are the CPU kernels of src/cpu/optim.h, and this file keeps
+ * the validation, the state, its names and load/save, and computes the
+ * kernels' coefficients. Both files are compiled with -ffp-contract=off
+ * (CMakeLists.txt): no a * b + c here becomes a fused multiply-add, so the
+ * coefficients, the updates and the schedule are the same bits on every
+ * build (tests/test_optim.c checks the updates against scalar references).
  *
  * Parameters are leaves updated in place through gad_data_mut: a parameter
  * keeps its handle, leaf and gradient slot, and copy-on-write keeps the old
@@ -10,7 +16,7 @@
  *   1. validate every gradient (dtype, shape) and make it contiguous;
  *   2. take the writable pointers (copy-on-write may allocate here) and
  *      allocate new momentum buffers;
- *   3. run the update loops, which cannot fail.
+ *   3. run the update kernels, which cannot fail.
  *
  * Decisions the header leaves open:
  * - The step counter (AdamW's t, "step" in the state) is one per optimizer,
@@ -38,7 +44,7 @@
  * Dahl & Hinton, "On the importance of initialization and momentum in deep
  * learning" (ICML 2013), in PyTorch's reformulation (d = g + mu * b). */
 #include "gad.h"
-#include "gad_int.h"
+#include "cpu/optim.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -55,18 +61,6 @@ static void *zalloc(size_t count, size_t size) {
     if (p) memset(p, 0, n);
     return p;
 }
-
-/* Keep a * b + c as two rounded operations, as the reference values (and
- * every other build of gad) compute them. GCC does not contract in ISO C
- * mode; clang does unless told not to. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
-
-/* Tensors with more elements than this are updated by all threads. */
-#define OPTIM_PAR_MIN 65536
-/* The gradient norm sums squares in blocks of this many elements. */
-#define OPTIM_SUMSQ_BLK 4096
 
 /* A name: "momentum." plus up to 10 digits plus NUL fits in 24 bytes. */
 #define OPTIM_NAME_CAP 24
@@ -127,149 +121,6 @@ static gad_status fail_memory(const char *op) {
     gad_error_set(GAD_ERR_MEMORY, op, "out of memory");
     return GAD_ERR_MEMORY;
 }
-
-/* ------------------------------------------------------------ kernels */
-/* One set per float type. Every scalar arrives already cast to T, so that
- * f32 parameters are updated in f32 arithmetic (g's values, bit for bit).
- * Each loop runs over [lo, hi) of a range that gad__parallel_for splits
- * between threads for tensors of more than OPTIM_PAR_MIN elements; the
- * loops are contiguous and branch-free inside, so they vectorize. */
-
-#define OPTIM_KERNELS(T, SFX, SQRT)                                            \
-    /* the arguments of every loop below (each uses some) */                   \
-    typedef struct {                                                           \
-        T *p, *m, *v;                                                          \
-        const T *g;                                                            \
-        T b1, omb1, b2, omb2, bc1, bc2, lr, eps, decay, wd, mu, c;             \
-        int first, nesterov;                                                   \
-        double *part;                                                          \
-        int64_t n;                                                             \
-    } optim_args_##SFX;                                                        \
-    /* theta = theta * decay - lr * mhat / (sqrt(vhat) + eps) */               \
-    static void adamw_range_##SFX(void *arg, int64_t lo, int64_t hi) {         \
-        const optim_args_##SFX *a = arg;                                       \
-        T *restrict p = a->p, *restrict m = a->m, *restrict v = a->v;          \
-        const T *restrict g = a->g;                                            \
-        const T b1 = a->b1, omb1 = a->omb1, b2 = a->b2, omb2 = a->omb2;        \
-        const T bc1 = a->bc1, bc2 = a->bc2, lr = a->lr, eps = a->eps;          \
-        const T decay = a->decay;                                              \
-        for (int64_t i = lo; i < hi; i++) {                                    \
-            T gi = g[i];                                                       \
-            T mi = b1 * m[i] + omb1 * gi;                                      \
-            T vi = b2 * v[i] + omb2 * (gi * gi);                               \
-            m[i] = mi;                                                         \
-            v[i] = vi;                                                         \
-            T mh = mi / bc1, vh = vi / bc2;                                    \
-            p[i] = p[i] * decay - lr * (mh / (SQRT(vh) + eps));                \
-        }                                                                      \
-    }                                                                          \
-    static void adamw_##SFX(T *p, T *m, T *v, const T *g, int64_t n, T b1,     \
-                            T omb1, T b2, T omb2, T bc1, T bc2, T lr, T eps,   \
-                            T decay) {                                         \
-        optim_args_##SFX a = {.p = p, .m = m, .v = v, .g = g, .b1 = b1,        \
-                              .omb1 = omb1, .b2 = b2, .omb2 = omb2,            \
-                              .bc1 = bc1, .bc2 = bc2, .lr = lr, .eps = eps,    \
-                              .decay = decay};                                 \
-        gad__parallel_for(n, OPTIM_PAR_MIN / 2, adamw_range_##SFX, &a);        \
-    }                                                                          \
-    /* plain SGD: theta -= lr * (g + wd * theta) */                            \
-    static void sgd_range_##SFX(void *arg, int64_t lo, int64_t hi) {           \
-        const optim_args_##SFX *a = arg;                                       \
-        T *restrict p = a->p;                                                  \
-        const T *restrict g = a->g;                                            \
-        const T lr = a->lr, wd = a->wd;                                        \
-        if (wd != 0)                                                           \
-            for (int64_t i = lo; i < hi; i++)                                  \
-                p[i] = p[i] - lr * (g[i] + wd * p[i]);                         \
-        else                                                                   \
-            for (int64_t i = lo; i < hi; i++) p[i] = p[i] - lr * g[i];         \
-    }                                                                          \
-    static void sgd_##SFX(T *p, const T *g, int64_t n, T lr, T wd) {           \
-        optim_args_##SFX a = {.p = p, .g = g, .lr = lr, .wd = wd};             \
-        gad__parallel_for(n, OPTIM_PAR_MIN / 2, sgd_range_##SFX, &a);          \
-    }                                                                          \
-    /* momentum: b = mu b + g' (b = g' on the first step); d = b, or          \
-     * g' + mu b with Nesterov; theta -= lr d */                               \
-    static void sgd_mom_range_##SFX(void *arg, int64_t lo, int64_t hi) {       \
-        const optim_args_##SFX *a = arg;                                       \
-        T *restrict p = a->p, *restrict b = a->m;                              \
-        const T *restrict g = a->g;                                            \
-        const T lr = a->lr, wd = a->wd, mu = a->mu;                            \
-        const int first = a->first, nesterov = a->nesterov;                    \
-        for (int64_t i = lo; i < hi; i++) {                                    \
-            T gi = wd != 0 ? g[i] + wd * p[i] : g[i];                          \
-            T bi = first ? gi : mu * b[i] + gi;                                \
-            b[i] = bi;                                                         \
-            T d = nesterov ? gi + mu * bi : bi;                                \
-            p[i] = p[i] - lr * d;                                              \
-        }                                                                      \
-    }                                                                          \
-    static void sgd_mom_##SFX(T *p, T *b, const T *g, int64_t n, T lr, T wd,   \
-                              T mu, int first, int nesterov) {                 \
-        optim_args_##SFX a = {.p = p, .m = b, .g = g, .lr = lr, .wd = wd,      \
-                              .mu = mu, .first = first,                        \
-                              .nesterov = nesterov};                           \
-        gad__parallel_for(n, OPTIM_PAR_MIN / 2, sgd_mom_range_##SFX, &a);      \
-    }                                                                          \
-    /* sum of squares of g[lo..hi) in double, four lanes (a fixed order) */  \
-    static double block_sumsq_##SFX(const T *g, int64_t lo, int64_t hi) {     \
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                 \
-        int64_t i = lo;                                                        \
-        for (; i + 4 <= hi; i += 4) {                                          \
-            double a0 = g[i], a1 = g[i + 1], a2 = g[i + 2], a3 = g[i + 3];     \
-            s0 += a0 * a0;                                                     \
-            s1 += a1 * a1;                                                     \
-            s2 += a2 * a2;                                                     \
-            s3 += a3 * a3;                                                     \
-        }                                                                      \
-        for (; i < hi; i++) s0 += (double)g[i] * (double)g[i];                 \
-        return (s0 + s1) + (s2 + s3);                                          \
-    }                                                                          \
-    /* blocks [lo, hi) of OPTIM_SUMSQ_BLK elements, one sum each */           \
-    static void sumsq_range_##SFX(void *arg, int64_t lo, int64_t hi) {         \
-        const optim_args_##SFX *a = arg;                                       \
-        for (int64_t b = lo; b < hi; b++) {                                    \
-            int64_t e = (b + 1) * OPTIM_SUMSQ_BLK;                             \
-            a->part[b] = block_sumsq_##SFX(a->g, b * OPTIM_SUMSQ_BLK,          \
-                                           e < a->n ? e : a->n);               \
-        }                                                                      \
-    }                                                                          \
-    /* the whole sum, in fixed blocks so that the result does not depend on   \
-     * the number of threads */                                                \
-    static double sumsq_##SFX(const T *g, int64_t n) {                         \
-        int64_t nb = (n + OPTIM_SUMSQ_BLK - 1) / OPTIM_SUMSQ_BLK;              \
-        double total = 0;                                                      \
-        double *part = n > OPTIM_PAR_MIN                                       \
-                           ? gad_mem_alloc((size_t)nb * sizeof *part)          \
-                           : NULL;                                             \
-        if (!part) {                                                           \
-            for (int64_t b = 0; b < nb; b++) {                                 \
-                int64_t e = (b + 1) * OPTIM_SUMSQ_BLK;                         \
-                total += block_sumsq_##SFX(g, b * OPTIM_SUMSQ_BLK,             \
-                                           e < n ? e : n);                     \
-            }                                                                  \
-            return total;                                                      \
-        }                                                                      \
-        optim_args_##SFX a = {.g = g, .part = part, .n = n};                   \
-        gad__parallel_for(nb, OPTIM_PAR_MIN / 2 / OPTIM_SUMSQ_BLK,             \
-                          sumsq_range_##SFX, &a);                              \
-        for (int64_t b = 0; b < nb; b++) total += part[b];                     \
-        gad_mem_free(part);                                                    \
-        return total;                                                          \
-    }                                                                          \
-    static void scale_range_##SFX(void *arg, int64_t lo, int64_t hi) {         \
-        const optim_args_##SFX *a = arg;                                       \
-        T *restrict g = a->p;                                                  \
-        const T c = a->c;                                                      \
-        for (int64_t i = lo; i < hi; i++) g[i] = g[i] * c;                     \
-    }                                                                          \
-    static void scale_##SFX(T *g, int64_t n, T c) {                            \
-        optim_args_##SFX a = {.p = g, .c = c};                                 \
-        gad__parallel_for(n, OPTIM_PAR_MIN / 2, scale_range_##SFX, &a);        \
-    }
-
-OPTIM_KERNELS(float, f32, sqrtf)
-OPTIM_KERNELS(double, f64, sqrt)
 
 /* ------------------------------------------------------ construction */
 
@@ -576,41 +427,35 @@ static gad_status take_pointers(gad_optim *o) {
     return GAD_OK;
 }
 
-/* Phase 3: the updates. t is the step number (from 1). */
+/* Phase 3: the updates, by the CPU kernels of cpu/optim.h. t is the step
+ * number (from 1). */
 static void apply_updates(gad_optim *o, int64_t t) {
-    /* AdamW's scalars, computed in double (cast to f32 for f32 params) */
-    double bc1 = 1.0 - pow(o->beta1, (double)t);
-    double bc2 = 1.0 - pow(o->beta2, (double)t);
-    double decay = 1.0 - o->lr * o->weight_decay;
+    /* AdamW's coefficients, computed in double (the kernels round them to
+     * the parameter's dtype) */
+    const gad_adamw_coef ac = {
+        .beta1 = o->beta1, .one_minus_beta1 = 1.0 - o->beta1,
+        .beta2 = o->beta2, .one_minus_beta2 = 1.0 - o->beta2,
+        .bc1 = 1.0 - pow(o->beta1, (double)t),
+        .bc2 = 1.0 - pow(o->beta2, (double)t),
+        .lr = o->lr, .eps = o->eps,
+        .decay = 1.0 - o->lr * o->weight_decay};
+    gad_sgd_coef sc = {.lr = o->lr, .weight_decay = o->weight_decay,
+                       .momentum = o->momentum, .nesterov = o->nesterov};
+    int momentum = o->kind == OPTIM_SGD && o->momentum != 0;
     for (int i = 0; i < o->n; i++) {
         optim_work *w = &o->work[i];
         if (!w->g) continue;
         int64_t n = gad_numel(o->params[i]);
         int f32 = gad_dtype(o->params[i]) == GAD_F32;
         if (o->kind == OPTIM_ADAMW) {
-            if (f32)
-                adamw_f32(w->p, w->s1, w->s2, w->gd, n, (float)o->beta1,
-                          (float)(1.0 - o->beta1), (float)o->beta2,
-                          (float)(1.0 - o->beta2), (float)bc1, (float)bc2,
-                          (float)o->lr, (float)o->eps, (float)decay);
-            else
-                adamw_f64(w->p, w->s1, w->s2, w->gd, n, o->beta1,
-                          1.0 - o->beta1, o->beta2, 1.0 - o->beta2, bc1, bc2,
-                          o->lr, o->eps, decay);
-        } else if (o->momentum != 0) {
-            int first = w->fresh != NULL;
-            if (f32)
-                sgd_mom_f32(w->p, w->s1, w->gd, n, (float)o->lr,
-                            (float)o->weight_decay, (float)o->momentum, first,
-                            o->nesterov);
-            else
-                sgd_mom_f64(w->p, w->s1, w->gd, n, o->lr, o->weight_decay,
-                            o->momentum, first, o->nesterov);
+            if (f32) gad__adamw_f32(w->p, w->s1, w->s2, w->gd, n, &ac);
+            else gad__adamw_f64(w->p, w->s1, w->s2, w->gd, n, &ac);
         } else {
-            if (f32)
-                sgd_f32(w->p, w->gd, n, (float)o->lr, (float)o->weight_decay);
-            else
-                sgd_f64(w->p, w->gd, n, o->lr, o->weight_decay);
+            /* b: the momentum buffer; NULL for plain SGD */
+            sc.first = w->fresh != NULL;
+            void *b = momentum ? w->s1 : NULL;
+            if (f32) gad__sgd_f32(w->p, b, w->gd, n, &sc);
+            else gad__sgd_f64(w->p, b, w->gd, n, &sc);
         }
     }
 }
@@ -973,8 +818,8 @@ double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
             ok = 0;
             break;
         }
-        if (gad_dtype(c) == GAD_F32) sumsq += sumsq_f32(d, gad_numel(c));
-        else sumsq += sumsq_f64(d, gad_numel(c));
+        if (gad_dtype(c) == GAD_F32) sumsq += gad__sumsq_f32(d, gad_numel(c));
+        else sumsq += gad__sumsq_f64(d, gad_numel(c));
     }
     gad_no_grad_end();
     gad_scope_end();
@@ -1006,9 +851,9 @@ double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
         for (int i = 0; i < n; i++) {
             if (!ptr[i]) continue;
             if (gad_dtype(grads[i]) == GAD_F32)
-                scale_f32(ptr[i], gad_numel(grads[i]), (float)coef);
+                gad__scale_f32(ptr[i], gad_numel(grads[i]), coef);
             else
-                scale_f64(ptr[i], gad_numel(grads[i]), coef);
+                gad__scale_f64(ptr[i], gad_numel(grads[i]), coef);
         }
     gad_mem_free(ptr);
     gad_mem_free(dup);

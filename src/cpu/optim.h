@@ -1,0 +1,86 @@
+/* optim.h: the optimizers' update kernels for the CPU (SPEC section 5):
+ * AdamW, SGD (momentum, Nesterov, weight decay), the sum of squares behind
+ * the global gradient norm and the scaling that clips it. Plain loops over
+ * raw contiguous arrays of one float type; the _f32 and _f64 versions are
+ * stamped from one template (src/cpu/optim_tmpl.h). src/nn/optim.c
+ * validates, keeps the state and computes the coefficients; these only run
+ * the arithmetic.
+ *
+ * Contract of every function here:
+ * - Arrays: n contiguous elements each (n >= 0; n == 0 touches nothing),
+ *   allocated and owned by the caller and already writable (the caller did
+ *   any copy-on-write). An array that is written overlaps no other array of
+ *   the same call.
+ * - No validation, no error recorded, no failure, no tensors, no gradients.
+ * - Coefficients arrive in double and are each rounded once to T (float or
+ *   double) on entry; every operation after that is in T, in the order the
+ *   comments give, each one rounded: src/cpu/optim.c is compiled with
+ *   -ffp-contract=off (CMakeLists.txt), so that no a * b + c becomes one
+ *   fused multiply-add. The results are therefore the same bits with any
+ *   compiler flags (-march=native included) on any target where float and
+ *   double are IEEE binary32 and binary64 evaluated in their own precision
+ *   (FLT_EVAL_METHOD 0: x86-64, AArch64).
+ * - Threads: arrays of GAD_OPTIM_PAR_MIN elements or more are split between
+ *   gad's worker threads by gad__parallel_for (chunks of at least
+ *   GAD_OPTIM_PAR_MIN / 2 elements; one thread when called from inside a
+ *   pool region). Each element, and each block of the sum of squares, is
+ *   computed the same way whatever the split: results do not depend on the
+ *   thread count. The calls return when all the work is done. */
+#ifndef GAD_CPU_OPTIM_H
+#define GAD_CPU_OPTIM_H
+
+#include <stdint.h>
+
+/* From this many elements on, the kernels use more than one thread. */
+#define GAD_OPTIM_PAR_MIN 65536
+/* gad__sumsq_* sums squares in fixed blocks of this many elements. */
+#define GAD_OPTIM_SUMSQ_BLK 4096
+
+/* AdamW's coefficients for one step t (from 1), computed by the caller in
+ * double. */
+typedef struct gad_adamw_coef {
+    double beta1, one_minus_beta1; /* beta1 and 1 - beta1 */
+    double beta2, one_minus_beta2; /* beta2 and 1 - beta2 */
+    double bc1, bc2;               /* 1 - beta1^t and 1 - beta2^t */
+    double lr, eps;
+    double decay;                  /* 1 - lr * weight_decay */
+} gad_adamw_coef;
+
+/* SGD's coefficients. momentum is read only when a buffer is given. */
+typedef struct gad_sgd_coef {
+    double lr, weight_decay, momentum;
+    int first;    /* the buffer is new: b = g' instead of momentum b + g' */
+    int nesterov; /* step along g' + momentum b instead of b */
+} gad_sgd_coef;
+
+#define GAD_OPTIM_DECLS(T, sfx)                                                \
+    /* One AdamW step of p (parameters), m and v (first and second moments,  \
+     * updated in place) by the gradient g; per element, in T:                \
+     *   m = b1 m + omb1 g;  v = b2 v + omb2 (g g);                           \
+     *   p = p decay - lr ((m / bc1) / (sqrt(v / bc2) + eps)). */             \
+    void gad__adamw_##sfx(T *p, T *m, T *v, const T *g, int64_t n,            \
+                          const gad_adamw_coef *c);                            \
+    /* One SGD step of p by g; b is the momentum buffer (updated in place),   \
+     * or NULL for plain SGD. Per element, in T, with wd the weight decay and \
+     * mu the momentum:                                                       \
+     *   plain:    p = p - lr (g + wd p), or p = p - lr g when wd is 0;       \
+     *   momentum: g' = g + wd p (g when wd is 0); b = g' on the first step,  \
+     *             else b = mu b + g'; d = g' + mu b with Nesterov, else b;   \
+     *             p = p - lr d. */                                            \
+    void gad__sgd_##sfx(T *p, T *b, const T *g, int64_t n,                    \
+                        const gad_sgd_coef *c);                                \
+    /* The sum of g[i]^2 in double, in an order that depends on n only:      \
+     * blocks of GAD_OPTIM_SUMSQ_BLK elements, each summed in four lanes (i  \
+     * mod 4) combined as (s0 + s1) + (s2 + s3), the block sums added in     \
+     * order. Threaded for n > GAD_OPTIM_PAR_MIN with a scratch array of one \
+     * double per block that it allocates (gad__alloc) and frees itself; if  \
+     * that allocation fails it sums on the calling thread, to the same      \
+     * bits. */                                                               \
+    double gad__sumsq_##sfx(const T *g, int64_t n);                           \
+    /* x = x * (T)c, per element. */                                           \
+    void gad__scale_##sfx(T *x, int64_t n, double c);
+
+GAD_OPTIM_DECLS(float, f32)
+GAD_OPTIM_DECLS(double, f64)
+
+#endif

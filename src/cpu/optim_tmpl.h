@@ -1,0 +1,155 @@
+/* optim_tmpl.h: the kernels of optim.h, written once for an element type T
+ * with suffix SFX and square root SQRT (included by optim.c for float and
+ * double; the contract is in optim.h). Every loop is elementwise, or for the
+ * sum of squares runs over fixed blocks, so that the split between threads
+ * never changes a result; the loops are contiguous and branch-free inside,
+ * so they vectorize. */
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(CAT(name, _), SFX)
+
+/* The split of the elementwise loops between threads. */
+#define GRAIN (GAD_OPTIM_PAR_MIN / 2)
+
+/* The arguments of every loop below (each uses some), rounded to T. */
+typedef struct {
+    T *p, *m, *v;
+    const T *g;
+    T b1, omb1, b2, omb2, bc1, bc2, lr, eps, decay, wd, mu, c;
+    int first, nesterov;
+    double *part;
+    int64_t n;
+} FN(optim_ctx);
+
+/* --------------------------------------------------------------- AdamW */
+
+static void FN(adamw_range)(void *arg, int64_t lo, int64_t hi) {
+    const FN(optim_ctx) *a = arg;
+    T *restrict p = a->p, *restrict m = a->m, *restrict v = a->v;
+    const T *restrict g = a->g;
+    const T b1 = a->b1, omb1 = a->omb1, b2 = a->b2, omb2 = a->omb2;
+    const T bc1 = a->bc1, bc2 = a->bc2, lr = a->lr, eps = a->eps;
+    const T decay = a->decay;
+    for (int64_t i = lo; i < hi; i++) {
+        T gi = g[i];
+        T mi = b1 * m[i] + omb1 * gi;
+        T vi = b2 * v[i] + omb2 * (gi * gi);
+        m[i] = mi;
+        v[i] = vi;
+        T mh = mi / bc1, vh = vi / bc2;
+        p[i] = p[i] * decay - lr * (mh / (SQRT(vh) + eps));
+    }
+}
+
+void FN(gad__adamw)(T *p, T *m, T *v, const T *g, int64_t n,
+                    const gad_adamw_coef *c) {
+    FN(optim_ctx) a = {.p = p, .m = m, .v = v, .g = g,
+                       .b1 = (T)c->beta1, .omb1 = (T)c->one_minus_beta1,
+                       .b2 = (T)c->beta2, .omb2 = (T)c->one_minus_beta2,
+                       .bc1 = (T)c->bc1, .bc2 = (T)c->bc2, .lr = (T)c->lr,
+                       .eps = (T)c->eps, .decay = (T)c->decay};
+    gad__parallel_for(n, GRAIN, FN(adamw_range), &a);
+}
+
+/* ----------------------------------------------------------------- SGD */
+
+/* plain: p = p - lr (g + wd p) */
+static void FN(sgd_range)(void *arg, int64_t lo, int64_t hi) {
+    const FN(optim_ctx) *a = arg;
+    T *restrict p = a->p;
+    const T *restrict g = a->g;
+    const T lr = a->lr, wd = a->wd;
+    if (wd != 0)
+        for (int64_t i = lo; i < hi; i++) p[i] = p[i] - lr * (g[i] + wd * p[i]);
+    else
+        for (int64_t i = lo; i < hi; i++) p[i] = p[i] - lr * g[i];
+}
+
+/* momentum: b = mu b + g' (b = g' on the first step); d = b, or g' + mu b
+ * with Nesterov; p = p - lr d */
+static void FN(sgd_mom_range)(void *arg, int64_t lo, int64_t hi) {
+    const FN(optim_ctx) *a = arg;
+    T *restrict p = a->p, *restrict b = a->m;
+    const T *restrict g = a->g;
+    const T lr = a->lr, wd = a->wd, mu = a->mu;
+    const int first = a->first, nesterov = a->nesterov;
+    for (int64_t i = lo; i < hi; i++) {
+        T gi = wd != 0 ? g[i] + wd * p[i] : g[i];
+        T bi = first ? gi : mu * b[i] + gi;
+        b[i] = bi;
+        T d = nesterov ? gi + mu * bi : bi;
+        p[i] = p[i] - lr * d;
+    }
+}
+
+void FN(gad__sgd)(T *p, T *b, const T *g, int64_t n, const gad_sgd_coef *c) {
+    FN(optim_ctx) a = {.p = p, .m = b, .g = g, .lr = (T)c->lr,
+                       .wd = (T)c->weight_decay, .mu = (T)c->momentum,
+                       .first = c->first, .nesterov = c->nesterov};
+    gad__parallel_for(n, GRAIN, b ? FN(sgd_mom_range) : FN(sgd_range), &a);
+}
+
+/* ------------------------------------------------- norm and clipping */
+
+/* sum of squares of g[lo..hi) in double, four lanes (a fixed order) */
+static double FN(block_sumsq)(const T *g, int64_t lo, int64_t hi) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        double a0 = g[i], a1 = g[i + 1], a2 = g[i + 2], a3 = g[i + 3];
+        s0 += a0 * a0;
+        s1 += a1 * a1;
+        s2 += a2 * a2;
+        s3 += a3 * a3;
+    }
+    for (; i < hi; i++) s0 += (double)g[i] * (double)g[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* blocks [lo, hi) of GAD_OPTIM_SUMSQ_BLK elements, one sum each */
+static void FN(sumsq_range)(void *arg, int64_t lo, int64_t hi) {
+    const FN(optim_ctx) *a = arg;
+    for (int64_t b = lo; b < hi; b++) {
+        int64_t e = (b + 1) * GAD_OPTIM_SUMSQ_BLK;
+        a->part[b] = FN(block_sumsq)(a->g, b * GAD_OPTIM_SUMSQ_BLK,
+                                     e < a->n ? e : a->n);
+    }
+}
+
+double FN(gad__sumsq)(const T *g, int64_t n) {
+    if (n <= 0) return 0;
+    int64_t nb = (n + GAD_OPTIM_SUMSQ_BLK - 1) / GAD_OPTIM_SUMSQ_BLK;
+    size_t bytes = (size_t)nb * sizeof(double);
+    double total = 0;
+    double *part = n > GAD_OPTIM_PAR_MIN ? gad__alloc(bytes) : NULL;
+    if (!part) { /* the same blocks, in the same order, on this thread */
+        for (int64_t b = 0; b < nb; b++) {
+            int64_t e = (b + 1) * GAD_OPTIM_SUMSQ_BLK;
+            total += FN(block_sumsq)(g, b * GAD_OPTIM_SUMSQ_BLK, e < n ? e : n);
+        }
+        return total;
+    }
+    FN(optim_ctx) a = {.g = g, .part = part, .n = n};
+    gad__parallel_for(nb, GRAIN / GAD_OPTIM_SUMSQ_BLK, FN(sumsq_range), &a);
+    for (int64_t b = 0; b < nb; b++) total += part[b];
+    gad__free(part, bytes);
+    return total;
+}
+
+static void FN(scale_range)(void *arg, int64_t lo, int64_t hi) {
+    const FN(optim_ctx) *a = arg;
+    T *restrict x = a->p;
+    const T c = a->c;
+    for (int64_t i = lo; i < hi; i++) x[i] = x[i] * c;
+}
+
+void FN(gad__scale)(T *x, int64_t n, double c) {
+    FN(optim_ctx) a = {.p = x, .c = (T)c};
+    gad__parallel_for(n, GRAIN, FN(scale_range), &a);
+}
+
+#undef GRAIN
+#undef FN
+#undef CAT
+#undef CAT_
