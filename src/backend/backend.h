@@ -32,17 +32,22 @@ enum {
     GAD_HX_S2 = GAD_HX_NSAVE, GAD_HX_XN2, GAD_HX_NALL
 };
 
-/* One optimizer update of one parameter (src/cpu/optim.c): p, g and the
- * state tensors s1, s2 contiguous, of p's dtype and shape (NULL when the
- * method keeps none); the scalars as the method defines them. */
-typedef struct gad_optim_args {
-    gad_tensor *p;
-    const gad_tensor *g;
-    gad_tensor *s1, *s2; /* SGD: momentum buffer (s2 NULL); AdamW: m, v */
-    double lr, momentum, dampening, weight_decay;
-    int nesterov, fresh;  /* fresh: s1 was just made (SGD's first step) */
-    double beta1, beta2, eps, bc1, bc2; /* AdamW; bias corrections */
-} gad_optim_args;
+/* AdamW's coefficients for one step t (from 1), computed by the caller in
+ * double. */
+typedef struct gad_adamw_coef {
+    double beta1, one_minus_beta1; /* beta1 and 1 - beta1 */
+    double beta2, one_minus_beta2; /* beta2 and 1 - beta2 */
+    double bc1, bc2;               /* 1 - beta1^t and 1 - beta2^t */
+    double lr, eps;
+    double decay;                  /* 1 - lr * weight_decay */
+} gad_adamw_coef;
+
+/* SGD's coefficients. momentum is read only when a buffer is given. */
+typedef struct gad_sgd_coef {
+    double lr, weight_decay, momentum;
+    int first;    /* the buffer is new: b = g' instead of momentum b + g' */
+    int nesterov; /* step along g' + momentum b instead of b */
+} gad_sgd_coef;
 
 typedef struct gad_backend {
     const char *name;
@@ -116,11 +121,16 @@ typedef struct gad_backend {
     int (*helix_bwd)(const char *op, gad_tensor *const *t, const gad_tensor *gy,
                      gad_tensor *const *grads, double eps);
 
-    /* -- optimizers (src/cpu/optim.c): one parameter's update in place */
-    void (*sgd_step)(const gad_optim_args *a);
-    void (*adamw_step)(const gad_optim_args *a);
-    /* The sum of the squares of g's elements (contiguous), in double, in
-     * an order fixed by the size alone; and g *= s in place. */
+    /* -- optimizers (the CPU's: src/cpu/optim.h, which gives the formulas
+     * and the order of the arithmetic): one parameter's update in place.
+     * p, the state tensors and g are packed, of p's dtype and shape, and
+     * writable where written (the caller did the copy-on-write). */
+    void (*adamw_step)(gad_tensor *p, gad_tensor *m, gad_tensor *v, const gad_tensor *g,
+                       const gad_adamw_coef *c);
+    /* b: the momentum buffer, NULL for plain SGD */
+    void (*sgd_step)(gad_tensor *p, gad_tensor *b, const gad_tensor *g, const gad_sgd_coef *c);
+    /* The sum of the squares of g's elements (packed), in double, in an
+     * order fixed by the size alone; and g *= s in place (packed). */
     double (*sumsq)(const gad_tensor *g);
     void (*scale)(gad_tensor *g, double s);
 } gad_backend;

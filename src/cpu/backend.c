@@ -6,6 +6,7 @@
 #include "backend/backend.h"
 #include "cpu/fused.h"
 #include "cpu/gemm.h"
+#include "cpu/optim.h"
 
 #include <math.h>
 
@@ -198,6 +199,29 @@ static int cpu_helix_bwd(const char *op, gad_tensor *const *t, const gad_tensor 
     return rc ? (gad__err(GAD_ERR_MEMORY, op, "cannot allocate GEMM scratch"), -1) : 0;
 }
 
+/* --------------------------------------------------------- optimizers */
+
+static void cpu_adamw(gad_tensor *p, gad_tensor *m, gad_tensor *v, const gad_tensor *g,
+                      const gad_adamw_coef *c) {
+    if (F32(p)) gad__adamw_f32(P(p), P(m), P(v), P(g), p->numel, c);
+    else gad__adamw_f64(P(p), P(m), P(v), P(g), p->numel, c);
+}
+
+static void cpu_sgd(gad_tensor *p, gad_tensor *b, const gad_tensor *g, const gad_sgd_coef *c) {
+    void *pb = b ? P(b) : NULL;
+    if (F32(p)) gad__sgd_f32(P(p), pb, P(g), p->numel, c);
+    else gad__sgd_f64(P(p), pb, P(g), p->numel, c);
+}
+
+static double cpu_sumsq(const gad_tensor *g) {
+    return F32(g) ? gad__sumsq_f32(P(g), g->numel) : gad__sumsq_f64(P(g), g->numel);
+}
+
+static void cpu_scale(gad_tensor *g, double s) {
+    if (F32(g)) gad__scale_f32(P(g), g->numel, s);
+    else gad__scale_f64(P(g), g->numel, s);
+}
+
 /* ---------------------------------------------------------------- table */
 
 const gad_backend gad__cpu_backend = {
@@ -230,6 +254,10 @@ const gad_backend gad__cpu_backend = {
     .emb_bwd = cpu_emb_bwd,
     .helix_fwd = cpu_helix_fwd,
     .helix_bwd = cpu_helix_bwd,
+    .adamw_step = cpu_adamw,
+    .sgd_step = cpu_sgd,
+    .sumsq = cpu_sumsq,
+    .scale = cpu_scale,
 };
 
 /* GEMM keeps packing buffers per thread and may drive a BLAS with threads

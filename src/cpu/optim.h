@@ -29,29 +29,15 @@
 #ifndef GAD_CPU_OPTIM_H
 #define GAD_CPU_OPTIM_H
 
-#include <stdint.h>
+#include "backend/backend.h"
 
 /* From this many elements on, the kernels use more than one thread. */
 #define GAD_OPTIM_PAR_MIN 65536
 /* gad__sumsq_* sums squares in fixed blocks of this many elements. */
 #define GAD_OPTIM_SUMSQ_BLK 4096
 
-/* AdamW's coefficients for one step t (from 1), computed by the caller in
- * double. */
-typedef struct gad_adamw_coef {
-    double beta1, one_minus_beta1; /* beta1 and 1 - beta1 */
-    double beta2, one_minus_beta2; /* beta2 and 1 - beta2 */
-    double bc1, bc2;               /* 1 - beta1^t and 1 - beta2^t */
-    double lr, eps;
-    double decay;                  /* 1 - lr * weight_decay */
-} gad_adamw_coef;
-
-/* SGD's coefficients. momentum is read only when a buffer is given. */
-typedef struct gad_sgd_coef {
-    double lr, weight_decay, momentum;
-    int first;    /* the buffer is new: b = g' instead of momentum b + g' */
-    int nesterov; /* step along g' + momentum b instead of b */
-} gad_sgd_coef;
+/* The coefficient structs gad_adamw_coef and gad_sgd_coef are the seam's
+ * (src/backend/backend.h). */
 
 #define GAD_OPTIM_DECLS(T, sfx)                                                \
     /* One AdamW step of p (parameters), m and v (first and second moments,  \

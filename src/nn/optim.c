@@ -1,21 +1,22 @@
 /* optim.c: SGD (with momentum, Nesterov and weight decay), AdamW, gradient
  * clipping by global norm and a warm-up + cosine learning-rate schedule
- * (SPEC §5 and D7). Written on the public API; the update loops over the
- * raw elements are the CPU kernels of src/cpu/optim.h, and this file keeps
- * the validation, the state, its names and load/save, and computes the
- * kernels' coefficients. Both files are compiled with -ffp-contract=off
+ * (SPEC §5 and D7). Written on the public API and the back-end table: the
+ * update loops over the elements are the parameters' back end's (the CPU's
+ * are src/cpu/optim.h), and this file keeps the validation, the state, its
+ * names and load/save, and computes the kernels' coefficients. Both files are compiled with -ffp-contract=off
  * (CMakeLists.txt): no a * b + c here becomes a fused multiply-add, so the
  * coefficients, the updates and the schedule are the same bits on every
  * build (tests/test_optim.c checks the updates against scalar references).
  *
- * Parameters are leaves updated in place through gad_data_mut: a parameter
- * keeps its handle, leaf and gradient slot, and copy-on-write keeps the old
- * values for any graph (or view, or state snapshot) that still holds them.
+ * Parameters are leaves updated in place (gad__make_writable, the
+ * copy-on-write of gad_data_mut): a parameter keeps its handle, leaf and
+ * gradient slot, and copy-on-write keeps the old values for any graph (or
+ * view, or state snapshot) that still holds them.
  *
  * Every step runs in three phases so that a failure changes nothing:
  *   1. validate every gradient (dtype, shape) and make it contiguous;
- *   2. take the writable pointers (copy-on-write may allocate here) and
- *      allocate new momentum buffers;
+ *   2. make every tensor it writes writable (copy-on-write may allocate
+ *      here) and allocate new momentum buffers;
  *   3. run the update kernels, which cannot fail.
  *
  * Decisions the header leaves open:
@@ -44,7 +45,7 @@
  * Dahl & Hinton, "On the importance of initialization and momentum in deep
  * learning" (ICML 2013), in PyTorch's reformulation (d = g + mu * b). */
 #include "gad.h"
-#include "cpu/optim.h"
+#include "ops/ops_int.h" /* the back-end table and gad__make_writable */
 
 #include <math.h>
 #include <stdint.h>
@@ -70,8 +71,7 @@ typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAMW } optim_kind;
 /* Per-parameter scratch for one step (kept to avoid a malloc per step). */
 typedef struct optim_work {
     gad_tensor *g;      /* the contiguous gradient (scope-owned), or NULL */
-    const void *gd;     /* its elements */
-    void *p, *s1, *s2;  /* writable parameter and state elements */
+    gad_tensor *s1;     /* the state tensor written (AdamW's m, SGD's buffer) */
     gad_tensor *fresh;  /* SGD: a momentum buffer made by this step */
 } optim_work;
 
@@ -378,6 +378,10 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
                           gad_dtype_name(gad_dtype(p)));
             return GAD_ERR_DTYPE;
         }
+        if (g->dev != p->dev) {
+            gad__err_device(op, p->dev, g->dev);
+            return GAD_ERR_DEVICE;
+        }
         if (!same_shape(g, p)) {
             char a[160], b[160];
             gad_error_set(GAD_ERR_SHAPE, op,
@@ -397,38 +401,35 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
     return GAD_OK;
 }
 
-/* Phase 2: writable pointers for every parameter and state tensor that
- * phase 3 touches. */
-static gad_status take_pointers(gad_optim *o) {
+/* Phase 2: every parameter and state tensor that phase 3 writes made
+ * writable (private and packed). */
+static gad_status take_writable(gad_optim *o) {
     const char *op = "optim_step";
     int momentum = o->kind == OPTIM_SGD && o->momentum != 0;
     for (int i = 0; i < o->n; i++) {
         optim_work *w = &o->work[i];
         if (!w->g) continue;
-        w->gd = gad_data(w->g);
-        if (!w->gd) return fail_memory(op);
         if (momentum && !o->s1[i]) {
             /* no scope owns it: released on failure or installed */
             gad_tensor *z = gad_zeros_like(o->params[i]);
             w->fresh = gad_retain(z);
             if (!w->fresh) return fail_memory(op);
         }
-        w->p = gad_data_mut(o->params[i]);
-        if (!w->p) return fail_memory(op);
+        if (gad__make_writable(op, o->params[i])) return fail_memory(op);
         if (o->kind == OPTIM_ADAMW) {
-            w->s1 = gad_data_mut(o->s1[i]);
-            w->s2 = gad_data_mut(o->s2[i]);
-            if (!w->s1 || !w->s2) return fail_memory(op);
+            w->s1 = o->s1[i];
+            if (gad__make_writable(op, o->s1[i]) || gad__make_writable(op, o->s2[i]))
+                return fail_memory(op);
         } else if (momentum) {
-            w->s1 = gad_data_mut(w->fresh ? w->fresh : o->s1[i]);
-            if (!w->s1) return fail_memory(op);
+            w->s1 = w->fresh ? w->fresh : o->s1[i];
+            if (gad__make_writable(op, w->s1)) return fail_memory(op);
         }
     }
     return GAD_OK;
 }
 
-/* Phase 3: the updates, by the CPU kernels of cpu/optim.h. t is the step
- * number (from 1). */
+/* Phase 3: the updates, by the parameters' back end. t is the step number
+ * (from 1). */
 static void apply_updates(gad_optim *o, int64_t t) {
     /* AdamW's coefficients, computed in double (the kernels round them to
      * the parameter's dtype) */
@@ -445,17 +446,13 @@ static void apply_updates(gad_optim *o, int64_t t) {
     for (int i = 0; i < o->n; i++) {
         optim_work *w = &o->work[i];
         if (!w->g) continue;
-        int64_t n = gad_numel(o->params[i]);
-        int f32 = gad_dtype(o->params[i]) == GAD_F32;
+        gad_tensor *p = o->params[i];
         if (o->kind == OPTIM_ADAMW) {
-            if (f32) gad__adamw_f32(w->p, w->s1, w->s2, w->gd, n, &ac);
-            else gad__adamw_f64(w->p, w->s1, w->s2, w->gd, n, &ac);
+            GAD_BE(p)->adamw_step(p, w->s1, o->s2[i], w->g, &ac);
         } else {
-            /* b: the momentum buffer; NULL for plain SGD */
+            /* the momentum buffer; NULL for plain SGD */
             sc.first = w->fresh != NULL;
-            void *b = momentum ? w->s1 : NULL;
-            if (f32) gad__sgd_f32(w->p, b, w->gd, n, &sc);
-            else gad__sgd_f64(w->p, b, w->gd, n, &sc);
+            GAD_BE(p)->sgd_step(p, momentum ? w->s1 : NULL, w->g, &sc);
         }
     }
 }
@@ -468,7 +465,7 @@ gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads) {
     gad_scope_begin();
     gad_no_grad_begin();
     gad_status st = gather_grads(opt, grads);
-    if (st == GAD_OK) st = take_pointers(opt);
+    if (st == GAD_OK) st = take_writable(opt);
     if (st == GAD_OK) {
         apply_updates(opt, opt->step + 1);
         opt->step++;
@@ -813,13 +810,11 @@ double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
     for (int i = 0; i < n && ok; i++) {
         if (gad_numel(grads[i]) == 0) continue;
         gad_tensor *c = gad_contiguous(grads[i]);
-        const void *d = c ? gad_data(c) : NULL;
-        if (!d) {
+        if (!c) {
             ok = 0;
             break;
         }
-        if (gad_dtype(c) == GAD_F32) sumsq += gad__sumsq_f32(d, gad_numel(c));
-        else sumsq += gad__sumsq_f64(d, gad_numel(c));
+        sumsq += GAD_BE(c)->sumsq(c);
     }
     gad_no_grad_end();
     gad_scope_end();
@@ -832,30 +827,21 @@ double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
      * can skip the step. */
     if (!(norm > max_norm) || !isfinite(norm)) return norm;
     double coef = max_norm / (norm + 1e-6);
-    /* Take every writable pointer first, so that a failed copy-on-write
+    /* Make every gradient writable first, so that a failed copy-on-write
      * leaves all gradients unscaled, and scale each distinct tensor once. */
-    void **ptr = zalloc((size_t)n, sizeof *ptr);
-    char *dup = gad_mem_alloc((size_t)n);
-    if (!ptr || !dup || find_duplicates(grads, n, dup) < 0) {
-        gad_mem_free(ptr);
+    char *dup = gad_mem_alloc((size_t)(n > 0 ? n : 1));
+    if (!dup || find_duplicates(grads, n, dup) < 0) {
         gad_mem_free(dup);
         fail_memory(op);
         return NAN;
     }
     for (int i = 0; i < n && ok; i++) {
         if (dup[i] || gad_numel(grads[i]) == 0) continue;
-        ptr[i] = gad_data_mut(grads[i]);
-        if (!ptr[i]) ok = 0;
+        if (gad__make_writable(op, grads[i])) ok = 0;
     }
     if (ok)
-        for (int i = 0; i < n; i++) {
-            if (!ptr[i]) continue;
-            if (gad_dtype(grads[i]) == GAD_F32)
-                gad__scale_f32(ptr[i], gad_numel(grads[i]), coef);
-            else
-                gad__scale_f64(ptr[i], gad_numel(grads[i]), coef);
-        }
-    gad_mem_free(ptr);
+        for (int i = 0; i < n; i++)
+            if (!dup[i] && gad_numel(grads[i]) > 0) GAD_BE(grads[i])->scale(grads[i], coef);
     gad_mem_free(dup);
     if (!ok) {
         fail_memory(op);

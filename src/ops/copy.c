@@ -30,16 +30,21 @@ gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype) {
     return gad__own(y);
 }
 
+int gad__make_writable(const char *op, gad_tensor *t) {
+    if (t->node && t->node->info) {
+        gad__err(GAD_ERR_NOT_UNIQUE, op,
+                 "the tensor is the output of a tracked op (%s): writing "
+                 "would make its graph lie; detach it first",
+                 t->node->info->name);
+        return -1;
+    }
+    return gad__make_unique(op, t);
+}
+
 void *gad_data_mut(gad_tensor *t) {
     if (!t) return gad__null_arg("data_mut");
     if (t->dev != GAD_DEV_HOST) return gad__need_host("data_mut", t);
-    if (t->node && t->node->info)
-        return gad__err(GAD_ERR_NOT_UNIQUE, "data_mut",
-                        "the tensor is the output of a tracked op (%s): writing "
-                        "would make its graph lie; detach it first",
-                        t->node->info->name);
-    if (gad__make_unique("data_mut", t)) return NULL;
-    return gad__ptr(t);
+    return gad__make_writable("data_mut", t) ? NULL : gad__ptr(t);
 }
 
 gad_tensor *gad_stop_gradient(gad_tensor *t) {

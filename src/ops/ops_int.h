@@ -55,6 +55,11 @@ extern const gad_op_entry gad__ops[GAD_OP_COUNT_];
 
 /* ------------------------------------------------------------- helpers */
 
+/* Make t private and packed so that it can be written in place (the
+ * copy-on-write of gad_data_mut, on any device): 0, or -1 with a
+ * not-unique error (t is a tracked op's output) or a memory error under op. */
+int gad__make_writable(const char *op, gad_tensor *t);
+
 /* A new view header over src's storage with the given layout (refs = 1,
  * owned by nobody yet, off the tape). */
 gad_tensor *gad__view_new(const char *op, gad_tensor *src, const int64_t *shape,
