@@ -1,4 +1,9 @@
-/* gemm.c: general matrix multiply for the CPU (see gemm.h for the contract).
+/* gemm.c: general matrix multiply for the CPU (see gemm.h for the contract),
+ * the driver: the entry points of gemm.h and the test hooks, the run-time
+ * choice of the micro-kernels and their blocking, the packing and the split
+ * over threads (their typed half in gemm_driver_tmpl.h). The micro-kernels
+ * are in one file per instruction set and the BLAS policy in gemm_blas.c;
+ * the list of the files ends this comment.
  *
  * The built-in kernel follows the layered algorithm of
  *   K. Goto and R. A. van de Geijn, "Anatomy of high-performance matrix
@@ -51,9 +56,19 @@
  * call are carved out of the calling thread's scratch block (_Thread_local,
  * from gad__alloc), kept for reuse until gad__gemm_release_scratch.
  *
- * The typed packing routines and drivers are in gemm_driver_tmpl.h, which
- * this file includes once per element type (float, double); the BLAS policy
- * (when to call CBLAS, and its threads) is in gemm_blas.c. */
+ * The files:
+ *   gemm.c              this driver;
+ *   gemm_driver_tmpl.h  its typed packing routines and drivers, included
+ *                       here once per element type (float, double);
+ *   gemm_int.h          what the files share: the micro-kernel types and
+ *                       their contract, the kernel descriptor, the kernels
+ *                       of each ISA file;
+ *   gemm_kernel_tmpl.h  the packed micro-kernel, written once over a
+ *                       vector type;
+ *   gemm_avx512.c       the AVX-512F kernels (packed, small-problem, dot);
+ *   gemm_avx2.c         the AVX2+FMA kernels;
+ *   gemm_generic.c      the portable kernels (vector extensions or plain C);
+ *   gemm_blas.c         when to call CBLAS, and the BLAS library's threads. */
 
 #include "cpu/gemm.h"
 #include "cpu/gemm_int.h"
@@ -64,15 +79,6 @@
 
 #ifdef GAD_HAVE_CBLAS
 #include <cblas.h>
-#endif
-
-/* GAD_GEMM_PLAIN forces the plain C kernels (to test them with gcc/clang). */
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(GAD_GEMM_PLAIN)
-#define GEMM_GNU 1
-#if defined(__x86_64__) || defined(__i386__)
-#define GEMM_X86 1
-#include <immintrin.h>
-#endif
 #endif
 
 /* Subnormal floats. A multiply that meets a subnormal operand (or makes a
@@ -100,564 +106,6 @@ static inline void gemm_ftz_end(unsigned m) { (void)m; }
 #endif
 
 /* ======================================================================== */
-/* Micro-kernels                                                             */
-/* ======================================================================== */
-/* A micro-kernel computes acc = sum_k a[k*MR + i] * b[k*NR + j] over kc steps
- * (a: a packed MR x kc micro-panel, b: a packed kc x NR one), then updates
- * the MR x NR tile at c (row stride ldc):
- *   c = alpha*acc             when beta == 0 (c is not read)
- *   c = alpha*acc + beta*c    otherwise (two products, one sum; no FMA, so
- *                             the edge path below rounds the same way)
- * b is aligned to 64 bytes (the packed B block and NR*kc*size are). */
-
-typedef void (*gemm_skern)(int64_t kc, const float *a, const float *b,
-                           float *c, int64_t ldc, float alpha, float beta);
-typedef void (*gemm_dkern)(int64_t kc, const double *a, const double *b,
-                           double *c, int64_t ldc, double alpha, double beta);
-
-/* Small-problem kernels (AVX-512 only, see below): a tile of m rows and
- * NR = 2 vectors of columns read straight from the operands, with
- * op(A)(i, k) = a[i*rsa + k*csa] and op(B)(k, j) = b[k*rsb + j]; m0 and m1
- * mask the columns of the two vectors. Same update rule as above. */
-typedef void (*gemm_ssup)(int64_t K, const float *a, int64_t rsa, int64_t csa,
-                          const float *b, int64_t rsb, float *c, int64_t ldc,
-                          float alpha, float beta, unsigned m0, unsigned m1);
-typedef void (*gemm_dsup)(int64_t K, const double *a, int64_t rsa,
-                          int64_t csa, const double *b, int64_t rsb, double *c,
-                          int64_t ldc, double alpha, double beta, unsigned m0,
-                          unsigned m1);
-
-/* Dot kernels (AVX-512 only): out[q] = sum over k < K of x[q][k] * y[q][k],
- * q = 0..3. */
-typedef void (*gemm_sdot)(int64_t K, const float *const *x,
-                          const float *const *y, float *out);
-typedef void (*gemm_ddot)(int64_t K, const double *const *x,
-                          const double *const *y, double *out);
-
-/* Blocking of one kernel: micro-tile MR x NR, KC (depth of a block), MCB
- * (rows of the packed A panel), NCB (columns of the packed B block). MCB is a
- * multiple of MR and NCB of NR. sup: the small-problem kernels indexed by
- * [variant][rows - 1] (NULL when the ISA has none; variants: one masked
- * vector, two masked vectors, two full vectors); their tile is MR x NR too,
- * NR being two vectors of NR/2 lanes. dot: the dot kernel (NULL
- * when none). */
-typedef struct gemm_sdesc {
-    int mr, nr;
-    int64_t kc, mcb, ncb;
-    gemm_skern kern;
-    const gemm_ssup (*sup)[12];
-    gemm_sdot dot;
-    const char *name;
-} gemm_sdesc;
-
-typedef struct gemm_ddesc {
-    int mr, nr;
-    int64_t kc, mcb, ncb;
-    gemm_dkern kern;
-    const gemm_dsup (*sup)[12];
-    gemm_ddot dot;
-    const char *name;
-} gemm_ddesc;
-
-/* Upper bounds over all kernels (edge-tile buffers). */
-#define GEMM_MAX_MR 16
-#define GEMM_MAX_NR 32
-
-/* Rows of a micro-tile, unrolled by the preprocessor. */
-#define GEMM_ROWS1(X) X(0)
-#define GEMM_ROWS2(X) GEMM_ROWS1(X) X(1)
-#define GEMM_ROWS3(X) GEMM_ROWS2(X) X(2)
-#define GEMM_ROWS4(X) GEMM_ROWS3(X) X(3)
-#define GEMM_ROWS5(X) GEMM_ROWS4(X) X(4)
-#define GEMM_ROWS6(X) GEMM_ROWS5(X) X(5)
-#define GEMM_ROWS7(X) GEMM_ROWS6(X) X(6)
-#define GEMM_ROWS8(X) GEMM_ROWS7(X) X(7)
-#define GEMM_ROWS9(X) GEMM_ROWS8(X) X(8)
-#define GEMM_ROWS10(X) GEMM_ROWS9(X) X(9)
-#define GEMM_ROWS11(X) GEMM_ROWS10(X) X(10)
-#define GEMM_ROWS12(X) GEMM_ROWS11(X) X(11)
-
-/* A kernel whose tile rows are two vectors (NR = 2 * lanes). The including
- * code defines GK_VT (vector type), GK_ET (element type), GK_ZERO(),
- * GK_SET1(x), GK_LOAD(p) (aligned), GK_LOADU(p), GK_STOREU(p, v),
- * GK_FMA(a, b, c) (a*b + c), GK_MUL(a, b), GK_ADD(a, b), GK_LANES. */
-#define GK_DECL(i) GK_VT c##i##_0 = GK_ZERO(), c##i##_1 = GK_ZERO();
-#define GK_STEP(i)                                                            \
-    {                                                                          \
-        GK_VT av_ = GK_SET1(a[i]);                                             \
-        c##i##_0 = GK_FMA(av_, b0, c##i##_0);                                  \
-        c##i##_1 = GK_FMA(av_, b1, c##i##_1);                                  \
-    }
-#define GK_STORE0(i)                                                           \
-    GK_STOREU(c + (i)*ldc, GK_MUL(va, c##i##_0));                              \
-    GK_STOREU(c + (i)*ldc + GK_LANES, GK_MUL(va, c##i##_1));
-#define GK_STOREB(i)                                                           \
-    {                                                                          \
-        GK_ET *cr_ = c + (i)*ldc;                                              \
-        GK_VT t0_ = GK_MUL(va, c##i##_0), t1_ = GK_MUL(va, c##i##_1);          \
-        GK_VT u0_ = GK_MUL(vb, GK_LOADU(cr_));                                 \
-        GK_VT u1_ = GK_MUL(vb, GK_LOADU(cr_ + GK_LANES));                      \
-        GK_STOREU(cr_, GK_ADD(t0_, u0_));                                      \
-        GK_STOREU(cr_ + GK_LANES, GK_ADD(t1_, u1_));                           \
-    }
-/* The body: ROWS is GEMM_ROWS6 or GEMM_ROWS12, MR its count. */
-#define GK_BODY(ROWS, MR)                                                      \
-    ROWS(GK_DECL)                                                              \
-    for (int64_t k = 0; k < kc; k++) {                                         \
-        GK_VT b0 = GK_LOAD(b), b1 = GK_LOAD(b + GK_LANES);                     \
-        ROWS(GK_STEP)                                                          \
-        a += (MR);                                                             \
-        b += 2 * GK_LANES;                                                     \
-    }                                                                          \
-    GK_VT va = GK_SET1(alpha);                                                 \
-    if (beta == 0) {                                                           \
-        ROWS(GK_STORE0)                                                        \
-    } else {                                                                   \
-        GK_VT vb = GK_SET1(beta);                                              \
-        ROWS(GK_STOREB)                                                        \
-    }
-
-#ifdef GEMM_X86
-/* ---- AVX-512F: f32 12 x 32, f64 12 x 16 (24 accumulators of 32 zmm). */
-#define GK_VT __m512
-#define GK_ET float
-#define GK_LANES 16
-#define GK_ZERO() _mm512_setzero_ps()
-#define GK_SET1(x) _mm512_set1_ps(x)
-#define GK_LOAD(p) _mm512_load_ps(p)
-#define GK_LOADU(p) _mm512_loadu_ps(p)
-#define GK_STOREU(p, v) _mm512_storeu_ps(p, v)
-#define GK_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define GK_MUL(a, b) _mm512_mul_ps(a, b)
-#define GK_ADD(a, b) _mm512_add_ps(a, b)
-__attribute__((target("avx512f"))) static void
-gemm_skern_avx512(int64_t kc, const float *a, const float *b, float *c,
-                  int64_t ldc, float alpha, float beta) {
-    GK_BODY(GEMM_ROWS12, 12)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-
-#define GK_VT __m512d
-#define GK_ET double
-#define GK_LANES 8
-#define GK_ZERO() _mm512_setzero_pd()
-#define GK_SET1(x) _mm512_set1_pd(x)
-#define GK_LOAD(p) _mm512_load_pd(p)
-#define GK_LOADU(p) _mm512_loadu_pd(p)
-#define GK_STOREU(p, v) _mm512_storeu_pd(p, v)
-#define GK_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
-#define GK_MUL(a, b) _mm512_mul_pd(a, b)
-#define GK_ADD(a, b) _mm512_add_pd(a, b)
-__attribute__((target("avx512f"))) static void
-gemm_dkern_avx512(int64_t kc, const double *a, const double *b, double *c,
-                  int64_t ldc, double alpha, double beta) {
-    GK_BODY(GEMM_ROWS12, 12)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-
-/* ---- AVX-512F small-problem ("sup") kernels: no packing.
- * C tile of m rows (1..12, one function each) x up to NV vectors, read
- * straight from the operands: op(A)(i, k) = a[i*rsa + k*csa] (broadcast),
- * op(B)(k, j) = b[k*rsb + j] (vector loads, masked by m0/m1 at the right
- * edge of C, so they read nothing out of bounds). The whole K is
- * one accumulation chain; c = alpha*acc (+ beta*c) as in the packed kernels.
- * Used when packing would cost more than it saves. */
-
-#define GS_DECL1(i) GS_VT c##i##_0 = GS_ZERO();
-#define GS_DECL2(i) GS_VT c##i##_0 = GS_ZERO(), c##i##_1 = GS_ZERO();
-/* M: masked loads and stores (partial columns), F: full vectors, unmasked
- * (masked loads cost an extra ALU uop on the FMA ports). */
-#define GS_LD_M(k, p) GS_MLOAD(k, p)
-#define GS_LD_F(k, p) GS_LOADU(p)
-#define GS_SV_M(p, k, v) GS_MSTORE(p, k, v)
-#define GS_SV_F(p, k, v) GS_STOREU(p, v)
-#define GS_LOADB1(MK) GS_VT b0 = GS_LD_##MK(k0, b);
-#define GS_LOADB2(MK)                                                          \
-    GS_VT b0 = GS_LD_##MK(k0, b), b1 = GS_LD_##MK(k1, b + GS_LANES);
-#define GS_STEP1(i)                                                            \
-    {                                                                          \
-        GS_VT av_ = GS_SET1(a[(i)*rsa]);                                       \
-        c##i##_0 = GS_FMA(av_, b0, c##i##_0);                                  \
-    }
-#define GS_STEP2(i)                                                            \
-    {                                                                          \
-        GS_VT av_ = GS_SET1(a[(i)*rsa]);                                       \
-        c##i##_0 = GS_FMA(av_, b0, c##i##_0);                                  \
-        c##i##_1 = GS_FMA(av_, b1, c##i##_1);                                  \
-    }
-#define GS_ST_0(MK, i, j, kk, off)                                             \
-    GS_SV_##MK(c + (i)*ldc + (off), kk, GS_MUL(va, c##i##_##j));
-#define GS_ST_B(MK, i, j, kk, off)                                             \
-    {                                                                          \
-        GS_VT t_ = GS_MUL(va, c##i##_##j);                                     \
-        GS_VT u_ = GS_MUL(vb, GS_LD_##MK(kk, c + (i)*ldc + (off)));            \
-        GS_SV_##MK(c + (i)*ldc + (off), kk, GS_ADD(t_, u_));                   \
-    }
-#define GS_STORE1_0_M(i) GS_ST_0(M, i, 0, k0, 0)
-#define GS_STORE1_B_M(i) GS_ST_B(M, i, 0, k0, 0)
-#define GS_STORE2_0_M(i) GS_ST_0(M, i, 0, k0, 0) GS_ST_0(M, i, 1, k1, GS_LANES)
-#define GS_STORE2_B_M(i) GS_ST_B(M, i, 0, k0, 0) GS_ST_B(M, i, 1, k1, GS_LANES)
-#define GS_STORE2_0_F(i) GS_ST_0(F, i, 0, k0, 0) GS_ST_0(F, i, 1, k1, GS_LANES)
-#define GS_STORE2_B_F(i) GS_ST_B(F, i, 0, k0, 0) GS_ST_B(F, i, 1, k1, GS_LANES)
-#define GS_FN(NAME, ROWS, NV, MK)                                              \
-    __attribute__((target("avx512f"))) static void NAME(                       \
-        int64_t K, const GS_ET *a, int64_t rsa, int64_t csa, const GS_ET *b,   \
-        int64_t rsb, GS_ET *c, int64_t ldc, GS_ET alpha, GS_ET beta,           \
-        unsigned m0, unsigned m1) {                                            \
-        const GS_MT k0 = (GS_MT)m0, k1 = (GS_MT)m1;                            \
-        (void)k0;                                                              \
-        (void)k1;                                                              \
-        ROWS(GS_DECL##NV)                                                      \
-        for (int64_t k = 0; k < K; k++) {                                      \
-            GS_LOADB##NV(MK)                                                   \
-            ROWS(GS_STEP##NV)                                                  \
-            a += csa;                                                          \
-            b += rsb;                                                          \
-        }                                                                      \
-        GS_VT va = GS_SET1(alpha);                                             \
-        if (beta == 0) {                                                       \
-            ROWS(GS_STORE##NV##_0_##MK)                                        \
-        } else {                                                               \
-            GS_VT vb = GS_SET1(beta);                                          \
-            ROWS(GS_STORE##NV##_B_##MK)                                        \
-        }                                                                      \
-    }
-/* All row counts for one (vectors, masking) variant: P##rows##_##V. */
-#define GS_ROWS_ALL(P, V, NV, MK)                                              \
-    GS_FN(P##1_##V, GEMM_ROWS1, NV, MK) GS_FN(P##2_##V, GEMM_ROWS2, NV, MK)    \
-    GS_FN(P##3_##V, GEMM_ROWS3, NV, MK) GS_FN(P##4_##V, GEMM_ROWS4, NV, MK)    \
-    GS_FN(P##5_##V, GEMM_ROWS5, NV, MK) GS_FN(P##6_##V, GEMM_ROWS6, NV, MK)    \
-    GS_FN(P##7_##V, GEMM_ROWS7, NV, MK) GS_FN(P##8_##V, GEMM_ROWS8, NV, MK)    \
-    GS_FN(P##9_##V, GEMM_ROWS9, NV, MK) GS_FN(P##10_##V, GEMM_ROWS10, NV, MK)  \
-    GS_FN(P##11_##V, GEMM_ROWS11, NV, MK) GS_FN(P##12_##V, GEMM_ROWS12, NV, MK)
-#define GS_ALL(P)                                                              \
-    GS_ROWS_ALL(P, 1m, 1, M) GS_ROWS_ALL(P, 2m, 2, M) GS_ROWS_ALL(P, 2f, 2, F)
-#define GS_ROW_TABLE(P, V)                                                     \
-    {P##1_##V, P##2_##V, P##3_##V, P##4_##V,  P##5_##V,  P##6_##V,             \
-     P##7_##V, P##8_##V, P##9_##V, P##10_##V, P##11_##V, P##12_##V}
-/* [0]: one masked vector, [1]: two masked vectors, [2]: two full vectors. */
-#define GS_TABLE(P)                                                            \
-    {GS_ROW_TABLE(P, 1m), GS_ROW_TABLE(P, 2m), GS_ROW_TABLE(P, 2f)}
-
-#define GS_VT __m512
-#define GS_ET float
-#define GS_MT __mmask16
-#define GS_LANES 16
-#define GS_ZERO() _mm512_setzero_ps()
-#define GS_SET1(x) _mm512_set1_ps(x)
-#define GS_MLOAD(k, p) _mm512_maskz_loadu_ps(k, p)
-#define GS_MSTORE(p, k, v) _mm512_mask_storeu_ps(p, k, v)
-#define GS_LOADU(p) _mm512_loadu_ps(p)
-#define GS_STOREU(p, v) _mm512_storeu_ps(p, v)
-#define GS_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define GS_MUL(a, b) _mm512_mul_ps(a, b)
-#define GS_ADD(a, b) _mm512_add_ps(a, b)
-GS_ALL(gemm_ssup_)
-static const gemm_ssup gemm_ssup_avx512[3][12] = GS_TABLE(gemm_ssup_);
-#undef GS_VT
-#undef GS_ET
-#undef GS_MT
-#undef GS_LANES
-#undef GS_ZERO
-#undef GS_SET1
-#undef GS_MLOAD
-#undef GS_MSTORE
-#undef GS_LOADU
-#undef GS_STOREU
-#undef GS_FMA
-#undef GS_MUL
-#undef GS_ADD
-
-#define GS_VT __m512d
-#define GS_ET double
-#define GS_MT __mmask8
-#define GS_LANES 8
-#define GS_ZERO() _mm512_setzero_pd()
-#define GS_SET1(x) _mm512_set1_pd(x)
-#define GS_MLOAD(k, p) _mm512_maskz_loadu_pd(k, p)
-#define GS_MSTORE(p, k, v) _mm512_mask_storeu_pd(p, k, v)
-#define GS_LOADU(p) _mm512_loadu_pd(p)
-#define GS_STOREU(p, v) _mm512_storeu_pd(p, v)
-#define GS_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
-#define GS_MUL(a, b) _mm512_mul_pd(a, b)
-#define GS_ADD(a, b) _mm512_add_pd(a, b)
-GS_ALL(gemm_dsup_)
-static const gemm_dsup gemm_dsup_avx512[3][12] = GS_TABLE(gemm_dsup_);
-#undef GS_VT
-#undef GS_ET
-#undef GS_MT
-#undef GS_LANES
-#undef GS_ZERO
-#undef GS_SET1
-#undef GS_MLOAD
-#undef GS_MSTORE
-#undef GS_LOADU
-#undef GS_STOREU
-#undef GS_FMA
-#undef GS_MUL
-#undef GS_ADD
-
-/* ---- AVX-512F dot kernels: out[q] = sum_k x[q][k] * y[q][k] for 4 pairs of
- * contiguous vectors (two accumulators per pair, masked tail). For products
- * with one or two rows or columns whose operands are contiguous along K
- * (A x, a B^T), where the tile kernels would waste their lanes or pack. */
-#define GD_FN(NAME)                                                            \
-    __attribute__((target("avx512f"))) static void NAME(                       \
-        int64_t K, const GD_ET *const *x, const GD_ET *const *y,               \
-        GD_ET *out) {                                                          \
-        const GD_ET *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];            \
-        const GD_ET *y0 = y[0], *y1 = y[1], *y2 = y[2], *y3 = y[3];            \
-        GD_VT s0 = GD_ZERO(), s1 = GD_ZERO(), s2 = GD_ZERO(), s3 = GD_ZERO();  \
-        GD_VT t0 = GD_ZERO(), t1 = GD_ZERO(), t2 = GD_ZERO(), t3 = GD_ZERO();  \
-        const int64_t L = GD_LANES;                                            \
-        int64_t k = 0;                                                         \
-        for (; k + 2 * L <= K; k += 2 * L) {                                   \
-            s0 = GD_FMA(GD_LOADU(x0 + k), GD_LOADU(y0 + k), s0);               \
-            s1 = GD_FMA(GD_LOADU(x1 + k), GD_LOADU(y1 + k), s1);               \
-            s2 = GD_FMA(GD_LOADU(x2 + k), GD_LOADU(y2 + k), s2);               \
-            s3 = GD_FMA(GD_LOADU(x3 + k), GD_LOADU(y3 + k), s3);               \
-            t0 = GD_FMA(GD_LOADU(x0 + k + L), GD_LOADU(y0 + k + L), t0);       \
-            t1 = GD_FMA(GD_LOADU(x1 + k + L), GD_LOADU(y1 + k + L), t1);       \
-            t2 = GD_FMA(GD_LOADU(x2 + k + L), GD_LOADU(y2 + k + L), t2);       \
-            t3 = GD_FMA(GD_LOADU(x3 + k + L), GD_LOADU(y3 + k + L), t3);       \
-        }                                                                      \
-        for (; k < K; k += L) {                                                \
-            GD_MT m = K - k >= L ? (GD_MT)GD_FULL                              \
-                                 : (GD_MT)((1u << (K - k)) - 1);               \
-            s0 = GD_FMA(GD_MLOAD(m, x0 + k), GD_MLOAD(m, y0 + k), s0);         \
-            s1 = GD_FMA(GD_MLOAD(m, x1 + k), GD_MLOAD(m, y1 + k), s1);         \
-            s2 = GD_FMA(GD_MLOAD(m, x2 + k), GD_MLOAD(m, y2 + k), s2);         \
-            s3 = GD_FMA(GD_MLOAD(m, x3 + k), GD_MLOAD(m, y3 + k), s3);         \
-        }                                                                      \
-        out[0] = GD_REDUCE(GD_ADD(s0, t0));                                    \
-        out[1] = GD_REDUCE(GD_ADD(s1, t1));                                    \
-        out[2] = GD_REDUCE(GD_ADD(s2, t2));                                    \
-        out[3] = GD_REDUCE(GD_ADD(s3, t3));                                    \
-    }
-
-#define GD_VT __m512
-#define GD_ET float
-#define GD_MT __mmask16
-#define GD_FULL 0xFFFFu
-#define GD_LANES 16
-#define GD_ZERO() _mm512_setzero_ps()
-#define GD_LOADU(p) _mm512_loadu_ps(p)
-#define GD_MLOAD(k, p) _mm512_maskz_loadu_ps(k, p)
-#define GD_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define GD_ADD(a, b) _mm512_add_ps(a, b)
-#define GD_REDUCE(v) _mm512_reduce_add_ps(v)
-GD_FN(gemm_sdot_avx512)
-#undef GD_VT
-#undef GD_ET
-#undef GD_MT
-#undef GD_FULL
-#undef GD_LANES
-#undef GD_ZERO
-#undef GD_LOADU
-#undef GD_MLOAD
-#undef GD_FMA
-#undef GD_ADD
-#undef GD_REDUCE
-
-#define GD_VT __m512d
-#define GD_ET double
-#define GD_MT __mmask8
-#define GD_FULL 0xFFu
-#define GD_LANES 8
-#define GD_ZERO() _mm512_setzero_pd()
-#define GD_LOADU(p) _mm512_loadu_pd(p)
-#define GD_MLOAD(k, p) _mm512_maskz_loadu_pd(k, p)
-#define GD_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
-#define GD_ADD(a, b) _mm512_add_pd(a, b)
-#define GD_REDUCE(v) _mm512_reduce_add_pd(v)
-GD_FN(gemm_ddot_avx512)
-#undef GD_VT
-#undef GD_ET
-#undef GD_MT
-#undef GD_FULL
-#undef GD_LANES
-#undef GD_ZERO
-#undef GD_LOADU
-#undef GD_MLOAD
-#undef GD_FMA
-#undef GD_ADD
-#undef GD_REDUCE
-
-/* ---- AVX2 + FMA: f32 6 x 16, f64 6 x 8 (12 accumulators of 16 ymm). */
-#define GK_VT __m256
-#define GK_ET float
-#define GK_LANES 8
-#define GK_ZERO() _mm256_setzero_ps()
-#define GK_SET1(x) _mm256_set1_ps(x)
-#define GK_LOAD(p) _mm256_load_ps(p)
-#define GK_LOADU(p) _mm256_loadu_ps(p)
-#define GK_STOREU(p, v) _mm256_storeu_ps(p, v)
-#define GK_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define GK_MUL(a, b) _mm256_mul_ps(a, b)
-#define GK_ADD(a, b) _mm256_add_ps(a, b)
-__attribute__((target("avx2,fma"))) static void
-gemm_skern_avx2(int64_t kc, const float *a, const float *b, float *c,
-                int64_t ldc, float alpha, float beta) {
-    GK_BODY(GEMM_ROWS6, 6)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-
-#define GK_VT __m256d
-#define GK_ET double
-#define GK_LANES 4
-#define GK_ZERO() _mm256_setzero_pd()
-#define GK_SET1(x) _mm256_set1_pd(x)
-#define GK_LOAD(p) _mm256_load_pd(p)
-#define GK_LOADU(p) _mm256_loadu_pd(p)
-#define GK_STOREU(p, v) _mm256_storeu_pd(p, v)
-#define GK_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
-#define GK_MUL(a, b) _mm256_mul_pd(a, b)
-#define GK_ADD(a, b) _mm256_add_pd(a, b)
-__attribute__((target("avx2,fma"))) static void
-gemm_dkern_avx2(int64_t kc, const double *a, const double *b, double *c,
-                int64_t ldc, double alpha, double beta) {
-    GK_BODY(GEMM_ROWS6, 6)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-#endif /* GEMM_X86 */
-
-#ifdef GEMM_GNU
-/* ---- Portable: GCC/clang vector extensions, 16-byte vectors (SSE2, NEON,
- * or scalar code where the target has none). f32 6 x 8, f64 6 x 4. */
-typedef float gemm_v4f __attribute__((vector_size(16)));
-typedef double gemm_v2d __attribute__((vector_size(16)));
-
-static inline gemm_v4f gemm_ld4f(const float *p) {
-    gemm_v4f v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-static inline void gemm_st4f(float *p, gemm_v4f v) { memcpy(p, &v, sizeof v); }
-static inline gemm_v2d gemm_ld2d(const double *p) {
-    gemm_v2d v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-static inline void gemm_st2d(double *p, gemm_v2d v) { memcpy(p, &v, sizeof v); }
-
-#define GK_VT gemm_v4f
-#define GK_ET float
-#define GK_LANES 4
-#define GK_ZERO() ((gemm_v4f){0, 0, 0, 0})
-#define GK_SET1(x) ((gemm_v4f){(x), (x), (x), (x)})
-#define GK_LOAD(p) gemm_ld4f(p)
-#define GK_LOADU(p) gemm_ld4f(p)
-#define GK_STOREU(p, v) gemm_st4f(p, v)
-#define GK_FMA(a, b, c) ((c) + (a) * (b))
-#define GK_MUL(a, b) ((a) * (b))
-#define GK_ADD(a, b) ((a) + (b))
-static void gemm_skern_vec(int64_t kc, const float *a, const float *b,
-                           float *c, int64_t ldc, float alpha, float beta) {
-    GK_BODY(GEMM_ROWS6, 6)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-
-#define GK_VT gemm_v2d
-#define GK_ET double
-#define GK_LANES 2
-#define GK_ZERO() ((gemm_v2d){0, 0})
-#define GK_SET1(x) ((gemm_v2d){(x), (x)})
-#define GK_LOAD(p) gemm_ld2d(p)
-#define GK_LOADU(p) gemm_ld2d(p)
-#define GK_STOREU(p, v) gemm_st2d(p, v)
-#define GK_FMA(a, b, c) ((c) + (a) * (b))
-#define GK_MUL(a, b) ((a) * (b))
-#define GK_ADD(a, b) ((a) + (b))
-static void gemm_dkern_vec(int64_t kc, const double *a, const double *b,
-                           double *c, int64_t ldc, double alpha, double beta) {
-    GK_BODY(GEMM_ROWS6, 6)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-
-#else /* !GEMM_GNU */
-/* ---- Plain C, 4 x 4, for compilers without vector extensions. */
-#define GEMM_PLAIN_KERNEL(NAME, T)                                             \
-    static void NAME(int64_t kc, const T *a, const T *b, T *c, int64_t ldc,    \
-                     T alpha, T beta) {                                        \
-        T acc[4][4] = {{0}};                                                   \
-        for (int64_t k = 0; k < kc; k++, a += 4, b += 4)                       \
-            for (int i = 0; i < 4; i++)                                        \
-                for (int j = 0; j < 4; j++) acc[i][j] += a[i] * b[j];          \
-        for (int i = 0; i < 4; i++)                                            \
-            for (int j = 0; j < 4; j++) {                                      \
-                T t = alpha * acc[i][j];                                       \
-                if (beta != 0) {                                               \
-                    T u = beta * c[i * ldc + j];                               \
-                    t = t + u;                                                 \
-                }                                                              \
-                c[i * ldc + j] = t;                                            \
-            }                                                                  \
-    }
-GEMM_PLAIN_KERNEL(gemm_skern_plain, float)
-GEMM_PLAIN_KERNEL(gemm_dkern_plain, double)
-#endif /* GEMM_GNU */
-
-/* ======================================================================== */
 /* Kernel selection                                                          */
 /* ======================================================================== */
 
@@ -665,26 +113,26 @@ GEMM_PLAIN_KERNEL(gemm_dkern_plain, double)
  * AVX-512), KC x NCB of B in L2 (720 KiB), MCB x KC of A in L3. */
 #ifdef GEMM_X86
 static const gemm_sdesc gemm_s_avx512 = {
-    12, 32, 384, 3072, 480, gemm_skern_avx512,
-    gemm_ssup_avx512, gemm_sdot_avx512, "avx512 12x32"};
+    12, 32, 384, 3072, 480, gad__gemm_skern_avx512,
+    gad__gemm_ssup_avx512, gad__gemm_sdot_avx512, "avx512 12x32"};
 static const gemm_ddesc gemm_d_avx512 = {
-    12, 16, 256, 3072, 240, gemm_dkern_avx512,
-    gemm_dsup_avx512, gemm_ddot_avx512, "avx512 12x16"};
+    12, 16, 256, 3072, 240, gad__gemm_dkern_avx512,
+    gad__gemm_dsup_avx512, gad__gemm_ddot_avx512, "avx512 12x16"};
 static const gemm_sdesc gemm_s_avx2 = {
-    6, 16, 256, 3072, 480, gemm_skern_avx2, NULL, NULL, "avx2 6x16"};
+    6, 16, 256, 3072, 480, gad__gemm_skern_avx2, NULL, NULL, "avx2 6x16"};
 static const gemm_ddesc gemm_d_avx2 = {
-    6, 8, 256, 3072, 240, gemm_dkern_avx2, NULL, NULL, "avx2 6x8"};
+    6, 8, 256, 3072, 240, gad__gemm_dkern_avx2, NULL, NULL, "avx2 6x8"};
 #endif
 #ifdef GEMM_GNU
 static const gemm_sdesc gemm_s_port = {
-    6, 8, 256, 1536, 256, gemm_skern_vec, NULL, NULL, "vector 6x8"};
+    6, 8, 256, 1536, 256, gad__gemm_skern_vec, NULL, NULL, "vector 6x8"};
 static const gemm_ddesc gemm_d_port = {
-    6, 4, 256, 1536, 128, gemm_dkern_vec, NULL, NULL, "vector 6x4"};
+    6, 4, 256, 1536, 128, gad__gemm_dkern_vec, NULL, NULL, "vector 6x4"};
 #else
 static const gemm_sdesc gemm_s_port = {
-    4, 4, 256, 1024, 256, gemm_skern_plain, NULL, NULL, "plain 4x4"};
+    4, 4, 256, 1024, 256, gad__gemm_skern_plain, NULL, NULL, "plain 4x4"};
 static const gemm_ddesc gemm_d_port = {
-    4, 4, 256, 1024, 128, gemm_dkern_plain, NULL, NULL, "plain 4x4"};
+    4, 4, 256, 1024, 128, gad__gemm_dkern_plain, NULL, NULL, "plain 4x4"};
 #endif
 
 /* 0: not chosen yet, 1: portable, 2: AVX2+FMA, 3: AVX-512F. */

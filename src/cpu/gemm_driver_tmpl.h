@@ -1,7 +1,7 @@
 /* gemm_driver_tmpl.h: the typed half of the CPU GEMM's driver, written once
  * for an element type and included by gemm.c once for float and once for
  * double, with GT the element type, GT_DESC its kernel descriptor
- * (gemm.c) and GT_FN(name) the prefix of its functions: the packing of
+ * (gemm_int.h) and GT_FN(name) the prefix of its functions: the packing of
  * op(A) and op(B), the macro-kernel (loops 2 and 1), the packed path (loops 5
  * to 3) and the small-problem and dot paths, with their split over threads,
  * and GT_FN(run), the typed entry point. It relies on gemm.c's static
