@@ -1,4 +1,9 @@
-/* gemm.c: general matrix multiply for the CPU (see gemm.h for the contract).
+/* gemm.c: general matrix multiply for the CPU (see gemm.h for the contract),
+ * the driver: the entry points of gemm.h and the test hooks, the run-time
+ * choice of the micro-kernels and their blocking, the packing and the split
+ * over threads (their typed half in gemm_driver_tmpl.h). The micro-kernels
+ * are in one file per instruction set and the BLAS policy in gemm_blas.c;
+ * the list of the files ends this comment.
  *
  * The built-in kernel follows the layered algorithm of
  *   K. Goto and R. A. van de Geijn, "Anatomy of high-performance matrix
@@ -51,28 +56,29 @@
  * call are carved out of the calling thread's scratch block (_Thread_local,
  * from gad__alloc), kept for reuse until gad__gemm_release_scratch.
  *
- * This file includes itself once per element type (float, double) to stamp
- * out the typed packing routines and drivers: see GEMM_TEMPLATE below. */
-#ifndef GEMM_TEMPLATE
+ * The files:
+ *   gemm.c              this driver;
+ *   gemm_driver_tmpl.h  its typed packing routines and drivers, included
+ *                       here once per element type (float, double);
+ *   gemm_int.h          what the files share: the micro-kernel types and
+ *                       their contract, the kernel descriptor, the kernels
+ *                       of each ISA file;
+ *   gemm_kernel_tmpl.h  the packed micro-kernel, written once over a
+ *                       vector type;
+ *   gemm_avx512.c       the AVX-512F kernels (packed, small-problem, dot);
+ *   gemm_avx2.c         the AVX2+FMA kernels;
+ *   gemm_generic.c      the portable kernels (vector extensions or plain C);
+ *   gemm_blas.c         when to call CBLAS, and the BLAS library's threads. */
 
 #include "cpu/gemm.h"
+#include "cpu/gemm_int.h"
 #include "gad_int.h"
 
-#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 
 #ifdef GAD_HAVE_CBLAS
 #include <cblas.h>
-#endif
-
-/* GAD_GEMM_PLAIN forces the plain C kernels (to test them with gcc/clang). */
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(GAD_GEMM_PLAIN)
-#define GEMM_GNU 1
-#if defined(__x86_64__) || defined(__i386__)
-#define GEMM_X86 1
-#include <immintrin.h>
-#endif
 #endif
 
 /* Subnormal floats. A multiply that meets a subnormal operand (or makes a
@@ -100,564 +106,6 @@ static inline void gemm_ftz_end(unsigned m) { (void)m; }
 #endif
 
 /* ======================================================================== */
-/* Micro-kernels                                                             */
-/* ======================================================================== */
-/* A micro-kernel computes acc = sum_k a[k*MR + i] * b[k*NR + j] over kc steps
- * (a: a packed MR x kc micro-panel, b: a packed kc x NR one), then updates
- * the MR x NR tile at c (row stride ldc):
- *   c = alpha*acc             when beta == 0 (c is not read)
- *   c = alpha*acc + beta*c    otherwise (two products, one sum; no FMA, so
- *                             the edge path below rounds the same way)
- * b is aligned to 64 bytes (the packed B block and NR*kc*size are). */
-
-typedef void (*gemm_skern)(int64_t kc, const float *a, const float *b,
-                           float *c, int64_t ldc, float alpha, float beta);
-typedef void (*gemm_dkern)(int64_t kc, const double *a, const double *b,
-                           double *c, int64_t ldc, double alpha, double beta);
-
-/* Small-problem kernels (AVX-512 only, see below): a tile of m rows and
- * NR = 2 vectors of columns read straight from the operands, with
- * op(A)(i, k) = a[i*rsa + k*csa] and op(B)(k, j) = b[k*rsb + j]; m0 and m1
- * mask the columns of the two vectors. Same update rule as above. */
-typedef void (*gemm_ssup)(int64_t K, const float *a, int64_t rsa, int64_t csa,
-                          const float *b, int64_t rsb, float *c, int64_t ldc,
-                          float alpha, float beta, unsigned m0, unsigned m1);
-typedef void (*gemm_dsup)(int64_t K, const double *a, int64_t rsa,
-                          int64_t csa, const double *b, int64_t rsb, double *c,
-                          int64_t ldc, double alpha, double beta, unsigned m0,
-                          unsigned m1);
-
-/* Dot kernels (AVX-512 only): out[q] = sum over k < K of x[q][k] * y[q][k],
- * q = 0..3. */
-typedef void (*gemm_sdot)(int64_t K, const float *const *x,
-                          const float *const *y, float *out);
-typedef void (*gemm_ddot)(int64_t K, const double *const *x,
-                          const double *const *y, double *out);
-
-/* Blocking of one kernel: micro-tile MR x NR, KC (depth of a block), MCB
- * (rows of the packed A panel), NCB (columns of the packed B block). MCB is a
- * multiple of MR and NCB of NR. sup: the small-problem kernels indexed by
- * [variant][rows - 1] (NULL when the ISA has none; variants: one masked
- * vector, two masked vectors, two full vectors); their tile is MR x NR too,
- * NR being two vectors of NR/2 lanes. dot: the dot kernel (NULL
- * when none). */
-typedef struct gemm_sdesc {
-    int mr, nr;
-    int64_t kc, mcb, ncb;
-    gemm_skern kern;
-    const gemm_ssup (*sup)[12];
-    gemm_sdot dot;
-    const char *name;
-} gemm_sdesc;
-
-typedef struct gemm_ddesc {
-    int mr, nr;
-    int64_t kc, mcb, ncb;
-    gemm_dkern kern;
-    const gemm_dsup (*sup)[12];
-    gemm_ddot dot;
-    const char *name;
-} gemm_ddesc;
-
-/* Upper bounds over all kernels (edge-tile buffers). */
-#define GEMM_MAX_MR 16
-#define GEMM_MAX_NR 32
-
-/* Rows of a micro-tile, unrolled by the preprocessor. */
-#define GEMM_ROWS1(X) X(0)
-#define GEMM_ROWS2(X) GEMM_ROWS1(X) X(1)
-#define GEMM_ROWS3(X) GEMM_ROWS2(X) X(2)
-#define GEMM_ROWS4(X) GEMM_ROWS3(X) X(3)
-#define GEMM_ROWS5(X) GEMM_ROWS4(X) X(4)
-#define GEMM_ROWS6(X) GEMM_ROWS5(X) X(5)
-#define GEMM_ROWS7(X) GEMM_ROWS6(X) X(6)
-#define GEMM_ROWS8(X) GEMM_ROWS7(X) X(7)
-#define GEMM_ROWS9(X) GEMM_ROWS8(X) X(8)
-#define GEMM_ROWS10(X) GEMM_ROWS9(X) X(9)
-#define GEMM_ROWS11(X) GEMM_ROWS10(X) X(10)
-#define GEMM_ROWS12(X) GEMM_ROWS11(X) X(11)
-
-/* A kernel whose tile rows are two vectors (NR = 2 * lanes). The including
- * code defines GK_VT (vector type), GK_ET (element type), GK_ZERO(),
- * GK_SET1(x), GK_LOAD(p) (aligned), GK_LOADU(p), GK_STOREU(p, v),
- * GK_FMA(a, b, c) (a*b + c), GK_MUL(a, b), GK_ADD(a, b), GK_LANES. */
-#define GK_DECL(i) GK_VT c##i##_0 = GK_ZERO(), c##i##_1 = GK_ZERO();
-#define GK_STEP(i)                                                            \
-    {                                                                          \
-        GK_VT av_ = GK_SET1(a[i]);                                             \
-        c##i##_0 = GK_FMA(av_, b0, c##i##_0);                                  \
-        c##i##_1 = GK_FMA(av_, b1, c##i##_1);                                  \
-    }
-#define GK_STORE0(i)                                                           \
-    GK_STOREU(c + (i)*ldc, GK_MUL(va, c##i##_0));                              \
-    GK_STOREU(c + (i)*ldc + GK_LANES, GK_MUL(va, c##i##_1));
-#define GK_STOREB(i)                                                           \
-    {                                                                          \
-        GK_ET *cr_ = c + (i)*ldc;                                              \
-        GK_VT t0_ = GK_MUL(va, c##i##_0), t1_ = GK_MUL(va, c##i##_1);          \
-        GK_VT u0_ = GK_MUL(vb, GK_LOADU(cr_));                                 \
-        GK_VT u1_ = GK_MUL(vb, GK_LOADU(cr_ + GK_LANES));                      \
-        GK_STOREU(cr_, GK_ADD(t0_, u0_));                                      \
-        GK_STOREU(cr_ + GK_LANES, GK_ADD(t1_, u1_));                           \
-    }
-/* The body: ROWS is GEMM_ROWS6 or GEMM_ROWS12, MR its count. */
-#define GK_BODY(ROWS, MR)                                                      \
-    ROWS(GK_DECL)                                                              \
-    for (int64_t k = 0; k < kc; k++) {                                         \
-        GK_VT b0 = GK_LOAD(b), b1 = GK_LOAD(b + GK_LANES);                     \
-        ROWS(GK_STEP)                                                          \
-        a += (MR);                                                             \
-        b += 2 * GK_LANES;                                                     \
-    }                                                                          \
-    GK_VT va = GK_SET1(alpha);                                                 \
-    if (beta == 0) {                                                           \
-        ROWS(GK_STORE0)                                                        \
-    } else {                                                                   \
-        GK_VT vb = GK_SET1(beta);                                              \
-        ROWS(GK_STOREB)                                                        \
-    }
-
-#ifdef GEMM_X86
-/* ---- AVX-512F: f32 12 x 32, f64 12 x 16 (24 accumulators of 32 zmm). */
-#define GK_VT __m512
-#define GK_ET float
-#define GK_LANES 16
-#define GK_ZERO() _mm512_setzero_ps()
-#define GK_SET1(x) _mm512_set1_ps(x)
-#define GK_LOAD(p) _mm512_load_ps(p)
-#define GK_LOADU(p) _mm512_loadu_ps(p)
-#define GK_STOREU(p, v) _mm512_storeu_ps(p, v)
-#define GK_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define GK_MUL(a, b) _mm512_mul_ps(a, b)
-#define GK_ADD(a, b) _mm512_add_ps(a, b)
-__attribute__((target("avx512f"))) static void
-gemm_skern_avx512(int64_t kc, const float *a, const float *b, float *c,
-                  int64_t ldc, float alpha, float beta) {
-    GK_BODY(GEMM_ROWS12, 12)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-
-#define GK_VT __m512d
-#define GK_ET double
-#define GK_LANES 8
-#define GK_ZERO() _mm512_setzero_pd()
-#define GK_SET1(x) _mm512_set1_pd(x)
-#define GK_LOAD(p) _mm512_load_pd(p)
-#define GK_LOADU(p) _mm512_loadu_pd(p)
-#define GK_STOREU(p, v) _mm512_storeu_pd(p, v)
-#define GK_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
-#define GK_MUL(a, b) _mm512_mul_pd(a, b)
-#define GK_ADD(a, b) _mm512_add_pd(a, b)
-__attribute__((target("avx512f"))) static void
-gemm_dkern_avx512(int64_t kc, const double *a, const double *b, double *c,
-                  int64_t ldc, double alpha, double beta) {
-    GK_BODY(GEMM_ROWS12, 12)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-
-/* ---- AVX-512F small-problem ("sup") kernels: no packing.
- * C tile of m rows (1..12, one function each) x up to NV vectors, read
- * straight from the operands: op(A)(i, k) = a[i*rsa + k*csa] (broadcast),
- * op(B)(k, j) = b[k*rsb + j] (vector loads, masked by m0/m1 at the right
- * edge of C, so they read nothing out of bounds). The whole K is
- * one accumulation chain; c = alpha*acc (+ beta*c) as in the packed kernels.
- * Used when packing would cost more than it saves. */
-
-#define GS_DECL1(i) GS_VT c##i##_0 = GS_ZERO();
-#define GS_DECL2(i) GS_VT c##i##_0 = GS_ZERO(), c##i##_1 = GS_ZERO();
-/* M: masked loads and stores (partial columns), F: full vectors, unmasked
- * (masked loads cost an extra ALU uop on the FMA ports). */
-#define GS_LD_M(k, p) GS_MLOAD(k, p)
-#define GS_LD_F(k, p) GS_LOADU(p)
-#define GS_SV_M(p, k, v) GS_MSTORE(p, k, v)
-#define GS_SV_F(p, k, v) GS_STOREU(p, v)
-#define GS_LOADB1(MK) GS_VT b0 = GS_LD_##MK(k0, b);
-#define GS_LOADB2(MK)                                                          \
-    GS_VT b0 = GS_LD_##MK(k0, b), b1 = GS_LD_##MK(k1, b + GS_LANES);
-#define GS_STEP1(i)                                                            \
-    {                                                                          \
-        GS_VT av_ = GS_SET1(a[(i)*rsa]);                                       \
-        c##i##_0 = GS_FMA(av_, b0, c##i##_0);                                  \
-    }
-#define GS_STEP2(i)                                                            \
-    {                                                                          \
-        GS_VT av_ = GS_SET1(a[(i)*rsa]);                                       \
-        c##i##_0 = GS_FMA(av_, b0, c##i##_0);                                  \
-        c##i##_1 = GS_FMA(av_, b1, c##i##_1);                                  \
-    }
-#define GS_ST_0(MK, i, j, kk, off)                                             \
-    GS_SV_##MK(c + (i)*ldc + (off), kk, GS_MUL(va, c##i##_##j));
-#define GS_ST_B(MK, i, j, kk, off)                                             \
-    {                                                                          \
-        GS_VT t_ = GS_MUL(va, c##i##_##j);                                     \
-        GS_VT u_ = GS_MUL(vb, GS_LD_##MK(kk, c + (i)*ldc + (off)));            \
-        GS_SV_##MK(c + (i)*ldc + (off), kk, GS_ADD(t_, u_));                   \
-    }
-#define GS_STORE1_0_M(i) GS_ST_0(M, i, 0, k0, 0)
-#define GS_STORE1_B_M(i) GS_ST_B(M, i, 0, k0, 0)
-#define GS_STORE2_0_M(i) GS_ST_0(M, i, 0, k0, 0) GS_ST_0(M, i, 1, k1, GS_LANES)
-#define GS_STORE2_B_M(i) GS_ST_B(M, i, 0, k0, 0) GS_ST_B(M, i, 1, k1, GS_LANES)
-#define GS_STORE2_0_F(i) GS_ST_0(F, i, 0, k0, 0) GS_ST_0(F, i, 1, k1, GS_LANES)
-#define GS_STORE2_B_F(i) GS_ST_B(F, i, 0, k0, 0) GS_ST_B(F, i, 1, k1, GS_LANES)
-#define GS_FN(NAME, ROWS, NV, MK)                                              \
-    __attribute__((target("avx512f"))) static void NAME(                       \
-        int64_t K, const GS_ET *a, int64_t rsa, int64_t csa, const GS_ET *b,   \
-        int64_t rsb, GS_ET *c, int64_t ldc, GS_ET alpha, GS_ET beta,           \
-        unsigned m0, unsigned m1) {                                            \
-        const GS_MT k0 = (GS_MT)m0, k1 = (GS_MT)m1;                            \
-        (void)k0;                                                              \
-        (void)k1;                                                              \
-        ROWS(GS_DECL##NV)                                                      \
-        for (int64_t k = 0; k < K; k++) {                                      \
-            GS_LOADB##NV(MK)                                                   \
-            ROWS(GS_STEP##NV)                                                  \
-            a += csa;                                                          \
-            b += rsb;                                                          \
-        }                                                                      \
-        GS_VT va = GS_SET1(alpha);                                             \
-        if (beta == 0) {                                                       \
-            ROWS(GS_STORE##NV##_0_##MK)                                        \
-        } else {                                                               \
-            GS_VT vb = GS_SET1(beta);                                          \
-            ROWS(GS_STORE##NV##_B_##MK)                                        \
-        }                                                                      \
-    }
-/* All row counts for one (vectors, masking) variant: P##rows##_##V. */
-#define GS_ROWS_ALL(P, V, NV, MK)                                              \
-    GS_FN(P##1_##V, GEMM_ROWS1, NV, MK) GS_FN(P##2_##V, GEMM_ROWS2, NV, MK)    \
-    GS_FN(P##3_##V, GEMM_ROWS3, NV, MK) GS_FN(P##4_##V, GEMM_ROWS4, NV, MK)    \
-    GS_FN(P##5_##V, GEMM_ROWS5, NV, MK) GS_FN(P##6_##V, GEMM_ROWS6, NV, MK)    \
-    GS_FN(P##7_##V, GEMM_ROWS7, NV, MK) GS_FN(P##8_##V, GEMM_ROWS8, NV, MK)    \
-    GS_FN(P##9_##V, GEMM_ROWS9, NV, MK) GS_FN(P##10_##V, GEMM_ROWS10, NV, MK)  \
-    GS_FN(P##11_##V, GEMM_ROWS11, NV, MK) GS_FN(P##12_##V, GEMM_ROWS12, NV, MK)
-#define GS_ALL(P)                                                              \
-    GS_ROWS_ALL(P, 1m, 1, M) GS_ROWS_ALL(P, 2m, 2, M) GS_ROWS_ALL(P, 2f, 2, F)
-#define GS_ROW_TABLE(P, V)                                                     \
-    {P##1_##V, P##2_##V, P##3_##V, P##4_##V,  P##5_##V,  P##6_##V,             \
-     P##7_##V, P##8_##V, P##9_##V, P##10_##V, P##11_##V, P##12_##V}
-/* [0]: one masked vector, [1]: two masked vectors, [2]: two full vectors. */
-#define GS_TABLE(P)                                                            \
-    {GS_ROW_TABLE(P, 1m), GS_ROW_TABLE(P, 2m), GS_ROW_TABLE(P, 2f)}
-
-#define GS_VT __m512
-#define GS_ET float
-#define GS_MT __mmask16
-#define GS_LANES 16
-#define GS_ZERO() _mm512_setzero_ps()
-#define GS_SET1(x) _mm512_set1_ps(x)
-#define GS_MLOAD(k, p) _mm512_maskz_loadu_ps(k, p)
-#define GS_MSTORE(p, k, v) _mm512_mask_storeu_ps(p, k, v)
-#define GS_LOADU(p) _mm512_loadu_ps(p)
-#define GS_STOREU(p, v) _mm512_storeu_ps(p, v)
-#define GS_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define GS_MUL(a, b) _mm512_mul_ps(a, b)
-#define GS_ADD(a, b) _mm512_add_ps(a, b)
-GS_ALL(gemm_ssup_)
-static const gemm_ssup gemm_ssup_avx512[3][12] = GS_TABLE(gemm_ssup_);
-#undef GS_VT
-#undef GS_ET
-#undef GS_MT
-#undef GS_LANES
-#undef GS_ZERO
-#undef GS_SET1
-#undef GS_MLOAD
-#undef GS_MSTORE
-#undef GS_LOADU
-#undef GS_STOREU
-#undef GS_FMA
-#undef GS_MUL
-#undef GS_ADD
-
-#define GS_VT __m512d
-#define GS_ET double
-#define GS_MT __mmask8
-#define GS_LANES 8
-#define GS_ZERO() _mm512_setzero_pd()
-#define GS_SET1(x) _mm512_set1_pd(x)
-#define GS_MLOAD(k, p) _mm512_maskz_loadu_pd(k, p)
-#define GS_MSTORE(p, k, v) _mm512_mask_storeu_pd(p, k, v)
-#define GS_LOADU(p) _mm512_loadu_pd(p)
-#define GS_STOREU(p, v) _mm512_storeu_pd(p, v)
-#define GS_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
-#define GS_MUL(a, b) _mm512_mul_pd(a, b)
-#define GS_ADD(a, b) _mm512_add_pd(a, b)
-GS_ALL(gemm_dsup_)
-static const gemm_dsup gemm_dsup_avx512[3][12] = GS_TABLE(gemm_dsup_);
-#undef GS_VT
-#undef GS_ET
-#undef GS_MT
-#undef GS_LANES
-#undef GS_ZERO
-#undef GS_SET1
-#undef GS_MLOAD
-#undef GS_MSTORE
-#undef GS_LOADU
-#undef GS_STOREU
-#undef GS_FMA
-#undef GS_MUL
-#undef GS_ADD
-
-/* ---- AVX-512F dot kernels: out[q] = sum_k x[q][k] * y[q][k] for 4 pairs of
- * contiguous vectors (two accumulators per pair, masked tail). For products
- * with one or two rows or columns whose operands are contiguous along K
- * (A x, a B^T), where the tile kernels would waste their lanes or pack. */
-#define GD_FN(NAME)                                                            \
-    __attribute__((target("avx512f"))) static void NAME(                       \
-        int64_t K, const GD_ET *const *x, const GD_ET *const *y,               \
-        GD_ET *out) {                                                          \
-        const GD_ET *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];            \
-        const GD_ET *y0 = y[0], *y1 = y[1], *y2 = y[2], *y3 = y[3];            \
-        GD_VT s0 = GD_ZERO(), s1 = GD_ZERO(), s2 = GD_ZERO(), s3 = GD_ZERO();  \
-        GD_VT t0 = GD_ZERO(), t1 = GD_ZERO(), t2 = GD_ZERO(), t3 = GD_ZERO();  \
-        const int64_t L = GD_LANES;                                            \
-        int64_t k = 0;                                                         \
-        for (; k + 2 * L <= K; k += 2 * L) {                                   \
-            s0 = GD_FMA(GD_LOADU(x0 + k), GD_LOADU(y0 + k), s0);               \
-            s1 = GD_FMA(GD_LOADU(x1 + k), GD_LOADU(y1 + k), s1);               \
-            s2 = GD_FMA(GD_LOADU(x2 + k), GD_LOADU(y2 + k), s2);               \
-            s3 = GD_FMA(GD_LOADU(x3 + k), GD_LOADU(y3 + k), s3);               \
-            t0 = GD_FMA(GD_LOADU(x0 + k + L), GD_LOADU(y0 + k + L), t0);       \
-            t1 = GD_FMA(GD_LOADU(x1 + k + L), GD_LOADU(y1 + k + L), t1);       \
-            t2 = GD_FMA(GD_LOADU(x2 + k + L), GD_LOADU(y2 + k + L), t2);       \
-            t3 = GD_FMA(GD_LOADU(x3 + k + L), GD_LOADU(y3 + k + L), t3);       \
-        }                                                                      \
-        for (; k < K; k += L) {                                                \
-            GD_MT m = K - k >= L ? (GD_MT)GD_FULL                              \
-                                 : (GD_MT)((1u << (K - k)) - 1);               \
-            s0 = GD_FMA(GD_MLOAD(m, x0 + k), GD_MLOAD(m, y0 + k), s0);         \
-            s1 = GD_FMA(GD_MLOAD(m, x1 + k), GD_MLOAD(m, y1 + k), s1);         \
-            s2 = GD_FMA(GD_MLOAD(m, x2 + k), GD_MLOAD(m, y2 + k), s2);         \
-            s3 = GD_FMA(GD_MLOAD(m, x3 + k), GD_MLOAD(m, y3 + k), s3);         \
-        }                                                                      \
-        out[0] = GD_REDUCE(GD_ADD(s0, t0));                                    \
-        out[1] = GD_REDUCE(GD_ADD(s1, t1));                                    \
-        out[2] = GD_REDUCE(GD_ADD(s2, t2));                                    \
-        out[3] = GD_REDUCE(GD_ADD(s3, t3));                                    \
-    }
-
-#define GD_VT __m512
-#define GD_ET float
-#define GD_MT __mmask16
-#define GD_FULL 0xFFFFu
-#define GD_LANES 16
-#define GD_ZERO() _mm512_setzero_ps()
-#define GD_LOADU(p) _mm512_loadu_ps(p)
-#define GD_MLOAD(k, p) _mm512_maskz_loadu_ps(k, p)
-#define GD_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define GD_ADD(a, b) _mm512_add_ps(a, b)
-#define GD_REDUCE(v) _mm512_reduce_add_ps(v)
-GD_FN(gemm_sdot_avx512)
-#undef GD_VT
-#undef GD_ET
-#undef GD_MT
-#undef GD_FULL
-#undef GD_LANES
-#undef GD_ZERO
-#undef GD_LOADU
-#undef GD_MLOAD
-#undef GD_FMA
-#undef GD_ADD
-#undef GD_REDUCE
-
-#define GD_VT __m512d
-#define GD_ET double
-#define GD_MT __mmask8
-#define GD_FULL 0xFFu
-#define GD_LANES 8
-#define GD_ZERO() _mm512_setzero_pd()
-#define GD_LOADU(p) _mm512_loadu_pd(p)
-#define GD_MLOAD(k, p) _mm512_maskz_loadu_pd(k, p)
-#define GD_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
-#define GD_ADD(a, b) _mm512_add_pd(a, b)
-#define GD_REDUCE(v) _mm512_reduce_add_pd(v)
-GD_FN(gemm_ddot_avx512)
-#undef GD_VT
-#undef GD_ET
-#undef GD_MT
-#undef GD_FULL
-#undef GD_LANES
-#undef GD_ZERO
-#undef GD_LOADU
-#undef GD_MLOAD
-#undef GD_FMA
-#undef GD_ADD
-#undef GD_REDUCE
-
-/* ---- AVX2 + FMA: f32 6 x 16, f64 6 x 8 (12 accumulators of 16 ymm). */
-#define GK_VT __m256
-#define GK_ET float
-#define GK_LANES 8
-#define GK_ZERO() _mm256_setzero_ps()
-#define GK_SET1(x) _mm256_set1_ps(x)
-#define GK_LOAD(p) _mm256_load_ps(p)
-#define GK_LOADU(p) _mm256_loadu_ps(p)
-#define GK_STOREU(p, v) _mm256_storeu_ps(p, v)
-#define GK_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define GK_MUL(a, b) _mm256_mul_ps(a, b)
-#define GK_ADD(a, b) _mm256_add_ps(a, b)
-__attribute__((target("avx2,fma"))) static void
-gemm_skern_avx2(int64_t kc, const float *a, const float *b, float *c,
-                int64_t ldc, float alpha, float beta) {
-    GK_BODY(GEMM_ROWS6, 6)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-
-#define GK_VT __m256d
-#define GK_ET double
-#define GK_LANES 4
-#define GK_ZERO() _mm256_setzero_pd()
-#define GK_SET1(x) _mm256_set1_pd(x)
-#define GK_LOAD(p) _mm256_load_pd(p)
-#define GK_LOADU(p) _mm256_loadu_pd(p)
-#define GK_STOREU(p, v) _mm256_storeu_pd(p, v)
-#define GK_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
-#define GK_MUL(a, b) _mm256_mul_pd(a, b)
-#define GK_ADD(a, b) _mm256_add_pd(a, b)
-__attribute__((target("avx2,fma"))) static void
-gemm_dkern_avx2(int64_t kc, const double *a, const double *b, double *c,
-                int64_t ldc, double alpha, double beta) {
-    GK_BODY(GEMM_ROWS6, 6)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-#endif /* GEMM_X86 */
-
-#ifdef GEMM_GNU
-/* ---- Portable: GCC/clang vector extensions, 16-byte vectors (SSE2, NEON,
- * or scalar code where the target has none). f32 6 x 8, f64 6 x 4. */
-typedef float gemm_v4f __attribute__((vector_size(16)));
-typedef double gemm_v2d __attribute__((vector_size(16)));
-
-static inline gemm_v4f gemm_ld4f(const float *p) {
-    gemm_v4f v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-static inline void gemm_st4f(float *p, gemm_v4f v) { memcpy(p, &v, sizeof v); }
-static inline gemm_v2d gemm_ld2d(const double *p) {
-    gemm_v2d v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-static inline void gemm_st2d(double *p, gemm_v2d v) { memcpy(p, &v, sizeof v); }
-
-#define GK_VT gemm_v4f
-#define GK_ET float
-#define GK_LANES 4
-#define GK_ZERO() ((gemm_v4f){0, 0, 0, 0})
-#define GK_SET1(x) ((gemm_v4f){(x), (x), (x), (x)})
-#define GK_LOAD(p) gemm_ld4f(p)
-#define GK_LOADU(p) gemm_ld4f(p)
-#define GK_STOREU(p, v) gemm_st4f(p, v)
-#define GK_FMA(a, b, c) ((c) + (a) * (b))
-#define GK_MUL(a, b) ((a) * (b))
-#define GK_ADD(a, b) ((a) + (b))
-static void gemm_skern_vec(int64_t kc, const float *a, const float *b,
-                           float *c, int64_t ldc, float alpha, float beta) {
-    GK_BODY(GEMM_ROWS6, 6)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-
-#define GK_VT gemm_v2d
-#define GK_ET double
-#define GK_LANES 2
-#define GK_ZERO() ((gemm_v2d){0, 0})
-#define GK_SET1(x) ((gemm_v2d){(x), (x)})
-#define GK_LOAD(p) gemm_ld2d(p)
-#define GK_LOADU(p) gemm_ld2d(p)
-#define GK_STOREU(p, v) gemm_st2d(p, v)
-#define GK_FMA(a, b, c) ((c) + (a) * (b))
-#define GK_MUL(a, b) ((a) * (b))
-#define GK_ADD(a, b) ((a) + (b))
-static void gemm_dkern_vec(int64_t kc, const double *a, const double *b,
-                           double *c, int64_t ldc, double alpha, double beta) {
-    GK_BODY(GEMM_ROWS6, 6)
-}
-#undef GK_VT
-#undef GK_ET
-#undef GK_ZERO
-#undef GK_SET1
-#undef GK_LOAD
-#undef GK_LOADU
-#undef GK_STOREU
-#undef GK_FMA
-#undef GK_MUL
-#undef GK_ADD
-#undef GK_LANES
-
-#else /* !GEMM_GNU */
-/* ---- Plain C, 4 x 4, for compilers without vector extensions. */
-#define GEMM_PLAIN_KERNEL(NAME, T)                                             \
-    static void NAME(int64_t kc, const T *a, const T *b, T *c, int64_t ldc,    \
-                     T alpha, T beta) {                                        \
-        T acc[4][4] = {{0}};                                                   \
-        for (int64_t k = 0; k < kc; k++, a += 4, b += 4)                       \
-            for (int i = 0; i < 4; i++)                                        \
-                for (int j = 0; j < 4; j++) acc[i][j] += a[i] * b[j];          \
-        for (int i = 0; i < 4; i++)                                            \
-            for (int j = 0; j < 4; j++) {                                      \
-                T t = alpha * acc[i][j];                                       \
-                if (beta != 0) {                                               \
-                    T u = beta * c[i * ldc + j];                               \
-                    t = t + u;                                                 \
-                }                                                              \
-                c[i * ldc + j] = t;                                            \
-            }                                                                  \
-    }
-GEMM_PLAIN_KERNEL(gemm_skern_plain, float)
-GEMM_PLAIN_KERNEL(gemm_dkern_plain, double)
-#endif /* GEMM_GNU */
-
-/* ======================================================================== */
 /* Kernel selection                                                          */
 /* ======================================================================== */
 
@@ -665,26 +113,26 @@ GEMM_PLAIN_KERNEL(gemm_dkern_plain, double)
  * AVX-512), KC x NCB of B in L2 (720 KiB), MCB x KC of A in L3. */
 #ifdef GEMM_X86
 static const gemm_sdesc gemm_s_avx512 = {
-    12, 32, 384, 3072, 480, gemm_skern_avx512,
-    gemm_ssup_avx512, gemm_sdot_avx512, "avx512 12x32"};
+    12, 32, 384, 3072, 480, gad__gemm_skern_avx512,
+    gad__gemm_ssup_avx512, gad__gemm_sdot_avx512, "avx512 12x32"};
 static const gemm_ddesc gemm_d_avx512 = {
-    12, 16, 256, 3072, 240, gemm_dkern_avx512,
-    gemm_dsup_avx512, gemm_ddot_avx512, "avx512 12x16"};
+    12, 16, 256, 3072, 240, gad__gemm_dkern_avx512,
+    gad__gemm_dsup_avx512, gad__gemm_ddot_avx512, "avx512 12x16"};
 static const gemm_sdesc gemm_s_avx2 = {
-    6, 16, 256, 3072, 480, gemm_skern_avx2, NULL, NULL, "avx2 6x16"};
+    6, 16, 256, 3072, 480, gad__gemm_skern_avx2, NULL, NULL, "avx2 6x16"};
 static const gemm_ddesc gemm_d_avx2 = {
-    6, 8, 256, 3072, 240, gemm_dkern_avx2, NULL, NULL, "avx2 6x8"};
+    6, 8, 256, 3072, 240, gad__gemm_dkern_avx2, NULL, NULL, "avx2 6x8"};
 #endif
 #ifdef GEMM_GNU
 static const gemm_sdesc gemm_s_port = {
-    6, 8, 256, 1536, 256, gemm_skern_vec, NULL, NULL, "vector 6x8"};
+    6, 8, 256, 1536, 256, gad__gemm_skern_vec, NULL, NULL, "vector 6x8"};
 static const gemm_ddesc gemm_d_port = {
-    6, 4, 256, 1536, 128, gemm_dkern_vec, NULL, NULL, "vector 6x4"};
+    6, 4, 256, 1536, 128, gad__gemm_dkern_vec, NULL, NULL, "vector 6x4"};
 #else
 static const gemm_sdesc gemm_s_port = {
-    4, 4, 256, 1024, 256, gemm_skern_plain, NULL, NULL, "plain 4x4"};
+    4, 4, 256, 1024, 256, gad__gemm_skern_plain, NULL, NULL, "plain 4x4"};
 static const gemm_ddesc gemm_d_port = {
-    4, 4, 256, 1024, 128, gemm_dkern_plain, NULL, NULL, "plain 4x4"};
+    4, 4, 256, 1024, 128, gad__gemm_dkern_plain, NULL, NULL, "plain 4x4"};
 #endif
 
 /* 0: not chosen yet, 1: portable, 2: AVX2+FMA, 3: AVX-512F. */
@@ -702,7 +150,8 @@ static int gemm_best_isa(void) {
     return isa;
 }
 
-static int gemm_pick_isa(void) {
+/* gad__gemm_isa (gemm_int.h): the kernel set in use, chosen on first call. */
+int gad__gemm_isa(void) {
     int isa = atomic_load_explicit(&gemm_isa, memory_order_relaxed);
     if (GAD_LIKELY(isa != 0)) return isa;
     isa = gemm_best_isa();
@@ -728,7 +177,7 @@ int gad__gemm_test_isa(int isa, int small_paths) {
 }
 
 static const gemm_sdesc *gemm_sdesc_get(void) {
-    switch (gemm_pick_isa()) {
+    switch (gad__gemm_isa()) {
 #ifdef GEMM_X86
     case 3: return &gemm_s_avx512;
     case 2: return &gemm_s_avx2;
@@ -738,7 +187,7 @@ static const gemm_sdesc *gemm_sdesc_get(void) {
 }
 
 static const gemm_ddesc *gemm_ddesc_get(void) {
-    switch (gemm_pick_isa()) {
+    switch (gad__gemm_isa()) {
 #ifdef GEMM_X86
     case 3: return &gemm_d_avx512;
     case 2: return &gemm_d_avx2;
@@ -860,11 +309,10 @@ static int gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
 }
 
 /* ---- the typed parts ---- */
-#define GEMM_TEMPLATE 1
 #define GT float
 #define GT_DESC gemm_sdesc
 #define GT_FN(name) gemm_s_##name
-#include "gemm.c"
+#include "cpu/gemm_driver_tmpl.h"
 #undef GT
 #undef GT_DESC
 #undef GT_FN
@@ -872,11 +320,10 @@ static int gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
 #define GT double
 #define GT_DESC gemm_ddesc
 #define GT_FN(name) gemm_d_##name
-#include "gemm.c"
+#include "cpu/gemm_driver_tmpl.h"
 #undef GT
 #undef GT_DESC
 #undef GT_FN
-#undef GEMM_TEMPLATE
 
 /* ======================================================================== */
 /* Public entry points                                                       */
@@ -900,79 +347,19 @@ int gad__dgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
 /* For tests only (not in gemm.h): when on, gad__sgemm/gad__dgemm send every
  * non-empty product to CBLAS (if built with it and enabled), whatever its
  * size, so that the CBLAS call itself can be checked on small shapes. */
-static atomic_int gemm_blas_always;
+atomic_int gad__gemm_blas_always; /* read by gemm_blas.c */
 void gad__gemm_test_blas_always(int on);
 void gad__gemm_test_blas_always(int on) {
-    atomic_store_explicit(&gemm_blas_always, on != 0, memory_order_relaxed);
+    atomic_store_explicit(&gad__gemm_blas_always, on != 0,
+                          memory_order_relaxed);
 }
-
-#ifdef GAD_HAVE_CBLAS
-#if defined(__GNUC__) || defined(__clang__)
-/* OpenBLAS extensions, looked up weakly: absent from other CBLAS. */
-extern void openblas_set_num_threads(int) __attribute__((weak));
-extern char *openblas_get_corename(void) __attribute__((weak));
-#endif
-
-/* 1 when the CBLAS is an OpenBLAS running one of its pre-AVX generic cores
- * while our kernels have AVX2 or AVX-512. OpenBLAS falls back to "Prescott"
- * on CPUs newer than its release (0.3.21 on Emerald Rapids, for one), where
- * it is several times slower than the built-in kernel. */
-static int gemm_blas_weak(void) {
-    static atomic_int cached; /* 0 unknown, 1 weak, 2 fine */
-    int v = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (GAD_LIKELY(v)) return v == 1;
-    v = 2;
-#if defined(__GNUC__) || defined(__clang__)
-    static const char *const generic[] = {
-        "Prescott", "Core2",   "Penryn",       "Dunnington", "Nehalem",
-        "Atom",     "Katmai",  "Coppermine",   "Northwood",  "Banias",
-        "Opteron",  "Athlon",  "Opteron_SSE3", "Barcelona",  "Bobcat"};
-    const char *core = openblas_get_corename ? openblas_get_corename() : NULL;
-    if (core && gemm_pick_isa() >= 2)
-        for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++)
-            if (strcmp(core, generic[i]) == 0) v = 1;
-#endif
-    atomic_store_explicit(&cached, v, memory_order_relaxed);
-    return v == 1;
-}
-
-/* True when CBLAS should take an M x N x K product of elements of esize
- * bytes: it is enabled, the sizes fit its int arguments, we are not inside a
- * region of gad's pool (BLAS would start its own threads there), and the
- * product is big enough that BLAS wins. Measured on a 2-core AVX-512 Xeon
- * (Emerald Rapids) with OpenBLAS 0.3.21 (its Cooperlake kernels, 2 threads,
- * f32; five bench/compare runs, W2 timed in rotation): the AVX-512 built-in
- * kernel on gad's worker threads ran 0.93-1.26x OpenBLAS at 64^3, 1.9-2.1x
- * at 128^3, 1.2-1.3x at 256^3, 0.97-1.02x at 512^3, 1.01-1.18x at 1024^3,
- * 0.92-1.05x at 2048^3, so f32 products stay on it at every size (which
- * also keeps OpenBLAS's threads, spinning after each call, from taking the
- * cores gad's next kernels need: W6 lost 13-23% when its products went to
- * OpenBLAS). Against the AVX2 kernel BLAS is ~10%
- * faster from 512^3 up and slower at 256^3 and below; f64 keeps the same
- * thresholds. */
-static int gemm_use_blas(int64_t M, int64_t N, int64_t K, int64_t lda,
-                         int64_t ldb, int64_t ldc, size_t esize) {
-    if (!gad__blas_on()) return 0;
-    if (M > INT_MAX || N > INT_MAX || K > INT_MAX || lda > INT_MAX ||
-        ldb > INT_MAX || ldc > INT_MAX)
-        return 0;
-    if (gad__pool_nested()) return 0;
-    if (atomic_load_explicit(&gemm_blas_always, memory_order_relaxed)) return 1;
-    if (M < 128 || N < 128 || K < 64) return 0;
-    int avx512 = gemm_pick_isa() >= 3;
-    if (avx512 && esize == sizeof(float)) return 0;
-    double work = (double)M * (double)N * (double)K;
-    double need = avx512 ? 1024.0 * 1024.0 * 1024.0 : 384.0 * 384.0 * 384.0;
-    if (work < need) return 0;
-    return !gemm_blas_weak();
-}
-#endif
 
 int gad__sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                const float *A, int64_t lda, const float *B, int64_t ldb,
                float beta, float *C, int64_t ldc) {
 #ifdef GAD_HAVE_CBLAS
-    if (M > 0 && N > 0 && gemm_use_blas(M, N, K, lda, ldb, ldc, sizeof(float))) {
+    if (M > 0 && N > 0 &&
+        gad__gemm_use_blas(M, N, K, lda, ldb, ldc, sizeof(float))) {
         gad__pool_park();
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                     tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
@@ -988,7 +375,8 @@ int gad__dgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
                const double *A, int64_t lda, const double *B, int64_t ldb,
                double beta, double *C, int64_t ldc) {
 #ifdef GAD_HAVE_CBLAS
-    if (M > 0 && N > 0 && gemm_use_blas(M, N, K, lda, ldb, ldc, sizeof(double))) {
+    if (M > 0 && N > 0 &&
+        gad__gemm_use_blas(M, N, K, lda, ldb, ldc, sizeof(double))) {
         gad__pool_park();
         cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                     tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
@@ -999,442 +387,3 @@ int gad__dgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
     return gad__dgemm_builtin(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C,
                               ldc);
 }
-
-void gad__gemm_set_blas_threads(int n) {
-#if defined(GAD_HAVE_CBLAS) && (defined(__GNUC__) || defined(__clang__))
-    if (openblas_set_num_threads) openblas_set_num_threads(n < 1 ? 1 : n);
-#else
-    (void)n;
-#endif
-}
-
-#else /* GEMM_TEMPLATE: the typed parts, for GT = float or double */
-
-/* Pack rows [0, mc) and columns [0, kc) of op(A), starting at A (which points
- * at element (0, 0) of the block), into micro-panels of mr rows: panel r holds
- * dst[k*mr + i] = op(A)(r*mr + i, k), rows past mc are zero. */
-static void GT_FN(pack_a)(int mr, int64_t mc, int64_t kc, const GT *A,
-                          int64_t lda, int ta, GT *dst) {
-    for (int64_t ir = 0; ir < mc; ir += mr, dst += kc * mr) {
-        int m = (int)gemm_min(mr, mc - ir);
-        if (!ta && m == mr && (mr == 12 || mr == 6)) {
-            /* op(A)(i, k) = A[i*lda + k]: gather one value from each row,
-             * unrolled (a transpose; the loads are contiguous per row). */
-            const GT *s = A + ir * lda;
-            GT *d = dst;
-#define GEMM_PA(i) d[i] = s[(i)*lda];
-            if (mr == 12) {
-                for (int64_t k = 0; k < kc; k++, s++, d += 12) {
-                    GEMM_ROWS12(GEMM_PA)
-                }
-            } else {
-                for (int64_t k = 0; k < kc; k++, s++, d += 6) {
-                    GEMM_ROWS6(GEMM_PA)
-                }
-            }
-#undef GEMM_PA
-        } else if (!ta) {
-            /* op(A)(i, k) = A[i*lda + k]: rows are contiguous in k. */
-            const GT *rows[GEMM_MAX_MR];
-            for (int i = 0; i < m; i++) rows[i] = A + (ir + i) * lda;
-            for (int64_t k = 0; k < kc; k++) {
-                GT *d = dst + k * mr;
-                int i = 0;
-                for (; i < m; i++) d[i] = rows[i][k];
-                for (; i < mr; i++) d[i] = 0;
-            }
-        } else {
-            /* op(A)(i, k) = A[k*lda + i]: a micro-panel row is contiguous. */
-            for (int64_t k = 0; k < kc; k++) {
-                const GT *src = A + k * lda + ir;
-                GT *d = dst + k * mr;
-                int i = 0;
-                for (; i < m; i++) d[i] = src[i];
-                for (; i < mr; i++) d[i] = 0;
-            }
-        }
-    }
-}
-
-/* Pack rows [0, kc) and columns [0, nc) of op(B), starting at B, into
- * micro-panels of nr columns: panel r holds dst[k*nr + j] =
- * op(B)(k, r*nr + j), columns past nc are zero. */
-static void GT_FN(pack_b)(int nr, int64_t kc, int64_t nc, const GT *B,
-                          int64_t ldb, int tb, GT *dst) {
-    for (int64_t jr = 0; jr < nc; jr += nr, dst += kc * nr) {
-        int n = (int)gemm_min(nr, nc - jr);
-        if (!tb) {
-            /* op(B)(k, j) = B[k*ldb + j]: a micro-panel row is contiguous. */
-            const GT *src = B + jr;
-            if (n == nr) {
-                for (int64_t k = 0; k < kc; k++)
-                    memcpy(dst + k * nr, src + k * ldb,
-                           (size_t)nr * sizeof(GT));
-            } else {
-                for (int64_t k = 0; k < kc; k++) {
-                    GT *d = dst + k * nr;
-                    int j = 0;
-                    for (; j < n; j++) d[j] = src[k * ldb + j];
-                    for (; j < nr; j++) d[j] = 0;
-                }
-            }
-        } else {
-            /* op(B)(k, j) = B[j*ldb + k]: columns are contiguous in k. */
-            const GT *cols[GEMM_MAX_NR];
-            for (int j = 0; j < n; j++) cols[j] = B + (jr + j) * ldb;
-            for (int64_t k = 0; k < kc; k++) {
-                GT *d = dst + k * nr;
-                int j = 0;
-                for (; j < n; j++) d[j] = cols[j][k];
-                for (; j < nr; j++) d[j] = 0;
-            }
-        }
-    }
-}
-
-/* C = beta * C for an M x N block (beta == 0 writes zeros). */
-static void GT_FN(scale)(int64_t M, int64_t N, GT beta, GT *C, int64_t ldc) {
-    if (beta == 1) return;
-    for (int64_t i = 0; i < M; i++) {
-        GT *c = C + i * ldc;
-        if (beta == 0)
-            memset(c, 0, (size_t)N * sizeof(GT));
-        else
-            for (int64_t j = 0; j < N; j++) c[j] = beta * c[j];
-    }
-}
-
-/* Loops 2 and 1: the packed mc x kc panel pa times the packed kc x nc block
- * pb into the mc x nc block of C at C. */
-static void GT_FN(macro)(const GT_DESC *kd, int64_t mc, int64_t nc, int64_t kc,
-                         const GT *pa, const GT *pb, GT *C, int64_t ldc,
-                         GT alpha, GT beta) {
-    const int mr = kd->mr, nr = kd->nr;
-    _Alignas(64) GT tmp[GEMM_MAX_MR * GEMM_MAX_NR];
-    for (int64_t ir = 0; ir < mc; ir += mr) {
-        int m = (int)gemm_min(mr, mc - ir);
-        const GT *a = pa + ir * kc;
-        GT *crow = C + ir * ldc;
-        for (int64_t jr = 0; jr < nc; jr += nr) {
-            int n = (int)gemm_min(nr, nc - jr);
-            const GT *b = pb + jr * kc;
-            if (m == mr && n == nr) {
-#ifdef GEMM_GNU
-                /* C is touched only after the k loop: fetch it meanwhile. */
-                for (int i = 0; i < mr; i++) {
-                    __builtin_prefetch(crow + i * ldc + jr, 1, 3);
-                    __builtin_prefetch(crow + i * ldc + jr + nr - 1, 1, 3);
-                }
-#endif
-                kd->kern(kc, a, b, crow + jr, ldc, alpha, beta);
-            } else {
-                kd->kern(kc, a, b, tmp, nr, alpha, 0);
-                for (int i = 0; i < m; i++) {
-                    GT *c = crow + i * ldc + jr;
-                    const GT *t = tmp + i * nr;
-                    if (beta == 0) {
-                        for (int j = 0; j < n; j++) c[j] = t[j];
-                    } else {
-                        for (int j = 0; j < n; j++) {
-                            GT u = beta * c[j];
-                            c[j] = t[j] + u;
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-typedef struct GT_FN(args) {
-    int ta, tb;
-    int64_t M, N, K, kc;
-    GT alpha, beta;
-    const GT *A;
-    int64_t lda;
-    const GT *B;
-    int64_t ldb;
-    GT *C;
-    int64_t ldc;
-} GT_FN(args);
-
-/* Loop 3 for one block of rows [ic, ic + mc) and depth [pc, pc + kc) whose
- * A panel is packed at pa: columns [j0, j1) of C in B blocks of ncb columns
- * packed at pb. */
-static void GT_FN(loop3)(const GT_DESC *kd, const GT_FN(args) *g, int64_t ic,
-                         int64_t mc, int64_t pc, int64_t kc, int64_t j0,
-                         int64_t j1, int64_t ncb, const GT *pa, GT *pb) {
-    GT beta = pc == 0 ? g->beta : (GT)1;
-    for (int64_t jc = j0; jc < j1; jc += ncb) {
-        int64_t nc = gemm_min(ncb, j1 - jc);
-        const GT *b = g->tb ? g->B + jc * g->ldb + pc : g->B + pc * g->ldb + jc;
-        GT_FN(pack_b)(kd->nr, kc, nc, b, g->ldb, g->tb, pb);
-        GT_FN(macro)(kd, mc, nc, kc, pa, pb, g->C + ic * g->ldc + jc, g->ldc,
-                     g->alpha, beta);
-    }
-}
-
-/* Loops 5 and 4 over the region rows [i0, i1) x columns [j0, j1) of C, with
- * A panels of mcb rows packed at pa and B blocks of ncb columns at pb. */
-static void GT_FN(region)(const GT_DESC *kd, const GT_FN(args) *g, int64_t i0,
-                          int64_t i1, int64_t j0, int64_t j1, int64_t mcb,
-                          int64_t ncb, GT *pa, GT *pb) {
-    for (int64_t ic = i0; ic < i1; ic += mcb) {
-        int64_t mc = gemm_min(mcb, i1 - ic);
-        for (int64_t pc = 0; pc < g->K; pc += g->kc) {
-            int64_t kc = gemm_min(g->kc, g->K - pc);
-            const GT *a =
-                g->ta ? g->A + pc * g->lda + ic : g->A + ic * g->lda + pc;
-            GT_FN(pack_a)(kd->mr, mc, kc, a, g->lda, g->ta, pa);
-            GT_FN(loop3)(kd, g, ic, mc, pc, kc, j0, j1, ncb, pa, pb);
-        }
-    }
-}
-
-/* The small-problem path, part t of nt (rows or columns of C). */
-static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
-                            const GT *bsrc, int64_t rsb, int64_t pstride,
-                            int split_rows, int t, int nt) {
-    const int mr = kd->mr, nr = kd->nr, lanes = nr / 2;
-    const unsigned full = lanes == 16 ? 0xFFFFu : 0xFFu;
-    const int64_t M = g->M, N = g->N, K = g->K;
-    int64_t i0 = 0, i1 = M, j0 = 0, j1 = N;
-    if (split_rows) {
-        i0 = M * t / nt;
-        i1 = M * (t + 1) / nt;
-    } else {
-        int64_t ntl = gemm_cdiv(N, nr);
-        j0 = gemm_min(N, ntl * t / nt * nr);
-        j1 = gemm_min(N, ntl * (t + 1) / nt * nr);
-    }
-    const int64_t rsa = g->ta ? 1 : g->lda, csa = g->ta ? g->lda : 1;
-    for (int64_t i = i0; i < i1; i += mr) {
-        int m = (int)gemm_min(mr, i1 - i);
-        const GT *a = g->ta ? g->A + i : g->A + i * g->lda;
-        for (int64_t j = j0; j < j1; j += nr) {
-            int n = (int)gemm_min(nr, j1 - j);
-            const GT *b = g->tb ? bsrc + j / nr * pstride : bsrc + j;
-            unsigned m0 = n >= lanes ? full : (1u << n) - 1;
-            unsigned m1 =
-                n > lanes ? (n >= nr ? full : (1u << (n - lanes)) - 1) : 0;
-            int v = n > lanes ? (n == nr ? 2 : 1) : 0;
-            kd->sup[v][m - 1](K, a, rsa, csa, b, rsb,
-                                      g->C + i * g->ldc + j, g->ldc, g->alpha,
-                                      g->beta, m0, m1);
-        }
-    }
-}
-
-/* Parts [lo, hi) of a small-problem product split in `parts` (one per
- * thread; gad__parallel_for hands each part out once). */
-typedef struct {
-    const GT_DESC *kd;
-    const GT_FN(args) *g;
-    const GT *bsrc;
-    int64_t rsb, pstride;
-    int split_rows, parts;
-} GT_FN(sup_job);
-
-static void GT_FN(sup_task)(void *arg, int64_t lo, int64_t hi) {
-    const GT_FN(sup_job) *j = arg;
-    unsigned csr = gemm_ftz_begin();
-    for (int64_t r = lo; r < hi; r++)
-        GT_FN(sup_part)(j->kd, j->g, j->bsrc, j->rsb, j->pstride,
-                        j->split_rows, (int)r, j->parts);
-    gemm_ftz_end(csr);
-}
-
-/* The small-problem path: no packing unless op(B) is transposed (then all
- * of op(B) is packed once into NR-column panels). Each element of C is one
- * accumulation chain over K, so any split between threads gives the same
- * bits. */
-static int GT_FN(sup_run)(const GT_DESC *kd, const GT_FN(args) *g) {
-    const int mr = kd->mr, nr = kd->nr;
-    const int64_t M = g->M, N = g->N, K = g->K;
-    const GT *bsrc = g->B;
-    int64_t rsb = g->ldb, pstride = 0;
-    if (g->tb) {
-        int64_t ntl = gemm_cdiv(N, nr);
-        GT *pb = gemm_scratch_get((size_t)(ntl * nr * K) * sizeof(GT));
-        if (!pb) return -1;
-        GT_FN(pack_b)(nr, K, N, g->B, g->ldb, 1, pb);
-        bsrc = pb;
-        rsb = nr;
-        pstride = K * nr;
-    }
-    int nt = gemm_threads(M, N, K);
-    /* Split rows, or columns in units of nr, whichever balances better. */
-    int64_t ntl = gemm_cdiv(N, nr);
-    int split_rows = 1;
-    if (nt > 1) {
-        double rows = (double)gemm_cdiv(gemm_cdiv(M, nt), mr) * (double)ntl;
-        double cols = (double)gemm_cdiv(M, mr) * (double)gemm_cdiv(ntl, nt);
-        split_rows = rows <= cols;
-        if (!split_rows && ntl < nt) nt = (int)ntl;
-        if (split_rows && M < nt) nt = (int)M;
-    }
-    if (nt <= 1) {
-        GT_FN(sup_part)(kd, g, bsrc, rsb, pstride, 1, 0, 1);
-        return 0;
-    }
-    GT_FN(sup_job) job = {kd, g, bsrc, rsb, pstride, split_rows, nt};
-    gad__parallel_for(nt, 1, GT_FN(sup_task), &job);
-    return 0;
-}
-
-/* The dot path: C(i, j) = alpha * <x_i, y_j> (+ beta * C(i, j)) with row i
- * of op(A) at x_i = xa + i*xs and column j of op(B) at y_j = yb + j*ys, both
- * contiguous in K. The pairs (i, j) are taken four at a time in the order
- * that streams the bigger operand once: row-major when M >= N (each row of
- * op(A) meets the few columns of op(B) while in cache), else column-major.
- * This part does pairs [p0, p1). */
-static void GT_FN(dot_part)(const GT_DESC *kd, const GT_FN(args) *g,
-                            const GT *xa, int64_t xs, const GT *yb, int64_t ys,
-                            int64_t p0, int64_t p1) {
-    const int64_t M = g->M, N = g->N;
-    const int rows_outer = M >= N;
-    for (int64_t p = p0; p < p1; p += 4) {
-        const GT *x[4], *y[4];
-        GT *c[4], out[4];
-        int cnt = (int)gemm_min(4, p1 - p);
-        for (int q = 0; q < 4; q++) {
-            int64_t pq = p + (q < cnt ? q : cnt - 1);
-            int64_t i = rows_outer ? pq / N : pq % M;
-            int64_t j = rows_outer ? pq % N : pq / M;
-            x[q] = xa + i * xs;
-            y[q] = yb + j * ys;
-            c[q] = g->C + i * g->ldc + j;
-        }
-        kd->dot(g->K, x, y, out);
-        for (int q = 0; q < cnt; q++) {
-            GT t = g->alpha * out[q];
-            if (g->beta != 0) {
-                GT u = g->beta * *c[q];
-                t = t + u;
-            }
-            *c[q] = t;
-        }
-    }
-}
-
-/* Parts [lo, hi) of a dot-path product split in `parts`. */
-typedef struct {
-    const GT_DESC *kd;
-    const GT_FN(args) *g;
-    const GT *xa, *yb;
-    int64_t xs, ys, P;
-    int parts;
-} GT_FN(dot_job);
-
-static void GT_FN(dot_task)(void *arg, int64_t lo, int64_t hi) {
-    const GT_FN(dot_job) *j = arg;
-    unsigned csr = gemm_ftz_begin();
-    for (int64_t r = lo; r < hi; r++)
-        GT_FN(dot_part)(j->kd, j->g, j->xa, j->xs, j->yb, j->ys,
-                        j->P * r / j->parts, j->P * (r + 1) / j->parts);
-    gemm_ftz_end(csr);
-}
-
-static void GT_FN(dot_run)(const GT_DESC *kd, const GT_FN(args) *g) {
-    const GT *xa = g->A, *yb = g->B;
-    int64_t xs = g->ta ? 0 : g->lda, ys = g->tb ? g->ldb : 0;
-    int64_t P = g->M * g->N;
-    int nt = gemm_threads(g->M, g->N, g->K);
-    if (nt > P / 4) nt = (int)(P / 4);
-    if (nt <= 1) {
-        GT_FN(dot_part)(kd, g, xa, xs, yb, ys, 0, P);
-        return;
-    }
-    GT_FN(dot_job) job = {kd, g, xa, yb, xs, ys, P, nt};
-    gad__parallel_for(nt, 1, GT_FN(dot_task), &job);
-}
-
-/* The packed path on threads: regions [lo, hi) of the tm x tn grid of C,
- * each with its own slice of the scratch buffer. */
-typedef struct {
-    const GT_DESC *kd;
-    const GT_FN(args) *g;
-    char *buf;
-    size_t per, asz;
-    int64_t rows, cols, mt, ntl;
-    int tm, tn;
-} GT_FN(packed_job);
-
-static void GT_FN(packed_task)(void *arg, int64_t lo, int64_t hi) {
-    const GT_FN(packed_job) *j = arg;
-    const int mr = j->kd->mr, nr = j->kd->nr;
-    const int64_t M = j->g->M, N = j->g->N;
-    unsigned csr = gemm_ftz_begin();
-    for (int64_t r = lo; r < hi; r++) {
-        int64_t rm = r / j->tn, rn = r % j->tn;
-        int64_t i0 = gemm_min(M, j->mt * rm / j->tm * mr);
-        int64_t i1 = gemm_min(M, j->mt * (rm + 1) / j->tm * mr);
-        int64_t j0 = gemm_min(N, j->ntl * rn / j->tn * nr);
-        int64_t j1 = gemm_min(N, j->ntl * (rn + 1) / j->tn * nr);
-        char *mine = j->buf + j->per * (size_t)r;
-        if (i0 < i1 && j0 < j1)
-            GT_FN(region)(j->kd, j->g, i0, i1, j0, j1, j->rows, j->cols,
-                          (GT *)mine, (GT *)(mine + j->asz));
-    }
-    gemm_ftz_end(csr);
-}
-
-static int GT_FN(run_ftz)(const GT_DESC *kd, int ta, int tb, int64_t M,
-                          int64_t N, int64_t K, GT alpha, const GT *A,
-                          int64_t lda, const GT *B, int64_t ldb, GT beta,
-                          GT *C, int64_t ldc) {
-    if (M <= 0 || N <= 0) return 0;
-    if (K <= 0 || alpha == 0) {
-        GT_FN(scale)(M, N, beta, C, ldc);
-        return 0;
-    }
-    GT_FN(args) g = {ta, tb, M, N, K, gemm_kc(K, kd->kc), alpha, beta,
-                     A, lda, B, ldb, C, ldc};
-    int small = !atomic_load_explicit(&gemm_small_off, memory_order_relaxed);
-    /* Rows of op(A) and columns of op(B) contiguous in K, one side tiny. */
-    if (small && kd->dot && (M <= 4 || N <= 4) &&
-        (!ta || (M == 1 && lda == 1)) && (tb || (N == 1 && ldb == 1))) {
-        GT_FN(dot_run)(kd, &g);
-        return 0;
-    }
-    if (small && kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT)))
-        return GT_FN(sup_run)(kd, &g);
-    const int mr = kd->mr, nr = kd->nr;
-    int64_t mt = gemm_cdiv(M, mr), ntl = gemm_cdiv(N, nr);
-    int nt = gemm_threads(M, N, K);
-    int tm = 1, tn = 1;
-    if (nt > 1) gemm_plan(nt, M, N, K, mr, nr, &tm, &tn);
-    if (tm > mt) tm = (int)mt;
-    if (tn > ntl) tn = (int)ntl;
-    nt = tm * tn;
-    /* Scratch: an A panel and a B block per thread. */
-    int64_t rows = gemm_min(kd->mcb, gemm_cdiv(mt, tm) * mr);
-    int64_t cols = gemm_min(kd->ncb, gemm_cdiv(ntl, tn) * nr);
-    size_t asz = gemm_round64((size_t)(rows * g.kc) * sizeof(GT));
-    size_t bsz = gemm_round64((size_t)(cols * g.kc) * sizeof(GT));
-    size_t per = asz + bsz;
-    char *buf = gemm_scratch_get(per * (size_t)nt);
-    if (!buf) return -1;
-    if (nt == 1) {
-        GT_FN(region)(kd, &g, 0, M, 0, N, rows, cols, (GT *)buf,
-                      (GT *)(buf + asz));
-        return 0;
-    }
-    GT_FN(packed_job) job = {kd, &g, buf, per, asz, rows, cols, mt, ntl, tm, tn};
-    gad__parallel_for(nt, 1, GT_FN(packed_task), &job);
-    return 0;
-}
-
-/* The calling thread runs with FTZ and DAZ too (the parallel parts set
- * them on each thread of the team). */
-static int GT_FN(run)(const GT_DESC *kd, int ta, int tb, int64_t M, int64_t N,
-                      int64_t K, GT alpha, const GT *A, int64_t lda,
-                      const GT *B, int64_t ldb, GT beta, GT *C, int64_t ldc) {
-    unsigned csr = gemm_ftz_begin();
-    int rc = GT_FN(run_ftz)(kd, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta,
-                            C, ldc);
-    gemm_ftz_end(csr);
-    return rc;
-}
-
-#endif /* GEMM_TEMPLATE */
