@@ -395,6 +395,10 @@ int gad__pool_run(int nt, void (*fn)(void *ctx, int t, int nt), void *ctx);
 /* Whether the calling thread is inside a region (a worker, or a caller
  * whose region runs): a region started there would run on one thread. */
 int gad__pool_nested(void);
+/* Whether the calling thread is one of gad's workers. A worker lives until
+ * the process ends and is never trimmed by a caller: whatever it keeps per
+ * thread between calls (GEMM's packing buffer) it gives back itself. */
+int gad__pool_worker(void);
 /* Spinning workers go to sleep now (before a BLAS call that runs threads
  * of its own). */
 void gad__pool_park(void);

@@ -64,6 +64,8 @@ static struct {
 
 /* Set on workers for good and on a caller while its region runs. */
 static _Thread_local int pool_inside;
+/* Set on workers only. */
+static _Thread_local int pool_worker;
 
 static int64_t now_ns(void) {
     struct timespec ts;
@@ -122,6 +124,7 @@ static void *worker_main(void *arg) {
     int w = a.w;
     uint64_t seq = a.seq;
     pool_inside = 1;
+    pool_worker = 1;
     for (;;) {
         uint64_t s = worker_wait(seq);
         seq = s >> 16;
@@ -186,6 +189,8 @@ static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 static void pool_init(void) { pthread_atfork(NULL, NULL, pool_atfork_child); }
 
 int gad__pool_nested(void) { return pool_inside; }
+
+int gad__pool_worker(void) { return pool_worker; }
 
 int gad__pool_run(int nt, void (*fn)(void *ctx, int t, int nt), void *ctx) {
     if (nt > 1 && !pool_inside &&

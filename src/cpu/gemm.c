@@ -54,7 +54,11 @@
  * tiles of C and packs what it needs. One thread inside a parallel region
  * of gad's pool and for small products. The packing buffers of all threads of a
  * call are carved out of the calling thread's scratch block (_Thread_local,
- * from gad__alloc), kept for reuse until gad__gemm_release_scratch.
+ * from gad__alloc), kept for reuse until gad__gemm_release_scratch (the
+ * thread's gad_cache_trim or exit), except on one of gad's workers (a
+ * product of a batch that src/cpu/matmul.c spread over threads): a worker
+ * never exits and no caller trims it, so it gives its block back at the end
+ * of every call.
  *
  * The files:
  *   gemm.c              this driver;
@@ -205,7 +209,7 @@ static _Thread_local size_t gemm_scratch_cap;
 
 /* At least n bytes of this thread's scratch (64-byte aligned), or NULL. The
  * packing buffers of every worker thread of one call are carved out of the
- * calling thread's block, so only the caller ever owns scratch. */
+ * calling thread's block, so only the caller of a call owns scratch. */
 static void *gemm_scratch_get(size_t n) {
     if (n <= gemm_scratch_cap) return gemm_scratch;
     gad__free(gemm_scratch, gemm_scratch_cap);
@@ -332,16 +336,20 @@ static int gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
 int gad__sgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
                        float alpha, const float *A, int64_t lda, const float *B,
                        int64_t ldb, float beta, float *C, int64_t ldc) {
-    return gemm_s_run(gemm_sdesc_get(), ta, tb, M, N, K, alpha, A, lda, B, ldb,
-                      beta, C, ldc);
+    int rc = gemm_s_run(gemm_sdesc_get(), ta, tb, M, N, K, alpha, A, lda, B, ldb,
+                        beta, C, ldc);
+    if (GAD_UNLIKELY(gad__pool_worker())) gad__gemm_release_scratch();
+    return rc;
 }
 
 int gad__dgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
                        double alpha, const double *A, int64_t lda,
                        const double *B, int64_t ldb, double beta, double *C,
                        int64_t ldc) {
-    return gemm_d_run(gemm_ddesc_get(), ta, tb, M, N, K, alpha, A, lda, B, ldb,
-                      beta, C, ldc);
+    int rc = gemm_d_run(gemm_ddesc_get(), ta, tb, M, N, K, alpha, A, lda, B, ldb,
+                        beta, C, ldc);
+    if (GAD_UNLIKELY(gad__pool_worker())) gad__gemm_release_scratch();
+    return rc;
 }
 
 /* For tests only (not in gemm.h): when on, gad__sgemm/gad__dgemm send every

@@ -334,7 +334,9 @@ static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
     return ps->rc;
 }
 
-/* The engine behind grad and backward. clear: the functional mode of grad. */
+/* The engine behind grad and backward. functional: grad's mode, in which
+ * every leaf the pass reaches starts with an empty slot; else backward's,
+ * which accumulates into the slots. */
 static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
                       gad_tensor *const *inputs, int n, gad_tensor **grads,
                       unsigned flags, bool functional) {
