@@ -286,8 +286,7 @@ gad_storage *gad__storage_new(size_t nbytes) {
     return s;
 }
 
-gad_storage *gad__storage_new_on(int dev, size_t nbytes) {
-    if (GAD_LIKELY(dev == GAD_DEV_HOST)) return gad__storage_new(nbytes);
+gad_storage *gad__storage_new_dev(int dev, size_t nbytes) {
     gad_storage *s = gad__devmem[dev]->storage_new(dev, nbytes);
     if (!s) return NULL;
     arm_thread_exit(); /* for the counts */
