@@ -1,7 +1,7 @@
 /* safetensors.c: named tensors to and from safetensors files (gad.h,
  * "Checkpoints"): the format's header, dtypes and data offsets, over the
- * JSON of json.h, and the durable file I/O. Written on the public API only
- * (DESIGN §1).
+ * JSON of json.h and the durable file I/O of atomic_file.h. Written on the
+ * public API only (DESIGN §1).
  *
  * The format: an 8-byte little-endian length N, N bytes of UTF-8 JSON (an
  * object mapping each name to {"dtype", "shape", "data_offsets"} plus an
@@ -10,7 +10,8 @@
  *
  * Save writes "<path>.tmp.<pid>.<k>" in path's directory, fsyncs it, renames
  * it over path and fsyncs the directory; on any failure the temporary file
- * is removed and an existing file at path is left as it was.
+ * is removed and an existing file at path is left as it was
+ * (atomic_file.c).
  *
  * Load treats the file as hostile: it reads the whole file, parses the
  * header with a strict, bounds-checked recursive-descent parser (objects,
@@ -22,20 +23,15 @@
  * is ever touched. */
 #include "gad.h"
 
+#include "atomic_file.h"
 #include "json.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <unistd.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CKPT_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -177,101 +173,25 @@ static int cmp_cstr_ptr(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* write(2) all of p[0..n), retrying on EINTR and short writes. 0 or an
- * errno value. */
-static int write_all(int fd, const unsigned char *p, size_t n) {
-    while (n > 0) {
-        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        ssize_t w = write(fd, p, chunk);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return errno;
-        }
-        if (w == 0) return EIO;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Buffered output to a file descriptor: small pieces are gathered, large
- * ones written directly; on a big-endian host every element is byte-swapped
- * on the way out. `err` keeps the first errno. */
-#define WBUF_CAP ((size_t)1 << 16)
-typedef struct wbuf {
-    int fd;
-    int err;
-    size_t len;
-    unsigned char buf[WBUF_CAP];
-} wbuf;
-
-static void wb_flush(wbuf *w) {
-    if (!w->err && w->len) w->err = write_all(w->fd, w->buf, w->len);
-    w->len = 0;
-}
-
-/* Append n bytes made of es-byte little-endian elements (es = 1 for raw
- * bytes such as the header). */
-static void wb_put(wbuf *w, const unsigned char *p, size_t n, size_t es,
-                   bool swap) {
-    if (!swap || es == 1) {
-        if (n >= WBUF_CAP) {
-            wb_flush(w);
-            if (!w->err) w->err = write_all(w->fd, p, n);
-            return;
-        }
-        if (n > WBUF_CAP - w->len) wb_flush(w);
-        memcpy(w->buf + w->len, p, n);
-        w->len += n;
+/* Append n bytes made of es-byte elements to w as little-endian: on a
+ * big-endian host every element is byte-swapped on the way out, through a
+ * buffer on the stack. */
+static void write_le(gad_atomic_file *w, const unsigned char *p, size_t n,
+                     size_t es) {
+    if (host_is_le() || es == 1) {
+        gad__atomic_file_write(w, p, n);
         return;
     }
-    while (n > 0 && !w->err) {
-        size_t room = (WBUF_CAP - w->len) / es * es;
-        if (room == 0) {
-            wb_flush(w);
-            continue;
-        }
-        size_t k = n < room ? n : room;
-        memcpy(w->buf + w->len, p, k);
-        swap_elems(w->buf + w->len, k, es);
-        w->len += k;
+    unsigned char buf[4096];
+    while (n > 0 && !gad__atomic_file_error(w)) {
+        size_t k = n < sizeof buf ? n : sizeof buf / es * es;
+        memcpy(buf, p, k);
+        swap_elems(buf, k, es);
+        gad__atomic_file_write(w, buf, k);
         p += k;
         n -= k;
     }
 }
-
-static int fsync_retry(int fd) {
-    while (fsync(fd) != 0) {
-        if (errno != EINTR) return errno;
-    }
-    return 0;
-}
-
-/* Open the directory holding path and fsync it, using dir (room for
- * strlen(path) + 2 bytes) for its name: nothing is allocated, because this
- * runs after the rename, when a failure could no longer be undone. 0 or an
- * errno value; file systems that cannot sync a directory (EINVAL) count as
- * success. */
-static int sync_dir_of(const char *path, char *dir) {
-    const char *slash = strrchr(path, '/');
-    if (!slash || slash == path) {
-        memcpy(dir, slash ? "/" : ".", 2);
-    } else {
-        size_t n = (size_t)(slash - path);
-        memcpy(dir, path, n);
-        dir[n] = 0;
-    }
-    int fd;
-    do fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0) return errno;
-    int err = fsync_retry(fd);
-    close(fd);
-    return err == EINVAL ? 0 : err;
-}
-
-/* Distinguishes temporary files of concurrent saves in one process. */
-static atomic_uint save_counter;
 
 gad_status gad_save(const char *path, const char *const *names,
                     gad_tensor *const *tensors, int n) {
@@ -351,48 +271,29 @@ gad_status gad_save(const char *path, const char *const *names,
     }
 
     /* ---- the temporary file next to path */
-    size_t plen = strlen(path);
-    char *tmp = gad_mem_alloc(plen + 64);
-    wbuf *w = gad_mem_alloc(sizeof *w);
-    if (!tmp || !w) {
-        gad_mem_free(tmp);
-        gad_mem_free(w);
+    gad_atomic_file *w = gad__atomic_file_new(path);
+    if (!w) {
         gad_mem_free(h.p);
         return save_err(GAD_ERR_MEMORY, "cannot allocate the write buffer");
     }
-    int fd = -1, err = 0;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(tmp, plen + 64, "%s.tmp.%ld.%u", path, (long)getpid(),
-                 atomic_fetch_add(&save_counter, 1u));
-        do fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        while (fd < 0 && errno == EINTR);
-        if (fd >= 0 || errno != EEXIST) break;
-    }
-    if (fd < 0) {
-        err = errno;
-        gad_mem_free(tmp);
-        gad_mem_free(w);
+    const char *what;
+    int err = gad__atomic_file_create(w, &what);
+    if (err) {
+        gad__atomic_file_discard(w);
         gad_mem_free(h.p);
-        return save_io("create a temporary file to save", path, err);
+        return save_io(what, path, err);
     }
-    /* Keep the permissions of a file being replaced. */
-    struct stat old;
-    if (stat(path, &old) == 0 && S_ISREG(old.st_mode))
-        (void)fchmod(fd, old.st_mode & 07777);
 
     gad_status status = GAD_OK;
-    const bool swap = !host_is_le();
-    w->fd = fd;
-    w->err = 0;
-    w->len = 0;
     unsigned char len8[8];
     store_le64(len8, (uint64_t)h.len);
-    wb_put(w, len8, 8, 1, false);
-    wb_put(w, (const unsigned char *)h.p, h.len, 1, false);
+    gad__atomic_file_write(w, len8, 8);
+    gad__atomic_file_write(w, h.p, h.len);
     gad_mem_free(h.p);
 
     gad_no_grad_begin();
-    for (int i = 0; i < n && !w->err && status == GAD_OK; i++) {
+    for (int i = 0; i < n && !gad__atomic_file_error(w) && status == GAD_OK;
+         i++) {
         gad_tensor *t = tensors[i];
         size_t es = gad_dtype_size(gad_dtype(t));
         size_t bytes = (size_t)gad_numel(t) * es;
@@ -400,7 +301,7 @@ gad_status gad_save(const char *path, const char *const *names,
         gad_scope_begin();
         gad_tensor *c = gad_contiguous(t);
         const void *p = c ? gad_data(c) : NULL;
-        if (p) wb_put(w, p, bytes, es, swap);
+        if (p) write_le(w, p, bytes, es);
         else {
             const gad_error *e = gad_last_error();
             status = e ? e->kind : GAD_ERR_MEMORY;
@@ -409,32 +310,13 @@ gad_status gad_save(const char *path, const char *const *names,
         gad_scope_end();
     }
     gad_no_grad_end();
-    wb_flush(w);
-    err = w->err;
-    gad_mem_free(w);
 
-    const char *what = "write";
-    if (status == GAD_OK && !err && (err = fsync_retry(fd)) != 0)
-        what = "sync";
-    if (close(fd) != 0 && errno != EINTR && status == GAD_OK && !err) {
-        err = errno;
-        what = "close";
+    if (status != GAD_OK) {
+        gad__atomic_file_discard(w);
+        return status;
     }
-    if (status == GAD_OK && !err && rename(tmp, path) != 0) {
-        err = errno;
-        what = "rename the temporary file over";
-    }
-    if (status != GAD_OK || err) {
-        unlink(tmp);
-        gad_mem_free(tmp);
-        if (status != GAD_OK) return status;
-        return save_io(what, path, err);
-    }
-    /* The new file is in place; make the rename itself durable (tmp, no
-     * longer needed, holds the directory's name). */
-    err = sync_dir_of(path, tmp);
-    gad_mem_free(tmp);
-    if (err != 0) return save_io("sync the directory after saving", path, err);
+    err = gad__atomic_file_commit(w, &what);
+    if (err != 0) return save_io(what, path, err);
     return GAD_OK;
 }
 
@@ -706,22 +588,6 @@ static int cmp_entry_offsets(const void *a, const void *b) {
     return 0;
 }
 
-/* read(2) exactly n bytes; 0, an errno value, or -1 at an early end. */
-static int read_full(int fd, unsigned char *p, size_t n) {
-    while (n > 0) {
-        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        ssize_t r = read(fd, p, chunk);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return errno;
-        }
-        if (r == 0) return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 /* Check the entries against each other and the data size. Fills byname
  * (sorted by name). GAD_OK, or the kind with msg set. */
 static gad_status validate(entry *ents, size_t n, uint64_t data_len,
@@ -858,10 +724,10 @@ static void *load_io(const char *what, const char *path, int err) {
 
 gad_checkpoint *gad_load(const char *path) {
     if (!path) return gad_error_set(GAD_ERR_DOMAIN, "load", "path is NULL");
-    int fd;
-    do fd = open(path, O_RDONLY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0) return load_io("open", path, errno);
+    gad_read_file f;
+    const char *what;
+    int err = gad__read_file_open(&f, path, &what);
+    if (err) return load_io(what, path, err);
 
     gad_checkpoint *cp = NULL;
     gad_json p = {0};
@@ -869,17 +735,7 @@ gad_checkpoint *gad_load(const char *path) {
     entry **byname = NULL;
     unsigned char *hdr = NULL, *data = NULL;
     char msg[256];
-    struct stat st;
-    int err;
-    if (fstat(fd, &st) != 0) {
-        load_io("stat", path, errno);
-        goto done;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        load_io("read", path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
-        goto done;
-    }
-    uint64_t size = (uint64_t)st.st_size;
+    uint64_t size = f.size;
     if (size < 8) {
         msgf(msg, sizeof msg, "the file has %llu bytes, fewer than the "
                  "8 of the header length", (unsigned long long)size);
@@ -887,7 +743,7 @@ gad_checkpoint *gad_load(const char *path) {
         goto done;
     }
     unsigned char len8[8];
-    if ((err = read_full(fd, len8, 8)) != 0) {
+    if ((err = gad__read_file_read(&f, len8, 8)) != 0) {
         load_io("read", path, err);
         goto done;
     }
@@ -916,7 +772,7 @@ gad_checkpoint *gad_load(const char *path) {
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the header");
         goto done;
     }
-    if ((err = read_full(fd, hdr, (size_t)hlen)) != 0) {
+    if ((err = gad__read_file_read(&f, hdr, (size_t)hlen)) != 0) {
         load_io("read", path, err);
         goto done;
     }
@@ -947,7 +803,7 @@ gad_checkpoint *gad_load(const char *path) {
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the tensor data");
         goto done;
     }
-    if ((err = read_full(fd, data, (size_t)data_len)) != 0) {
+    if ((err = gad__read_file_read(&f, data, (size_t)data_len)) != 0) {
         gad_mem_free(cp);
         cp = NULL;
         load_io("read", path, err);
@@ -963,7 +819,7 @@ gad_checkpoint *gad_load(const char *path) {
     byname = NULL;
     data = NULL;
 done:
-    close(fd);
+    gad__read_file_close(&f);
     gad_mem_free(hdr);
     gad__json_free(&p);
     free_entries(ents.v, ents.n);
