@@ -10,8 +10,8 @@
 #ifndef GAD_NN_ATOMIC_FILE_H
 #define GAD_NN_ATOMIC_FILE_H
 
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ------------------------------------------------------------ writing */
 
@@ -24,8 +24,7 @@ typedef struct gad_atomic_file gad_atomic_file;
 gad_atomic_file *gad__atomic_file_new(const char *path);
 
 /* Create the temporary file, with the permissions of a regular file being
- * replaced. 0, or an errno value and *what. Discard f either way when it
- * is not committed. */
+ * replaced. 0, or an errno value and *what (then discard f). */
 int gad__atomic_file_create(gad_atomic_file *f, const char **what);
 
 /* Append p[0..n): small pieces are gathered, large ones written directly.

@@ -321,7 +321,7 @@ gad_status gad_save(const char *path, const char *const *names,
 }
 
 /* ======================================================================== */
-/* The header parser (the format's grammar, on json.h's reader)             */
+/* The header parser (the format's grammar, on json.h's reader)              */
 /* ======================================================================== */
 
 typedef struct entry {
