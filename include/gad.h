@@ -427,6 +427,17 @@ void gad_print(gad_tensor *t);
  * length the full repr has, like snprintf. */
 size_t gad_snprint(char *buf, size_t cap, gad_tensor *t);
 
+/* Write a shape as gad's error messages show it: "[2,3]", the dims in
+ * decimal separated by commas ("[]" for rank 0). A rank outside
+ * 0..GAD_MAX_RANK, or a NULL shape with a rank above 0, is written
+ * "[rank 9]" (the dims are not read). The text is cut to cap - 1 bytes when
+ * it is longer, and buf is always NUL-terminated; nothing is written past
+ * cap, and a NULL buf or a cap of 0 writes nothing. GAD_SHAPE_FORMAT_CAP
+ * bytes always hold the whole text. Returns buf. No error is recorded. */
+#define GAD_SHAPE_FORMAT_CAP (3 + 21 * GAD_MAX_RANK)
+const char *gad_shape_format(char *buf, size_t cap, const int64_t *shape,
+                             int rank);
+
 /* ======================================================================== */
 /* Copies and conversion                                                     */
 /* ======================================================================== */

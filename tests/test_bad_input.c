@@ -1277,6 +1277,32 @@ ROW(snprint_cap1, "gad_snprint", "value", "cap 1", "the full length; buf \"\"",
     E_OK, "", NULL, 0,
     char buf[4] = "xyz";
     return gad_snprint(buf, 1, S32(1)) > 1 && buf[0] == 0 && buf[1] == 'y';)
+ROW(shape_format_nobuf, "gad_shape_format", "NULL", "buf NULL, or cap 0",
+    "buf; nothing written", E_OK, "", NULL, 0,
+    char buf[2] = "x";
+    return gad_shape_format(NULL, 0, DIMS(2, 3)) == NULL &&
+           gad_shape_format(NULL, 16, DIMS(2, 3)) == NULL &&
+           gad_shape_format(buf, 0, DIMS(2, 3)) == buf && buf[0] == 'x';)
+GOOD(shape_format_noshape, "gad_shape_format", "NULL", "shape NULL with rank 2",
+     "buf, holding \"[rank 2]\"",
+     strcmp(gad_shape_format((char[16]){0}, 16, NULL, 2), "[rank 2]") == 0)
+ROW(shape_format_cap, "gad_shape_format", "value", "cap 4 for the shape [12,345]",
+    "buf, holding \"[12\" (cut to cap - 1 bytes)", E_OK, "", NULL, 0,
+    char buf[8] = "xxxxxxx";
+    return gad_shape_format(buf, 4, DIMS(12, 345)) == buf && strcmp(buf, "[12") == 0 &&
+           buf[4] == 'x';)
+GOOD(shape_format_rank, "gad_shape_format", "rank", "rank 9 or -1",
+     "buf, holding \"[rank 9]\" or \"[rank -1]\"",
+     strcmp(gad_shape_format((char[16]){0}, 16, DIMS(1, 1, 1, 1, 1, 1, 1, 1, 1)),
+            "[rank 9]") == 0 &&
+     strcmp(gad_shape_format((char[16]){0}, 16, NULL, -1), "[rank -1]") == 0)
+GOOD(shape_format_rank0, "gad_shape_format", "rank 0", "rank 0, shape NULL", "buf, holding \"[]\"",
+     strcmp(gad_shape_format((char[4]){0}, 4, NULL, 0), "[]") == 0)
+GOOD(shape_format_huge, "gad_shape_format", "huge", "eight dims of INT64_MAX",
+     "the whole text, in GAD_SHAPE_FORMAT_CAP bytes",
+     strlen(gad_shape_format((char[GAD_SHAPE_FORMAT_CAP]){0}, GAD_SHAPE_FORMAT_CAP,
+                             DIMS(INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX,
+                                  INT64_MAX, INT64_MAX, INT64_MAX))) == 8 * 19 + 7 + 2)
 
 AREA("Copies and conversion")
 

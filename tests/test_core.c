@@ -1748,6 +1748,60 @@ TEST(error_record) {
     gad_scope_end();
 }
 
+TEST(shape_format) {
+    char buf[GAD_SHAPE_FORMAT_CAP];
+    /* the forms: dims, rank 0, an empty dim, negative dims */
+    CHECK(gad_shape_format(buf, sizeof buf, SHP(2, 3), 2) == buf);
+    CHECK(strcmp(buf, "[2,3]") == 0);
+    CHECK(strcmp(gad_shape_format(buf, sizeof buf, NULL, 0), "[]") == 0);
+    CHECK(strcmp(gad_shape_format(buf, sizeof buf, SHP(7), 0), "[]") == 0);
+    CHECK(strcmp(gad_shape_format(buf, sizeof buf, SHP(4, 0, 1), 3), "[4,0,1]") == 0);
+    CHECK(strcmp(gad_shape_format(buf, sizeof buf, SHP(-1, 5), 2), "[-1,5]") == 0);
+    /* a rank outside 0..GAD_MAX_RANK, or a NULL shape, shows the rank only */
+    CHECK(strcmp(gad_shape_format(buf, sizeof buf, SHP(1, 1, 1, 1, 1, 1, 1, 1, 1), 9),
+                 "[rank 9]") == 0);
+    CHECK(strcmp(gad_shape_format(buf, sizeof buf, SHP(1), -1), "[rank -1]") == 0);
+    CHECK(strcmp(gad_shape_format(buf, sizeof buf, NULL, 2), "[rank 2]") == 0);
+    /* the longest text of all fills GAD_SHAPE_FORMAT_CAP bytes or fewer */
+    int64_t most[GAD_MAX_RANK];
+    for (int i = 0; i < GAD_MAX_RANK; i++) most[i] = INT64_MIN;
+    char want[400] = "[";
+    for (int i = 0; i < GAD_MAX_RANK; i++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", i ? "," : "",
+                 (long long)INT64_MIN);
+    strcat(want, "]");
+    CHECK(strlen(want) + 1 <= GAD_SHAPE_FORMAT_CAP);
+    CHECK(strcmp(gad_shape_format(buf, sizeof buf, most, GAD_MAX_RANK), want) == 0);
+    CHECK(strcmp(gad_shape_format(buf, sizeof buf, NULL, INT_MIN), "[rank -2147483648]") == 0);
+    /* cut to cap - 1 bytes, always NUL-terminated, nothing written past cap */
+    for (size_t cap = 1; cap <= 8; cap++) {
+        char small[10];
+        memset(small, 'x', sizeof small);
+        CHECK(gad_shape_format(small, cap, SHP(12, 345), 2) == small);
+        CHECK_MSG(strlen(small) == cap - 1 && strncmp(small, "[12,345]", cap - 1) == 0,
+                  "cap %zu: \"%s\"", cap, small);
+        for (size_t k = cap; k < sizeof small; k++) CHECK(small[k] == 'x');
+    }
+    char nine[9];
+    CHECK(strcmp(gad_shape_format(nine, sizeof nine, SHP(12, 345), 2), "[12,345]") == 0);
+    char cut[6] = "xxxxx";
+    CHECK(strcmp(gad_shape_format(cut, 4, NULL, 9), "[ra") == 0 && cut[4] == 'x');
+    /* a NULL buf or cap 0 writes nothing */
+    CHECK(gad_shape_format(NULL, 0, SHP(2, 3), 2) == NULL);
+    CHECK(gad_shape_format(NULL, 16, SHP(2, 3), 2) == NULL);
+    char none[2] = {'x', 'y'};
+    CHECK(gad_shape_format(none, 0, SHP(2, 3), 2) == none && none[0] == 'x' && none[1] == 'y');
+    /* error messages show shapes the same way */
+    gad_scope_begin();
+    CHECK(gad_reshape(gad_zeros(SHP(2, 3), 2, GAD_F32), SHP(4, 2), 2) == NULL);
+    const gad_error *e = gad_last_error();
+    CHECK(e && strstr(e->message, gad_shape_format(buf, sizeof buf, SHP(2, 3), 2)) &&
+          strstr(e->message, gad_shape_format(buf, sizeof buf, SHP(4, 2), 2)));
+    gad_clear_error();
+    gad_scope_end();
+    CHECK_OK();
+}
+
 /* ------------------------------------------------------------------------ */
 /* Threads: per-thread errors and scopes, shared tensors (header rule 5)     */
 /* ------------------------------------------------------------------------ */
@@ -1885,6 +1939,7 @@ int main(void) {
     RUN(allocator_keep_failure);
     RUN(error_names);
     RUN(error_record);
+    RUN(shape_format);
     RUN(threads);
     RUN(config);
     test_current_ = "main";

@@ -1,4 +1,5 @@
-/* error.c: the thread-local first-error record (DESIGN §5). */
+/* error.c: the thread-local first-error record (DESIGN §5), and the text
+ * of a shape that error messages show (gad_shape_format). */
 #include "gad_int.h"
 
 #include <stdio.h>
@@ -52,13 +53,30 @@ void *gad__null_arg(const char *op) {
     return gad__err(GAD_ERR_DOMAIN, op, "a tensor argument is NULL");
 }
 
+const char *gad_shape_format(char *buf, size_t cap, const int64_t *shape,
+                             int rank) {
+    if (!buf || cap == 0) return buf;
+    /* The whole text first, then as much of it as fits. */
+    char full[GAD_SHAPE_FORMAT_CAP];
+    int n = 0;
+    if (rank < 0 || rank > GAD_MAX_RANK || (rank > 0 && !shape)) {
+        n = snprintf(full, sizeof full, "[rank %d]", rank);
+    } else {
+        full[n++] = '[';
+        for (int i = 0; i < rank; i++) /* at most 20 digits and a comma */
+            n += snprintf(full + n, sizeof full - (size_t)n,
+                          i ? ",%lld" : "%lld", (long long)shape[i]);
+        full[n++] = ']';
+        full[n] = 0;
+    }
+    size_t len = (size_t)n < cap ? (size_t)n : cap - 1;
+    memcpy(buf, full, len);
+    buf[len] = 0;
+    return buf;
+}
+
 char *gad__shape_str(char *buf, const int64_t *shape, int rank) {
-    char *p = buf;
-    *p++ = '[';
-    for (int i = 0; i < rank; i++)
-        p += sprintf(p, i ? ",%lld" : "%lld", (long long)shape[i]);
-    *p++ = ']';
-    *p = 0;
+    gad_shape_format(buf, GAD_SHAPE_FORMAT_CAP, shape, rank);
     return buf;
 }
 

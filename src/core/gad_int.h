@@ -320,10 +320,13 @@ void *gad__null_arg(const char *op);
 /* True when an error is pending on this thread. */
 bool gad__error_pending(void);
 
-/* Format a shape as "[2,3]" into buf (at least 8 + 21 * rank bytes; 200 is
- * always enough). Returns buf. */
+/* Format a shape as "[2,3]" into buf: gad_shape_format with a cap of
+ * GAD_SHAPE_FORMAT_CAP, so buf needs room for that, or for the whole text
+ * (3 + 21 * rank bytes). GAD_SHAPE_BUF is always enough. Returns buf. */
 char *gad__shape_str(char *buf, const int64_t *shape, int rank);
 #define GAD_SHAPE_BUF 200
+_Static_assert(GAD_SHAPE_BUF >= GAD_SHAPE_FORMAT_CAP,
+               "GAD_SHAPE_BUF holds every shape");
 
 /* ----------------------------------------------------------------- shapes */
 

@@ -5,18 +5,10 @@
  * compute it, so that the gradient comes from theirs. */
 #include "gad.h"
 
-#include <stdio.h>
-
-enum { SHAPE_CAP = 200 };
+/* t's shape as "[2,3]" into buf, which holds SHAPE_CAP bytes. */
+enum { SHAPE_CAP = GAD_SHAPE_FORMAT_CAP };
 static const char *shape_str(char *buf, const gad_tensor *t) {
-    int r = gad_rank(t), n = 0;
-    const int64_t *s = gad_shape(t);
-    n += snprintf(buf + n, SHAPE_CAP - (size_t)n, "[");
-    for (int i = 0; i < r && n < SHAPE_CAP; i++)
-        n += snprintf(buf + n, SHAPE_CAP - (size_t)n, i ? ",%lld" : "%lld",
-                      (long long)s[i]);
-    if (n < SHAPE_CAP) snprintf(buf + n, SHAPE_CAP - (size_t)n, "]");
-    return buf;
+    return gad_shape_format(buf, SHAPE_CAP, gad_shape(t), gad_rank(t));
 }
 
 static int check_reduction(const char *op, gad_reduction red) {

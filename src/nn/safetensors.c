@@ -1,5 +1,7 @@
-/* checkpoint.c: named tensors to and from safetensors files (gad.h,
- * "Checkpoints"). Written on the public API only (DESIGN §1).
+/* safetensors.c: named tensors to and from safetensors files (gad.h,
+ * "Checkpoints"): the format's header, dtypes and data offsets, over the
+ * JSON of json.h and the durable file I/O of atomic_file.h. Written on the
+ * public API only (DESIGN §1).
  *
  * The format: an 8-byte little-endian length N, N bytes of UTF-8 JSON (an
  * object mapping each name to {"dtype", "shape", "data_offsets"} plus an
@@ -8,28 +10,28 @@
  *
  * Save writes "<path>.tmp.<pid>.<k>" in path's directory, fsyncs it, renames
  * it over path and fsyncs the directory; on any failure the temporary file
- * is removed and an existing file at path is left as it was.
+ * is removed and an existing file at path is left as it was
+ * (atomic_file.c).
  *
  * Load treats the file as hostile: it reads the whole file, parses the
  * header with a strict, bounds-checked recursive-descent parser (objects,
- * arrays, strings, integers; nesting at most JSON_DEPTH_MAX), and validates
- * every entry before any tensor is made: sizes are computed without
- * overflow, and the data offsets, sorted as the reference implementation
- * sorts them, must tile the data buffer exactly (no gap, no overlap, nothing
- * left over). Nothing outside the bytes read is ever touched. */
+ * arrays, strings, integers; nesting at most JSON_DEPTH_MAX; its primitives
+ * are json.c's), and validates every entry before any tensor is made: sizes
+ * are computed without overflow, and the data offsets, sorted as the
+ * reference implementation sorts them, must tile the data buffer exactly
+ * (no gap, no overlap, nothing left over). Nothing outside the bytes read
+ * is ever touched. */
 #include "gad.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include "atomic_file.h"
+#include "json.h"
+
 #include <limits.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <unistd.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CKPT_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -39,8 +41,6 @@
 
 /* The largest header accepted (the reference implementation's limit). */
 #define HEADER_MAX ((uint64_t)100000000)
-/* The deepest nesting of JSON objects and arrays accepted in a header. */
-#define JSON_DEPTH_MAX 64
 /* How much of a name goes into an error message. */
 #define NAME_SHOWN "%.80s"
 
@@ -75,72 +75,6 @@ static void store_le64(unsigned char *p, uint64_t v) {
     for (int k = 0; k < 8; k++) p[k] = (unsigned char)(v >> (8 * k));
 }
 
-/* The length (1..4) of the valid UTF-8 sequence at p (avail bytes there),
- * or 0 if it is not one (overlong forms, surrogates and code points past
- * U+10FFFF are invalid). */
-static size_t utf8_seq(const unsigned char *p, size_t avail) {
-    unsigned c = p[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c == 0xE0) len = 3, lo = 0xA0;
-    else if (c >= 0xE1 && c <= 0xEC) len = 3;
-    else if (c == 0xED) len = 3, hi = 0x9F;
-    else if (c >= 0xEE && c <= 0xEF) len = 3;
-    else if (c == 0xF0) len = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) len = 4;
-    else if (c == 0xF4) len = 4, hi = 0x8F;
-    else return 0;
-    if (avail < len || p[1] < lo || p[1] > hi) return 0;
-    for (size_t k = 2; k < len; k++)
-        if (p[k] < 0x80 || p[k] > 0xBF) return 0;
-    return len;
-}
-
-/* A growable byte string; `oom` records a failed allocation. */
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static bool sb_reserve(sbuf *b, size_t extra) {
-    if (b->oom) return false;
-    if (extra <= b->cap - b->len) return true;
-    if (extra > SIZE_MAX / 2 - b->len) return !(b->oom = true);
-    size_t ncap = b->cap ? b->cap : 256;
-    while (ncap - b->len < extra) ncap *= 2;
-    char *np = gad_mem_realloc(b->p, ncap);
-    if (!np) return !(b->oom = true);
-    b->p = np;
-    b->cap = ncap;
-    return true;
-}
-
-static void sb_put(sbuf *b, const void *s, size_t n) {
-    if (!sb_reserve(b, n + 1)) return;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-static void sb_printf(sbuf *b, const char *fmt, ...) CKPT_PRINTF(2, 3);
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-    char tmp[64];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof tmp) { /* only short numbers go here */
-        b->oom = true;
-        return;
-    }
-    sb_put(b, tmp, (size_t)n);
-}
-
 /* snprintf for messages that may be cut short (which is fine). */
 static void msgf(char *buf, size_t cap, const char *fmt, ...) CKPT_PRINTF(3, 4);
 static void msgf(char *buf, size_t cap, const char *fmt, ...) {
@@ -148,23 +82,6 @@ static void msgf(char *buf, size_t cap, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(buf, cap, fmt, ap);
     va_end(ap);
-}
-
-/* "[2,3]" for a shape, or "[rank 9]" past GAD_MAX_RANK dims. */
-static const char *shape_str(char *buf, size_t cap, const int64_t *shape,
-                             int rank) {
-    if (rank > GAD_MAX_RANK) {
-        snprintf(buf, cap, "[rank %d]", rank);
-        return buf;
-    }
-    size_t k = 0;
-    buf[k++] = '[';
-    for (int i = 0; i < rank && k < cap; i++)
-        k += (size_t)snprintf(buf + k, cap - k, i ? ",%lld" : "%lld",
-                              (long long)shape[i]);
-    if (k + 2 <= cap) buf[k++] = ']';
-    buf[k < cap ? k : cap - 1] = 0;
-    return buf;
 }
 
 /* ======================================================================== */
@@ -244,7 +161,7 @@ static const char *name_problem(const char *s) {
     size_t avail = strlen(s);
     while (avail > 0) {
         if (*p < 0x20 || *p == 0x7f) return "contains a control character";
-        size_t k = utf8_seq(p, avail);
+        size_t k = gad__utf8_seq(p, avail);
         if (!k) return "is not valid UTF-8";
         p += k;
         avail -= k;
@@ -256,101 +173,25 @@ static int cmp_cstr_ptr(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* write(2) all of p[0..n), retrying on EINTR and short writes. 0 or an
- * errno value. */
-static int write_all(int fd, const unsigned char *p, size_t n) {
-    while (n > 0) {
-        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        ssize_t w = write(fd, p, chunk);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return errno;
-        }
-        if (w == 0) return EIO;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Buffered output to a file descriptor: small pieces are gathered, large
- * ones written directly; on a big-endian host every element is byte-swapped
- * on the way out. `err` keeps the first errno. */
-#define WBUF_CAP ((size_t)1 << 16)
-typedef struct wbuf {
-    int fd;
-    int err;
-    size_t len;
-    unsigned char buf[WBUF_CAP];
-} wbuf;
-
-static void wb_flush(wbuf *w) {
-    if (!w->err && w->len) w->err = write_all(w->fd, w->buf, w->len);
-    w->len = 0;
-}
-
-/* Append n bytes made of es-byte little-endian elements (es = 1 for raw
- * bytes such as the header). */
-static void wb_put(wbuf *w, const unsigned char *p, size_t n, size_t es,
-                   bool swap) {
-    if (!swap || es == 1) {
-        if (n >= WBUF_CAP) {
-            wb_flush(w);
-            if (!w->err) w->err = write_all(w->fd, p, n);
-            return;
-        }
-        if (n > WBUF_CAP - w->len) wb_flush(w);
-        memcpy(w->buf + w->len, p, n);
-        w->len += n;
+/* Append n bytes made of es-byte elements to w as little-endian: on a
+ * big-endian host every element is byte-swapped on the way out, through a
+ * buffer on the stack. */
+static void write_le(gad_atomic_file *w, const unsigned char *p, size_t n,
+                     size_t es) {
+    if (host_is_le() || es == 1) {
+        gad__atomic_file_write(w, p, n);
         return;
     }
-    while (n > 0 && !w->err) {
-        size_t room = (WBUF_CAP - w->len) / es * es;
-        if (room == 0) {
-            wb_flush(w);
-            continue;
-        }
-        size_t k = n < room ? n : room;
-        memcpy(w->buf + w->len, p, k);
-        swap_elems(w->buf + w->len, k, es);
-        w->len += k;
+    unsigned char buf[4096];
+    while (n > 0 && !gad__atomic_file_error(w)) {
+        size_t k = n < sizeof buf ? n : sizeof buf / es * es;
+        memcpy(buf, p, k);
+        swap_elems(buf, k, es);
+        gad__atomic_file_write(w, buf, k);
         p += k;
         n -= k;
     }
 }
-
-static int fsync_retry(int fd) {
-    while (fsync(fd) != 0) {
-        if (errno != EINTR) return errno;
-    }
-    return 0;
-}
-
-/* Open the directory holding path and fsync it, using dir (room for
- * strlen(path) + 2 bytes) for its name: nothing is allocated, because this
- * runs after the rename, when a failure could no longer be undone. 0 or an
- * errno value; file systems that cannot sync a directory (EINVAL) count as
- * success. */
-static int sync_dir_of(const char *path, char *dir) {
-    const char *slash = strrchr(path, '/');
-    if (!slash || slash == path) {
-        memcpy(dir, slash ? "/" : ".", 2);
-    } else {
-        size_t n = (size_t)(slash - path);
-        memcpy(dir, path, n);
-        dir[n] = 0;
-    }
-    int fd;
-    do fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0) return errno;
-    int err = fsync_retry(fd);
-    close(fd);
-    return err == EINVAL ? 0 : err;
-}
-
-/* Distinguishes temporary files of concurrent saves in one process. */
-static atomic_uint save_counter;
 
 gad_status gad_save(const char *path, const char *const *names,
                     gad_tensor *const *tensors, int n) {
@@ -392,9 +233,9 @@ gad_status gad_save(const char *path, const char *const *names,
     }
 
     /* ---- the header: tensors in the given order, data in the same order */
-    sbuf h = {0};
+    gad_json_out h = {0};
     uint64_t off = 0;
-    sb_puts(&h, "{");
+    gad__json_puts(&h, "{");
     for (int i = 0; i < n; i++) {
         gad_tensor *t = tensors[i];
         uint64_t bytes = (uint64_t)gad_numel(t) * gad_dtype_size(gad_dtype(t));
@@ -402,21 +243,20 @@ gad_status gad_save(const char *path, const char *const *names,
             gad_mem_free(h.p);
             return save_err(GAD_ERR_DOMAIN, "the tensors hold too many bytes");
         }
-        sb_puts(&h, i ? ",\"" : "\"");
-        for (const char *c = names[i]; *c; c++) {
-            if (*c == '"' || *c == '\\') sb_put(&h, "\\", 1);
-            sb_put(&h, c, 1);
-        }
-        sb_printf(&h, "\":{\"dtype\":\"%s\",\"shape\":[",
-                  st_dtype_name(gad_dtype(t)));
+        if (i) gad__json_puts(&h, ",");
+        gad__json_put_string(&h, names[i]); /* checked: no control bytes */
+        gad__json_printf(&h, ":{\"dtype\":\"%s\",\"shape\":[",
+                         st_dtype_name(gad_dtype(t)));
         for (int d = 0; d < gad_rank(t); d++)
-            sb_printf(&h, d ? ",%lld" : "%lld", (long long)gad_shape(t)[d]);
-        sb_printf(&h, "],\"data_offsets\":[%llu,", (unsigned long long)off);
+            gad__json_printf(&h, d ? ",%lld" : "%lld",
+                             (long long)gad_shape(t)[d]);
+        gad__json_printf(&h, "],\"data_offsets\":[%llu,",
+                         (unsigned long long)off);
         off += bytes;
-        sb_printf(&h, "%llu]}", (unsigned long long)off);
+        gad__json_printf(&h, "%llu]}", (unsigned long long)off);
     }
-    sb_puts(&h, "}");
-    while (!h.oom && h.len % 8 != 0) sb_puts(&h, " ");
+    gad__json_puts(&h, "}");
+    while (!h.oom && h.len % 8 != 0) gad__json_puts(&h, " ");
     if (h.oom) {
         gad_mem_free(h.p);
         return save_err(GAD_ERR_MEMORY, "cannot build the header");
@@ -431,48 +271,29 @@ gad_status gad_save(const char *path, const char *const *names,
     }
 
     /* ---- the temporary file next to path */
-    size_t plen = strlen(path);
-    char *tmp = gad_mem_alloc(plen + 64);
-    wbuf *w = gad_mem_alloc(sizeof *w);
-    if (!tmp || !w) {
-        gad_mem_free(tmp);
-        gad_mem_free(w);
+    gad_atomic_file *w = gad__atomic_file_new(path);
+    if (!w) {
         gad_mem_free(h.p);
         return save_err(GAD_ERR_MEMORY, "cannot allocate the write buffer");
     }
-    int fd = -1, err = 0;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(tmp, plen + 64, "%s.tmp.%ld.%u", path, (long)getpid(),
-                 atomic_fetch_add(&save_counter, 1u));
-        do fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        while (fd < 0 && errno == EINTR);
-        if (fd >= 0 || errno != EEXIST) break;
-    }
-    if (fd < 0) {
-        err = errno;
-        gad_mem_free(tmp);
-        gad_mem_free(w);
+    const char *what;
+    int err = gad__atomic_file_create(w, &what);
+    if (err) {
+        gad__atomic_file_discard(w);
         gad_mem_free(h.p);
-        return save_io("create a temporary file to save", path, err);
+        return save_io(what, path, err);
     }
-    /* Keep the permissions of a file being replaced. */
-    struct stat old;
-    if (stat(path, &old) == 0 && S_ISREG(old.st_mode))
-        (void)fchmod(fd, old.st_mode & 07777);
 
     gad_status status = GAD_OK;
-    const bool swap = !host_is_le();
-    w->fd = fd;
-    w->err = 0;
-    w->len = 0;
     unsigned char len8[8];
     store_le64(len8, (uint64_t)h.len);
-    wb_put(w, len8, 8, 1, false);
-    wb_put(w, (const unsigned char *)h.p, h.len, 1, false);
+    gad__atomic_file_write(w, len8, 8);
+    gad__atomic_file_write(w, h.p, h.len);
     gad_mem_free(h.p);
 
     gad_no_grad_begin();
-    for (int i = 0; i < n && !w->err && status == GAD_OK; i++) {
+    for (int i = 0; i < n && !gad__atomic_file_error(w) && status == GAD_OK;
+         i++) {
         gad_tensor *t = tensors[i];
         size_t es = gad_dtype_size(gad_dtype(t));
         size_t bytes = (size_t)gad_numel(t) * es;
@@ -480,7 +301,7 @@ gad_status gad_save(const char *path, const char *const *names,
         gad_scope_begin();
         gad_tensor *c = gad_contiguous(t);
         const void *p = c ? gad_data(c) : NULL;
-        if (p) wb_put(w, p, bytes, es, swap);
+        if (p) write_le(w, p, bytes, es);
         else {
             const gad_error *e = gad_last_error();
             status = e ? e->kind : GAD_ERR_MEMORY;
@@ -489,37 +310,18 @@ gad_status gad_save(const char *path, const char *const *names,
         gad_scope_end();
     }
     gad_no_grad_end();
-    wb_flush(w);
-    err = w->err;
-    gad_mem_free(w);
 
-    const char *what = "write";
-    if (status == GAD_OK && !err && (err = fsync_retry(fd)) != 0)
-        what = "sync";
-    if (close(fd) != 0 && errno != EINTR && status == GAD_OK && !err) {
-        err = errno;
-        what = "close";
+    if (status != GAD_OK) {
+        gad__atomic_file_discard(w);
+        return status;
     }
-    if (status == GAD_OK && !err && rename(tmp, path) != 0) {
-        err = errno;
-        what = "rename the temporary file over";
-    }
-    if (status != GAD_OK || err) {
-        unlink(tmp);
-        gad_mem_free(tmp);
-        if (status != GAD_OK) return status;
-        return save_io(what, path, err);
-    }
-    /* The new file is in place; make the rename itself durable (tmp, no
-     * longer needed, holds the directory's name). */
-    err = sync_dir_of(path, tmp);
-    gad_mem_free(tmp);
-    if (err != 0) return save_io("sync the directory after saving", path, err);
+    err = gad__atomic_file_commit(w, &what);
+    if (err != 0) return save_io(what, path, err);
     return GAD_OK;
 }
 
 /* ======================================================================== */
-/* The JSON header parser                                                    */
+/* The header parser (the format's grammar, on json.h's reader)              */
 /* ======================================================================== */
 
 typedef struct entry {
@@ -533,345 +335,95 @@ typedef struct entry {
     uint64_t begin, end;
 } entry;
 
-typedef struct jparse {
-    const unsigned char *s; /* the header, s[0..n) */
-    size_t n, i;
-    char *str; /* the last string parsed, decoded, NUL-terminated */
-    size_t str_len, str_cap;
-    entry *ents;
-    size_t n_ents, cap_ents;
-    char ctx[128];   /* what is being parsed, for messages ("" at the top) */
-    gad_status kind; /* GAD_OK until the first failure */
-    char msg[240];
-} jparse;
-
-static bool jfail(jparse *p, gad_status kind, const char *fmt, ...)
-    CKPT_PRINTF(3, 4);
-static bool jfail(jparse *p, gad_status kind, const char *fmt, ...) {
-    if (p->kind != GAD_OK) return false;
-    p->kind = kind;
-    char m[200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m, sizeof m, fmt, ap);
-    va_end(ap);
-    if (kind == GAD_ERR_MEMORY)
-        msgf(p->msg, sizeof p->msg, "%s", m);
-    else
-        msgf(p->msg, sizeof p->msg, "%s%s%s at header byte %zu", p->ctx,
-                 p->ctx[0] ? ": " : "", m, p->i);
-    return false;
-}
-
-/* A description of the byte at the cursor, for messages. */
-static const char *here(const jparse *p, char *buf, size_t cap) {
-    if (p->i >= p->n) snprintf(buf, cap, "the end of the header");
-    else if (p->s[p->i] >= 0x20 && p->s[p->i] < 0x7f)
-        snprintf(buf, cap, "'%c'", p->s[p->i]);
-    else snprintf(buf, cap, "byte 0x%02x", p->s[p->i]);
-    return buf;
-}
-
-static int peek(const jparse *p) { return p->i < p->n ? p->s[p->i] : -1; }
-
-static void skip_ws(jparse *p) {
-    while (p->i < p->n) {
-        unsigned char c = p->s[p->i];
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
-        p->i++;
-    }
-}
-
-static bool expect(jparse *p, int c, const char *what) {
-    skip_ws(p);
-    if (peek(p) == c) {
-        p->i++;
-        return true;
-    }
-    char b[32];
-    return jfail(p, GAD_ERR_FORMAT, "expected %s, found %s", what,
-                 here(p, b, sizeof b));
-}
-
-static bool str_put(jparse *p, const void *bytes, size_t k) {
-    if (p->str_cap - p->str_len < k + 1) {
-        size_t ncap = p->str_cap ? p->str_cap : 64;
-        while (ncap - p->str_len < k + 1) ncap *= 2;
-        char *np = gad_mem_realloc(p->str, ncap);
-        if (!np)
-            return jfail(p, GAD_ERR_MEMORY, "cannot allocate %zu bytes", ncap);
-        p->str = np;
-        p->str_cap = ncap;
-    }
-    memcpy(p->str + p->str_len, bytes, k);
-    p->str_len += k;
-    p->str[p->str_len] = 0;
-    return true;
-}
-
-/* Four hex digits at the cursor as a code unit, or -1. */
-static long hex4(jparse *p) {
-    if (p->n - p->i < 4) return -1;
-    long v = 0;
-    for (int k = 0; k < 4; k++) {
-        int c = p->s[p->i + (size_t)k], d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else return -1;
-        v = v * 16 + d;
-    }
-    p->i += 4;
-    return v;
-}
-
-/* A string at the cursor into p->str. Rejects raw control characters,
- * invalid UTF-8, unknown escapes, unpaired surrogates and NUL (\u0000). */
-static bool parse_string(jparse *p, const char *what) {
-    skip_ws(p);
-    if (peek(p) != '"') {
-        char b[32];
-        return jfail(p, GAD_ERR_FORMAT, "expected %s (a string), found %s",
-                     what, here(p, b, sizeof b));
-    }
-    p->i++;
-    p->str_len = 0;
-    if (!str_put(p, "", 0)) return false;
-    for (;;) {
-        if (p->i >= p->n)
-            return jfail(p, GAD_ERR_FORMAT, "unterminated string");
-        unsigned char c = p->s[p->i];
-        if (c == '"') {
-            p->i++;
-            return true;
-        }
-        if (c < 0x20)
-            return jfail(p, GAD_ERR_FORMAT,
-                         "control character 0x%02x in a string", c);
-        if (c != '\\') {
-            size_t k = utf8_seq(p->s + p->i, p->n - p->i);
-            if (!k) return jfail(p, GAD_ERR_FORMAT, "invalid UTF-8 in a string");
-            if (!str_put(p, p->s + p->i, k)) return false;
-            p->i += k;
-            continue;
-        }
-        p->i++;
-        if (p->i >= p->n)
-            return jfail(p, GAD_ERR_FORMAT, "unterminated string");
-        unsigned char e = p->s[p->i++];
-        char one;
-        switch (e) {
-        case '"': one = '"'; break;
-        case '\\': one = '\\'; break;
-        case '/': one = '/'; break;
-        case 'b': one = '\b'; break;
-        case 'f': one = '\f'; break;
-        case 'n': one = '\n'; break;
-        case 'r': one = '\r'; break;
-        case 't': one = '\t'; break;
-        case 'u': {
-            long cp = hex4(p);
-            if (cp < 0)
-                return jfail(p, GAD_ERR_FORMAT,
-                             "\\u needs four hex digits");
-            if (cp >= 0xDC00 && cp <= 0xDFFF)
-                return jfail(p, GAD_ERR_FORMAT,
-                             "unpaired surrogate \\u%04lx", cp);
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                long lo = -1;
-                if (p->n - p->i >= 2 && p->s[p->i] == '\\' &&
-                    p->s[p->i + 1] == 'u') {
-                    p->i += 2;
-                    lo = hex4(p);
-                }
-                if (lo < 0xDC00 || lo > 0xDFFF)
-                    return jfail(p, GAD_ERR_FORMAT,
-                                 "unpaired surrogate \\u%04lx", cp);
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            }
-            if (cp == 0)
-                return jfail(p, GAD_ERR_FORMAT, "NUL (\\u0000) in a string");
-            unsigned char u[4];
-            size_t k;
-            if (cp < 0x80) u[0] = (unsigned char)cp, k = 1;
-            else if (cp < 0x800) {
-                u[0] = (unsigned char)(0xC0 | cp >> 6);
-                u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-                k = 2;
-            } else if (cp < 0x10000) {
-                u[0] = (unsigned char)(0xE0 | cp >> 12);
-                u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-                u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-                k = 3;
-            } else {
-                u[0] = (unsigned char)(0xF0 | cp >> 18);
-                u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
-                u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-                u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-                k = 4;
-            }
-            if (!str_put(p, u, k)) return false;
-            continue;
-        }
-        default:
-            p->i--;
-            return jfail(p, GAD_ERR_FORMAT, "invalid escape \\%c",
-                         e >= 0x20 && e < 0x7f ? e : '?');
-        }
-        if (!str_put(p, &one, 1)) return false;
-    }
-}
-
-/* An integer at the cursor: optional '-', digits without a leading zero,
- * no fraction or exponent, magnitude below 2^64. */
-static bool parse_int(jparse *p, const char *what, bool *neg, uint64_t *mag) {
-    skip_ws(p);
-    *neg = false;
-    *mag = 0;
-    if (peek(p) == '-') {
-        *neg = true;
-        p->i++;
-    }
-    int c = peek(p);
-    if (c < '0' || c > '9') {
-        char b[32];
-        return jfail(p, GAD_ERR_FORMAT, "expected %s (an integer), found %s",
-                     what, here(p, b, sizeof b));
-    }
-    if (c == '0' && p->i + 1 < p->n && p->s[p->i + 1] >= '0' &&
-        p->s[p->i + 1] <= '9')
-        return jfail(p, GAD_ERR_FORMAT, "%s has a leading zero", what);
-    while ((c = peek(p)) >= '0' && c <= '9') {
-        unsigned d = (unsigned)(c - '0');
-        if (*mag > (UINT64_MAX - d) / 10)
-            return jfail(p, GAD_ERR_FORMAT, "%s is too large", what);
-        *mag = *mag * 10 + d;
-        p->i++;
-    }
-    if (c == '.' || c == 'e' || c == 'E')
-        return jfail(p, GAD_ERR_FORMAT, "%s is not an integer", what);
-    return true;
-}
-
-/* Any value (checked, then dropped): unknown fields of a tensor entry. */
-static bool skip_value(jparse *p, int depth) {
-    if (depth > JSON_DEPTH_MAX)
-        return jfail(p, GAD_ERR_FORMAT, "nesting deeper than %d levels",
-                     JSON_DEPTH_MAX);
-    skip_ws(p);
-    int c = peek(p);
-    if (c == '"') return parse_string(p, "a value");
-    if (c == '-' || (c >= '0' && c <= '9')) {
-        bool neg;
-        uint64_t mag;
-        return parse_int(p, "a value", &neg, &mag);
-    }
-    if (c == '{' || c == '[') {
-        int close = c == '{' ? '}' : ']';
-        p->i++;
-        skip_ws(p);
-        if (peek(p) == close) {
-            p->i++;
-            return true;
-        }
-        for (;;) {
-            if (c == '{' &&
-                (!parse_string(p, "a field name") || !expect(p, ':', "':'")))
-                return false;
-            if (!skip_value(p, depth + 1)) return false;
-            skip_ws(p);
-            if (peek(p) == ',') {
-                p->i++;
-                continue;
-            }
-            return expect(p, close, close == '}' ? "',' or '}'" : "',' or ']'");
-        }
-    }
-    char b[32];
-    return jfail(p, GAD_ERR_FORMAT,
-                 "expected a value (object, array, string or integer), "
-                 "found %s", here(p, b, sizeof b));
-}
+/* The entries of a header, in its order. */
+typedef struct entry_list {
+    entry *v;
+    size_t n, cap;
+} entry_list;
 
 /* "__metadata__": an object of strings (accepted and ignored). */
-static bool parse_metadata(jparse *p) {
+static bool parse_metadata(gad_json *p) {
     snprintf(p->ctx, sizeof p->ctx, "__metadata__");
-    skip_ws(p);
-    if (peek(p) != '{') {
+    gad__json_skip_ws(p);
+    if (gad__json_peek(p) != '{') {
         char b[32];
-        return jfail(p, GAD_ERR_FORMAT, "expected an object, found %s",
-                     here(p, b, sizeof b));
+        return gad__json_fail(p, GAD_ERR_FORMAT, "expected an object, found %s",
+                              gad__json_here(p, b, sizeof b));
     }
     p->i++;
-    skip_ws(p);
-    if (peek(p) == '}') {
+    gad__json_skip_ws(p);
+    if (gad__json_peek(p) == '}') {
         p->i++;
         return true;
     }
     for (;;) {
-        if (!parse_string(p, "a key") || !expect(p, ':', "':'") ||
-            !parse_string(p, "a metadata value"))
+        if (!gad__json_string(p, "a key") || !gad__json_expect(p, ':', "':'") ||
+            !gad__json_string(p, "a metadata value"))
             return false;
-        skip_ws(p);
-        if (peek(p) == ',') {
+        gad__json_skip_ws(p);
+        if (gad__json_peek(p) == ',') {
             p->i++;
             continue;
         }
-        return expect(p, '}', "',' or '}'");
+        return gad__json_expect(p, '}', "',' or '}'");
     }
 }
 
 /* "[d0, d1, ...]" into e. */
-static bool parse_shape(jparse *p, entry *e) {
-    if (!expect(p, '[', "'[' (shape is an array of integers)")) return false;
+static bool parse_shape(gad_json *p, entry *e) {
+    if (!gad__json_expect(p, '[', "'[' (shape is an array of integers)"))
+        return false;
     e->rank = 0;
     e->numel = 1;
-    skip_ws(p);
-    if (peek(p) == ']') {
+    gad__json_skip_ws(p);
+    if (gad__json_peek(p) == ']') {
         p->i++;
         return true;
     }
     for (;;) {
         bool neg;
         uint64_t d;
-        if (!parse_int(p, "a dim", &neg, &d)) return false;
+        if (!gad__json_int(p, "a dim", &neg, &d)) return false;
         if (neg && d != 0)
-            return jfail(p, GAD_ERR_FORMAT, "negative dim -%llu",
-                         (unsigned long long)d);
+            return gad__json_fail(p, GAD_ERR_FORMAT, "negative dim -%llu",
+                                  (unsigned long long)d);
         if (d > (uint64_t)INT64_MAX)
-            return jfail(p, GAD_ERR_FORMAT, "dim %llu is too large",
-                         (unsigned long long)d);
+            return gad__json_fail(p, GAD_ERR_FORMAT, "dim %llu is too large",
+                                  (unsigned long long)d);
         if (e->rank == INT_MAX)
-            return jfail(p, GAD_ERR_FORMAT, "too many dims");
+            return gad__json_fail(p, GAD_ERR_FORMAT, "too many dims");
         if (e->rank < GAD_MAX_RANK) e->shape[e->rank] = (int64_t)d;
         e->rank++;
         if (d == 0) e->zero = true;
         else if (e->numel > UINT64_MAX / d) e->overflow = true;
         else if (!e->overflow) e->numel *= d;
-        skip_ws(p);
-        if (peek(p) == ',') {
+        gad__json_skip_ws(p);
+        if (gad__json_peek(p) == ',') {
             p->i++;
             continue;
         }
-        return expect(p, ']', "',' or ']'");
+        return gad__json_expect(p, ']', "',' or ']'");
     }
 }
 
-static bool parse_offsets(jparse *p, entry *e) {
-    if (!expect(p, '[', "'[' (data_offsets is [begin, end])")) return false;
+static bool parse_offsets(gad_json *p, entry *e) {
+    if (!gad__json_expect(p, '[', "'[' (data_offsets is [begin, end])"))
+        return false;
     uint64_t v[2];
     for (int k = 0; k < 2; k++) {
         bool neg;
-        if (k && !expect(p, ',', "',' (data_offsets is [begin, end])"))
+        if (k && !gad__json_expect(p, ',',
+                                   "',' (data_offsets is [begin, end])"))
             return false;
-        if (!parse_int(p, k ? "the end offset" : "the begin offset", &neg,
-                       &v[k]))
+        if (!gad__json_int(p, k ? "the end offset" : "the begin offset", &neg,
+                           &v[k]))
             return false;
         if (neg && v[k] != 0)
-            return jfail(p, GAD_ERR_FORMAT, "negative offset -%llu",
-                         (unsigned long long)v[k]);
+            return gad__json_fail(p, GAD_ERR_FORMAT, "negative offset -%llu",
+                                  (unsigned long long)v[k]);
     }
-    if (!expect(p, ']', "']' (data_offsets is [begin, end])")) return false;
+    if (!gad__json_expect(p, ']', "']' (data_offsets is [begin, end])"))
+        return false;
     e->begin = v[0];
     e->end = v[1];
     return true;
@@ -879,118 +431,123 @@ static bool parse_offsets(jparse *p, entry *e) {
 
 /* {"dtype": .., "shape": [..], "data_offsets": [b, e]}; other fields are
  * checked for syntax and ignored. */
-static bool parse_entry(jparse *p, entry *e) {
+static bool parse_entry(gad_json *p, entry *e) {
     snprintf(p->ctx, sizeof p->ctx, "tensor '" NAME_SHOWN "'", e->name);
-    skip_ws(p);
-    if (peek(p) != '{') {
+    gad__json_skip_ws(p);
+    if (gad__json_peek(p) != '{') {
         char b[32];
-        return jfail(p, GAD_ERR_FORMAT, "expected an object, found %s",
-                     here(p, b, sizeof b));
+        return gad__json_fail(p, GAD_ERR_FORMAT, "expected an object, found %s",
+                              gad__json_here(p, b, sizeof b));
     }
     p->i++;
     unsigned have = 0;
-    skip_ws(p);
-    if (peek(p) == '}') p->i++;
+    gad__json_skip_ws(p);
+    if (gad__json_peek(p) == '}') p->i++;
     else
         for (;;) {
-            if (!parse_string(p, "a field name") || !expect(p, ':', "':'"))
+            if (!gad__json_string(p, "a field name") ||
+                !gad__json_expect(p, ':', "':'"))
                 return false;
             unsigned bit = strcmp(p->str, "dtype") == 0          ? 1u
                            : strcmp(p->str, "shape") == 0        ? 2u
                            : strcmp(p->str, "data_offsets") == 0 ? 4u
                                                                  : 0u;
             if (bit & have)
-                return jfail(p, GAD_ERR_FORMAT, "duplicate field \"%s\"",
-                             p->str);
+                return gad__json_fail(p, GAD_ERR_FORMAT,
+                                      "duplicate field \"%s\"", p->str);
             have |= bit;
             if (bit == 1) {
-                if (!parse_string(p, "dtype")) return false;
+                if (!gad__json_string(p, "dtype")) return false;
                 e->dt = -1;
                 for (int k = 0; k < N_DTYPES; k++)
                     if (strcmp(p->str, dtypes[k].name) == 0) e->dt = k;
                 if (e->dt < 0)
-                    return jfail(p, GAD_ERR_FORMAT, "unknown dtype \"%.20s\"",
-                                 p->str);
+                    return gad__json_fail(p, GAD_ERR_FORMAT,
+                                          "unknown dtype \"%.20s\"", p->str);
             } else if (bit == 2) {
                 if (!parse_shape(p, e)) return false;
             } else if (bit == 4) {
                 if (!parse_offsets(p, e)) return false;
-            } else if (!skip_value(p, 3))
+            } else if (!gad__json_skip_value(p, 3))
                 return false;
-            skip_ws(p);
-            if (peek(p) == ',') {
+            gad__json_skip_ws(p);
+            if (gad__json_peek(p) == ',') {
                 p->i++;
                 continue;
             }
-            if (!expect(p, '}', "',' or '}'")) return false;
+            if (!gad__json_expect(p, '}', "',' or '}'")) return false;
             break;
         }
     if (have != 7)
-        return jfail(p, GAD_ERR_FORMAT, "missing \"%s\"",
-                     !(have & 1) ? "dtype"
-                     : !(have & 2) ? "shape"
-                                   : "data_offsets");
+        return gad__json_fail(p, GAD_ERR_FORMAT, "missing \"%s\"",
+                              !(have & 1)   ? "dtype"
+                              : !(have & 2) ? "shape"
+                                            : "data_offsets");
     return true;
 }
 
-/* The whole header: one object, then only whitespace. */
-static bool parse_header(jparse *p) {
+/* The whole header: one object, then only whitespace. Its tensor entries
+ * go to ents. */
+static bool parse_header(gad_json *p, entry_list *ents) {
     if (p->n == 0 || p->s[0] != '{') {
         char b[32];
-        return jfail(p, GAD_ERR_FORMAT,
-                     "the header is not a JSON object (it starts with %s)",
-                     here(p, b, sizeof b));
+        return gad__json_fail(p, GAD_ERR_FORMAT,
+                              "the header is not a JSON object (it starts "
+                              "with %s)", gad__json_here(p, b, sizeof b));
     }
     p->i = 1;
     bool seen_meta = false;
-    skip_ws(p);
-    if (peek(p) == '}') p->i++;
+    gad__json_skip_ws(p);
+    if (gad__json_peek(p) == '}') p->i++;
     else
         for (;;) {
             p->ctx[0] = 0;
-            if (!parse_string(p, "a tensor name") || !expect(p, ':', "':'"))
+            if (!gad__json_string(p, "a tensor name") ||
+                !gad__json_expect(p, ':', "':'"))
                 return false;
             if (strcmp(p->str, "__metadata__") == 0) {
                 if (seen_meta)
-                    return jfail(p, GAD_ERR_FORMAT,
-                                 "duplicate \"__metadata__\"");
+                    return gad__json_fail(p, GAD_ERR_FORMAT,
+                                          "duplicate \"__metadata__\"");
                 seen_meta = true;
                 if (!parse_metadata(p)) return false;
             } else {
-                if (p->n_ents == p->cap_ents) {
-                    size_t ncap = p->cap_ents ? p->cap_ents * 2 : 16;
-                    entry *ne = gad_mem_realloc(p->ents, ncap * sizeof *ne);
+                if (ents->n == ents->cap) {
+                    size_t ncap = ents->cap ? ents->cap * 2 : 16;
+                    entry *ne = gad_mem_realloc(ents->v, ncap * sizeof *ne);
                     if (!ne)
-                        return jfail(p, GAD_ERR_MEMORY,
-                                     "cannot allocate %zu entries", ncap);
-                    p->ents = ne;
-                    p->cap_ents = ncap;
+                        return gad__json_fail(p, GAD_ERR_MEMORY,
+                                              "cannot allocate %zu entries",
+                                              ncap);
+                    ents->v = ne;
+                    ents->cap = ncap;
                 }
-                entry *e = &p->ents[p->n_ents];
+                entry *e = &ents->v[ents->n];
                 memset(e, 0, sizeof *e);
                 e->name = gad_mem_alloc(p->str_len + 1);
                 if (!e->name)
-                    return jfail(p, GAD_ERR_MEMORY, "cannot copy a name");
+                    return gad__json_fail(p, GAD_ERR_MEMORY,
+                                          "cannot copy a name");
                 memcpy(e->name, p->str, p->str_len + 1);
-                p->n_ents++;
+                ents->n++;
                 if (!parse_entry(p, e)) return false;
             }
             p->ctx[0] = 0;
-            skip_ws(p);
-            if (peek(p) == ',') {
+            gad__json_skip_ws(p);
+            if (gad__json_peek(p) == ',') {
                 p->i++;
                 continue;
             }
-            if (!expect(p, '}', "',' or '}'")) return false;
+            if (!gad__json_expect(p, '}', "',' or '}'")) return false;
             break;
         }
     p->ctx[0] = 0;
-    skip_ws(p);
+    gad__json_skip_ws(p);
     if (p->i != p->n) {
         char b[32];
-        return jfail(p, GAD_ERR_FORMAT,
-                     "%s after the header object (only spaces may pad it)",
-                     here(p, b, sizeof b));
+        return gad__json_fail(p, GAD_ERR_FORMAT,
+                              "%s after the header object (only spaces may "
+                              "pad it)", gad__json_here(p, b, sizeof b));
     }
     return true;
 }
@@ -1031,26 +588,12 @@ static int cmp_entry_offsets(const void *a, const void *b) {
     return 0;
 }
 
-/* read(2) exactly n bytes; 0, an errno value, or -1 at an early end. */
-static int read_full(int fd, unsigned char *p, size_t n) {
-    while (n > 0) {
-        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        ssize_t r = read(fd, p, chunk);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return errno;
-        }
-        if (r == 0) return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 /* Check the entries against each other and the data size. Fills byname
  * (sorted by name). GAD_OK, or the kind with msg set. */
 static gad_status validate(entry *ents, size_t n, uint64_t data_len,
                            entry **byname, char *msg, size_t cap) {
+    /* 160 bytes, not GAD_SHAPE_FORMAT_CAP: the messages stay as they were,
+     * where a shape of eight 19-digit dims is cut short. */
     char sb[160];
     if (n > (size_t)INT_MAX) {
         msgf(msg, cap, "%zu tensors are too many", n);
@@ -1067,7 +610,7 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
     for (size_t i = 0; i < n; i++) {
         const entry *e = &ents[i];
         const dtype_info *dt = &dtypes[e->dt];
-        shape_str(sb, sizeof sb, e->shape, e->rank);
+        gad_shape_format(sb, sizeof sb, e->shape, e->rank);
         uint64_t bits = 0;
         /* The product of the nonzero dims must fit even when a zero dim
          * makes the tensor empty, the tensor core's rule (INT64_MAX / 8
@@ -1181,27 +724,18 @@ static void *load_io(const char *what, const char *path, int err) {
 
 gad_checkpoint *gad_load(const char *path) {
     if (!path) return gad_error_set(GAD_ERR_DOMAIN, "load", "path is NULL");
-    int fd;
-    do fd = open(path, O_RDONLY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0) return load_io("open", path, errno);
+    gad_read_file f;
+    const char *what;
+    int err = gad__read_file_open(&f, path, &what);
+    if (err) return load_io(what, path, err);
 
     gad_checkpoint *cp = NULL;
-    jparse p = {0};
+    gad_json p = {0};
+    entry_list ents = {0};
     entry **byname = NULL;
     unsigned char *hdr = NULL, *data = NULL;
     char msg[256];
-    struct stat st;
-    int err;
-    if (fstat(fd, &st) != 0) {
-        load_io("stat", path, errno);
-        goto done;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        load_io("read", path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
-        goto done;
-    }
-    uint64_t size = (uint64_t)st.st_size;
+    uint64_t size = f.size;
     if (size < 8) {
         msgf(msg, sizeof msg, "the file has %llu bytes, fewer than the "
                  "8 of the header length", (unsigned long long)size);
@@ -1209,7 +743,7 @@ gad_checkpoint *gad_load(const char *path) {
         goto done;
     }
     unsigned char len8[8];
-    if ((err = read_full(fd, len8, 8)) != 0) {
+    if ((err = gad__read_file_read(&f, len8, 8)) != 0) {
         load_io("read", path, err);
         goto done;
     }
@@ -1238,23 +772,23 @@ gad_checkpoint *gad_load(const char *path) {
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the header");
         goto done;
     }
-    if ((err = read_full(fd, hdr, (size_t)hlen)) != 0) {
+    if ((err = gad__read_file_read(&f, hdr, (size_t)hlen)) != 0) {
         load_io("read", path, err);
         goto done;
     }
 
     p.s = hdr;
     p.n = (size_t)hlen;
-    if (!parse_header(&p)) {
+    if (!parse_header(&p, &ents)) {
         load_err(p.kind, path, p.msg);
         goto done;
     }
-    byname = gad_mem_alloc((p.n_ents ? p.n_ents : 1) * sizeof *byname);
+    byname = gad_mem_alloc((ents.n ? ents.n : 1) * sizeof *byname);
     if (!byname) {
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the name index");
         goto done;
     }
-    gad_status vs = validate(p.ents, p.n_ents, data_len, byname, msg,
+    gad_status vs = validate(ents.v, ents.n, data_len, byname, msg,
                              sizeof msg);
     if (vs != GAD_OK) {
         load_err(vs, path, msg);
@@ -1269,26 +803,26 @@ gad_checkpoint *gad_load(const char *path) {
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the tensor data");
         goto done;
     }
-    if ((err = read_full(fd, data, (size_t)data_len)) != 0) {
+    if ((err = gad__read_file_read(&f, data, (size_t)data_len)) != 0) {
         gad_mem_free(cp);
         cp = NULL;
         load_io("read", path, err);
         goto done;
     }
-    cp->n = (int)p.n_ents;
-    cp->ents = p.ents;
+    cp->n = (int)ents.n;
+    cp->ents = ents.v;
     cp->byname = byname;
     cp->data = data;
     cp->data_len = (size_t)data_len;
-    p.ents = NULL;
-    p.n_ents = 0;
+    ents.v = NULL;
+    ents.n = 0;
     byname = NULL;
     data = NULL;
 done:
-    close(fd);
+    gad__read_file_close(&f);
     gad_mem_free(hdr);
-    gad_mem_free(p.str);
-    free_entries(p.ents, p.n_ents);
+    gad__json_free(&p);
+    free_entries(ents.v, ents.n);
     gad_mem_free(byname);
     gad_mem_free(data);
     return cp;

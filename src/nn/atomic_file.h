@@ -1,0 +1,65 @@
+/* atomic_file.h: durable file I/O for checkpoints (src/nn/atomic_file.c).
+ * Writing replaces a file atomically: the bytes go to a temporary file
+ * "<path>.tmp.<pid>.<k>" in path's directory, which is fsync'd and renamed
+ * over path, and then the directory is fsync'd; on any failure the
+ * temporary file is removed and an existing file at path is left as it
+ * was. Reading opens a regular file, takes its size and reads exact byte
+ * counts. Every failure is an errno value and the words of the step that
+ * failed, ready for "cannot <what> <path>: <strerror>"; the caller makes
+ * the message and records the error. Private to src/nn. */
+#ifndef GAD_NN_ATOMIC_FILE_H
+#define GAD_NN_ATOMIC_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------ writing */
+
+/* A file being written to replace path. */
+typedef struct gad_atomic_file gad_atomic_file;
+
+/* Room for writing over path (which must stay valid until the file is
+ * committed or discarded): two allocations, the temporary name's and the
+ * write buffer's, and nothing touched on disk. NULL if either fails. */
+gad_atomic_file *gad__atomic_file_new(const char *path);
+
+/* Create the temporary file, with the permissions of a regular file being
+ * replaced. 0, or an errno value and *what (then discard f). */
+int gad__atomic_file_create(gad_atomic_file *f, const char **what);
+
+/* Append p[0..n): small pieces are gathered, large ones written directly.
+ * A failed write is kept (gad__atomic_file_error) and later ones do
+ * nothing. */
+void gad__atomic_file_write(gad_atomic_file *f, const void *p, size_t n);
+
+/* The errno value of the first failed write, or 0. */
+int gad__atomic_file_error(const gad_atomic_file *f);
+
+/* Flush, fsync, close, rename over path, then fsync the directory; free f.
+ * 0, or an errno value and *what. Until the rename, a failure removes the
+ * temporary file and leaves path as it was; when only the directory's
+ * fsync fails, the new file is in place. Nothing is allocated. */
+int gad__atomic_file_commit(gad_atomic_file *f, const char **what);
+
+/* Close and remove the temporary file (if it was created); free f. */
+void gad__atomic_file_discard(gad_atomic_file *f);
+
+/* ------------------------------------------------------------ reading */
+
+/* A regular file open for reading. */
+typedef struct gad_read_file {
+    int fd;
+    uint64_t size; /* bytes, when it was opened */
+} gad_read_file;
+
+/* Open path: it must be a regular file (a directory reads as EISDIR, any
+ * other kind as EINVAL). 0, or an errno value and *what (f is then
+ * closed). */
+int gad__read_file_open(gad_read_file *f, const char *path, const char **what);
+
+/* read(2) exactly n bytes; 0, an errno value, or -1 at an early end. */
+int gad__read_file_read(gad_read_file *f, void *p, size_t n);
+
+void gad__read_file_close(gad_read_file *f);
+
+#endif /* GAD_NN_ATOMIC_FILE_H */
