@@ -88,8 +88,8 @@ gad_storage *gad__storage_new(size_t nbytes);
 /* The same on device dev (the host for 0), through its back end. */
 gad_storage *gad__storage_new_dev(int dev, size_t nbytes);
 static inline gad_storage *gad__storage_new_on(int dev, size_t nbytes) {
-    return GAD_LIKELY(dev == GAD_DEV_HOST) ? gad__storage_new(nbytes)
-                                           : gad__storage_new_dev(dev, nbytes);
+    return GAD_LIKELY(dev == 0) ? gad__storage_new(nbytes) /* 0: the host */
+                                : gad__storage_new_dev(dev, nbytes);
 }
 void gad__storage_release(gad_storage *s);
 

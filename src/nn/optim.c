@@ -93,16 +93,10 @@ struct gad_optim {
 
 /* ------------------------------------------------------------ helpers */
 
-static const char *shape_str(char *buf, size_t cap, gad_tensor *t) {
-    size_t len = 0;
-    int r = gad_rank(t);
-    const int64_t *s = gad_shape(t);
-    len += (size_t)snprintf(buf + len, cap - len, "[");
-    for (int i = 0; i < r && len < cap; i++)
-        len += (size_t)snprintf(buf + len, cap - len, i ? ",%lld" : "%lld",
-                                (long long)s[i]);
-    if (len < cap) snprintf(buf + len, cap - len, "]");
-    return buf;
+
+/* t's shape as "[2,3]" (gad_shape_format). */
+static const char *shape_str(char *buf, size_t cap, const gad_tensor *t) {
+    return gad_shape_format(buf, cap, gad_shape(t), gad_rank(t));
 }
 
 static int same_shape(gad_tensor *a, gad_tensor *b) {
@@ -383,11 +377,10 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
             return GAD_ERR_DEVICE;
         }
         if (!same_shape(g, p)) {
-            char a[160], b[160];
+            char a[GAD_SHAPE_FORMAT_CAP], b[GAD_SHAPE_FORMAT_CAP];
             gad_error_set(GAD_ERR_SHAPE, op,
                           "grads[%d] has shape %s, params[%d] has shape %s",
-                          i, shape_str(a, sizeof a, g), i,
-                          shape_str(b, sizeof b, p));
+                          i, shape_str(a, sizeof a, g), i, shape_str(b, sizeof b, p));
             return GAD_ERR_SHAPE;
         }
         if (gad_numel(p) == 0) continue; /* nothing to update */
@@ -682,7 +675,7 @@ gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
         if (idx < 0) {
             if (gad_dtype(t) != GAD_I64 || gad_numel(t) != 1 ||
                 gad_rank(t) != 0) {
-                char b[160];
+                char b[GAD_SHAPE_FORMAT_CAP];
                 gad_error_set(gad_dtype(t) != GAD_I64 ? GAD_ERR_DTYPE
                                                       : GAD_ERR_SHAPE,
                               op, "\"step\" must be a rank-0 i64 tensor, got "
@@ -714,7 +707,7 @@ gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
             break;
         }
         if (!same_shape(t, p)) {
-            char a[160], b[160];
+            char a[GAD_SHAPE_FORMAT_CAP], b[GAD_SHAPE_FORMAT_CAP];
             gad_error_set(GAD_ERR_SHAPE, op,
                           "\"%s\" has shape %s, params[%d] has shape %s", name,
                           shape_str(a, sizeof a, t), idx,
