@@ -72,11 +72,11 @@ typedef struct gad_backend {
     bool (*all_finite)(const gad_tensor *x);
 
     /* -- indexing (index: i64, any strides) */
-    /* Every value of index in [lo, hi), else an index error under op:
-     * "index V out of bounds for size D" (lo = -D, hi = D) or, with unit,
-     * "index V out of bounds for D <unit>" (lo = 0, hi = D). */
-    int (*check_index)(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
-                       const char *unit);
+    /* The first position (row-major) of index whose value lies outside
+     * [lo, hi), its value in *bad; -1 when every value is inside. The
+     * caller words the error: the check runs on the device, and only this
+     * answer comes back. */
+    int64_t (*index_check)(const gad_tensor *index, int64_t lo, int64_t hi, int64_t *bad);
     void (*gather)(const gad_tensor *x, int axis, const gad_tensor *index, gad_tensor *y);
     void (*scatter_add)(gad_tensor *y, int axis, const gad_tensor *index,
                         const gad_tensor *src);

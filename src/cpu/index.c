@@ -1,34 +1,28 @@
 /* index.c: the range check of index values, gather, scatter_add, take and
- * the copy behind cat. The ops check the values first (gad__k_check_index,
+ * the copy behind cat. The ops check the values first (gad__k_index_check,
  * through the back-end table); negative ones are wrapped here. */
 #include "cpu.h"
 #include "iter.h"
 
-int gad__k_check_index(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
-                       const char *unit) {
-    if (index->numel == 0) return 0;
+int64_t gad__k_index_check(const gad_tensor *index, int64_t lo, int64_t hi, int64_t *bad) {
+    if (index->numel == 0) return -1;
     gad_iter it;
     const int64_t *st[1] = {index->strides};
     gad__iter_init(&it, index->shape, index->rank, 1, st);
     const int64_t *base = gad__ptr(index);
-    int64_t idx[GAD_MAX_RANK], off[1], sx = it.strides[0][it.nd - 1];
+    int64_t idx[GAD_MAX_RANK], off[1], sx = it.strides[0][it.nd - 1], pos = 0;
     gad__iter_seek(&it, 0, idx, off);
     for (int64_t o = 0; o < it.outer; o++) {
-        for (int64_t j = 0; j < it.inner; j++) {
+        for (int64_t j = 0; j < it.inner; j++, pos++) {
             int64_t v = base[off[0] + j * sx];
             if (v < lo || v >= hi) {
-                if (unit)
-                    gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for %lld %s",
-                             (long long)v, (long long)hi, unit);
-                else
-                    gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for size %lld",
-                             (long long)v, (long long)hi);
-                return -1;
+                *bad = v;
+                return pos;
             }
         }
         gad__iter_next(&it, idx, off);
     }
-    return 0;
+    return -1;
 }
 
 static inline int64_t wrap(int64_t i, int64_t d) { return i < 0 ? i + d : i; }

@@ -9,6 +9,7 @@
  * (rule 2 of gad.h: it belongs to the caller's scope, or to the caller when
  * no scope is open). */
 #include "gad.h"
+#include "ops/ops_int.h" /* gad__index_in_range: indices checked on their device */
 
 #include <math.h>
 
@@ -50,27 +51,11 @@ static int need_same_dtype(const char *op, const char *what,
  * negatives (D5). Otherwise an index error names the first bad value. */
 static int check_indices(const char *op, const char *what, gad_tensor *idx,
                          int64_t bound) {
-    int64_t n = gad_numel(idx);
-    if (n == 0) return 0;
-    int rc = 0;
-    gad_scope_begin();
-    gad_tensor *c = gad_contiguous(idx);
-    const int64_t *p = c ? gad_data(c) : NULL;
-    if (!p) {
-        rc = -1; /* the error is recorded */
-    } else {
-        for (int64_t i = 0; i < n; i++)
-            if (p[i] < 0 || p[i] >= bound) {
-                gad_error_set(GAD_ERR_INDEX, op,
-                              "%s %lld out of bounds [0, %lld) (at position %lld)",
-                              what, (long long)p[i], (long long)bound,
-                              (long long)i);
-                rc = -1;
-                break;
-            }
-    }
-    gad_scope_end();
-    return rc;
+    int64_t pos, v;
+    if (gad__index_in_range(idx, 0, bound, &pos, &v) == 0) return 0;
+    gad_error_set(GAD_ERR_INDEX, op, "%s %lld out of bounds [0, %lld) (at position %lld)",
+                  what, (long long)v, (long long)bound, (long long)pos);
+    return -1;
 }
 
 /* A new reference to t itself, owned as rule 2 says, without a copy: keep

@@ -4,6 +4,7 @@
  * checked up front so that an error names the loss, then tracked ops
  * compute it, so that the gradient comes from theirs. */
 #include "gad.h"
+#include "ops/ops_int.h" /* gad__index_in_range: targets checked on their device */
 
 /* t's shape as "[2,3]" into buf, which holds SHAPE_CAP bytes. */
 enum { SHAPE_CAP = GAD_SHAPE_FORMAT_CAP };
@@ -99,24 +100,11 @@ static int check_nll(const char *op, const char *xname, gad_tensor *x,
     }
     if (check_reduction(op, red)) return -1;
     if (b == 0) return 0;
-    int rc = 0;
-    gad_scope_begin();
-    gad_tensor *ct = gad_contiguous(targets);
-    const int64_t *p = ct ? gad_data(ct) : NULL;
-    if (!p) {
-        rc = -1; /* the error is recorded */
-    } else {
-        for (int64_t i = 0; i < b; i++)
-            if (p[i] < 0 || p[i] >= c) {
-                gad_error_set(GAD_ERR_INDEX, op,
-                              "class %lld of row %lld out of bounds [0, %lld)",
-                              (long long)p[i], (long long)i, (long long)c);
-                rc = -1;
-                break;
-            }
-    }
-    gad_scope_end();
-    return rc;
+    int64_t row, v;
+    if (gad__index_in_range(targets, 0, c, &row, &v) == 0) return 0;
+    gad_error_set(GAD_ERR_INDEX, op, "class %lld of row %lld out of bounds [0, %lld)",
+                  (long long)v, (long long)row, (long long)c);
+    return -1;
 }
 
 /* -log_probs[i, targets[i]], reduced; arguments already checked. take keeps

@@ -289,7 +289,11 @@ int gad__vjp_masked_ce(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor
  * the back end), owned by the current scope. */
 static gad_tensor *emb_index(const char *op, gad_tensor *idx, int64_t V) {
     gad_tensor *p = packed(op, idx);
-    return p && GAD_BE(p)->check_index(op, p, 0, V, "rows") == 0 ? p : NULL;
+    int64_t v;
+    if (p && GAD_BE(p)->index_check(p, 0, V, &v) >= 0)
+        return gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for %lld rows",
+                        (long long)v, (long long)V);
+    return p;
 }
 
 static int emb_check(const char *op, gad_tensor *table, gad_tensor *idx) {
