@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "util.h"
+
 #ifndef GAD_DATA_DIR
 #define GAD_DATA_DIR "data"
 #endif
@@ -63,16 +65,16 @@ const option_spec options[] = {
      "run directory: checkpoint.safetensors, metrics.csv, loss.svg (default helix_run)"},
     {"ckpt", OPT_STR, OFF(ckpt), S_ | E_, 0, 0, "PATH",
      "checkpoint to read (default DIR/checkpoint.safetensors)"},
-    {"steps", OPT_INT, OFF(steps), T_, 1, 1e12, "N",
+    {"steps", OPT_INT, OFF(steps), T_, 1, MAX_STEPS, "N",
      "train N optimizer steps (the cosine schedule ends at N)"},
     {"time-budget", OPT_REAL, OFF(time_budget), T_, 0.001, 1e9, "S",
      "train for S seconds of wall clock (default 180 when --steps is not given)"},
-    {"d", OPT_INT, OFF(d), T_, 1, 8192, "D", "model width (default 256)"},
+    {"d", OPT_INT, OFF(d), T_, 1, MAX_D, "D", "model width (default 256)"},
     {"layers", OPT_INT, OFF(layers), T_, 1, MAX_LAYERS, "L", "HELIX blocks (default 4)"},
-    {"batch", OPT_INT, OFF(batch), T_, 1, 65536, "B", "windows per batch (default 16)"},
-    {"seq", OPT_INT, OFF(seq), T_, 2, 1 << 20, "T", "bytes per window (default 128)"},
+    {"batch", OPT_INT, OFF(batch), T_, 1, MAX_BATCH, "B", "windows per batch (default 16)"},
+    {"seq", OPT_INT, OFF(seq), T_, 2, MAX_SEQ, "T", "bytes per window (default 128)"},
     {"lr", OPT_REAL, OFF(lr), T_, 1e-12, 10, "X", "peak learning rate (default 4.5e-3)"},
-    {"warmup", OPT_INT, OFF(warmup), T_, 0, 1e12, "N", "linear warm-up steps (default 300)"},
+    {"warmup", OPT_INT, OFF(warmup), T_, 0, MAX_STEPS, "N", "linear warm-up steps (default 300)"},
     {"min-lr", OPT_REAL, OFF(min_lr), T_, 0, 10, "X",
      "learning rate at the end of the cosine decay (default 2e-4)"},
     {"clip", OPT_REAL, OFF(clip), T_, 0, 1e9, "X",
@@ -82,15 +84,15 @@ const option_spec options[] = {
     {"beta2", OPT_REAL, OFF(beta2), T_, 1e-6, 0.999999, "X", "AdamW beta2 (default 0.99)"},
     {"seed", OPT_INT, OFF(seed), CMD_ALL, 0, 9.2e18, "N",
      "seed of the initialization, the batches and sampling (default 1)"},
-    {"eval-every", OPT_INT, OFF(eval_every), T_, 0, 1e12, "N",
+    {"eval-every", OPT_INT, OFF(eval_every), T_, 0, MAX_STEPS, "N",
      "validation loss every N steps and at the end (0: only at the end; default 200)"},
-    {"ckpt-every", OPT_INT, OFF(ckpt_every), T_, 0, 1e12, "N",
+    {"ckpt-every", OPT_INT, OFF(ckpt_every), T_, 0, MAX_STEPS, "N",
      "checkpoint every N steps and at the end (0: only at the end; default 250)"},
-    {"log-every", OPT_INT, OFF(log_every), T_, 1, 1e12, "N",
+    {"log-every", OPT_INT, OFF(log_every), T_, 1, MAX_STEPS, "N",
      "a plain progress line every N steps when not on a terminal (default 50)"},
-    {"val-windows", OPT_INT, OFF(val_windows), T_ | E_, 1, 1e9, "N",
+    {"val-windows", OPT_INT, OFF(val_windows), T_ | E_, 1, MAX_VAL_WINDOWS, "N",
      "validation windows of T bytes, evenly spaced over the held-out 5% (default 256)"},
-    {"stop-at", OPT_INT, OFF(stop_at), T_, 1, 1e12, "K",
+    {"stop-at", OPT_INT, OFF(stop_at), T_, 1, MAX_STEPS, "K",
      "stop after step K as if interrupted (checkpoint, no final evaluation)"},
     {"resume", OPT_FLAG, OFF(resume), T_, 0, 0, NULL,
      "continue from DIR/checkpoint.safetensors (its configuration, unless overridden)"},
@@ -103,7 +105,7 @@ const option_spec options[] = {
      "sampling temperature (0: always the likeliest byte; default 0.8)"},
     {"top-k", OPT_INT, OFF(top_k), T_ | S_, 0, VOCAB, "K",
      "sample among the K likeliest bytes (0: all; default 40)"},
-    {"bytes", OPT_INT, OFF(bytes), T_ | S_, 0, 1e9, "N",
+    {"bytes", OPT_INT, OFF(bytes), T_ | S_, 0, MAX_BYTES, "N",
      "bytes to generate (default 300; for train, the sample shown at the end, 0: none)"},
 };
 #undef T_
@@ -120,4 +122,14 @@ int option_index(const char *name) {
 int was_given(const given_set *g, const char *name) {
     int i = option_index(name);
     return i >= 0 && g->on[i];
+}
+
+int check_step_bytes(int64_t batch, int64_t seq, const char *ckpt) {
+    int64_t n;
+    if (checked_mul(batch, seq, &n) == 0 && n <= MAX_STEP_BYTES) return 0;
+    if (ckpt)
+        return fail("'%s' holds batch %lld x seq %lld = %lld bytes a step, above the maximum %d",
+                    ckpt, (long long)batch, (long long)seq, (long long)n, MAX_STEP_BYTES);
+    return fail("--batch %lld x --seq %lld = %lld bytes a step, above the maximum %d",
+                (long long)batch, (long long)seq, (long long)n, MAX_STEP_BYTES);
 }

@@ -133,8 +133,12 @@ gad_tensor *model_loss(const model *m, const int64_t *in, const int64_t *tg, int
  * Returns 0 and the mean loss per byte in *out. */
 int evaluate(const model *m, const dataset *ds, int64_t nw, int64_t B, int64_t T,
              double *out) {
-    int64_t *in = malloc((size_t)(B * T) * sizeof *in);
-    int64_t *tg = malloc((size_t)(B * T) * sizeof *tg);
+    int64_t BT = 0;
+    int64_t *in = NULL, *tg = NULL;
+    if (checked_mul(B, T, &BT) == 0) {
+        in = alloc_array(BT, sizeof *in);
+        tg = alloc_array(BT, sizeof *tg);
+    }
     if (!in || !tg) {
         free(in), free(tg);
         return fail("out of memory evaluating");
@@ -207,8 +211,11 @@ static int pick_byte(const float *logits, double temperature, int64_t top_k, gad
 int generate(const model *m, int64_t context, const char *prompt, int64_t nbytes,
              double temperature, int64_t top_k, uint64_t seed, FILE *out) {
     size_t plen = strlen(prompt);
+    if (plen > MAX_PROMPT || nbytes < 0 || nbytes > MAX_BYTES)
+        return fail("cannot sample %lld bytes after a prompt of %zu (the most: %d after %d)",
+                    (long long)nbytes, plen, MAX_BYTES, MAX_PROMPT);
     int64_t cap = (int64_t)plen + nbytes + 1;
-    int64_t *text = malloc((size_t)cap * sizeof *text);
+    int64_t *text = alloc_array(cap, sizeof *text);
     gad_rng *rng = gad_rng_new(mix64(seed ^ 0x73616d70ull));
     if (!text || !rng) {
         free(text);
@@ -328,9 +335,19 @@ int save_checkpoint(const char *path, const model *m, gad_optim *opt, const conf
     return rc;
 }
 
-/* A scalar of the checkpoint as a double (i64 or float); in a scope. */
-static int ckpt_scalar(const gad_checkpoint *cp, const char *path, const char *name,
-                       double *out) {
+/* Every value a checkpoint holds is checked against a range before it is
+ * used or cast: the hp.* fields against their options' ranges (options[];
+ * a run's --steps and its time budget may also be 0, not given), the run.*
+ * fields against these. */
+#define MAX_RUN_SECONDS 1e12
+#define MAX_RUN_THREADS 1048576
+
+/* Read the scalar `name` of the checkpoint, in [lo, hi]: an integer (is_int:
+ * into *iv) is an i64, or a float of integral value; a real (into *dv) a
+ * finite float. Else -1 after one line that names the value and its bound.
+ * In a scope. */
+static int ckpt_value(const gad_checkpoint *cp, const char *path, const char *name, int is_int,
+                      double lo, double hi, int64_t *iv, double *dv) {
     gad_tensor *t = gad_checkpoint_get(cp, name);
     if (!t) {
         gad_clear_error();
@@ -338,53 +355,68 @@ static int ckpt_scalar(const gad_checkpoint *cp, const char *path, const char *n
     }
     if (gad_numel(t) != 1)
         return fail("'%s': '%s' has %lld elements, not 1", path, name, (long long)gad_numel(t));
+    if (is_int && gad_dtype(t) == GAD_I64) {
+        int64_t x;
+        if (gad_read_i64(t, &x, 1) != GAD_OK) return fail_gad(path);
+        if ((double)x < lo || (double)x > hi)
+            return fail("'%s' holds %s = %lld, outside its range [%.0f, %.0f]", path, name,
+                        (long long)x, lo, hi);
+        *iv = x;
+        return 0;
+    }
     double v;
     if (gad_read_f64(t, &v, 1) != GAD_OK) return fail_gad(path);
-    *out = v;
+    if (!isfinite(v)) return fail("'%s' holds %s = %g, not a finite number", path, name, v);
+    if (!(v >= lo && v <= hi))
+        return fail(is_int ? "'%s' holds %s = %g, outside its range [%.0f, %.0f]"
+                           : "'%s' holds %s = %g, outside its range [%g, %g]",
+                    path, name, v, lo, hi);
+    if (!is_int) {
+        *dv = v;
+    } else if (v != floor(v)) {
+        return fail("'%s' holds %s = %g, not an integer", path, name, v);
+    } else {
+        *iv = (int64_t)v; /* integral and in range: the cast is exact */
+    }
     return 0;
 }
 
 /* Read the configuration and progress of a checkpoint into c (every hp.*
- * field) and rs. */
+ * field) and rs, each value checked against its range, and batch x seq
+ * against MAX_STEP_BYTES. */
 static int ckpt_read_config(const gad_checkpoint *cp, const char *path, config *c,
                             run_state *rs) {
     int rc = 0;
-    double v;
+    int64_t version = 0;
     gad_scope_begin();
-    if (ckpt_scalar(cp, path, "run.version", &v) != 0) {
+    if (ckpt_value(cp, path, "run.version", 1, -9e18, 9e18, &version, NULL) != 0) {
         rc = -1;
-    } else if (v != CKPT_VERSION) {
-        rc = fail("'%s' is a checkpoint of version %g; this program reads version %d", path, v,
-                  CKPT_VERSION);
+    } else if (version != CKPT_VERSION) {
+        rc = fail("'%s' is a checkpoint of version %lld; this program reads version %d", path,
+                  (long long)version, CKPT_VERSION);
     }
     for (int i = 0; i < N_HP && rc == 0; i++) {
-        char name[NAME_CAP];
-        snprintf(name, sizeof name, "hp.%s", hp_fields[i].name);
-        if (ckpt_scalar(cp, path, name, &v) != 0) {
-            rc = -1;
+        const char *field = hp_fields[i].name;
+        int k = option_index(field);
+        if (k < 0) {
+            rc = fail("internal error: no option --%s", field);
             break;
         }
+        double lo = options[k].lo, hi = options[k].hi;
+        if (!strcmp(field, "steps") || !strcmp(field, "time-budget")) lo = 0;
+        char name[NAME_CAP];
+        snprintf(name, sizeof name, "hp.%s", field);
         void *f = (char *)c + hp_fields[i].offset;
-        if (hp_fields[i].is_real)
-            *(double *)f = v;
-        else
-            *(int64_t *)f = (int64_t)v;
+        rc = hp_fields[i].is_real ? ckpt_value(cp, path, name, 0, lo, hi, NULL, (double *)f)
+                                  : ckpt_value(cp, path, name, 1, lo, hi, (int64_t *)f, NULL);
     }
-    if (rc == 0 && ckpt_scalar(cp, path, "run.step", &v) == 0) {
-        rs->step = (int64_t)v;
-        rc = ckpt_scalar(cp, path, "run.seconds", &rs->seconds);
-        if (rc == 0) rc = ckpt_scalar(cp, path, "run.threads", &v);
-        rs->threads = (int64_t)v;
-    } else {
-        rc = -1;
-    }
+    if (rc == 0) rc = ckpt_value(cp, path, "run.step", 1, 0, MAX_STEPS, &rs->step, NULL);
+    if (rc == 0)
+        rc = ckpt_value(cp, path, "run.seconds", 0, 0, MAX_RUN_SECONDS, NULL, &rs->seconds);
+    if (rc == 0)
+        rc = ckpt_value(cp, path, "run.threads", 1, 0, MAX_RUN_THREADS, &rs->threads, NULL);
     gad_scope_end();
-    if (rc == 0 && (c->d < 1 || c->d > 8192 || c->layers < 1 || c->layers > MAX_LAYERS ||
-                    c->batch < 1 || c->seq < 2 || c->val_windows < 1 || rs->step < 0))
-        rc = fail("'%s' holds an invalid configuration (d %lld, layers %lld, batch %lld, seq "
-                  "%lld, step %lld)",
-                  path, (long long)c->d, (long long)c->layers, (long long)c->batch,
-                  (long long)c->seq, (long long)rs->step);
+    if (rc == 0) rc = check_step_bytes(c->batch, c->seq, path);
     return rc;
 }
 

@@ -75,10 +75,16 @@ static void usage(FILE *f) {
             "run replays the uninterrupted one bit for bit when it uses the same --threads\n"
             "(and a --steps schedule: a --time-budget run depends on the clock).\n"
             "\n"
+            "A number outside its option's range is an error that gives the range. The\n"
+            "largest: --d %d, --layers %d, --batch %d, --seq %d, at most %d\n"
+            "bytes a step (--batch x --seq), --val-windows %d, --bytes %d. A\n"
+            "checkpoint must hold a configuration within the same ranges.\n"
+            "\n"
             "examples:\n"
             "  helix_lm train --time-budget 180\n"
             "  helix_lm sample --prompt \"And God said\" --bytes 300\n"
-            "  helix_lm eval\n");
+            "  helix_lm eval\n",
+            MAX_D, MAX_LAYERS, MAX_BATCH, MAX_SEQ, MAX_STEP_BYTES, MAX_VAL_WINDOWS, MAX_BYTES);
 }
 
 /* Parse a number in [lo, hi]; whole string, no junk. */
@@ -137,6 +143,8 @@ static int parse_options(int argc, char **argv, int first, unsigned cmd, const c
         }
         given->on[k] = 1;
     }
+    if (strlen(c->prompt) > MAX_PROMPT)
+        return fail("--prompt has %zu bytes, above the maximum %d", strlen(c->prompt), MAX_PROMPT);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "util.h"
 
 int metrics_add(metrics *mt, metric_row r) {
@@ -32,7 +33,9 @@ int write_csv(FILE *f, const void *ctx) {
         const metric_row *r = &mt->rows[i];
         fprintf(f, "%lld", (long long)r->step);
         put_num(f, "%.3f", r->seconds);
-        fprintf(f, ",%lld", (long long)(r->step * mt->tokens_per_step));
+        int64_t tokens; /* saturates rather than overflows */
+        checked_mul(r->step, mt->tokens_per_step, &tokens);
+        fprintf(f, ",%lld", (long long)tokens);
         put_num(f, "%.9g", r->train);
         put_num(f, "%.9g", r->val);
         put_num(f, "%.9g", r->lr);
@@ -63,7 +66,7 @@ int read_csv(const char *path, int64_t max_step, metrics *mt) {
             p = end;
             if (*p == ',') p++;
         }
-        if (isnan(v[0])) continue;
+        if (!(v[0] >= 0 && v[0] <= MAX_STEPS)) continue; /* not a step: no cast */
         if ((int64_t)v[0] > max_step) break;
         rc = metrics_add(mt, (metric_row){(int64_t)v[0], v[1], v[3], v[4], v[5], v[6]});
     }

@@ -156,13 +156,15 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
     if (c->steps <= 0 && c->time_budget <= 0) c->time_budget = 180;
     int rc = 0;
     if (c->min_lr > c->lr) rc = fail("--min-lr %g is above --lr %g", c->min_lr, c->lr);
+    if (rc == 0) rc = check_step_bytes(c->batch, c->seq, NULL);
     if (rc == 0) rc = load_text(c->data, &tr->ds);
     if (rc == 0) rc = check_data_fits(&tr->ds, c->data, c->seq);
-    int64_t BT = c->batch * c->seq;
+    int64_t BT = 0;
+    if (rc == 0 && checked_mul(c->batch, c->seq, &BT) != 0) rc = fail("out of memory");
     mt->tokens_per_step = BT;
     if (rc == 0) {
-        tr->in = malloc((size_t)BT * sizeof *tr->in);
-        tr->tg = malloc((size_t)BT * sizeof *tr->tg);
+        tr->in = alloc_array(BT, sizeof *tr->in);
+        tr->tg = alloc_array(BT, sizeof *tr->tg);
         tr->batch_rng = gad_rng_new(0);
         if (!tr->in || !tr->tg || !tr->batch_rng) rc = fail("out of memory");
     }
@@ -375,15 +377,17 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
 
     if (rc == 0 && !quiet) {
         double el = now_seconds() - tr.t_start;
-        int64_t BT = c->batch * c->seq, trained = tr.rs.step - first_step;
+        int64_t tokens, trained_tokens; /* counts: they saturate rather than overflow */
+        checked_mul(tr.rs.step, tr.mt->tokens_per_step, &tokens);
+        checked_mul(tr.rs.step - first_step, tr.mt->tokens_per_step, &trained_tokens);
         if (stopped)
             printf("stopped at step %lld; continue with: helix_lm train --out %s --resume\n",
                    (long long)tr.rs.step, c->out);
         else
             printf("done: %lld steps, %lld tokens in %.1f s (%.0f tokens/s); validation loss "
                    "%.4f nats/byte (%.3f bits/byte)\n",
-                   (long long)tr.rs.step, (long long)(tr.rs.step * BT), el,
-                   trained > 0 ? (double)(trained * BT) / (el - session_start) : 0.0,
+                   (long long)tr.rs.step, (long long)tokens, el,
+                   trained_tokens > 0 ? (double)trained_tokens / (el - session_start) : 0.0,
                    tr.last_val, tr.last_val / log(2.0));
         printf("checkpoint: %s\nmetrics:    %s\nplot:       %s (open it in a browser)\n",
                tr.ckpt_path, tr.csv_path, tr.svg_path);

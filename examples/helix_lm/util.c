@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -90,4 +91,18 @@ int write_atomic(const char *path, file_writer w, const void *ctx) {
         return fail("cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
     }
     return 0;
+}
+
+int checked_mul(int64_t a, int64_t b, int64_t *out) {
+    if (a < 0 || b < 0 || (a > 0 && b > INT64_MAX / a)) {
+        *out = INT64_MAX;
+        return -1;
+    }
+    *out = a * b;
+    return 0;
+}
+
+void *alloc_array(int64_t n, size_t elem) {
+    if (n < 0 || elem == 0 || (uint64_t)n > SIZE_MAX / elem) return NULL;
+    return malloc(n > 0 ? (size_t)n * elem : 1);
 }

@@ -23,6 +23,14 @@ uint64_t mix64(uint64_t x);
 const char *join_path(char *buf, size_t cap, const char *dir, const char *name);
 int make_dirs(const char *path);
 
+/* Sizes: a * b into *out and 0, or -1 when a or b is negative or the
+ * product does not fit in an int64_t (*out is then INT64_MAX, so that a
+ * count shown to the user saturates). */
+int checked_mul(int64_t a, int64_t b, int64_t *out);
+/* malloc of n elements of elem bytes, NULL when n is negative, when
+ * n * elem does not fit in a size_t, or when memory runs out. */
+void *alloc_array(int64_t n, size_t elem);
+
 /* Write a whole file atomically: to path.tmp, then renamed over path. The
  * writer returns 0 on success. */
 typedef int (*file_writer)(FILE *f, const void *ctx);
