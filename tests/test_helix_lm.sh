@@ -13,8 +13,9 @@
 #      data file, a bad flag, a corrupt or missing checkpoint.
 #   6. A checkpoint cannot hurt the program: crafted files (written here
 #      with python3's standard library) whose configuration is out of range,
-#      overflows a size or is not finite give one line naming the value and
-#      its bound.
+#      overflows a size, is not finite, or describes a model far bigger than
+#      the tensors the file holds give one line naming the value and its
+#      bound, fast and in little memory.
 #
 # Both runs use the same thread count: gad's kernels are deterministic for a
 # fixed count. Runs in a few seconds.
@@ -163,6 +164,7 @@ head += b' ' * (-len(head) % 8)
 open(dst, 'wb').write(struct.pack('<Q', len(head)) + head + blob)
 EOF
 }
+now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
 
 H="$DIR/hostile"
 mkdir -p "$H"
@@ -213,6 +215,29 @@ expect_error "--batch x --seq past the maximum" "= 8388608 bytes a step, above t
 expect_error "--bytes past its maximum" "wants an integer in \[0, 16777216\]" \
     timeout -s KILL 20 "$BIN" sample --out "$DIR/full" --bytes 16777217
 echo "hostile checkpoints: out-of-range, overflowing and non-finite values all rejected"
+
+# a model of width 8192 and 64 layers (120 GB) described by a 125 KB file:
+# rejected by its shapes before anything is allocated, in under 3 s, in
+# 1 GB of address space (when the build allows a limit: ASan does not)
+craft "$SRC" "$H/wide.safetensors" drop=opt. hp.d=I64:8192 hp.layers=I64:64 ||
+    fail "cannot write the crafted checkpoint wide"
+mkdir -p "$H/wide" && cp "$H/wide.safetensors" "$H/wide/checkpoint.safetensors"
+if sh -c 'ulimit -v 1000000 && exec "$0" --help' "$BIN" > /dev/null 2>&1; then
+    VLIMIT="ulimit -v 1000000;"
+else
+    VLIMIT=""
+    echo "(the build needs more address space than 1 GB: the wide model runs without the limit)"
+fi
+for cmd in eval sample "train --resume --bytes 0"; do
+    t0=$(now_ms)
+    # shellcheck disable=SC2086
+    expect_error "a 125 KB checkpoint of a 120 GB model: $cmd" \
+        "parameter 'emb' is \[256, 32\] but the configuration (d 8192, layers 64) makes it \[256, 8192\]" \
+        timeout -s KILL 20 sh -c "$VLIMIT exec \"\$0\" $cmd --out \"\$1\" --threads 1" "$BIN" "$H/wide"
+    t=$(($(now_ms) - t0))
+    [ "$t" -lt 3000 ] || fail "a 125 KB checkpoint of a 120 GB model: $cmd took $t ms"
+done
+echo "a 125 KB file describing a 120 GB model: rejected by its shapes, in little time and memory"
 else
     echo "(no python3 or timeout: the hostile-checkpoint checks are skipped)"
 fi

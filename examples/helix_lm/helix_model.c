@@ -420,6 +420,71 @@ static int ckpt_read_config(const gad_checkpoint *cp, const char *path, config *
     return rc;
 }
 
+/* The name and shape of parameter i (0 <= i < 3 + 9 * layers) of the model
+ * that model_init builds of width d; returns its rank. */
+static int param_spec(int i, int64_t d, int64_t layers, char name[NAME_CAP], int64_t shape[2]) {
+    if (i == 0 || i == 2 + 9 * layers) {
+        snprintf(name, NAME_CAP, i == 0 ? "emb" : "wout");
+        shape[0] = i == 0 ? VOCAB : d;
+        shape[1] = i == 0 ? d : VOCAB;
+        return 2;
+    }
+    if (i == 1 + 9 * layers) {
+        snprintf(name, NAME_CAP, "gain");
+        shape[0] = d;
+        return 1;
+    }
+    int j = (i - 1) % 9; /* wa wb wo wf1 wf2 g1..g4 */
+    snprintf(name, NAME_CAP, "b%d.%s", (i - 1) / 9, block_keys[j]);
+    if (j >= 5) {
+        shape[0] = d;
+        return 1;
+    }
+    const int64_t rows[5] = {d + 1, d, d, d, 2 * d}, cols[5] = {d, d, d, 2 * d, d};
+    shape[0] = rows[j];
+    shape[1] = cols[j];
+    return 2;
+}
+
+/* "[a, b, ...]" into buf. */
+static const char *shape_text(char *buf, size_t cap, const int64_t *shape, int rank) {
+    size_t n = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < rank && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+/* Compare the name, dtype and shape of every parameter in the checkpoint
+ * with those of the model its configuration makes, before that model is
+ * built: a small file cannot make the program allocate and initialize a
+ * big model (the file must hold every tensor of it). */
+static int ckpt_check_shapes(const gad_checkpoint *cp, const char *path, int64_t d,
+                             int64_t layers) {
+    int np = 3 + 9 * (int)layers, rc = 0;
+    for (int i = 0; i < np && rc == 0; i++) {
+        char name[NAME_CAP], have[160], want[64];
+        int64_t shape[2];
+        int rank = param_spec(i, d, layers, name, shape);
+        gad_scope_begin();
+        gad_tensor *t = gad_checkpoint_get(cp, name);
+        if (!t) {
+            gad_clear_error();
+            rc = fail("'%s' has no parameter '%s'", path, name);
+        } else if (gad_dtype(t) != GAD_F32) {
+            rc = fail("'%s': parameter '%s' is not f32", path, name);
+        } else if (gad_rank(t) != rank ||
+                   memcmp(gad_shape(t), shape, (size_t)rank * sizeof(int64_t)) != 0) {
+            rc = fail("'%s': parameter '%s' is %s but the configuration (d %lld, layers %lld) "
+                      "makes it %s",
+                      path, name, shape_text(have, sizeof have, gad_shape(t), gad_rank(t)),
+                      (long long)d, (long long)layers, shape_text(want, sizeof want, shape, rank));
+        }
+        gad_scope_end();
+    }
+    return rc;
+}
+
 /* Copy the checkpoint's parameters into the model (same names, shapes and
  * dtype, or an error naming the tensor). */
 int ckpt_load_params(const gad_checkpoint *cp, const char *path, model *m) {
@@ -472,8 +537,8 @@ int ckpt_load_optim(const gad_checkpoint *cp, const char *path, gad_optim *opt) 
     return rc;
 }
 
-/* Open a checkpoint and read its configuration: the start of sample, eval
- * and resume. */
+/* Open a checkpoint, read its configuration and check its parameters'
+ * shapes against it: the start of sample, eval and resume. */
 gad_checkpoint *open_checkpoint(const char *path, config *c, run_state *rs) {
     gad_checkpoint *cp = gad_load(path);
     if (!cp) {
@@ -486,7 +551,8 @@ gad_checkpoint *open_checkpoint(const char *path, config *c, run_state *rs) {
         gad_clear_error();
         return NULL;
     }
-    if (ckpt_read_config(cp, path, c, rs) != 0) {
+    if (ckpt_read_config(cp, path, c, rs) != 0 ||
+        ckpt_check_shapes(cp, path, c->d, c->layers) != 0) {
         gad_checkpoint_free(cp);
         return NULL;
     }
