@@ -15,10 +15,11 @@
 #      with python3's standard library) whose configuration is out of range,
 #      overflows a size, is not finite, or describes a model far bigger than
 #      the tensors the file holds give one line naming the value and its
-#      bound, fast and in little memory.
+#      bound, fast and in little memory; one SIGTERM stops eval, sampling
+#      and an evaluation inside training within a second.
 #
 # Both runs use the same thread count: gad's kernels are deterministic for a
-# fixed count. Runs in a few seconds.
+# fixed count. Runs in about half a minute (the signal checks wait 2 s each).
 set -u
 
 BIN=${1:?usage: test_helix_lm.sh path/to/helix_lm scratch-dir}
@@ -131,7 +132,7 @@ if command -v gzip > /dev/null; then
 fi
 echo "errors: all reported cleanly"
 
-# 6. hostile checkpoints
+# 6. hostile checkpoints and signals
 if command -v python3 > /dev/null && command -v timeout > /dev/null; then
 # craft SRC DST [drop=PREFIX | NAME=I64:V | NAME=F64:V]...: DST is the
 # safetensors file SRC without the tensors whose names start with PREFIX,
@@ -238,8 +239,43 @@ for cmd in eval sample "train --resume --bytes 0"; do
     [ "$t" -lt 3000 ] || fail "a 125 KB checkpoint of a 120 GB model: $cmd took $t ms"
 done
 echo "a 125 KB file describing a 120 GB model: rejected by its shapes, in little time and memory"
+
+# stop_on_term WHAT PATTERN HOW command...: run the command, send it
+# SIGTERM after 2 s, and want it to exit within a second of it with status
+# 130 and PATTERN in its output. HOW is "once" (timeout --foreground sends
+# one signal, to the command) or "timeout" (as `timeout` is usually run: it
+# signals the command and then its process group, so that the command may
+# get two at once, which are one request to stop)
+stop_on_term() {
+    what=$1 pat=$2 how=$3
+    shift 3
+    fg=--foreground
+    [ "$how" = once ] || fg=
+    t0=$(now_ms)
+    # shellcheck disable=SC2086
+    timeout $fg --preserve-status -k 3 -s TERM 2 "$@" > "$DIR/sig.out" 2> "$DIR/sig.err"
+    rc=$?
+    t=$(($(now_ms) - t0))
+    [ "$rc" -eq 130 ] || { cat "$DIR/sig.err"; fail "$what: exit status $rc after SIGTERM, not 130"; }
+    [ "$t" -lt 3200 ] || fail "$what: ran $t ms, more than a second past the SIGTERM at 2 s"
+    grep -q "$pat" "$DIR/sig.err" "$DIR/sig.out" || { cat "$DIR/sig.err"; fail "$what: no message like '$pat'"; }
+}
+stop_on_term "eval of 65536 windows" "interrupted" once \
+    "$BIN" eval --out "$DIR/full" --val-windows 65536 --threads 1
+stop_on_term "eval of 65536 windows, under timeout" "interrupted" timeout \
+    "$BIN" eval --out "$DIR/full" --val-windows 65536 --threads 1
+stop_on_term "sample of 16777216 bytes" "interrupted" once \
+    "$BIN" sample --out "$DIR/full" --bytes 16777216 --threads 1
+cp -r "$DIR/full" "$DIR/sig-train"
+stop_on_term "an evaluation of 65536 windows inside training" "stopped at step $((K + 1))" once \
+    "$BIN" train --out "$DIR/sig-train" --resume --steps $((K + 10)) --eval-every 1 \
+    --val-windows 65536 --threads "$THREADS" --bytes 0
+"$BIN" eval --out "$DIR/sig-train" --threads 1 --val-windows 4 > "$DIR/sig.out" 2>&1 ||
+    { cat "$DIR/sig.out"; fail "the checkpoint of the interrupted run does not load"; }
+grep -q "at step $((K + 1))," "$DIR/sig.out" || fail "the interrupted run saved no checkpoint at step $((K + 1))"
+echo "signals: one SIGTERM stops eval, sampling and an evaluation in training within a second"
 else
-    echo "(no python3 or timeout: the hostile-checkpoint checks are skipped)"
+    echo "(no python3 or timeout: the hostile-checkpoint and signal checks are skipped)"
 fi
 
 rm -rf "$DIR"

@@ -37,6 +37,7 @@
 #include "gad.h"
 #include "helix_model.h"
 #include "selftest.h"
+#include "signals.h"
 #include "train.h"
 #include "util.h"
 
@@ -79,7 +80,8 @@ static void usage(FILE *f) {
             "largest: --d %d, --layers %d, --batch %d, --seq %d, at most %d\n"
             "bytes a step (--batch x --seq), --val-windows %d, --bytes %d. A\n"
             "checkpoint must hold a configuration within the same ranges, and tensors of\n"
-            "the shapes it gives.\n"
+            "the shapes it gives. Ctrl-C or SIGTERM stops eval and sample too, after the\n"
+            "current batch or byte.\n"
             "\n"
             "examples:\n"
             "  helix_lm train --time-budget 180\n"
@@ -162,9 +164,17 @@ static int cmd_sample(const config *c) {
     fprintf(stderr, "%s: %s, step %lld (D=%lld, L=%lld); context %lld bytes\n", prog, path,
             (long long)rs.step, (long long)saved.d, (long long)saved.layers,
             (long long)saved.seq);
+    /* one SIGINT or SIGTERM stops it after the current byte */
+    signal_state ss;
+    signals_catch(&ss);
     int rc = generate(&m, saved.seq, c->prompt, c->bytes, c->temperature, c->top_k,
                       (uint64_t)c->seed, stdout);
+    signals_restore(&ss);
     model_free(&m);
+    if (rc > 0) {
+        fail("interrupted: sampling stopped by a signal");
+        return 130;
+    }
     return rc == 0 ? 0 : 1;
 }
 
@@ -179,7 +189,18 @@ static int cmd_eval(const config *c, const given_set *given) {
     int rc = load_text(c->data, &ds);
     if (rc == 0) rc = check_data_fits(&ds, c->data, saved.seq);
     double v = NAN;
-    if (rc == 0) rc = evaluate(&m, &ds, saved.val_windows, saved.batch, saved.seq, &v);
+    if (rc == 0) { /* one SIGINT or SIGTERM stops it after the current batch */
+        signal_state ss;
+        signals_catch(&ss);
+        rc = evaluate(&m, &ds, saved.val_windows, saved.batch, saved.seq, &v);
+        signals_restore(&ss);
+    }
+    if (rc > 0) {
+        fail("interrupted: the evaluation stopped by a signal, before its end");
+        free(ds.bytes);
+        model_free(&m);
+        return 130;
+    }
     if (rc == 0)
         printf("validation loss %.9g nats/byte (%.4f bits/byte) at step %lld, over %lld "
                "windows of %lld bytes\n",

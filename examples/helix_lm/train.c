@@ -5,7 +5,6 @@
 #include "train.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,43 +15,8 @@
 #include "helix_model.h"
 #include "plot.h"
 #include "progress.h"
+#include "signals.h"
 #include "util.h"
-
-volatile sig_atomic_t g_interrupted = 0;
-
-static void on_signal(int sig) {
-    (void)sig;
-    g_interrupted = 1; /* SA_RESETHAND: a second Ctrl-C ends the program */
-}
-
-/* While training, SIGINT and SIGTERM stop at the end of the current step
- * (with a checkpoint). They are unblocked too: a parent may have blocked
- * them (some shells do for background jobs). */
-typedef struct signal_state {
-    struct sigaction old_int, old_term;
-    sigset_t old_mask;
-} signal_state;
-
-static void signals_catch(signal_state *ss) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &sa, &ss->old_int);
-    sigaction(SIGTERM, &sa, &ss->old_term);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_UNBLOCK, &set, &ss->old_mask);
-}
-
-static void signals_restore(const signal_state *ss) {
-    sigaction(SIGINT, &ss->old_int, NULL);
-    sigaction(SIGTERM, &ss->old_term, NULL);
-    pthread_sigmask(SIG_SETMASK, &ss->old_mask, NULL);
-}
 
 /* The learning rate of update `step` (0-based): linear warm-up, then cosine
  * decay to min_lr at the last step. With a time budget the last step is not
@@ -328,12 +292,16 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
     if (catching) signals_catch(&ss);
     while (rc == 0) {
         double t0 = now_seconds(), seconds = t0 - tr.t_start;
+        if (g_interrupted) { /* even at the end: its evaluation may have been cut short */
+            stopped = 1;
+            break;
+        }
         if ((c->steps > 0 && tr.rs.step >= c->steps) ||
             (c->time_budget > 0 && seconds >= c->time_budget)) {
             done = 1;
             break;
         }
-        if ((c->stop_at > 0 && tr.rs.step >= c->stop_at) || g_interrupted) {
+        if (c->stop_at > 0 && tr.rs.step >= c->stop_at) {
             stopped = 1;
             break;
         }
@@ -348,7 +316,10 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
                    (c->time_budget > 0 && row.seconds >= c->time_budget);
         if ((c->eval_every > 0 && row.step % c->eval_every == 0) || last) {
             rc = evaluate(&tr.m, &tr.ds, c->val_windows, c->batch, c->seq, &row.val);
-            tr.last_val = row.val;
+            if (rc > 0) /* a signal stopped it: this step has no validation loss */
+                rc = 0;
+            else
+                tr.last_val = row.val;
         }
         if (rc == 0) rc = metrics_add(tr.mt, row);
         int stopping = (c->stop_at > 0 && row.step >= c->stop_at) || g_interrupted;
@@ -363,11 +334,17 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
     metric_row *tail = tr.mt->n > 0 ? &tr.mt->rows[tr.mt->n - 1] : NULL;
     if (rc == 0 && done && tail && tail->step == tr.rs.step && isnan(tail->val)) {
         rc = evaluate(&tr.m, &tr.ds, c->val_windows, c->batch, c->seq, &tail->val);
-        tr.last_val = tail->val;
-        tr.saved_step = -1;
-        if (rc == 0 && !quiet)
-            progress_line(&tr.pg, "step %lld  loss %.4f  val %.4f  (final)", (long long)tail->step,
-                          tail->train, tail->val);
+        if (rc > 0) { /* a signal as the run ended: it stops without this evaluation */
+            rc = 0;
+            done = 0;
+            stopped = 1;
+        } else {
+            tr.last_val = tail->val;
+            tr.saved_step = -1;
+            if (rc == 0 && !quiet)
+                progress_line(&tr.pg, "step %lld  loss %.4f  val %.4f  (final)",
+                              (long long)tail->step, tail->train, tail->val);
+        }
     }
     /* a signal between two checks, or a checkpoint that was already done */
     if (rc == 0 && tr.saved_step != tr.rs.step) rc = trainer_save(&tr);

@@ -3,13 +3,10 @@
 #ifndef HELIX_TRAIN_H
 #define HELIX_TRAIN_H
 
-#include <signal.h>
 #include <stdint.h>
 
 #include "config.h"
 #include "metrics.h"
-
-extern volatile sig_atomic_t g_interrupted; /* set by SIGINT or SIGTERM while training */
 
 typedef struct train_result {
     int64_t steps;    /* the step reached */
