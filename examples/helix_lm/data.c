@@ -4,6 +4,7 @@
 #include "data.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -23,8 +24,11 @@ int load_text(const char *path, dataset *ds) {
     int rc = 0;
     while (buf) {
         if (cap - n < (1 << 16)) {
-            unsigned char *nb = realloc(buf, cap * 2);
-            if (!nb) break;
+            unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                rc = fail("out of memory reading '%s'", path);
+                break;
+            }
             buf = nb;
             cap *= 2;
         }
