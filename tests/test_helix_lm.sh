@@ -11,9 +11,15 @@
 #   4. sample prints the prompt and exactly the requested number of bytes.
 #   5. Errors give a message and a non-zero exit, never a crash: a missing
 #      data file, a bad flag, a corrupt or missing checkpoint.
+#   6. A checkpoint cannot hurt the program: crafted files (written here
+#      with python3's standard library) whose configuration is out of range,
+#      overflows a size, is not finite, or describes a model far bigger than
+#      the tensors the file holds give one line naming the value and its
+#      bound, fast and in little memory; one SIGTERM stops eval, sampling
+#      and an evaluation inside training within a second.
 #
 # Both runs use the same thread count: gad's kernels are deterministic for a
-# fixed count. Runs in a few seconds.
+# fixed count. Runs in about half a minute (the signal checks wait 2 s each).
 set -u
 
 BIN=${1:?usage: test_helix_lm.sh path/to/helix_lm scratch-dir}
@@ -125,6 +131,152 @@ if command -v gzip > /dev/null; then
         "$BIN" train --data "$DIR/truncated.txt.gz" --out "$DIR/z" --steps 1
 fi
 echo "errors: all reported cleanly"
+
+# 6. hostile checkpoints and signals
+if command -v python3 > /dev/null && command -v timeout > /dev/null; then
+# craft SRC DST [drop=PREFIX | NAME=I64:V | NAME=F64:V]...: DST is the
+# safetensors file SRC without the tensors whose names start with PREFIX,
+# and with scalars NAME set (added or replaced) to V of that dtype
+craft() {
+    python3 - "$@" << 'EOF'
+import json, struct, sys
+src, dst, edits = sys.argv[1], sys.argv[2], sys.argv[3:]
+raw = open(src, 'rb').read()
+n = struct.unpack('<Q', raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+header.pop('__metadata__', None)
+body = raw[8 + n:]
+tensors = {k: (v['dtype'], v['shape'], body[v['data_offsets'][0]:v['data_offsets'][1]])
+           for k, v in header.items()}
+for e in edits:
+    name, value = e.split('=', 1)
+    if name == 'drop':
+        tensors = {k: t for k, t in tensors.items() if not k.startswith(value)}
+        continue
+    dtype, v = value.split(':', 1)
+    data = struct.pack('<q', int(v)) if dtype == 'I64' else struct.pack('<d', float(v))
+    tensors[name] = (dtype, [], data)
+out, blob = {}, b''
+for k, (dtype, shape, data) in tensors.items():
+    out[k] = {'dtype': dtype, 'shape': shape, 'data_offsets': [len(blob), len(blob) + len(data)]}
+    blob += data
+head = json.dumps(out).encode()
+head += b' ' * (-len(head) % 8)
+open(dst, 'wb').write(struct.pack('<Q', len(head)) + head + blob)
+EOF
+}
+now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
+
+H="$DIR/hostile"
+mkdir -p "$H"
+SRC="$DIR/full/checkpoint.safetensors"
+# hostile NAME PATTERN EDITS...: eval, sample and train --resume (for one
+# more step) of the crafted checkpoint each fail with PATTERN (20 s at
+# most: no hang)
+hostile() {
+    name=$1 pat=$2
+    shift 2
+    craft "$SRC" "$H/$name.safetensors" "$@" || fail "cannot write the crafted checkpoint $name"
+    mkdir -p "$H/$name" && cp "$H/$name.safetensors" "$H/$name/checkpoint.safetensors"
+    expect_error "checkpoint $name: eval" "$pat" timeout -s KILL 20 \
+        "$BIN" eval --ckpt "$H/$name.safetensors" --threads 1
+    expect_error "checkpoint $name: sample" "$pat" timeout -s KILL 20 \
+        "$BIN" sample --ckpt "$H/$name.safetensors" --bytes 5 --threads 1
+    expect_error "checkpoint $name: train --resume" "$pat" timeout -s KILL 20 \
+        "$BIN" train --out "$H/$name" --resume --steps $((K + 1)) --threads 1 --bytes 0
+}
+# sizes that wrap or overflow: B*T*8 is 2^65 (malloc(0), then writes), and
+# B*T itself past 2^63
+hostile batch-2p57 'hp.batch = 144115188075855872, outside its range \[1, 65536\]' \
+    hp.batch=I64:144115188075855872
+hostile batch-2p61 'hp.batch = 2305843009213693952, outside its range \[1, 65536\]' \
+    hp.batch=I64:2305843009213693952
+hostile batch-2p62 'hp.batch = 4611686018427387904, outside its range \[1, 65536\]' \
+    hp.batch=I64:4611686018427387904
+hostile step-bytes 'batch 1024 x seq 1024 = 1048576 bytes a step, above the maximum 65536' \
+    hp.batch=I64:1024 hp.seq=I64:1024
+hostile seq-2p20 'hp.seq = 1048576, outside its range \[2, 65536\]' hp.seq=I64:1048576
+hostile threads 'run.threads = -5, outside its range' run.threads=I64:-5
+# doubles that no integer cast may see: NaN, infinities, 1e300, fractions
+hostile batch-nan 'hp.batch = nan, not a finite number' hp.batch=F64:nan
+hostile seq-inf 'hp.seq = inf, not a finite number' hp.seq=F64:inf
+hostile windows-1e300 'hp.val-windows = 1e+300, outside its range \[1, 65536\]' \
+    hp.val-windows=F64:1e300
+hostile batch-half 'hp.batch = 2.5, not an integer' hp.batch=F64:2.5
+hostile step-1e300 'run.step = 1e+300, outside its range' run.step=F64:1e300
+hostile lr-nan 'hp.lr = nan, not a finite number' hp.lr=F64:nan
+hostile budget-inf 'hp.time-budget = -inf, not a finite number' hp.time-budget=F64:-inf
+hostile seconds-nan 'run.seconds = nan, not a finite number' run.seconds=F64:nan
+hostile windows-huge 'hp.val-windows = 1000000000000, outside its range \[1, 65536\]' \
+    hp.val-windows=I64:1000000000000
+expect_error "--val-windows past its maximum" "wants an integer in \[1, 65536\]" \
+    timeout -s KILL 20 "$BIN" eval --out "$DIR/full" --val-windows 65537
+expect_error "--batch x --seq past the maximum" "= 8388608 bytes a step, above the maximum 65536" \
+    timeout -s KILL 20 "$BIN" train --out "$DIR/w" --batch 65536 --seq 128 --steps 1
+expect_error "--bytes past its maximum" "wants an integer in \[0, 16777216\]" \
+    timeout -s KILL 20 "$BIN" sample --out "$DIR/full" --bytes 16777217
+echo "hostile checkpoints: out-of-range, overflowing and non-finite values all rejected"
+
+# a model of width 8192 and 64 layers (120 GB) described by a 125 KB file:
+# rejected by its shapes before anything is allocated, in under 3 s, in
+# 1 GB of address space (when the build allows a limit: ASan does not)
+craft "$SRC" "$H/wide.safetensors" drop=opt. hp.d=I64:8192 hp.layers=I64:64 ||
+    fail "cannot write the crafted checkpoint wide"
+mkdir -p "$H/wide" && cp "$H/wide.safetensors" "$H/wide/checkpoint.safetensors"
+if sh -c 'ulimit -v 1000000 && exec "$0" --help' "$BIN" > /dev/null 2>&1; then
+    VLIMIT="ulimit -v 1000000;"
+else
+    VLIMIT=""
+    echo "(the build needs more address space than 1 GB: the wide model runs without the limit)"
+fi
+for cmd in eval sample "train --resume --bytes 0"; do
+    t0=$(now_ms)
+    # shellcheck disable=SC2086
+    expect_error "a 125 KB checkpoint of a 120 GB model: $cmd" \
+        "parameter 'emb' is \[256, 32\] but the configuration (d 8192, layers 64) makes it \[256, 8192\]" \
+        timeout -s KILL 20 sh -c "$VLIMIT exec \"\$0\" $cmd --out \"\$1\" --threads 1" "$BIN" "$H/wide"
+    t=$(($(now_ms) - t0))
+    [ "$t" -lt 3000 ] || fail "a 125 KB checkpoint of a 120 GB model: $cmd took $t ms"
+done
+echo "a 125 KB file describing a 120 GB model: rejected by its shapes, in little time and memory"
+
+# stop_on_term WHAT PATTERN HOW command...: run the command, send it
+# SIGTERM after 2 s, and want it to exit within a second of it with status
+# 130 and PATTERN in its output. HOW is "once" (timeout --foreground sends
+# one signal, to the command) or "timeout" (as `timeout` is usually run: it
+# signals the command and then its process group, so that the command may
+# get two at once, which are one request to stop)
+stop_on_term() {
+    what=$1 pat=$2 how=$3
+    shift 3
+    fg=--foreground
+    [ "$how" = once ] || fg=
+    t0=$(now_ms)
+    # shellcheck disable=SC2086
+    timeout $fg --preserve-status -k 3 -s TERM 2 "$@" > "$DIR/sig.out" 2> "$DIR/sig.err"
+    rc=$?
+    t=$(($(now_ms) - t0))
+    [ "$rc" -eq 130 ] || { cat "$DIR/sig.err"; fail "$what: exit status $rc after SIGTERM, not 130"; }
+    [ "$t" -lt 3200 ] || fail "$what: ran $t ms, more than a second past the SIGTERM at 2 s"
+    grep -q "$pat" "$DIR/sig.err" "$DIR/sig.out" || { cat "$DIR/sig.err"; fail "$what: no message like '$pat'"; }
+}
+stop_on_term "eval of 65536 windows" "interrupted" once \
+    "$BIN" eval --out "$DIR/full" --val-windows 65536 --threads 1
+stop_on_term "eval of 65536 windows, under timeout" "interrupted" timeout \
+    "$BIN" eval --out "$DIR/full" --val-windows 65536 --threads 1
+stop_on_term "sample of 16777216 bytes" "interrupted" once \
+    "$BIN" sample --out "$DIR/full" --bytes 16777216 --threads 1
+cp -r "$DIR/full" "$DIR/sig-train"
+stop_on_term "an evaluation of 65536 windows inside training" "stopped at step $((K + 1))" once \
+    "$BIN" train --out "$DIR/sig-train" --resume --steps $((K + 10)) --eval-every 1 \
+    --val-windows 65536 --threads "$THREADS" --bytes 0
+"$BIN" eval --out "$DIR/sig-train" --threads 1 --val-windows 4 > "$DIR/sig.out" 2>&1 ||
+    { cat "$DIR/sig.out"; fail "the checkpoint of the interrupted run does not load"; }
+grep -q "at step $((K + 1))," "$DIR/sig.out" || fail "the interrupted run saved no checkpoint at step $((K + 1))"
+echo "signals: one SIGTERM stops eval, sampling and an evaluation in training within a second"
+else
+    echo "(no python3 or timeout: the hostile-checkpoint and signal checks are skipped)"
+fi
 
 rm -rf "$DIR"
 echo "PASS"

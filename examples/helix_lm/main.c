@@ -1,0 +1,262 @@
+/* main.c: helix_lm, a byte-level language model made of HELIX blocks,
+ * trained on real English text (the King James Bible in data/kjv.txt.gz)
+ * from C.
+ *
+ *   helix_lm train  [options]   train (or --resume) and write a checkpoint,
+ *                               metrics.csv and loss.svg to --out
+ *   helix_lm sample [options]   generate text from a checkpoint
+ *   helix_lm eval   [options]   print a checkpoint's validation loss
+ *   helix_lm --quick            a self-test of a few seconds (ctest runs it)
+ *
+ * The model (SPEC 4.5 and 6.13): bytes -> embedding [256, D] -> L fused
+ * HELIX blocks -> rms_norm * gain -> logits = h @ Wout [D, 256] -> mean
+ * cross-entropy of the next byte. AdamW with linear warm-up and cosine
+ * decay, gradient clipping by global norm. The last 5% of the text is held
+ * out for validation.
+ *
+ * Reproducibility: the batch of step s is a function of (seed, s) only, and
+ * a checkpoint holds every parameter, the AdamW state, the step and the
+ * configuration, so a run stopped at step k and resumed gives the losses of
+ * the uninterrupted run from step k on, bit for bit (with the same thread
+ * count: gad's kernels are deterministic for a fixed count).
+ *
+ * The program reads as a tutorial, one file per part: config.c (the
+ * configuration and its options), data.c, helix_model.c (the model, its
+ * loss, evaluation, sampling and checkpoints), metrics.c (CSV), plot.c
+ * (SVG), progress.c (the progress display), train.c (the training loop),
+ * selftest.c (--quick) and this file: the command line and the commands. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "data.h"
+#include "gad.h"
+#include "helix_model.h"
+#include "selftest.h"
+#include "signals.h"
+#include "train.h"
+#include "util.h"
+
+/* ======================================================================== */
+/* The command line                                                          */
+/* ======================================================================== */
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: helix_lm train  [options]   train a HELIX byte language model\n"
+            "       helix_lm sample [options]   generate text from a checkpoint\n"
+            "       helix_lm eval   [options]   print a checkpoint's validation loss\n"
+            "       helix_lm --quick [--threads N] [--data PATH]   a self-test of a few seconds\n"
+            "       helix_lm --help\n"
+            "\n"
+            "The model: bytes -> embedding [256,D] -> L HELIX blocks -> rms_norm*gain ->\n"
+            "logits [D,256] -> mean cross-entropy of the next byte; AdamW with warm-up and\n"
+            "cosine decay, gradient clipping. The last 5%% of the text is held out.\n"
+            "\n"
+            "options (the commands that take each in brackets):\n");
+    for (int i = 0; i < N_OPTIONS; i++) {
+        const option_spec *o = &options[i];
+        char left[64], cmds[16] = "";
+        snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        if (o->cmds != CMD_ALL)
+            snprintf(cmds, sizeof cmds, "[%s%s%s] ", o->cmds & CMD_TRAIN ? "t" : "",
+                     o->cmds & CMD_SAMPLE ? "s" : "", o->cmds & CMD_EVAL ? "e" : "");
+        fprintf(f, "  %-19s %s%s\n", left, cmds, o->help);
+    }
+    fprintf(f,
+            "\n"
+            "Training writes DIR/checkpoint.safetensors (atomically, every --ckpt-every\n"
+            "steps and at the end), DIR/metrics.csv (step, seconds, tokens, train_loss,\n"
+            "val_loss, lr, grad_norm) and DIR/loss.svg (open it in a browser). Ctrl-C\n"
+            "saves a checkpoint and stops; `train --out DIR --resume` continues. A resumed\n"
+            "run replays the uninterrupted one bit for bit when it uses the same --threads\n"
+            "(and a --steps schedule: a --time-budget run depends on the clock).\n"
+            "\n"
+            "A number outside its option's range is an error that gives the range. The\n"
+            "largest: --d %d, --layers %d, --batch %d, --seq %d, at most %d\n"
+            "bytes a step (--batch x --seq), --val-windows %d, --bytes %d. A\n"
+            "checkpoint must hold a configuration within the same ranges, and tensors of\n"
+            "the shapes it gives. Ctrl-C or SIGTERM stops eval and sample too, after the\n"
+            "current batch or byte.\n"
+            "\n"
+            "examples:\n"
+            "  helix_lm train --time-budget 180\n"
+            "  helix_lm sample --prompt \"And God said\" --bytes 300\n"
+            "  helix_lm eval\n",
+            MAX_D, MAX_LAYERS, MAX_BATCH, MAX_SEQ, MAX_STEP_BYTES, MAX_VAL_WINDOWS, MAX_BYTES);
+}
+
+/* Parse a number in [lo, hi]; whole string, no junk. */
+static int parse_number(const char *opt, const char *s, opt_kind kind, double lo, double hi,
+                        void *dst) {
+    char *end = NULL;
+    errno = 0;
+    if (kind == OPT_INT) {
+        long long v = strtoll(s, &end, 10);
+        if (!*s || *end || errno || (double)v < lo || (double)v > hi)
+            return fail("--%s wants an integer in [%.0f, %.0f], not '%s'", opt, lo, hi, s);
+        *(int64_t *)dst = v;
+    } else {
+        double v = strtod(s, &end);
+        if (!*s || *end || errno || !(v >= lo && v <= hi))
+            return fail("--%s wants a number in [%g, %g], not '%s'", opt, lo, hi, s);
+        *(double *)dst = v;
+    }
+    return 0;
+}
+
+/* Parse argv[first..argc) into c for the command cmd. Returns 0, or -1
+ * after printing what was wrong. */
+static int parse_options(int argc, char **argv, int first, unsigned cmd, const char *cmd_name,
+                         config *c, given_set *given) {
+    memset(given, 0, sizeof *given);
+    for (int i = first; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0)
+            return fail("unexpected argument '%s' (try --help)", a);
+        char name[64];
+        const char *val = NULL, *eq = strchr(a + 2, '=');
+        size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+        if (len >= sizeof name) return fail("unknown option '%s' (try --help)", a);
+        memcpy(name, a + 2, len);
+        name[len] = '\0';
+        if (eq) val = eq + 1;
+        int k = option_index(name);
+        if (k < 0) return fail("unknown option '--%s' (try --help)", name);
+        const option_spec *o = &options[k];
+        if (!(o->cmds & cmd)) return fail("'%s' does not take --%s (try --help)", cmd_name, name);
+        void *dst = (char *)c + o->offset;
+        if (o->kind == OPT_FLAG) {
+            if (val) return fail("--%s takes no value", name);
+            *(int *)dst = 1;
+        } else {
+            if (!val) {
+                if (i + 1 >= argc) return fail("--%s needs a value", name);
+                val = argv[++i];
+            }
+            if (o->kind == OPT_STR) {
+                *(const char **)dst = val;
+            } else if (parse_number(name, val, o->kind, o->lo, o->hi, dst) != 0) {
+                return -1;
+            }
+        }
+        given->on[k] = 1;
+    }
+    if (strlen(c->prompt) > MAX_PROMPT)
+        return fail("--prompt has %zu bytes, above the maximum %d", strlen(c->prompt), MAX_PROMPT);
+    return 0;
+}
+
+/* ======================================================================== */
+/* The commands                                                              */
+/* ======================================================================== */
+
+static int cmd_sample(const config *c) {
+    config saved;
+    run_state rs;
+    model m;
+    char path[4200];
+    if (load_model(c, &saved, &rs, &m, path, sizeof path) != 0) return 1;
+    fprintf(stderr, "%s: %s, step %lld (D=%lld, L=%lld); context %lld bytes\n", prog, path,
+            (long long)rs.step, (long long)saved.d, (long long)saved.layers,
+            (long long)saved.seq);
+    /* one SIGINT or SIGTERM stops it after the current byte */
+    signal_state ss;
+    signals_catch(&ss);
+    int rc = generate(&m, saved.seq, c->prompt, c->bytes, c->temperature, c->top_k,
+                      (uint64_t)c->seed, stdout);
+    signals_restore(&ss);
+    model_free(&m);
+    if (rc > 0) {
+        fail("interrupted: sampling stopped by a signal");
+        return 130;
+    }
+    return rc == 0 ? 0 : 1;
+}
+
+static int cmd_eval(const config *c, const given_set *given) {
+    config saved;
+    run_state rs;
+    model m;
+    char path[4200];
+    if (load_model(c, &saved, &rs, &m, path, sizeof path) != 0) return 1;
+    if (was_given(given, "val-windows")) saved.val_windows = c->val_windows;
+    dataset ds;
+    int rc = load_text(c->data, &ds);
+    if (rc == 0) rc = check_data_fits(&ds, c->data, saved.seq);
+    double v = NAN;
+    if (rc == 0) { /* one SIGINT or SIGTERM stops it after the current batch */
+        signal_state ss;
+        signals_catch(&ss);
+        rc = evaluate(&m, &ds, saved.val_windows, saved.batch, saved.seq, &v);
+        signals_restore(&ss);
+    }
+    if (rc > 0) {
+        fail("interrupted: the evaluation stopped by a signal, before its end");
+        free(ds.bytes);
+        model_free(&m);
+        return 130;
+    }
+    if (rc == 0)
+        printf("validation loss %.9g nats/byte (%.4f bits/byte) at step %lld, over %lld "
+               "windows of %lld bytes\n",
+               v, v / log(2.0), (long long)rs.step, (long long)saved.val_windows,
+               (long long)saved.seq);
+    free(ds.bytes);
+    model_free(&m);
+    return rc == 0 ? 0 : 1;
+}
+
+static int cmd_train(config *c, const given_set *given) {
+    if (c->threads > 0) gad_set_num_threads((int)c->threads);
+    train_result res;
+    int rc = train(c, given, 0, &res);
+    free(res.mt.rows);
+    if (rc != 0) return 1;
+    return res.interrupted && g_interrupted ? 130 : 0;
+}
+
+int main(int argc, char **argv) {
+    config c = default_config();
+    given_set given;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+    int rc;
+    if (!strcmp(cmd, "--quick")) {
+        /* ctest runs `helix_lm --quick`; it takes --threads and --data */
+        if (parse_options(argc, argv, 2, CMD_EVAL, "--quick", &c, &given) != 0) return 2;
+        rc = cmd_quick(&c, &given);
+    } else if (!strcmp(cmd, "train")) {
+        if (parse_options(argc, argv, 2, CMD_TRAIN, cmd, &c, &given) != 0) return 2;
+        rc = cmd_train(&c, &given);
+    } else if (!strcmp(cmd, "sample")) {
+        if (parse_options(argc, argv, 2, CMD_SAMPLE, cmd, &c, &given) != 0) return 2;
+        if (c.threads > 0) gad_set_num_threads((int)c.threads);
+        rc = cmd_sample(&c);
+    } else if (!strcmp(cmd, "eval")) {
+        if (parse_options(argc, argv, 2, CMD_EVAL, cmd, &c, &given) != 0) return 2;
+        if (c.threads > 0) gad_set_num_threads((int)c.threads);
+        rc = cmd_eval(&c, &given);
+    } else {
+        fail("unknown command '%s' (train, sample, eval, --quick or --help)", cmd);
+        return 2;
+    }
+    gad_cache_trim();
+    return rc;
+}

@@ -1,0 +1,174 @@
+/* selftest.c: `helix_lm --quick`, a self-test of a few seconds: a tiny model
+ * trained, stopped and resumed (bit for bit), evaluated and sampled. */
+#include "selftest.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data.h"
+#include "gad.h"
+#include "helix_model.h"
+#include "metrics.h"
+#include "train.h"
+#include "util.h"
+
+/* Remove a run directory of the self-test. */
+static void remove_run_dir(const char *dir) {
+    const char *files[] = {"checkpoint.safetensors", "metrics.csv", "loss.svg"};
+    char p[4200];
+    for (int i = 0; i < 3; i++) remove(join_path(p, sizeof p, dir, files[i]));
+    rmdir(dir);
+}
+
+static int same_double(double a, double b) {
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* A tiny model trained for a few seconds, exercising everything: training
+ * with checkpoints, CSV and SVG; a run stopped half-way and resumed, which
+ * must match the uninterrupted one bit for bit; eval of the checkpoint,
+ * which must give the last validation loss exactly; sampling. */
+int cmd_quick(const config *base, const given_set *given) {
+    /* one thread unless told: a tiny model gains nothing from more, and
+     * ctest runs tests side by side */
+    gad_set_num_threads(was_given(given, "threads") && base->threads > 0 ? (int)base->threads : 1);
+    char root[] = "/tmp/helix_lm_quick.XXXXXX";
+    if (!mkdtemp(root)) return fail("cannot make a temporary directory: %s", strerror(errno)), 1;
+    char dir_a[64], dir_b[64];
+    snprintf(dir_a, sizeof dir_a, "%s/full", root);
+    snprintf(dir_b, sizeof dir_b, "%s/resumed", root);
+    config c = *base;
+    c.d = 64;
+    c.layers = 2;
+    c.batch = 16;
+    c.seq = 64;
+    c.steps = 300;
+    c.warmup = 20;
+    c.lr = 1e-2;
+    c.min_lr = 1e-3;
+    c.eval_every = 50;
+    c.ckpt_every = 100;
+    c.val_windows = 64;
+    c.time_budget = 0;
+    c.bytes = 0;
+    const int64_t k = 150; /* where the second run stops and resumes */
+    given_set none;
+    memset(&none, 0, sizeof none);
+    train_result a, b1, b2;
+    memset(&a, 0, sizeof a);
+    memset(&b1, 0, sizeof b1);
+    memset(&b2, 0, sizeof b2);
+    int ok = 1;
+    double t0 = now_seconds();
+    printf("quick: D=%lld L=%lld B=%lld T=%lld, %lld steps, %d thread(s)\n", (long long)c.d,
+           (long long)c.layers, (long long)c.batch, (long long)c.seq, (long long)c.steps,
+           gad_num_threads());
+
+    /* 1. the uninterrupted run learns: below 2.0 nats per byte (SPEC 6.13;
+     * the uniform guess is 5.545) */
+    c.out = dir_a;
+    if (train(&c, &none, 1, &a) != 0) ok = 0;
+    if (ok) {
+        printf("quick: %lld steps: validation loss %.4f -> %.4f nats/byte (%.1f s)\n",
+               (long long)a.steps, a.mt.rows[0].val, a.val, now_seconds() - t0);
+        if (a.steps != c.steps || !(a.val < 2.0)) {
+            fail("quick: the validation loss %.4f is not below 2.0", a.val);
+            ok = 0;
+        }
+    }
+    /* 2. a run stopped at step k and resumed gives the same losses */
+    if (ok) {
+        config cb = c;
+        cb.out = dir_b;
+        cb.stop_at = k;
+        if (train(&cb, &none, 1, &b1) != 0 || !b1.interrupted || b1.steps != k) ok = 0;
+        cb.stop_at = 0;
+        cb.resume = 1;
+        if (ok && train(&cb, &none, 1, &b2) != 0) ok = 0;
+        if (ok) {
+            int same = b2.mt.n == a.mt.n && b2.steps == a.steps;
+            for (size_t i = 0; same && i < a.mt.n; i++) {
+                const metric_row *x = &a.mt.rows[i], *y = &b2.mt.rows[i];
+                if (x->step != y->step) same = 0;
+                else if (x->step > k && (!same_double(x->train, y->train) ||
+                                         !same_double(x->val, y->val) ||
+                                         !same_double(x->lr, y->lr)))
+                    same = 0;
+            }
+            printf("quick: stopped at step %lld and resumed: %s\n", (long long)k,
+                   same ? "the same losses, bit for bit" : "DIFFERENT losses");
+            if (!same) ok = 0;
+        }
+    }
+    /* 3. eval of the checkpoint gives the last validation loss; sampling
+     * writes the bytes asked for */
+    if (ok) {
+        config ce = c, saved;
+        ce.out = dir_b;
+        run_state rs;
+        model m;
+        char path[4200];
+        dataset ds = {0};
+        double v = NAN;
+        if (load_model(&ce, &saved, &rs, &m, path, sizeof path) != 0) {
+            ok = 0;
+        } else {
+            if (load_text(c.data, &ds) != 0 ||
+                evaluate(&m, &ds, saved.val_windows, saved.batch, saved.seq, &v) != 0)
+                ok = 0;
+            free(ds.bytes);
+            if (ok && !same_double(v, b2.val)) {
+                fail("quick: eval gives %.9g, training ended at %.9g", v, b2.val);
+                ok = 0;
+            }
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *mem = ok ? open_memstream(&buf, &len) : NULL;
+            if (ok && (!mem || generate(&m, saved.seq, "And God said", 60, 0.8, 40, 1, mem) != 0))
+                ok = 0;
+            if (mem) fclose(mem);
+            if (ok && len != strlen("And God said") + 60 + 1) {
+                fail("quick: sampling wrote %zu bytes, not %zu", len, strlen("And God said") + 61);
+                ok = 0;
+            }
+            if (ok) printf("quick: sample: %.*s\n", (int)len - 1, buf);
+            free(buf);
+            model_free(&m);
+        }
+    }
+    /* 4. the CSV and the SVG are on disk */
+    if (ok) {
+        char p[4200];
+        metrics mt = {0};
+        if (read_csv(join_path(p, sizeof p, dir_a, "metrics.csv"), INT64_MAX, &mt) != 0 ||
+            mt.n != a.mt.n) {
+            fail("quick: %s holds %zu rows, not %zu", p, mt.n, a.mt.n);
+            ok = 0;
+        }
+        free(mt.rows);
+        FILE *f = fopen(join_path(p, sizeof p, dir_a, "loss.svg"), "r");
+        char head[256] = "";
+        if (!f || !fread(head, 1, sizeof head - 1, f) || !strstr(head, "<svg")) {
+            fail("quick: %s is missing or not an SVG", p);
+            ok = 0;
+        }
+        if (f) fclose(f);
+    }
+    free(a.mt.rows);
+    free(b1.mt.rows);
+    free(b2.mt.rows);
+    if (ok) {
+        remove_run_dir(dir_a);
+        remove_run_dir(dir_b);
+        rmdir(root);
+        printf("quick: passed in %.1f s\n", now_seconds() - t0);
+    } else {
+        fprintf(stderr, "%s: quick: FAILED (files kept in %s)\n", prog, root);
+    }
+    return ok ? 0 : 1;
+}
+

@@ -1,0 +1,382 @@
+/* train.c: the training loop: setup (from scratch, or --resume from the
+ * checkpoint), one AdamW step after another with validation, checkpoints,
+ * metrics and progress, until --steps or the time budget; SIGINT and
+ * SIGTERM stop it after the current step, with a checkpoint. */
+#include "train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data.h"
+#include "gad.h"
+#include "helix_model.h"
+#include "plot.h"
+#include "progress.h"
+#include "signals.h"
+#include "util.h"
+
+/* The learning rate of update `step` (0-based): linear warm-up, then cosine
+ * decay to min_lr at the last step. With a time budget the last step is not
+ * known in advance: it is estimated from the pace so far (so such a run
+ * depends on the clock, unlike a --steps run). */
+static double learning_rate(const config *c, int64_t step, double seconds) {
+    int64_t total = c->steps;
+    if (c->time_budget > 0) {
+        int64_t est = INT64_MAX / 4;
+        if (step >= 10 && seconds > 0) {
+            double e = (double)step * c->time_budget / seconds;
+            if (e < 1e15) est = (int64_t)e;
+        }
+        if (total <= 0 || est < total) total = est;
+    }
+    return gad_lr_warmup_cosine(step, c->warmup, total, c->lr, c->min_lr);
+}
+
+/* Everything a training run holds. */
+typedef struct trainer {
+    config *c;
+    int quiet;
+    char ckpt_path[4200], csv_path[4200], svg_path[4200];
+    dataset ds;
+    model m;
+    gad_optim *opt;
+    gad_tensor **grads;
+    gad_rng *batch_rng;
+    int64_t *in, *tg; /* one batch: inputs and targets, B*T each */
+    metrics *mt;
+    run_state rs;      /* the step and the clock */
+    double t_start;    /* now_seconds() - rs.seconds: the run's clock origin */
+    double last_val;
+    int64_t saved_step; /* the step of the last checkpoint written */
+    progress pg;
+} trainer;
+
+/* Apply a checkpoint's configuration to c for --resume: every field the
+ * command line did not give comes from the checkpoint; a different model
+ * shape is an error, other differences a note. */
+static int resume_config(config *c, const config *saved, const given_set *given, int quiet) {
+    for (int i = 0; i < N_HP; i++) {
+        void *dst = (char *)c + hp_fields[i].offset;
+        const void *src = (const char *)saved + hp_fields[i].offset;
+        size_t sz = hp_fields[i].is_real ? sizeof(double) : sizeof(int64_t);
+        if (!was_given(given, hp_fields[i].name)) {
+            memcpy(dst, src, sz);
+        } else if (memcmp(dst, src, sz) != 0) {
+            if (!strcmp(hp_fields[i].name, "d") || !strcmp(hp_fields[i].name, "layers"))
+                return fail("--%s differs from the checkpoint's; a resumed run keeps the model's "
+                            "shape",
+                            hp_fields[i].name);
+            if (!quiet)
+                fprintf(stderr,
+                        "%s: note: --%s differs from the checkpoint's: the run goes on with the "
+                        "new value (and will not replay the original run)\n",
+                        prog, hp_fields[i].name);
+        }
+    }
+    /* a --steps run resumed with only --time-budget, or the reverse */
+    if (was_given(given, "steps") && !was_given(given, "time-budget")) c->time_budget = 0;
+    if (was_given(given, "time-budget") && !was_given(given, "steps")) c->steps = 0;
+    return 0;
+}
+
+static void trainer_free(trainer *tr) {
+    free(tr->in);
+    free(tr->tg);
+    free(tr->grads);
+    gad_rng_free(tr->batch_rng);
+    gad_optim_free(tr->opt);
+    model_free(&tr->m);
+    free(tr->ds.bytes);
+}
+
+/* Read the configuration (and, resuming, the checkpoint), the data; build
+ * the model and the optimizer. */
+static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics *mt) {
+    tr->c = c;
+    tr->mt = mt;
+    tr->last_val = NAN;
+    join_path(tr->ckpt_path, sizeof tr->ckpt_path, c->out, "checkpoint.safetensors");
+    join_path(tr->csv_path, sizeof tr->csv_path, c->out, "metrics.csv");
+    join_path(tr->svg_path, sizeof tr->svg_path, c->out, "loss.svg");
+    gad_checkpoint *cp = NULL;
+    if (c->resume) {
+        config saved = *c;
+        cp = open_checkpoint(tr->ckpt_path, &saved, &tr->rs);
+        if (!cp || resume_config(c, &saved, given, tr->quiet) != 0) {
+            gad_checkpoint_free(cp);
+            return -1;
+        }
+    } else {
+        if (make_dirs(c->out) != 0) return -1;
+        if (!tr->quiet && access(tr->ckpt_path, F_OK) == 0)
+            fprintf(stderr,
+                    "%s: note: %s holds a checkpoint: this run starts over and replaces it "
+                    "(--resume continues it)\n",
+                    prog, c->out);
+    }
+    if (c->steps <= 0 && c->time_budget <= 0) c->time_budget = 180;
+    int rc = 0;
+    if (c->min_lr > c->lr) rc = fail("--min-lr %g is above --lr %g", c->min_lr, c->lr);
+    if (rc == 0) rc = check_step_bytes(c->batch, c->seq, NULL);
+    if (rc == 0) rc = load_text(c->data, &tr->ds);
+    if (rc == 0) rc = check_data_fits(&tr->ds, c->data, c->seq);
+    int64_t BT = 0;
+    if (rc == 0 && checked_mul(c->batch, c->seq, &BT) != 0) rc = fail("out of memory");
+    mt->tokens_per_step = BT;
+    if (rc == 0) {
+        tr->in = alloc_array(BT, sizeof *tr->in);
+        tr->tg = alloc_array(BT, sizeof *tr->tg);
+        tr->batch_rng = gad_rng_new(0);
+        if (!tr->in || !tr->tg || !tr->batch_rng) rc = fail("out of memory");
+    }
+    if (rc == 0) rc = model_init(&tr->m, c->d, c->layers, (uint64_t)c->seed);
+    if (rc == 0) {
+        gad_adamw_opts ao = {.lr = c->lr, .beta1 = c->beta1, .beta2 = c->beta2, .eps = 1e-8,
+                             .weight_decay = c->wd, .no_weight_decay = c->wd == 0};
+        tr->grads = calloc((size_t)tr->m.np, sizeof *tr->grads);
+        tr->opt = gad_adamw_new(tr->m.params, tr->m.np, &ao);
+        if (!tr->grads) rc = fail("out of memory");
+        else if (!tr->opt) rc = fail_gad("cannot create the optimizer");
+    }
+    if (rc == 0 && cp) {
+        rc = ckpt_load_params(cp, tr->ckpt_path, &tr->m);
+        if (rc == 0) rc = ckpt_load_optim(cp, tr->ckpt_path, tr->opt);
+        if (rc == 0 && gad_optim_steps(tr->opt) != tr->rs.step)
+            rc = fail("'%s': the optimizer state is at step %lld but the run at step %lld",
+                      tr->ckpt_path, (long long)gad_optim_steps(tr->opt),
+                      (long long)tr->rs.step);
+        if (rc == 0) rc = read_csv(tr->csv_path, tr->rs.step, mt);
+    }
+    tr->saved_step = cp ? tr->rs.step : -1;
+    gad_checkpoint_free(cp);
+    for (size_t i = 0; i < mt->n; i++)
+        if (isfinite(mt->rows[i].val)) tr->last_val = mt->rows[i].val;
+    return rc;
+}
+
+/* One optimizer step on the batch of tr->rs.step: forward, gradients,
+ * clipping, AdamW. The loss, learning rate and gradient norm go to *row. */
+static int trainer_step(trainer *tr, double seconds, metric_row *row) {
+    const config *c = tr->c;
+    int64_t step = tr->rs.step;
+    double lr = learning_rate(c, step, seconds), loss = NAN, gnorm = NAN;
+    sample_batch(&tr->ds, tr->batch_rng, (uint64_t)c->seed, step, c->batch, c->seq, tr->in,
+                 tr->tg);
+    int rc = 0;
+    gad_scope_begin();
+    gad_tensor *lt = model_loss(&tr->m, tr->in, tr->tg, c->batch, c->seq);
+    if (!lt || gad_grad(lt, tr->m.params, tr->m.np, tr->grads) != GAD_OK) {
+        rc = fail_gad("the training step failed");
+    } else {
+        loss = gad_item(lt);
+        if (c->clip > 0) {
+            gnorm = gad_clip_grad_norm(tr->grads, tr->m.np, c->clip);
+            if (isnan(gnorm) && gad_last_error()) rc = fail_gad("gradient clipping failed");
+        }
+        if (rc == 0 && !(isfinite(loss) && (c->clip <= 0 || isfinite(gnorm))))
+            rc = fail("the loss is %g (gradient norm %g) at step %lld: training diverged; try "
+                      "a lower --lr",
+                      loss, gnorm, (long long)step);
+        if (rc == 0) {
+            gad_optim_set_lr(tr->opt, lr);
+            if (gad_optim_step(tr->opt, tr->grads) != GAD_OK)
+                rc = fail_gad("the AdamW step failed");
+        }
+    }
+    gad_scope_end();
+    *row = (metric_row){step + 1, NAN, loss, NAN, lr, gnorm};
+    return rc;
+}
+
+/* Write the checkpoint, the CSV and the plot. */
+static int trainer_save(trainer *tr) {
+    tr->rs.seconds = now_seconds() - tr->t_start;
+    tr->rs.threads = gad_num_threads();
+    plot_ctx pc = {tr->mt, tr->c};
+    int rc = save_checkpoint(tr->ckpt_path, &tr->m, tr->opt, tr->c, &tr->rs);
+    if (rc == 0) rc = write_atomic(tr->csv_path, write_csv, tr->mt);
+    if (rc == 0) rc = write_atomic(tr->svg_path, write_svg, &pc);
+    if (rc == 0) tr->saved_step = tr->rs.step;
+    return rc;
+}
+
+/* The progress bar or line after a step (evaluated: row->val is set). */
+static void trainer_progress(trainer *tr, const metric_row *row, int64_t first_step,
+                             double session_start) {
+    const config *c = tr->c;
+    double el = now_seconds() - tr->t_start;
+    double per_step = (el - session_start) / (double)(row->step - first_step);
+    double tok_s = tr->pg.step_ema > 0 ? (double)(c->batch * c->seq) / tr->pg.step_ema : 0;
+    progress_info pi = {row->step, 0, 0, row->train, tr->last_val, row->lr, tok_s, -1};
+    if (c->time_budget > 0) {
+        pi.frac = el / c->time_budget;
+        pi.eta = c->time_budget - el;
+    }
+    if (c->steps > 0) { /* whichever ends first */
+        double f = (double)row->step / (double)c->steps;
+        double e = (double)(c->steps - row->step) * per_step;
+        if (f >= pi.frac) pi.frac = f, pi.total = c->steps;
+        if (pi.eta < 0 || e < pi.eta) pi.eta = e;
+    }
+    if (pi.frac > 1) pi.frac = 1;
+    if (isfinite(row->val)) {
+        progress_line(&tr->pg, "step %lld  loss %.4f  val %.4f  lr %.2e  %.0f tok/s  %.1f s",
+                      (long long)row->step, row->train, row->val, row->lr, tok_s, el);
+        if (tr->pg.tty) progress_update(&tr->pg, &pi, 1);
+    } else if (tr->pg.tty || row->step % c->log_every == 0) {
+        progress_update(&tr->pg, &pi, 0);
+    }
+}
+
+static void trainer_banner(const trainer *tr) {
+    const config *c = tr->c;
+    int nt = gad_num_threads();
+    printf("helix_lm: %lld parameters (D=%lld, L=%lld), batch %lldx%lld bytes, %d thread%s\n",
+           (long long)model_param_count(&tr->m), (long long)c->d, (long long)c->layers,
+           (long long)c->batch, (long long)c->seq, nt, nt == 1 ? "" : "s");
+    printf("data: %s, %lld bytes (%lld for training, %lld held out)\n", c->data,
+           (long long)tr->ds.n, (long long)tr->ds.n_train, (long long)(tr->ds.n - tr->ds.n_train));
+    if (c->steps > 0 && c->time_budget > 0)
+        printf("training: %lld steps or %g s, whichever ends first", (long long)c->steps,
+               c->time_budget);
+    else if (c->steps > 0)
+        printf("training: %lld steps", (long long)c->steps);
+    else
+        printf("training: a %g s budget", c->time_budget);
+    printf("; AdamW lr %g (warm-up %lld, cosine to %g), wd %g, clip %g\n", c->lr,
+           (long long)c->warmup, c->min_lr, c->wd, c->clip);
+    if (tr->rs.step > 0)
+        printf("resumed from %s at step %lld (%.1f s)\n", tr->ckpt_path, (long long)tr->rs.step,
+               tr->rs.seconds);
+    fflush(stdout);
+    if (tr->rs.step > 0 && tr->rs.threads != nt)
+        fprintf(stderr,
+                "%s: note: the checkpoint was trained with %lld thread%s, this run uses %d: the "
+                "losses will not replay the uninterrupted run bit for bit (use --threads %lld)\n",
+                prog, (long long)tr->rs.threads, tr->rs.threads == 1 ? "" : "s", nt,
+                (long long)tr->rs.threads);
+}
+
+/* Train (or resume) with configuration c: the checkpoint, CSV and SVG go
+ * to c->out. quiet: no output but errors (the self-test). */
+int train(config *c, const given_set *given, int quiet, train_result *res) {
+    memset(res, 0, sizeof *res);
+    res->val = NAN;
+    trainer tr;
+    memset(&tr, 0, sizeof tr);
+    tr.quiet = quiet;
+    int rc = trainer_setup(&tr, c, given, &res->mt);
+    tr.pg.tty = !quiet && !c->plain && isatty(STDOUT_FILENO);
+    if (rc == 0 && !quiet) trainer_banner(&tr);
+
+    /* the validation loss at initialization */
+    if (rc == 0 && tr.rs.step == 0 && tr.mt->n == 0) {
+        double v;
+        rc = evaluate(&tr.m, &tr.ds, c->val_windows, c->batch, c->seq, &v);
+        if (rc == 0) rc = metrics_add(tr.mt, (metric_row){0, 0, NAN, v, NAN, NAN});
+        tr.last_val = v;
+        if (rc == 0 && !quiet)
+            progress_line(&tr.pg, "step 0  val %.4f (a uniform guess: %.4f)", v, LN_VOCAB);
+    }
+
+    /* the loop: stop at --steps or the time budget (done: evaluate and
+     * save), or at --stop-at or a signal (interrupted: save) */
+    const double session_start = tr.rs.seconds;
+    const int64_t first_step = tr.rs.step;
+    tr.t_start = now_seconds() - tr.rs.seconds;
+    int done = 0, stopped = 0, catching = rc == 0 && !quiet;
+    signal_state ss;
+    if (catching) signals_catch(&ss);
+    while (rc == 0) {
+        double t0 = now_seconds(), seconds = t0 - tr.t_start;
+        if (g_interrupted) { /* even at the end: its evaluation may have been cut short */
+            stopped = 1;
+            break;
+        }
+        if ((c->steps > 0 && tr.rs.step >= c->steps) ||
+            (c->time_budget > 0 && seconds >= c->time_budget)) {
+            done = 1;
+            break;
+        }
+        if (c->stop_at > 0 && tr.rs.step >= c->stop_at) {
+            stopped = 1;
+            break;
+        }
+        metric_row row;
+        rc = trainer_step(&tr, seconds, &row);
+        if (rc != 0) break;
+        tr.rs.step = row.step;
+        double t1 = now_seconds();
+        row.seconds = t1 - tr.t_start;
+        tr.pg.step_ema = tr.pg.step_ema > 0 ? 0.9 * tr.pg.step_ema + 0.1 * (t1 - t0) : t1 - t0;
+        int last = (c->steps > 0 && row.step >= c->steps) ||
+                   (c->time_budget > 0 && row.seconds >= c->time_budget);
+        if ((c->eval_every > 0 && row.step % c->eval_every == 0) || last) {
+            rc = evaluate(&tr.m, &tr.ds, c->val_windows, c->batch, c->seq, &row.val);
+            if (rc > 0) /* a signal stopped it: this step has no validation loss */
+                rc = 0;
+            else
+                tr.last_val = row.val;
+        }
+        if (rc == 0) rc = metrics_add(tr.mt, row);
+        int stopping = (c->stop_at > 0 && row.step >= c->stop_at) || g_interrupted;
+        if (rc == 0 && ((c->ckpt_every > 0 && row.step % c->ckpt_every == 0) || last || stopping))
+            rc = trainer_save(&tr);
+        if (rc == 0 && !quiet) trainer_progress(&tr, &row, first_step, session_start);
+    }
+    progress_clear(&tr.pg);
+    if (catching) signals_restore(&ss);
+    /* the budget ran out during an evaluation or a checkpoint: the last
+     * step still gets its final evaluation */
+    metric_row *tail = tr.mt->n > 0 ? &tr.mt->rows[tr.mt->n - 1] : NULL;
+    if (rc == 0 && done && tail && tail->step == tr.rs.step && isnan(tail->val)) {
+        rc = evaluate(&tr.m, &tr.ds, c->val_windows, c->batch, c->seq, &tail->val);
+        if (rc > 0) { /* a signal as the run ended: it stops without this evaluation */
+            rc = 0;
+            done = 0;
+            stopped = 1;
+        } else {
+            tr.last_val = tail->val;
+            tr.saved_step = -1;
+            if (rc == 0 && !quiet)
+                progress_line(&tr.pg, "step %lld  loss %.4f  val %.4f  (final)",
+                              (long long)tail->step, tail->train, tail->val);
+        }
+    }
+    /* a signal between two checks, or a checkpoint that was already done */
+    if (rc == 0 && tr.saved_step != tr.rs.step) rc = trainer_save(&tr);
+    res->steps = tr.rs.step;
+    res->val = tr.last_val;
+    res->interrupted = stopped;
+
+    if (rc == 0 && !quiet) {
+        double el = now_seconds() - tr.t_start;
+        int64_t tokens, trained_tokens; /* counts: they saturate rather than overflow */
+        checked_mul(tr.rs.step, tr.mt->tokens_per_step, &tokens);
+        checked_mul(tr.rs.step - first_step, tr.mt->tokens_per_step, &trained_tokens);
+        if (stopped)
+            printf("stopped at step %lld; continue with: helix_lm train --out %s --resume\n",
+                   (long long)tr.rs.step, c->out);
+        else
+            printf("done: %lld steps, %lld tokens in %.1f s (%.0f tokens/s); validation loss "
+                   "%.4f nats/byte (%.3f bits/byte)\n",
+                   (long long)tr.rs.step, (long long)tokens, el,
+                   trained_tokens > 0 ? (double)trained_tokens / (el - session_start) : 0.0,
+                   tr.last_val, tr.last_val / log(2.0));
+        printf("checkpoint: %s\nmetrics:    %s\nplot:       %s (open it in a browser)\n",
+               tr.ckpt_path, tr.csv_path, tr.svg_path);
+        fflush(stdout);
+        if (done && c->bytes > 0) {
+            printf("\nsample (prompt \"%s\", temperature %g, top-k %lld):\n", c->prompt,
+                   c->temperature, (long long)c->top_k);
+            fflush(stdout);
+            rc = generate(&tr.m, c->seq, c->prompt, c->bytes, c->temperature, c->top_k,
+                          (uint64_t)c->seed, stdout);
+        }
+    }
+    trainer_free(&tr);
+    return rc;
+}

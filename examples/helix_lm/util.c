@@ -1,0 +1,108 @@
+/* util.c: the small utilities every part of helix_lm uses: messages
+ * ("helix_lm: ..."), the clock, seed mixing, paths, directories and atomic
+ * file writes. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "gad.h"
+
+const char *prog = "helix_lm";
+
+int fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", prog);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return -1;
+}
+
+/* A failed gad call: report what we were doing and gad's error record. */
+int fail_gad(const char *what) {
+    const gad_error *e = gad_last_error();
+    fail("%s: %s", what, e ? e->text : "unknown error");
+    gad_clear_error();
+    return -1;
+}
+
+double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* splitmix64's finalizer: a good 64-bit mix for deriving seeds. */
+uint64_t mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* "dir/name" into buf. */
+const char *join_path(char *buf, size_t cap, const char *dir, const char *name) {
+    snprintf(buf, cap, "%s/%s", dir, name);
+    return buf;
+}
+
+/* mkdir -p */
+int make_dirs(const char *path) {
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) return fail("bad output directory '%s'", path);
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0') continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return fail("cannot create directory '%s': %s", buf, strerror(errno));
+        buf[i] = c;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return fail("'%s' is not a directory", path);
+    return 0;
+}
+
+int write_atomic(const char *path, file_writer w, const void *ctx) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return fail("cannot write '%s': %s", tmp, strerror(errno));
+    int rc = w(f, ctx);
+    if (ferror(f)) rc = -1;
+    if (fclose(f) != 0) rc = -1;
+    if (rc != 0) {
+        remove(tmp);
+        return fail("cannot write '%s'", path);
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        remove(tmp);
+        return fail("cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
+    }
+    return 0;
+}
+
+int checked_mul(int64_t a, int64_t b, int64_t *out) {
+    if (a < 0 || b < 0 || (a > 0 && b > INT64_MAX / a)) {
+        *out = INT64_MAX;
+        return -1;
+    }
+    *out = a * b;
+    return 0;
+}
+
+void *alloc_array(int64_t n, size_t elem) {
+    if (n < 0 || elem == 0 || (uint64_t)n > SIZE_MAX / elem) return NULL;
+    return malloc(n > 0 ? (size_t)n * elem : 1);
+}
