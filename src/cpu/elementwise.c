@@ -200,9 +200,11 @@ typedef struct ew_ctx {
  * read-for-ownership saves a quarter of c = a + b's memory traffic. */
 #define EW_STREAM_BYTES ((int64_t)16 << 20)
 /* Streamed outputs are computed a tile at a time into L1, then stored. A
- * kernel bound by arithmetic (exp, division) then stalls on each tile's
- * burst of stores, where storing as it goes would hide them: those keep
- * ordinary stores unless written by hand (gad_vkernel). */
+ * kernel bound by arithmetic (exp, tanh, pow) then stalls on each tile's
+ * burst of stores, where storing as it goes would hide them: those, the
+ * HEAVY ones of elementwise.def's cost and gcost fields, keep ordinary
+ * stores unless written by hand (gad_vkernel). Binary kernels, div's
+ * included, all stream. */
 #define EW_TILE 1024
 
 /* The hand-written kernel of (k, dtype), if this CPU runs one. */

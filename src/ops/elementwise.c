@@ -166,9 +166,8 @@ static gad_tensor *apply_unary(void *self, gad_tensor *const *in, int n);
  * points where the op has no derivative. */
 typedef void (*sample_fix)(gad_op_sample *s);
 
-/* maximum/minimum: a in [-2,-1) u ... b in [0.5, 2): never close, so finite
- * differences do not straddle a switch; a pushed away from b's range:
- * |a| >= 1.1 */
+/* maximum/minimum: a in [-3.1, -1.1) u [1.1, 3.1), b in [-0.9, 0.9): at
+ * least 0.2 apart, so finite differences do not straddle a switch */
 static void apart(gad_op_sample *s) {
     gad_tensor *a = s->in[0];
     double *p = gad__ptr(a);
