@@ -33,24 +33,23 @@ gad_vkernel gad__vk_gelu_f32(void);
 
 /* ---------------------------------------------------------- elementwise */
 
-/* Unary kernels: y = f(x) (X-macro: id). */
-#define GAD_UNARY_KERNELS(X)                                                   \
-    X(NEG) X(SQUARE) X(RELU) X(TANH) X(EXP) X(LOG) X(SQRT) X(ABS) X(SIGN)     \
-    X(SIGMOID) X(SILU) X(GELU) X(SOFTPLUS) X(LEAKY_RELU) X(CLAMP)             \
-    X(MUL_SCALAR) X(ADD_SCALAR) X(POW_SCALAR)                                 \
-    X(RELU_MASK) X(LEAKY_MASK) X(CLAMP_MASK)
+/* The kernels of the elementwise ops and of their VJPs: one per row of
+ * src/ops/elementwise.def, which gives each one's element expression.
+ * GAD_EW_##vjp(...), vjp a row's field, keeps its arguments for a row whose
+ * VJP is generated (AUTO) and drops them for one written by hand (HAND). */
+#define GAD_EW_AUTO(...) __VA_ARGS__
+#define GAD_EW_HAND(...)
 
+/* Unary kernels: y = f(x), one per UNARY and UKERNEL row. */
 typedef enum gad_ukernel {
-#define GAD_UK_ENUM_(id) GAD_UK_##id,
-    GAD_UNARY_KERNELS(GAD_UK_ENUM_)
-#undef GAD_UK_ENUM_
+#define UNARY(ID, ...) GAD_UK_##ID,
+#define UKERNEL(ID, ...) GAD_UK_##ID,
+#include "ops/elementwise.def"
     GAD_UK_COUNT_
 } gad_ukernel;
 
-/* Scalars some unary kernels take: leaky_relu slope (a); clamp bounds (a,
- * b); mul/add scalar (a); pow exponent (a). The *_MASK kernels give the
- * derivative of relu (x > 0), leaky_relu (1 or the slope a; 1 at 0) and
- * clamp (1 inside [a, b], bounds included) for VJPs. */
+/* The parameters a, b of the unary kernels (leaky_relu's slope, clamp's
+ * bounds, the scalar of mul/add/pow_scalar). */
 typedef struct gad_uparams {
     double a, b;
 } gad_uparams;
@@ -59,17 +58,12 @@ typedef struct gad_uparams {
 void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
                   const gad_uparams *p);
 
-/* Binary kernels: y = a op b with broadcasting (X-macro: id). MAX and MIN
- * propagate NaN from either side. MAX_W and MIN_W give the share of the
- * gradient that goes to a: 1 where a wins (or is NaN), 1/2 at a tie, else
- * 0. */
-#define GAD_BINARY_KERNELS(X)                                                  \
-    X(ADD) X(SUB) X(MUL) X(DIV) X(MAX) X(MIN) X(MAX_W) X(MIN_W)
-
+/* Binary kernels: y = a op b with broadcasting, one per BINARY and BKERNEL
+ * row. MAXIMUM and MINIMUM propagate NaN from either side. */
 typedef enum gad_bkernel {
-#define GAD_BK_ENUM_(id) GAD_BK_##id,
-    GAD_BINARY_KERNELS(GAD_BK_ENUM_)
-#undef GAD_BK_ENUM_
+#define BINARY(ID, ...) GAD_BK_##ID,
+#define BKERNEL(ID, ...) GAD_BK_##ID,
+#include "ops/elementwise.def"
     GAD_BK_COUNT_
 } gad_bkernel;
 
@@ -79,18 +73,12 @@ void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
                    gad_tensor *y);
 
 /* Fused first derivatives for VJPs: out = gy * f'(v), where v is what the
- * op saved: its output y for TANH, SIGMOID and SQRT, its input x otherwise
- * (LEAKY_RELU takes the slope as a; CLAMP the bounds as a, b). gy and v
- * broadcast to out's shape. One pass instead of the several ops the
- * derivative would take. */
-#define GAD_GRAD_KERNELS(X)                                                    \
-    X(TANH) X(SIGMOID) X(SQRT) X(LOG) X(SQUARE) X(SOFTPLUS) X(SILU) X(GELU)   \
-    X(RELU) X(LEAKY_RELU) X(CLAMP) X(ABS)
-
+ * op saved (its input x or its output y), with the op's parameters; one
+ * per UNARY row whose VJP is generated (AUTO). gy and v broadcast to out's
+ * shape. One pass instead of the several ops the derivative would take. */
 typedef enum gad_gkernel {
-#define GAD_GK_ENUM_(id) GAD_GK_##id,
-    GAD_GRAD_KERNELS(GAD_GK_ENUM_)
-#undef GAD_GK_ENUM_
+#define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, ...) GAD_EW_##vjp(GAD_GK_##ID,)
+#include "ops/elementwise.def"
     GAD_GK_COUNT_
 } gad_gkernel;
 

@@ -9,8 +9,9 @@
 
 #include <tgmath.h>
 
-/* exp, tanh and sigmoid of the element type: gad's vectorizable f32
- * versions, libm's for f64. */
+/* Helpers of the rows' expressions (src/ops/elementwise.def), in the
+ * element type E. exp, tanh and sigmoid: gad's vectorizable f32 versions,
+ * libm's for f64. */
 #define EXP_E(v) _Generic((v), float: gad__expf, default: exp)(v)
 #define TANH_E(v) _Generic((v), float: gad__tanhf, default: tanh)(v)
 #define SIGM_E(v) ((E)1 / ((E)1 + EXP_E(-(v))))
@@ -18,110 +19,27 @@
 #define GELU_K ((E)0.7978845608028654) /* sqrt(2/pi) */
 #define GELU_C ((E)0.044715)
 
-/* ---------------------------------------------------------------- unary
- * Each body computes the result from v (of the element type E) and the
- * parameters a, b (already converted to E). */
-#define U_NEG (-v)
-#define U_SQUARE (v * v)
-#define U_RELU (v > 0 ? v : (E)0)
-#define U_TANH TANH_E(v)
-#define U_EXP EXP_E(v)
-#define U_LOG log(v)
-#define U_SQRT sqrt(v)
-#define U_ABS fabs(v)
-#define U_SIGN ((E)((v > 0) - (v < 0)))
-#define U_SIGMOID SIGM_E(v)
-#define U_SILU (v * SIGM_E(v))
-/* tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3). In f32
- * as x sigmoid(2u) = x / (1 + e^-2u), the same function: one exp and one
- * division instead of tanh's two paths, and no cancellation in 1 + tanh(u)
- * for negative x. f64 keeps the tanh form of the reference. (x * (1 / d),
- * not x / d: GCC turns the latter into two divisions, one per side of
- * exp's clamp, and the divider is what bounds this loop.) */
+/* gelu, tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+ * In f32 as x sigmoid(2u) = x / (1 + e^-2u), the same function: one exp and
+ * one division instead of tanh's two paths, and no cancellation in
+ * 1 + tanh(u) for negative x. f64 keeps the tanh form of the reference.
+ * (x * (1 / d), not x / d: GCC turns the latter into two divisions, one per
+ * side of exp's clamp, and the divider is what bounds this loop.) */
 #define GELU_U(v) (GELU_K * (v + GELU_C * v * v * v))
-#define U_GELU                                                                 \
+#define GELU_E(v)                                                              \
     _Generic((v), float: v * (1.0f / (1.0f + gad__expf(-2.0f * GELU_U(v)))),   \
              default: (E)0.5 * v * ((E)1 + tanh(GELU_U(v))))
-#define U_SOFTPLUS (v > (E)20 ? v : log1p(exp(v)))
-#define U_LEAKY_RELU (v >= 0 ? v : a * v)
-#define U_CLAMP (v < a ? a : (v > b ? b : v))
-#define U_MUL_SCALAR (v * a)
-#define U_ADD_SCALAR (v + a)
-#define U_POW_SCALAR (a == (E)2 ? v * v : a == (E)0.5 ? sqrt(v) : pow(v, a))
-#define U_RELU_MASK ((E)(v > 0))
-#define U_LEAKY_MASK (v >= 0 ? (E)1 : a)
-#define U_CLAMP_MASK ((E)(v >= a && v <= b))
-
-typedef void (*ukern)(int64_t n, const void *x, int64_t sx, void *y,
-                      const gad_uparams *p);
-
-#define DEF_UNARY(id, T, sfx)                                                  \
-    GAD_CLONES static void uk_##id##_##sfx(int64_t n, const void *xp,         \
-                                           int64_t sx, void *yp,               \
-                                           const gad_uparams *p) {             \
-        typedef T E;                                                           \
-        const E *restrict x = xp;                                              \
-        E *restrict y = yp;                                                    \
-        const E a = (E)p->a, b = (E)p->b;                                      \
-        (void)a;                                                               \
-        (void)b;                                                               \
-        if (sx == 1)                                                           \
-            for (int64_t i = 0; i < n; i++) {                                  \
-                E v = x[i];                                                    \
-                y[i] = U_##id;                                                 \
-            }                                                                  \
-        else                                                                   \
-            for (int64_t i = 0; i < n; i++) {                                  \
-                E v = x[i * sx];                                               \
-                y[i] = U_##id;                                                 \
-            }                                                                  \
-    }
-#define DEF_UNARY_BOTH(id) DEF_UNARY(id, float, f32) DEF_UNARY(id, double, f64)
-GAD_UNARY_KERNELS(DEF_UNARY_BOTH)
-
-static const ukern unary_table[GAD_UK_COUNT_][2] = {
-#define UNARY_ENTRY(id) {uk_##id##_f32, uk_##id##_f64},
-    GAD_UNARY_KERNELS(UNARY_ENTRY)
-#undef UNARY_ENTRY
-};
-
-/* ---------------------------------------------------- binary and gradient
- * A binary body combines x (from a) and w (from b); gradient bodies read g
- * (the upstream gradient, from a) and v (the op's saved input or output,
- * from b). */
-#define B_ADD (x + w)
-#define B_SUB (x - w)
-#define B_MUL (x * w)
-#define B_DIV (x / w)
-/* x != x is true only for NaN, which then wins */
-#define B_MAX ((x > w || x != x) ? x : w)
-#define B_MIN ((x < w || x != x) ? x : w)
-#define B_MAX_W ((x > w || x != x) ? (E)1 : x == w ? (E)0.5 : (E)0)
-#define B_MIN_W ((x < w || x != x) ? (E)1 : x == w ? (E)0.5 : (E)0)
-
-#define G_TANH (x * ((E)1 - w * w))                 /* v = y */
-#define G_SIGMOID (x * w * ((E)1 - w))              /* v = y */
-#define G_SQRT (x * (E)0.5 / w)                     /* v = y */
-#define G_LOG (x / w)
-#define G_SQUARE (x * (E)2 * w)
-#define G_SOFTPLUS (x * SIGM_E(w))
-#define G_SILU (x * g_silu(w))
-#define G_GELU (x * g_gelu(w))
-#define G_RELU (w > 0 ? x : (E)0)
-#define G_LEAKY_RELU (w >= 0 ? x : pa * x)
-#define G_CLAMP ((w >= pa && w <= pb) ? x : (E)0)
-#define G_ABS (w > 0 ? x : w < 0 ? -x : (E)0)
 
 /* silu'(z) = s (1 + z (1 - s)), s = sigmoid(z) */
 #define DEF_DSILU(T, sfx)                                                      \
-    static inline T g_silu_##sfx(T z) {                                        \
+    static inline T dsilu_##sfx(T z) {                                         \
         typedef T E;                                                           \
         E s = SIGM_E(z);                                                       \
         return s * ((E)1 + z * ((E)1 - s));                                    \
     }
 /* gelu'(z) = 0.5 (1 + t) + 0.5 z (1 - t^2) k (1 + 3 c z^2) */
 #define DEF_DGELU(T, sfx)                                                      \
-    static inline T g_gelu_##sfx(T z) {                                        \
+    static inline T dgelu_##sfx(T z) {                                         \
         typedef T E;                                                           \
         E t = TANH_E(GELU_K * (z + GELU_C * z * z * z));                       \
         return (E)0.5 * ((E)1 + t) +                                           \
@@ -131,61 +49,133 @@ DEF_DSILU(float, f32)
 DEF_DSILU(double, f64)
 DEF_DGELU(float, f32)
 DEF_DGELU(double, f64)
-#define g_silu(z) _Generic((z), float: g_silu_f32, default: g_silu_f64)(z)
-#define g_gelu(z) _Generic((z), float: g_gelu_f32, default: g_gelu_f64)(z)
+#define DSILU_E(z) _Generic((z), float: dsilu_f32, default: dsilu_f64)(z)
+#define DGELU_E(z) _Generic((z), float: dgelu_f32, default: dgelu_f64)(z)
 
+/* What the rows' save and cost fields stand for here: the name of the saved
+ * value in a gradient expression; whether a kernel streams its stores. */
+#define SAVED_X x
+#define SAVED_Y y
+#define IS_LIGHT_LIGHT true
+#define IS_LIGHT_HEAVY false
+
+/* ---------------------------------------------------------------- unary
+ * y = fwd(x) elementwise, x of stride sx; the parameters a, b converted to
+ * the element type E first. */
+typedef void (*ukern)(int64_t n, const void *x, int64_t sx, void *y,
+                      const gad_uparams *p);
+
+#define DEF_UNARY(fn, T, fwd)                                                  \
+    GAD_CLONES static void fn(int64_t n, const void *xp, int64_t sx, void *yp, \
+                              const gad_uparams *p) {                          \
+        typedef T E;                                                           \
+        const E *restrict in = xp;                                             \
+        E *restrict out = yp;                                                  \
+        const E a = (E)p->a, b = (E)p->b;                                      \
+        (void)a;                                                               \
+        (void)b;                                                               \
+        if (sx == 1)                                                           \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                E x = in[i];                                                   \
+                out[i] = (fwd);                                                \
+            }                                                                  \
+        else                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                E x = in[i * sx];                                              \
+                out[i] = (fwd);                                                \
+            }                                                                  \
+    }
+#define DEF_UNARY_BOTH(ID, fwd)                                                \
+    DEF_UNARY(uk_##ID##_f32, float, fwd) DEF_UNARY(uk_##ID##_f64, double, fwd)
+#define UNARY(ID, name, args, pwords, save, fwd, ...) DEF_UNARY_BOTH(ID, fwd)
+#define UKERNEL(ID, fwd, cost) DEF_UNARY_BOTH(ID, fwd)
+#include "ops/elementwise.def"
+
+static const ukern unary_table[GAD_UK_COUNT_][2] = {
+#define UNARY(ID, ...) [GAD_UK_##ID] = {uk_##ID##_f32, uk_##ID##_f64},
+#define UKERNEL(ID, ...) [GAD_UK_##ID] = {uk_##ID##_f32, uk_##ID##_f64},
+#include "ops/elementwise.def"
+};
+
+static const bool unary_light[GAD_UK_COUNT_] = {
+#define UNARY(ID, name, args, pwords, save, fwd, cost, ...) [GAD_UK_##ID] = IS_LIGHT_##cost,
+#define UKERNEL(ID, fwd, cost) [GAD_UK_##ID] = IS_LIGHT_##cost,
+#include "ops/elementwise.def"
+};
+
+/* ---------------------------------------------------- binary and gradient
+ * out = expr of two elements: a binary kernel's a and b (from its two
+ * inputs), a gradient kernel's g (the upstream gradient, from the first)
+ * and x or y (the op's saved input or output, from the second) with the
+ * op's parameters a, b. A stride 0 is a broadcast input. */
 typedef void (*bkern)(int64_t, const void *, int64_t, const void *, int64_t, void *,
                       const gad_uparams *);
 
-#define DEF_BINARY(pre, id, T, sfx)                                            \
-    GAD_CLONES static void pre##k_##id##_##sfx(int64_t n, const void *ap,     \
-                                               int64_t sa, const void *bp,     \
-                                               int64_t sb, void *yp,           \
-                                               const gad_uparams *p) {         \
+#define DEF_LOOP2(fn, T, e0, e1, params, expr)                                 \
+    GAD_CLONES static void fn(int64_t n, const void *p0, int64_t s0,           \
+                              const void *p1, int64_t s1, void *yp,            \
+                              const gad_uparams *p) {                          \
         typedef T E;                                                           \
-        const E *restrict ax = ap, *restrict bw = bp;                          \
-        E *restrict y = yp;                                                    \
-        const E pa = p ? (E)p->a : 0, pb = p ? (E)p->b : 0;                    \
-        (void)pa;                                                              \
-        (void)pb;                                                              \
-        if (sa == 1 && sb == 1)                                                \
+        const E *restrict in0 = p0, *restrict in1 = p1;                        \
+        E *restrict out = yp;                                                  \
+        params                                                                 \
+        if (s0 == 1 && s1 == 1)                                                \
             for (int64_t i = 0; i < n; i++) {                                  \
-                E x = ax[i], w = bw[i];                                        \
-                y[i] = pre##_##id;                                             \
+                E e0 = in0[i], e1 = in1[i];                                    \
+                out[i] = (expr);                                               \
             }                                                                  \
-        else if (sb == 0) {                                                    \
-            const E w = bw[0];                                                 \
+        else if (s1 == 0) {                                                    \
+            const E e1 = in1[0];                                               \
             for (int64_t i = 0; i < n; i++) {                                  \
-                E x = ax[i * sa];                                              \
-                y[i] = pre##_##id;                                             \
+                E e0 = in0[i * s0];                                            \
+                out[i] = (expr);                                               \
             }                                                                  \
-        } else if (sa == 0) {                                                  \
-            const E x = ax[0];                                                 \
+        } else if (s0 == 0) {                                                  \
+            const E e0 = in0[0];                                               \
             for (int64_t i = 0; i < n; i++) {                                  \
-                E w = bw[i * sb];                                              \
-                y[i] = pre##_##id;                                             \
+                E e1 = in1[i * s1];                                            \
+                out[i] = (expr);                                               \
             }                                                                  \
         } else                                                                 \
             for (int64_t i = 0; i < n; i++) {                                  \
-                E x = ax[i * sa], w = bw[i * sb];                              \
-                y[i] = pre##_##id;                                             \
+                E e0 = in0[i * s0], e1 = in1[i * s1];                          \
+                out[i] = (expr);                                               \
             }                                                                  \
     }
-#define DEF_B(id) DEF_BINARY(B, id, float, f32) DEF_BINARY(B, id, double, f64)
-#define DEF_G(id) DEF_BINARY(G, id, float, f32) DEF_BINARY(G, id, double, f64)
-GAD_BINARY_KERNELS(DEF_B)
-GAD_GRAD_KERNELS(DEF_G)
+#define NO_PARAMS (void)p;
+#define GRAD_PARAMS                                                            \
+    const E a = (E)p->a, b = (E)p->b;                                          \
+    (void)a;                                                                   \
+    (void)b;
+
+#define DEF_BINARY_BOTH(ID, fwd)                                               \
+    DEF_LOOP2(bk_##ID##_f32, float, a, b, NO_PARAMS, fwd)                      \
+    DEF_LOOP2(bk_##ID##_f64, double, a, b, NO_PARAMS, fwd)
+#define DEF_GRAD_BOTH(ID, v, grad)                                             \
+    DEF_LOOP2(gk_##ID##_f32, float, g, v, GRAD_PARAMS, grad)                   \
+    DEF_LOOP2(gk_##ID##_f64, double, g, v, GRAD_PARAMS, grad)
+#define BINARY(ID, name, fwd, ...) DEF_BINARY_BOTH(ID, fwd)
+#define BKERNEL(ID, fwd) DEF_BINARY_BOTH(ID, fwd)
+#define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, grad, ...)         \
+    GAD_EW_##vjp(DEF_GRAD_BOTH(ID, SAVED_##save, grad))
+#include "ops/elementwise.def"
 
 static const bkern binary_table[GAD_BK_COUNT_][2] = {
-#define BINARY_ENTRY(id) {Bk_##id##_f32, Bk_##id##_f64},
-    GAD_BINARY_KERNELS(BINARY_ENTRY)
-#undef BINARY_ENTRY
+#define BINARY(ID, ...) [GAD_BK_##ID] = {bk_##ID##_f32, bk_##ID##_f64},
+#define BKERNEL(ID, ...) [GAD_BK_##ID] = {bk_##ID##_f32, bk_##ID##_f64},
+#include "ops/elementwise.def"
 };
 
 static const bkern grad_table[GAD_GK_COUNT_][2] = {
-#define GRAD_ENTRY(id) {Gk_##id##_f32, Gk_##id##_f64},
-    GAD_GRAD_KERNELS(GRAD_ENTRY)
-#undef GRAD_ENTRY
+#define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, ...)               \
+    GAD_EW_##vjp([GAD_GK_##ID] = {gk_##ID##_f32, gk_##ID##_f64},)
+#include "ops/elementwise.def"
+};
+
+static const bool grad_light[GAD_GK_COUNT_] = {
+#define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, grad, gcost, ...)  \
+    GAD_EW_##vjp([GAD_GK_##ID] = IS_LIGHT_##gcost,)
+#include "ops/elementwise.def"
 };
 
 /* ---------------------------------------------------------------- drivers */
@@ -210,24 +200,12 @@ typedef struct ew_ctx {
  * read-for-ownership saves a quarter of c = a + b's memory traffic. */
 #define EW_STREAM_BYTES ((int64_t)16 << 20)
 /* Streamed outputs are computed a tile at a time into L1, then stored. A
- * kernel bound by arithmetic (exp, division) then stalls on each tile's
- * burst of stores, where storing as it goes would hide them: those keep
- * ordinary stores unless written by hand (gad_vkernel). */
+ * kernel bound by arithmetic (exp, tanh, pow) then stalls on each tile's
+ * burst of stores, where storing as it goes would hide them: those, the
+ * HEAVY ones of elementwise.def's cost and gcost fields, keep ordinary
+ * stores unless written by hand (gad_vkernel). Binary kernels, div's
+ * included, all stream. */
 #define EW_TILE 1024
-
-static bool ew_light_unary(gad_ukernel k) {
-    switch (k) {
-    case GAD_UK_TANH: case GAD_UK_EXP: case GAD_UK_LOG: case GAD_UK_SIGMOID:
-    case GAD_UK_SILU: case GAD_UK_GELU: case GAD_UK_SOFTPLUS: case GAD_UK_POW_SCALAR:
-        return false;
-    default:
-        return true;
-    }
-}
-
-static bool ew_light_grad(gad_gkernel k) {
-    return k != GAD_GK_SOFTPLUS && k != GAD_GK_SILU && k != GAD_GK_GELU;
-}
 
 /* The hand-written kernel of (k, dtype), if this CPU runs one. */
 static gad_vkernel ew_vkernel(gad_ukernel k, int dtype) {
@@ -312,7 +290,7 @@ void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
     c.in[0] = gad__ptr(x);
     c.out = gad__ptr(y);
     c.vk = ew_vkernel(k, x->dtype);
-    c.stream = x->numel * (int64_t)c.es >= EW_STREAM_BYTES && (ew_light_unary(k) || c.vk);
+    c.stream = x->numel * (int64_t)c.es >= EW_STREAM_BYTES && (unary_light[k] || c.vk);
     if (x->contig && x->numel < 2 * EW_GRAIN) { /* the small fast path */
         if (c.vk) ew_call_vk(&c, x->numel, (const float *)c.in[0], 1, (float *)c.out);
         else c.uk(x->numel, c.in[0], 1, c.out, c.p);
@@ -356,5 +334,5 @@ void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
 
 void gad__k_grad(gad_gkernel k, const gad_tensor *gy, const gad_tensor *v, gad_tensor *out,
                  const gad_uparams *p) {
-    run_binary(grad_table[k][out->dtype == GAD_F64], ew_light_grad(k), gy, v, out, p);
+    run_binary(grad_table[k][out->dtype == GAD_F64], grad_light[k], gy, v, out, p);
 }

@@ -1,5 +1,9 @@
 /* elementwise.c: binary ops with broadcasting and unary activations (SPEC
- * §3.1, §3.2), with their VJPs (§3.3) and gradcheck samples. */
+ * §3.1, §3.2), with their VJPs (§3.3) and gradcheck samples. The ops are
+ * the rows of elementwise.def: their public functions, their VJPs (those
+ * of the rows whose vjp is AUTO) and samples are generated at the end of
+ * this file, from what is here: the forward drivers, the VJPs that rows
+ * name HAND, and the helpers that rows name. */
 #include "ops_int.h"
 
 #include <math.h>
@@ -14,12 +18,19 @@
         if (need[i] && !(gin[i] = (expr))) return -1;                          \
     } while (0)
 
+/* A saved input for a VJP: the alias itself when the VJP runs off the tape,
+ * re-attached to the tape (a new tensor) under create_graph. */
+static gad_tensor *saved_in(gad_node *n, int i) {
+    return gad_grad_enabled() ? gad__saved(n, i) : n->saved[i];
+}
+
 /* ------------------------------------------------------------------ binary */
 
-/* What a binary op's VJP needs saved: nothing (add, sub); for mul, each
- * input only when the other one needs a gradient; for div, b always and a
- * when b needs a gradient; both (maximum, minimum). */
-enum { KEEP_NONE, KEEP_MUL, KEEP_DIV, KEEP_BOTH };
+/* What a binary op's VJP needs saved (the rows' keep): nothing (add, sub);
+ * for mul, each input only when the other one needs a gradient (CROSS); for
+ * div, b always and a when b needs a gradient (QUOT); both (maximum,
+ * minimum). */
+enum { KEEP_NONE, KEEP_CROSS, KEEP_QUOT, KEEP_BOTH };
 
 static gad_tensor *binary(const char *op, const gad_op_info *info, int id,
                           gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
@@ -41,52 +52,9 @@ static gad_tensor *binary(const char *op, const gad_op_info *info, int id,
     gad__k_binary(k, a, b, y);
     gad_tensor *in[2] = {a, b}, *save[2] = {NULL, NULL};
     bool ga = a->node != NULL, gb = b->node != NULL;
-    if (keep == KEEP_BOTH || (keep == KEEP_MUL && gb) || (keep == KEEP_DIV && gb)) save[0] = a;
-    if (keep == KEEP_BOTH || (keep == KEEP_MUL && ga) || keep == KEEP_DIV) save[1] = b;
+    if (keep == KEEP_BOTH || (keep == KEEP_CROSS && gb) || (keep == KEEP_QUOT && gb)) save[0] = a;
+    if (keep == KEEP_BOTH || (keep == KEEP_CROSS && ga) || keep == KEEP_QUOT) save[1] = b;
     return gad__own(gad__track(y, info, id, in, 2, save, keep == KEEP_NONE ? 0 : 2));
-}
-
-gad_tensor *gad_add(gad_tensor *a, gad_tensor *b) {
-    return binary("add", GAD_OP(ADD), GAD_BK_ADD, a, b, KEEP_NONE);
-}
-gad_tensor *gad_sub(gad_tensor *a, gad_tensor *b) {
-    return binary("sub", GAD_OP(SUB), GAD_BK_SUB, a, b, KEEP_NONE);
-}
-gad_tensor *gad_mul(gad_tensor *a, gad_tensor *b) {
-    return binary("mul", GAD_OP(MUL), GAD_BK_MUL, a, b, KEEP_MUL);
-}
-gad_tensor *gad_div(gad_tensor *a, gad_tensor *b) {
-    return binary("div", GAD_OP(DIV), GAD_BK_DIV, a, b, KEEP_DIV);
-}
-gad_tensor *gad_maximum(gad_tensor *a, gad_tensor *b) {
-    return binary("maximum", GAD_OP(MAXIMUM), GAD_BK_MAX, a, b, KEEP_BOTH);
-}
-gad_tensor *gad_minimum(gad_tensor *a, gad_tensor *b) {
-    return binary("minimum", GAD_OP(MINIMUM), GAD_BK_MIN, a, b, KEEP_BOTH);
-}
-
-int gad__vjp_add(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    GIN(0, UNB(gy, 0));
-    GIN(1, UNB(gy, 1));
-    return 0;
-}
-
-int gad__vjp_sub(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    GIN(0, UNB(gy, 0));
-    GIN(1, UNB(gad_neg(gy), 1));
-    return 0;
-}
-
-/* A saved input for a VJP: the alias itself when the VJP runs off the tape,
- * re-attached to the tape (a new tensor) under create_graph. */
-static gad_tensor *saved_in(gad_node *n, int i) {
-    return gad_grad_enabled() ? gad__saved(n, i) : n->saved[i];
-}
-
-int gad__vjp_mul(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    GIN(0, UNB(gad_mul(gy, saved_in(n, 1)), 0));
-    GIN(1, UNB(gad_mul(gy, saved_in(n, 0)), 1));
-    return 0;
 }
 
 /* d(a/b) = da/b - a db/b^2 */
@@ -117,7 +85,7 @@ int gad__vjp_minimum(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor *
 
 /* ------------------------------------------------------------------- unary */
 
-/* Unary op: save kinds (what the VJP needs). */
+/* What a unary op's VJP needs saved (the rows' save). */
 enum { SAVE_NONE, SAVE_X, SAVE_Y };
 
 static gad_tensor *unary(const char *op, const gad_op_info *info, int id,
@@ -138,45 +106,6 @@ static gad_tensor *unary(const char *op, const gad_op_info *info, int id,
     return gad__own(y);
 }
 
-#define UNARY_OP(fn, name, ID, save)                                           \
-    gad_tensor *fn(gad_tensor *x) {                                            \
-        return unary(name, GAD_OP(ID), GAD_UK_##ID, x, 0, 0, save);           \
-    }
-UNARY_OP(gad_neg, "neg", NEG, SAVE_NONE)
-UNARY_OP(gad_square, "square", SQUARE, SAVE_X)
-UNARY_OP(gad_relu, "relu", RELU, SAVE_X)
-UNARY_OP(gad_tanh, "tanh", TANH, SAVE_Y)
-UNARY_OP(gad_exp, "exp", EXP, SAVE_Y)
-UNARY_OP(gad_log, "log", LOG, SAVE_X)
-UNARY_OP(gad_sqrt, "sqrt", SQRT, SAVE_Y)
-UNARY_OP(gad_abs, "abs", ABS, SAVE_X)
-UNARY_OP(gad_sign, "sign", SIGN, SAVE_NONE)
-UNARY_OP(gad_sigmoid, "sigmoid", SIGMOID, SAVE_Y)
-UNARY_OP(gad_silu, "silu", SILU, SAVE_X)
-UNARY_OP(gad_gelu, "gelu", GELU, SAVE_X)
-UNARY_OP(gad_softplus, "softplus", SOFTPLUS, SAVE_X)
-
-gad_tensor *gad_mul_scalar(gad_tensor *x, double s) {
-    return unary("mul_scalar", GAD_OP(MUL_SCALAR), GAD_UK_MUL_SCALAR, x, s, 0, SAVE_NONE);
-}
-gad_tensor *gad_add_scalar(gad_tensor *x, double s) {
-    return unary("add_scalar", GAD_OP(ADD_SCALAR), GAD_UK_ADD_SCALAR, x, s, 0, SAVE_NONE);
-}
-gad_tensor *gad_pow_scalar(gad_tensor *x, double p) {
-    return unary("pow_scalar", GAD_OP(POW_SCALAR), GAD_UK_POW_SCALAR, x, p, 0, SAVE_X);
-}
-gad_tensor *gad_leaky_relu(gad_tensor *x, double slope) {
-    return unary("leaky_relu", GAD_OP(LEAKY_RELU), GAD_UK_LEAKY_RELU, x, slope, 0, SAVE_X);
-}
-
-gad_tensor *gad_clamp(gad_tensor *x, double lo, double hi) {
-    GAD_NEED("clamp", x);
-    if (isnan(lo) || isnan(hi) || lo > hi)
-        return gad__err(GAD_ERR_DOMAIN, "clamp",
-                        "bounds must be ordered and not NaN, got [%g, %g]", lo, hi);
-    return unary("clamp", GAD_OP(CLAMP), GAD_UK_CLAMP, x, lo, hi, SAVE_X);
-}
-
 /* gy * f'(v) in one kernel pass, off the tape (first-order VJPs). */
 static gad_tensor *grad_kernel(gad_gkernel k, gad_tensor *gy, gad_tensor *v, double a, double b) {
     gad_tensor *out = gad__tensor_like("vjp", v);
@@ -185,23 +114,6 @@ static gad_tensor *grad_kernel(gad_gkernel k, gad_tensor *gy, gad_tensor *v, dou
     gad__k_grad(k, gy, v, out, &p);
     return gad__own(out);
 }
-
-/* The VJP of a unary op: gy * f'(v) with v the saved x or y. First order
- * (grad mode off, as the engine runs VJPs without create_graph): one fused
- * kernel (K). With create_graph: the derivative dexpr built from tracked
- * ops on the saved value re-attached to the tape, so that it is
- * differentiable again. */
-#define UNARY_VJP(name, K, dexpr)                                              \
-    int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
-                        gad_tensor **gin) {                                    \
-        (void)need;                                                            \
-        double a = gad__node_d(n, 0), b = gad__node_d(n, 1);                   \
-        if (!gad_grad_enabled())                                               \
-            return (gin[0] = grad_kernel(GAD_GK_##K, gy, n->saved[0], a, b)) ? 0 : -1; \
-        gad_tensor *v = gad__saved(n, 0); /* x or y, as the op saved */       \
-        if (!v) return -1;                                                     \
-        return (gin[0] = gad_mul(gy, (dexpr))) ? 0 : -1;                       \
-    }
 
 int gad__vjp_neg(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)n, (void)need;
@@ -228,30 +140,11 @@ int gad__vjp_pow_scalar(gad_node *n, gad_tensor *gy, const bool *need, gad_tenso
     return (gin[0] = gad_mul_scalar(gad_mul(gy, gad_pow_scalar(x, p - 1)), p)) ? 0 : -1;
 }
 
-UNARY_VJP(square, SQUARE, gad_mul_scalar(v, 2))
-UNARY_VJP(relu, RELU, gad__const_unary(GAD_UK_RELU_MASK, v, 0, 0))
-UNARY_VJP(leaky_relu, LEAKY_RELU, gad__const_unary(GAD_UK_LEAKY_MASK, v, a, 0))
-UNARY_VJP(clamp, CLAMP, gad__const_unary(GAD_UK_CLAMP_MASK, v, a, b))
-UNARY_VJP(abs, ABS, gad__const_unary(GAD_UK_SIGN, v, 0, 0))
-UNARY_VJP(tanh, TANH, gad_add_scalar(gad_neg(gad_square(v)), 1))        /* 1 - y^2 */
-UNARY_VJP(log, LOG, gad_pow_scalar(v, -1))                              /* 1/x */
-UNARY_VJP(sqrt, SQRT, gad_mul_scalar(gad_pow_scalar(v, -1), 0.5))       /* 1/(2y) */
-UNARY_VJP(sigmoid, SIGMOID, gad_mul(v, gad_add_scalar(gad_neg(v), 1)))  /* y(1-y) */
-UNARY_VJP(softplus, SOFTPLUS, gad_sigmoid(v))                           /* s(x) */
-
-/* exp' = exp = y: a plain product */
-int gad__vjp_exp(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    (void)need;
-    gad_tensor *y = gad_grad_enabled() ? gad__saved(n, 0) : n->saved[0];
-    return y && (gin[0] = gad_mul(gy, y)) ? 0 : -1;
-}
-
 /* silu'(x) = s (1 + x (1 - s)), s = sigmoid(x) */
 static gad_tensor *silu_grad(gad_tensor *x) {
     gad_tensor *s = gad_sigmoid(x);
     return gad_mul(s, gad_add_scalar(gad_mul(x, gad_add_scalar(gad_neg(s), 1)), 1));
 }
-UNARY_VJP(silu, SILU, silu_grad(v))
 
 /* gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2),
  * t = tanh(k (x + c x^3)), k = sqrt(2/pi), c = 0.044715 */
@@ -264,21 +157,31 @@ static gad_tensor *gelu_grad(gad_tensor *x) {
     gad_tensor *inner = gad_add_scalar(gad_mul_scalar(x2, 3 * c), 1);
     return gad_add(left, gad_mul_scalar(gad_mul(gad_mul(x, sech2), inner), 0.5 * k));
 }
-UNARY_VJP(gelu, GELU, gelu_grad(v))
 
 /* ---------------------------------------------------------------- samples */
 
-static gad_tensor *apply_binary(void *self, gad_tensor *const *in, int n) {
-    gad_op_sample *s = self;
-    (void)n;
-    switch (s->i[0]) {
-    case GAD_OP_ADD: return gad_add(in[0], in[1]);
-    case GAD_OP_SUB: return gad_sub(in[0], in[1]);
-    case GAD_OP_MUL: return gad_mul(in[0], in[1]);
-    case GAD_OP_DIV: return gad_div(in[0], in[1]);
-    case GAD_OP_MAXIMUM: return gad_maximum(in[0], in[1]);
-    default: return gad_minimum(in[0], in[1]);
-    }
+static gad_tensor *apply_binary(void *self, gad_tensor *const *in, int n);
+static gad_tensor *apply_unary(void *self, gad_tensor *const *in, int n);
+
+/* A sample's fix (its row's sample field): moves sampled values off the
+ * points where the op has no derivative. */
+typedef void (*sample_fix)(gad_op_sample *s);
+
+/* maximum/minimum: a in [-3.1, -1.1) u [1.1, 3.1), b in [-0.9, 0.9): at
+ * least 0.2 apart, so finite differences do not straddle a switch */
+static void apart(gad_op_sample *s) {
+    gad_tensor *a = s->in[0];
+    double *p = gad__ptr(a);
+    for (int64_t i = 0; i < a->numel; i++) p[i] = p[i] < 0 ? p[i] - 1.1 : p[i] + 1.1;
+}
+
+/* clamp: values within 0.1 of a bound move 0.25 away from 0 (past the
+ * bound when it is +-1, as the sample's are) */
+static void off_bounds(gad_op_sample *s) {
+    double *p = gad__ptr(s->in[0]);
+    for (int64_t i = 0; i < s->in[0]->numel; i++)
+        if (fabs(p[i] - s->d[0]) < 0.1 || fabs(p[i] - s->d[1]) < 0.1)
+            p[i] += p[i] > 0 ? 0.25 : -0.25;
 }
 
 /* Shape pairs every binary op is checked on: equal, broadcast both ways,
@@ -303,7 +206,8 @@ static int random_shape(gad_rng *r, int64_t *shape) {
 }
 
 static int binary_sample(gad_op_sample *s, gad_rng *r, int variant, int op,
-                         double lo, double hi, double blo, double bhi, double away) {
+                         double lo, double hi, double blo, double bhi, double away,
+                         int smooth, sample_fix fix) {
     if (variant >= NBINARY + NRANDOM) return 0;
     int64_t a[4], b[4];
     int ra, rb;
@@ -331,69 +235,15 @@ static int binary_sample(gad_op_sample *s, gad_rng *r, int variant, int op,
     s->n = 2;
     s->i[0] = op;
     s->apply = apply_binary;
-    s->smooth = op != GAD_OP_MAXIMUM && op != GAD_OP_MINIMUM;
+    s->smooth = smooth;
     s->in[0] = gad__sample_leaf(r, a, ra, lo, hi, 0);
     s->in[1] = gad__sample_leaf(r, b, rb, blo, bhi, away);
     char sa[GAD_SHAPE_BUF], sb[GAD_SHAPE_BUF];
     snprintf(s->what, sizeof s->what, "%s %s", gad__shape_str(sa, a, ra),
              gad__shape_str(sb, b, rb));
-    return s->in[0] && s->in[1];
-}
-
-int gad__sample_add(gad_op_sample *s, gad_rng *r, int v) {
-    return binary_sample(s, r, v, GAD_OP_ADD, -2, 2, -2, 2, 0);
-}
-int gad__sample_sub(gad_op_sample *s, gad_rng *r, int v) {
-    return binary_sample(s, r, v, GAD_OP_SUB, -2, 2, -2, 2, 0);
-}
-int gad__sample_mul(gad_op_sample *s, gad_rng *r, int v) {
-    return binary_sample(s, r, v, GAD_OP_MUL, -2, 2, -2, 2, 0);
-}
-int gad__sample_div(gad_op_sample *s, gad_rng *r, int v) {
-    return binary_sample(s, r, v, GAD_OP_DIV, -2, 2, -2, 2, 0.5);
-}
-/* maximum/minimum: a in [-2,-1) u ... b in [0.5, 2): never close, so finite
- * differences do not straddle a switch */
-int gad__sample_maximum(gad_op_sample *s, gad_rng *r, int v) {
-    int ok = binary_sample(s, r, v, GAD_OP_MAXIMUM, -2, 2, -0.9, 0.9, 0);
-    if (ok) { /* push a away from b's range: |a| >= 1.1 */
-        gad_tensor *a = s->in[0];
-        double *p = gad__ptr(a);
-        for (int64_t i = 0; i < a->numel; i++) p[i] = p[i] < 0 ? p[i] - 1.1 : p[i] + 1.1;
-    }
-    return ok;
-}
-int gad__sample_minimum(gad_op_sample *s, gad_rng *r, int v) {
-    int ok = gad__sample_maximum(s, r, v);
-    s->i[0] = GAD_OP_MINIMUM;
-    return ok;
-}
-
-static gad_tensor *apply_unary(void *self, gad_tensor *const *in, int n) {
-    gad_op_sample *s = self;
-    (void)n;
-    gad_tensor *x = in[0];
-    double a = s->d[0], b = s->d[1];
-    switch (s->i[0]) {
-    case GAD_OP_NEG: return gad_neg(x);
-    case GAD_OP_MUL_SCALAR: return gad_mul_scalar(x, a);
-    case GAD_OP_ADD_SCALAR: return gad_add_scalar(x, a);
-    case GAD_OP_POW_SCALAR: return gad_pow_scalar(x, a);
-    case GAD_OP_SQUARE: return gad_square(x);
-    case GAD_OP_RELU: return gad_relu(x);
-    case GAD_OP_LEAKY_RELU: return gad_leaky_relu(x, a);
-    case GAD_OP_TANH: return gad_tanh(x);
-    case GAD_OP_EXP: return gad_exp(x);
-    case GAD_OP_LOG: return gad_log(x);
-    case GAD_OP_SQRT: return gad_sqrt(x);
-    case GAD_OP_ABS: return gad_abs(x);
-    case GAD_OP_SIGN: return gad_sign(x);
-    case GAD_OP_SIGMOID: return gad_sigmoid(x);
-    case GAD_OP_SILU: return gad_silu(x);
-    case GAD_OP_GELU: return gad_gelu(x);
-    case GAD_OP_SOFTPLUS: return gad_softplus(x);
-    default: return gad_clamp(x, a, b);
-    }
+    if (!s->in[0] || !s->in[1]) return 0;
+    if (fix) fix(s);
+    return 1;
 }
 
 /* Shapes every unary op is checked on (then NRANDOM random ones). */
@@ -406,7 +256,7 @@ static const struct {
 
 static int unary_sample(gad_op_sample *s, gad_rng *r, int variant, int op,
                         double lo, double hi, double away, double a, double b,
-                        int smooth) {
+                        int smooth, sample_fix fix) {
     if (variant >= NUNARY + NRANDOM) return 0;
     int64_t shape[4];
     int rank;
@@ -424,37 +274,102 @@ static int unary_sample(gad_op_sample *s, gad_rng *r, int variant, int op,
     s->smooth = smooth;
     s->in[0] = gad__sample_leaf(r, shape, rank, lo, hi, away);
     gad__shape_str(s->what, shape, rank);
-    return s->in[0] != NULL;
+    if (!s->in[0]) return 0;
+    if (fix) fix(s);
+    return 1;
 }
 
-#define UNARY_SAMPLE(name, ID, lo, hi, away, a, b, smooth)                     \
+/* ------------------------------------------------------- generated: the ops
+ * From each row of elementwise.def: gad_<name>, gad__vjp_<name> when the
+ * row's vjp is AUTO, gad__sample_<name>; then the apply functions of the
+ * samples. */
+
+#define UNPACK(...) __VA_ARGS__
+/* gad_<name>'s parameters after x (the row's args), and a, b as passed on */
+#define ARGS_DECL_0
+#define ARGS_DECL_1 , double a
+#define ARGS_DECL_2 , double a, double b
+#define ARGS_REST_0 const double a = 0, b = 0;
+#define ARGS_REST_1 const double b = 0;
+#define ARGS_REST_2
+#define ARGS_CALL_0
+#define ARGS_CALL_1 , a
+#define ARGS_CALL_2 , a, b
+/* a row's check, in gad_<name> */
+#define NO_CHECK
+#define CHECK(cond, ...)                                                       \
+    GAD_NEED(op, x);                                                           \
+    if (cond) return gad__err(GAD_ERR_DOMAIN, op, __VA_ARGS__);
+
+/* The VJP of a unary op: gy * f'(v) with v the saved x or y. First order
+ * (grad mode off, as the engine runs VJPs without create_graph): one fused
+ * kernel (the row's grad). With create_graph: the row's dexpr built from
+ * tracked ops on the saved value re-attached to the tape, so that it is
+ * differentiable again. */
+#define UNARY_VJP(ID, name, v, dexpr)                                          \
+    int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
+                        gad_tensor **gin) {                                    \
+        (void)need;                                                            \
+        double a = gad__node_d(n, 0), b = gad__node_d(n, 1);                   \
+        if (!gad_grad_enabled())                                               \
+            return (gin[0] = grad_kernel(GAD_GK_##ID, gy, n->saved[0], a, b)) ? 0 : -1; \
+        gad_tensor *v = gad__saved(n, 0); /* x or y, as the op saved */       \
+        if (!v) return -1;                                                     \
+        return (gin[0] = gad_mul(gy, (dexpr))) ? 0 : -1;                       \
+    }
+#define SAVED_X x
+#define SAVED_Y y
+
+#define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, grad, gcost, dexpr, sample, check) \
+    gad_tensor *gad_##name(gad_tensor *x ARGS_DECL_##args) {                   \
+        const char *op = #name;                                                \
+        ARGS_REST_##args check                                                 \
+        return unary(op, GAD_OP(ID), GAD_UK_##ID, x, a, b, SAVE_##save);       \
+    }                                                                          \
+    GAD_EW_##vjp(UNARY_VJP(ID, name, SAVED_##save, dexpr))                     \
     int gad__sample_##name(gad_op_sample *s, gad_rng *r, int v) {              \
-        return unary_sample(s, r, v, GAD_OP_##ID, lo, hi, away, a, b, smooth); \
+        return unary_sample(s, r, v, GAD_OP_##ID, UNPACK sample);              \
     }
-UNARY_SAMPLE(neg, NEG, -2, 2, 0, 0, 0, 1)
-UNARY_SAMPLE(mul_scalar, MUL_SCALAR, -2, 2, 0, -1.5, 0, 1)
-UNARY_SAMPLE(add_scalar, ADD_SCALAR, -2, 2, 0, 0.75, 0, 1)
-UNARY_SAMPLE(pow_scalar, POW_SCALAR, 0.5, 2, 0, 2.5, 0, 1)
-UNARY_SAMPLE(square, SQUARE, -2, 2, 0, 0, 0, 1)
-UNARY_SAMPLE(relu, RELU, -2, 2, 0.1, 0, 0, 0)
-UNARY_SAMPLE(leaky_relu, LEAKY_RELU, -2, 2, 0.1, 0.1, 0, 0)
-UNARY_SAMPLE(tanh, TANH, -2, 2, 0, 0, 0, 1)
-UNARY_SAMPLE(exp, EXP, -2, 2, 0, 0, 0, 1)
-UNARY_SAMPLE(log, LOG, 0.3, 3, 0, 0, 0, 1)
-UNARY_SAMPLE(sqrt, SQRT, 0.3, 3, 0, 0, 0, 1)
-UNARY_SAMPLE(abs, ABS, -2, 2, 0.1, 0, 0, 0)
-UNARY_SAMPLE(sign, SIGN, -2, 2, 0.1, 0, 0, 0)
-UNARY_SAMPLE(sigmoid, SIGMOID, -3, 3, 0, 0, 0, 1)
-UNARY_SAMPLE(silu, SILU, -3, 3, 0, 0, 0, 1)
-UNARY_SAMPLE(gelu, GELU, -3, 3, 0, 0, 0, 1)
-UNARY_SAMPLE(softplus, SOFTPLUS, -3, 3, 0, 0, 0, 1)
-/* clamp bounds +-1; values kept 0.1 away from them */
-int gad__sample_clamp(gad_op_sample *s, gad_rng *r, int v) {
-    int ok = unary_sample(s, r, v, GAD_OP_CLAMP, -2, 2, 0, -1, 1, 0);
-    if (ok) {
-        double *p = gad__ptr(s->in[0]);
-        for (int64_t i = 0; i < s->in[0]->numel; i++)
-            if (fabs(fabs(p[i]) - 1) < 0.1) p[i] += p[i] > 0 ? 0.25 : -0.25;
+
+#define BINARY_VJP(name, ga, gb)                                               \
+    int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
+                        gad_tensor **gin) {                                    \
+        GIN(0, UNB(ga, 0));                                                    \
+        GIN(1, UNB(gb, 1));                                                    \
+        return 0;                                                              \
     }
-    return ok;
+
+#define BINARY(ID, name, fwd, keep, vjp, ga, gb, sample)                       \
+    gad_tensor *gad_##name(gad_tensor *a, gad_tensor *b) {                     \
+        return binary(#name, GAD_OP(ID), GAD_BK_##ID, a, b, KEEP_##keep);      \
+    }                                                                          \
+    GAD_EW_##vjp(BINARY_VJP(name, ga, gb))                                     \
+    int gad__sample_##name(gad_op_sample *s, gad_rng *r, int v) {              \
+        return binary_sample(s, r, v, GAD_OP_##ID, UNPACK sample);             \
+    }
+#include "elementwise.def"
+
+static gad_tensor *apply_binary(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    switch (s->i[0]) {
+#define BINARY(ID, name, ...)                                                  \
+    case GAD_OP_##ID: return gad_##name(in[0], in[1]);
+#include "elementwise.def"
+    default: return NULL;
+    }
+}
+
+static gad_tensor *apply_unary(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    gad_tensor *x = in[0];
+    double a = s->d[0], b = s->d[1];
+    (void)a, (void)b;
+    switch (s->i[0]) {
+#define UNARY(ID, name, args, ...)                                             \
+    case GAD_OP_##ID: return gad_##name(x ARGS_CALL_##args);
+#include "elementwise.def"
+    default: return NULL;
+    }
 }
