@@ -20,7 +20,7 @@
 #define GAD_BACKEND_H
 
 #include "gad_int.h"
-#include "cpu/cpu.h" /* the kernel ids: gad_ukernel, gad_bkernel, gad_gkernel */
+#include "backend/kernels.h"
 
 /* A HELIX block's tensors, in one array: the ten inputs (x, wa, wb, wo,
  * wf1, wf2, g1..g4), then the buffers the forward fills and the backward

@@ -389,6 +389,12 @@ int gad__need_i64(const char *op, const gad_tensor *index);
 gad_tensor *gad__sample_values(gad_rng *r, const int64_t *shape, int rank, double lo,
                                double hi, double away, double push);
 
+/* Move a sample's values (t: an f64 host tensor from gad__sample_values)
+ * off the points where an op has no derivative: each value within `within`
+ * of c0 or of c1 (every value when within is 0) moves `push` further from
+ * 0. */
+void gad__sample_move(gad_tensor *t, double c0, double c1, double within, double push);
+
 /* ---------------------------------------------------------------- threads */
 
 int gad__nthreads(void);

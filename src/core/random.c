@@ -178,3 +178,10 @@ gad_tensor *gad__sample_values(gad_rng *r, const int64_t *shape, int rank, doubl
     }
     return t;
 }
+
+void gad__sample_move(gad_tensor *t, double c0, double c1, double within, double push) {
+    double *p = gad__ptr(t);
+    for (int64_t i = 0; i < t->numel; i++)
+        if (within == 0 || fabs(p[i] - c0) < within || fabs(p[i] - c1) < within)
+            p[i] += p[i] > 0 ? push : -push;
+}

@@ -4,6 +4,7 @@
  * optimizers). Registers the CPU's hooks into core (GEMM's scratch trim and
  * BLAS thread count) before main. */
 #include "backend/backend.h"
+#include "cpu/cpu.h"
 #include "cpu/fused.h"
 #include "cpu/gemm.h"
 #include "cpu/optim.h"

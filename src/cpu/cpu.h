@@ -1,10 +1,12 @@
-/* cpu.h: CPU kernels. Plain loops over validated tensors: callers (src/ops)
- * check shapes and dtypes first; kernels never fail and never know about
- * gradients. Outputs are fresh contiguous tensors the caller allocated. */
+/* cpu.h: CPU kernels, the entries of the CPU's table (src/cpu/backend.c).
+ * Plain loops over validated tensors: the ops check shapes, dtypes and
+ * devices first; kernels never know about gradients. Outputs are fresh
+ * contiguous tensors the caller allocated. */
 #ifndef GAD_CPU_H
 #define GAD_CPU_H
 
 #include "gad_int.h"
+#include "backend/kernels.h"
 
 /* Compile a kernel for AVX-512 and AVX2 besides the baseline and pick one
  * when the program loads (GCC and clang on x86-64); elsewhere one version.
@@ -33,55 +35,19 @@ gad_vkernel gad__vk_gelu_f32(void);
 
 /* ---------------------------------------------------------- elementwise */
 
-/* The kernels of the elementwise ops and of their VJPs: one per row of
- * src/ops/elementwise.def, which gives each one's element expression.
- * GAD_EW_##vjp(...), vjp a row's field, keeps its arguments for a row whose
- * VJP is generated (AUTO) and drops them for one written by hand (HAND). */
-#define GAD_EW_AUTO(...) __VA_ARGS__
-#define GAD_EW_HAND(...)
-
-/* Unary kernels: y = f(x), one per UNARY and UKERNEL row. */
-typedef enum gad_ukernel {
-#define UNARY(ID, ...) GAD_UK_##ID,
-#define UKERNEL(ID, ...) GAD_UK_##ID,
-#include "ops/elementwise.def"
-    GAD_UK_COUNT_
-} gad_ukernel;
-
-/* The parameters a, b of the unary kernels (leaky_relu's slope, clamp's
- * bounds, the scalar of mul/add/pow_scalar). */
-typedef struct gad_uparams {
-    double a, b;
-} gad_uparams;
+/* The kernel ids and their parameters are the seam's (backend/kernels.h). */
 
 /* y (contiguous, x's shape and float dtype) = f(x), x any strides. */
 void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
                   const gad_uparams *p);
-
-/* Binary kernels: y = a op b with broadcasting, one per BINARY and BKERNEL
- * row. MAXIMUM and MINIMUM propagate NaN from either side. */
-typedef enum gad_bkernel {
-#define BINARY(ID, ...) GAD_BK_##ID,
-#define BKERNEL(ID, ...) GAD_BK_##ID,
-#include "ops/elementwise.def"
-    GAD_BK_COUNT_
-} gad_bkernel;
 
 /* y (contiguous, the broadcast shape) = a op b; a and b have y's float
  * dtype and broadcast to y's shape. */
 void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
                    gad_tensor *y);
 
-/* Fused first derivatives for VJPs: out = gy * f'(v), where v is what the
- * op saved (its input x or its output y), with the op's parameters; one
- * per UNARY row whose VJP is generated (AUTO). gy and v broadcast to out's
- * shape. One pass instead of the several ops the derivative would take. */
-typedef enum gad_gkernel {
-#define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, ...) GAD_EW_##vjp(GAD_GK_##ID,)
-#include "ops/elementwise.def"
-    GAD_GK_COUNT_
-} gad_gkernel;
-
+/* out (contiguous) = gy * f'(v) (kernels.h's gad_gkernel); gy and v
+ * broadcast to out's shape. */
 void gad__k_grad(gad_gkernel k, const gad_tensor *gy, const gad_tensor *v,
                  gad_tensor *out, const gad_uparams *p);
 

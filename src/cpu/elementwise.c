@@ -89,18 +89,18 @@ typedef void (*ukern)(int64_t n, const void *x, int64_t sx, void *y,
     DEF_UNARY(uk_##ID##_f32, float, fwd) DEF_UNARY(uk_##ID##_f64, double, fwd)
 #define UNARY(ID, name, args, pwords, save, fwd, ...) DEF_UNARY_BOTH(ID, fwd)
 #define UKERNEL(ID, fwd, cost) DEF_UNARY_BOTH(ID, fwd)
-#include "ops/elementwise.def"
+#include "backend/elementwise.def"
 
 static const ukern unary_table[GAD_UK_COUNT_][2] = {
 #define UNARY(ID, ...) [GAD_UK_##ID] = {uk_##ID##_f32, uk_##ID##_f64},
 #define UKERNEL(ID, ...) [GAD_UK_##ID] = {uk_##ID##_f32, uk_##ID##_f64},
-#include "ops/elementwise.def"
+#include "backend/elementwise.def"
 };
 
 static const bool unary_light[GAD_UK_COUNT_] = {
 #define UNARY(ID, name, args, pwords, save, fwd, cost, ...) [GAD_UK_##ID] = IS_LIGHT_##cost,
 #define UKERNEL(ID, fwd, cost) [GAD_UK_##ID] = IS_LIGHT_##cost,
-#include "ops/elementwise.def"
+#include "backend/elementwise.def"
 };
 
 /* ---------------------------------------------------- binary and gradient
@@ -158,24 +158,24 @@ typedef void (*bkern)(int64_t, const void *, int64_t, const void *, int64_t, voi
 #define BKERNEL(ID, fwd) DEF_BINARY_BOTH(ID, fwd)
 #define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, grad, ...)         \
     GAD_EW_##vjp(DEF_GRAD_BOTH(ID, SAVED_##save, grad))
-#include "ops/elementwise.def"
+#include "backend/elementwise.def"
 
 static const bkern binary_table[GAD_BK_COUNT_][2] = {
 #define BINARY(ID, ...) [GAD_BK_##ID] = {bk_##ID##_f32, bk_##ID##_f64},
 #define BKERNEL(ID, ...) [GAD_BK_##ID] = {bk_##ID##_f32, bk_##ID##_f64},
-#include "ops/elementwise.def"
+#include "backend/elementwise.def"
 };
 
 static const bkern grad_table[GAD_GK_COUNT_][2] = {
 #define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, ...)               \
     GAD_EW_##vjp([GAD_GK_##ID] = {gk_##ID##_f32, gk_##ID##_f64},)
-#include "ops/elementwise.def"
+#include "backend/elementwise.def"
 };
 
 static const bool grad_light[GAD_GK_COUNT_] = {
 #define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, grad, gcost, ...)  \
     GAD_EW_##vjp([GAD_GK_##ID] = IS_LIGHT_##gcost,)
-#include "ops/elementwise.def"
+#include "backend/elementwise.def"
 };
 
 /* ---------------------------------------------------------------- drivers */

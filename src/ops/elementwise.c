@@ -49,7 +49,7 @@ static gad_tensor *binary(const char *op, const gad_op_info *info, int id,
         y = gad__tensor_new(op, a->dev, a->dtype, shape, rank);
     }
     if (!y) return NULL;
-    gad__k_binary(k, a, b, y);
+    GAD_BE(a)->binary(k, a, b, y);
     gad_tensor *in[2] = {a, b}, *save[2] = {NULL, NULL};
     bool ga = a->node != NULL, gb = b->node != NULL;
     if (keep == KEEP_BOTH || (keep == KEEP_CROSS && gb) || (keep == KEEP_QUOT && gb)) save[0] = a;
@@ -96,7 +96,7 @@ static gad_tensor *unary(const char *op, const gad_op_info *info, int id,
     gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;
     gad_uparams p = {pa, pb};
-    gad__k_unary(k, x, y, &p);
+    GAD_BE(x)->unary(k, x, y, &p);
     gad_tensor *s = save == SAVE_X ? x : y;
     y = gad__track(y, info, id, &x, 1, &s, save != SAVE_NONE);
     if (y && y->node) { /* the parameters the op keeps (ops.def) */
@@ -111,7 +111,7 @@ static gad_tensor *grad_kernel(gad_gkernel k, gad_tensor *gy, gad_tensor *v, dou
     gad_tensor *out = gad__tensor_like("vjp", v);
     if (!out) return NULL;
     gad_uparams p = {a, b};
-    gad__k_grad(k, gy, v, out, &p);
+    GAD_BE(v)->grad(k, gy, v, out, &p);
     return gad__own(out);
 }
 
@@ -170,18 +170,13 @@ typedef void (*sample_fix)(gad_op_sample *s);
 /* maximum/minimum: a in [-3.1, -1.1) u [1.1, 3.1), b in [-0.9, 0.9): at
  * least 0.2 apart, so finite differences do not straddle a switch */
 static void apart(gad_op_sample *s) {
-    gad_tensor *a = s->in[0];
-    double *p = gad__ptr(a);
-    for (int64_t i = 0; i < a->numel; i++) p[i] = p[i] < 0 ? p[i] - 1.1 : p[i] + 1.1;
+    gad__sample_move(s->in[0], 0, 0, 0, 1.1);
 }
 
 /* clamp: values within 0.1 of a bound move 0.25 away from 0 (past the
  * bound when it is +-1, as the sample's are) */
 static void off_bounds(gad_op_sample *s) {
-    double *p = gad__ptr(s->in[0]);
-    for (int64_t i = 0; i < s->in[0]->numel; i++)
-        if (fabs(p[i] - s->d[0]) < 0.1 || fabs(p[i] - s->d[1]) < 0.1)
-            p[i] += p[i] > 0 ? 0.25 : -0.25;
+    gad__sample_move(s->in[0], s->d[0], s->d[1], 0.1, 0.25);
 }
 
 /* Shape pairs every binary op is checked on: equal, broadcast both ways,
@@ -347,7 +342,7 @@ static int unary_sample(gad_op_sample *s, gad_rng *r, int variant, int op,
     int gad__sample_##name(gad_op_sample *s, gad_rng *r, int v) {              \
         return binary_sample(s, r, v, GAD_OP_##ID, UNPACK sample);             \
     }
-#include "elementwise.def"
+#include "backend/elementwise.def"
 
 static gad_tensor *apply_binary(void *self, gad_tensor *const *in, int n) {
     gad_op_sample *s = self;
@@ -355,7 +350,7 @@ static gad_tensor *apply_binary(void *self, gad_tensor *const *in, int n) {
     switch (s->i[0]) {
 #define BINARY(ID, name, ...)                                                  \
     case GAD_OP_##ID: return gad_##name(in[0], in[1]);
-#include "elementwise.def"
+#include "backend/elementwise.def"
     default: return NULL;
     }
 }
@@ -369,7 +364,7 @@ static gad_tensor *apply_unary(void *self, gad_tensor *const *in, int n) {
     switch (s->i[0]) {
 #define UNARY(ID, name, args, ...)                                             \
     case GAD_OP_##ID: return gad_##name(x ARGS_CALL_##args);
-#include "elementwise.def"
+#include "backend/elementwise.def"
     default: return NULL;
     }
 }
