@@ -210,7 +210,11 @@ static _Thread_local size_t gemm_scratch_cap;
 /* At least n bytes of this thread's scratch (64-byte aligned), or NULL. The
  * packing buffers of every worker thread of one call are carved out of the
  * calling thread's block, so only the caller of a call owns scratch. */
+static _Thread_local void *gemm_lent; /* gad__gemm_lend_scratch's buffer */
+static _Thread_local size_t gemm_lent_cap;
+
 static void *gemm_scratch_get(size_t n) {
+    if (gemm_lent) return n <= gemm_lent_cap ? gemm_lent : NULL;
     if (n <= gemm_scratch_cap) return gemm_scratch;
     gad__free(gemm_scratch, gemm_scratch_cap);
     gemm_scratch = NULL;
@@ -221,6 +225,11 @@ static void *gemm_scratch_get(size_t n) {
     gemm_scratch = p;
     gemm_scratch_cap = cap;
     return p;
+}
+
+void gad__gemm_lend_scratch(void *buf, size_t n) {
+    gemm_lent = buf;
+    gemm_lent_cap = buf ? n : 0;
 }
 
 void gad__gemm_release_scratch(void) {
@@ -350,6 +359,12 @@ int gad__dgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
                         beta, C, ldc);
     if (GAD_UNLIKELY(gad__pool_worker())) gad__gemm_release_scratch();
     return rc;
+}
+
+size_t gad__gemm_scratch_bytes(int f64, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                               int64_t lda, int64_t ldb) {
+    return f64 ? gemm_d_scratch_one(gemm_ddesc_get(), ta, tb, M, N, K, lda, ldb)
+               : gemm_s_scratch_one(gemm_sdesc_get(), ta, tb, M, N, K, lda, ldb);
 }
 
 /* For tests only (not in gemm.h): when on, gad__sgemm/gad__dgemm send every

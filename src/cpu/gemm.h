@@ -22,6 +22,7 @@
 #ifndef GAD_GEMM_H
 #define GAD_GEMM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 int gad__sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
@@ -43,6 +44,16 @@ int gad__dgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
 /* Give this thread's packing buffers back to the allocator (called by
  * gad_cache_trim and at thread exit). */
 void gad__gemm_release_scratch(void);
+
+/* For products spread over gad's workers by a caller (src/cpu/matmul.c):
+ * the bytes of packing buffer one call of the built-in kernel with these
+ * arguments takes on one thread (0 for none), and a buffer the caller lends
+ * to the calling thread's GEMMs until it lends NULL: they pack into it
+ * instead of allocating (and fail, -1, if it is too small), so that every
+ * allocation of a step is the caller's, made with its allocator. */
+size_t gad__gemm_scratch_bytes(int f64, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                               int64_t lda, int64_t ldb);
+void gad__gemm_lend_scratch(void *buf, size_t n);
 
 /* Tell the BLAS library how many threads it may use (called when gad's thread
  * count changes, so that BLAS and gad's OpenMP loops do not oversubscribe). */

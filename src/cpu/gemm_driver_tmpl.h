@@ -422,6 +422,26 @@ static int GT_FN(run_ftz)(const GT_DESC *kd, int ta, int tb, int64_t M,
     return 0;
 }
 
+/* The bytes of packing buffer a call with these arguments takes on one
+ * thread (a worker of gad's pool, where gemm_threads gives 1): the choice
+ * of path above, without running it. */
+static size_t GT_FN(scratch_one)(const GT_DESC *kd, int ta, int tb, int64_t M, int64_t N,
+                                 int64_t K, int64_t lda, int64_t ldb) {
+    if (M <= 0 || N <= 0 || K <= 0) return 0;
+    int small = !atomic_load_explicit(&gemm_small_off, memory_order_relaxed);
+    if (small && kd->dot && (M <= 4 || N <= 4) &&
+        (!ta || (M == 1 && lda == 1)) && (tb || (N == 1 && ldb == 1)))
+        return 0;
+    const int mr = kd->mr, nr = kd->nr;
+    int64_t mt = gemm_cdiv(M, mr), ntl = gemm_cdiv(N, nr);
+    if (small && kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT)))
+        return tb ? (size_t)(ntl * nr * K) * sizeof(GT) : 0;
+    int64_t kc = gemm_kc(K, kd->kc);
+    int64_t rows = gemm_min(kd->mcb, mt * mr), cols = gemm_min(kd->ncb, ntl * nr);
+    return gemm_round64((size_t)(rows * kc) * sizeof(GT)) +
+           gemm_round64((size_t)(cols * kc) * sizeof(GT));
+}
+
 /* The calling thread runs with FTZ and DAZ too (the parallel parts set
  * them on each thread of the team). */
 static int GT_FN(run)(const GT_DESC *kd, int ta, int tb, int64_t M, int64_t N,

@@ -69,6 +69,48 @@ static void mm_batches(void *vc, int64_t lo, int64_t hi) {
     }
 }
 
+/* Small matrices: the batch entries spread over gad's threads, each
+ * thread's products packing into its part of one buffer the caller
+ * allocates (gad__gemm_lend_scratch): no worker allocates. */
+typedef struct mm_team {
+    mm_ctx *c;
+    char *buf;
+    size_t per;
+    int64_t nbatch;
+    atomic_llong next;
+} mm_team;
+
+static void mm_part(void *arg, int t, int nt) {
+    mm_team *team = arg;
+    (void)nt;
+    if (team->per) gad__gemm_lend_scratch(team->buf + (size_t)t * team->per, team->per);
+    for (;;) {
+        int64_t k = atomic_fetch_add_explicit(&team->next, 1, memory_order_relaxed);
+        if (k >= team->nbatch) break;
+        mm_batches(team->c, k, k + 1);
+    }
+    if (team->per) gad__gemm_lend_scratch(NULL, 0);
+}
+
+static void mm_spread(mm_ctx *c, int64_t nbatch) {
+    int nt = gad__nthreads();
+    if (nt > nbatch) nt = (int)nbatch;
+    if (nt <= 1 || gad__pool_nested()) {
+        mm_batches(c, 0, nbatch);
+        return;
+    }
+    size_t per = gad__gemm_scratch_bytes(c->dtype == GAD_F64, c->a.trans, c->b.trans, c->M,
+                                         c->N, c->K, c->a.ld, c->b.ld);
+    per = (per + GAD_ALIGN - 1) & ~(size_t)(GAD_ALIGN - 1);
+    mm_team team = {c, NULL, per, nbatch, 0};
+    if (per && !(team.buf = gad__alloc(per * (size_t)nt))) {
+        mm_batches(c, 0, nbatch); /* one thread, its own buffer */
+        return;
+    }
+    gad__pool_run(nt, mm_part, &team);
+    gad__free(team.buf, per * (size_t)nt);
+}
+
 int gad__k_matmul(const char *op, const gad_tensor *a, const gad_tensor *b, gad_tensor *y,
                   int a1, int b1) {
     if (y->numel == 0) return 0;
@@ -124,8 +166,7 @@ int gad__k_matmul(const char *op, const gad_tensor *a, const gad_tensor *b, gad_
         if (one_gemm(&c, c.a.base, c.b.base, c.y)) atomic_store(&c.failed, 1);
         c.M = m;
     } else if (nbatch > 1 && (double)M * (double)N * (double)K < 2097152.0) {
-        /* small matrices: one thread per group of batch entries */
-        gad__parallel_for(nbatch, 1, mm_batches, &c);
+        mm_spread(&c, nbatch);
     } else {
         mm_batches(&c, 0, nbatch);
     }
