@@ -336,7 +336,7 @@ TEST(engine_checks_what_a_vjp_fills) {
     gad_tensor *x = gad_requires_grad(gad_ones((int64_t[]){2, 2}, 2, GAD_F32));
     gad_tensor *y = gad__tensor_like("bad_op", x);
     gad__fill(y, 1);
-    y = gad__own(gad__track(y, &bad, 0, &x, 1, NULL, 0));
+    y = gad__own(gad__track(y, &bad, &x, 1, NULL, 0));
     gad_tensor *g;
     CHECK(gad_grad(gad_sum_all(y), &x, 1, &g) == GAD_ERR_DOMAIN);
     CHECK_DEV_ERR(GAD_ERR_DOMAIN, "bad_op", "internal error");

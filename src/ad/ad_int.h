@@ -47,7 +47,7 @@ struct gad_node {
     uint64_t visit;       /* the walk that last saw this node (boundaries) */
     uint32_t level;       /* 0 for a leaf, else 1 + the parents' largest */
     uint16_t nparents;
-    uint16_t op;
+    uint8_t dev;             /* the output's device */
     uint8_t nsaved;
     uint8_t out_saved;       /* bit i: saved[i] is this node's own output */
     uint8_t dtype, rank;
@@ -71,7 +71,7 @@ static inline double gad__node_d(const gad_node *n, int k) {
 /* A new node with refs = 1, room for nparents parents and nsaved saved
  * tensors (all NULL), a shape of `rank` (unset) and pwords parameters
  * (zero). NULL on a memory error (nothing recorded). */
-gad_node *gad__node_new(int op, int nparents, int nsaved, int rank, int pwords);
+gad_node *gad__node_new(int nparents, int nsaved, int rank, int pwords);
 
 void gad__node_release(gad_node *n);
 
@@ -95,7 +95,7 @@ static inline bool gad__tracks(gad_tensor *const *in, int n) {
  * node, to be re-attached by gad__saved). Returns y; on a memory error y is
  * released and NULL returned. Set the node's parameters afterwards through
  * y->node when it is not NULL. */
-gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info, int op,
+gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info,
                        gad_tensor *const *in, int n, gad_tensor *const *save,
                        int nsave);
 

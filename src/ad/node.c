@@ -16,7 +16,7 @@ static size_t class_size(int c) {
     return sizeof(gad_node) + (size_t)class_words[c] * sizeof(int64_t);
 }
 
-gad_node *gad__node_new(int op, int nparents, int nsaved, int rank, int pwords) {
+gad_node *gad__node_new(int nparents, int nsaved, int rank, int pwords) {
     int c = 0;
     while (c < NODE_CLASSES - 1 && rank + pwords > class_words[c]) c++;
     size_t size = class_size(c);
@@ -38,7 +38,6 @@ gad_node *gad__node_new(int op, int nparents, int nsaved, int rank, int pwords) 
     *n = (gad_node){0}; /* inline stores, not a call for a size known only here */
     for (int i = rank; i < rank + pwords; i++) n->shape[i] = 0;
     atomic_init(&n->refs, 1);
-    n->op = (uint16_t)op;
     n->rank = (uint8_t)rank;
     n->pwords = (uint8_t)pwords;
     n->sclass = (uint8_t)c;

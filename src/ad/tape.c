@@ -21,14 +21,15 @@ static gad_tensor *alias_of(const char *op, gad_tensor *t, bool with_node) {
     return a;
 }
 
-gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info, int op,
+gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info,
                        gad_tensor *const *in, int n, gad_tensor *const *save,
                        int nsave) {
     if (!y || !gad__tracks(in, n)) return y;
-    gad_node *nd = gad__node_new(op, n, nsave, y->rank, info->pwords);
+    gad_node *nd = gad__node_new(n, nsave, y->rank, info->pwords);
     if (!nd) goto nomem;
     nd->info = info;
     nd->dtype = y->dtype;
+    nd->dev = y->dev;
     for (int d = 0; d < y->rank; d++) nd->shape[d] = y->shape[d]; /* no rep movs */
     uint32_t level = 0;
     for (int i = 0; i < n; i++) {
@@ -69,9 +70,10 @@ gad_tensor *gad_requires_grad(gad_tensor *t) {
     if (!t) return gad__null_arg("requires_grad");
     if (gad__need_float("requires_grad", t)) return NULL;
     if (t->node) return t;
-    gad_node *leaf = gad__node_new(0, 0, 0, t->rank, 0);
+    gad_node *leaf = gad__node_new(0, 0, t->rank, 0);
     if (!leaf) return gad__err(GAD_ERR_MEMORY, "requires_grad", "cannot allocate a leaf");
     leaf->dtype = t->dtype;
+    leaf->dev = t->dev;
     memcpy(leaf->shape, t->shape, (size_t)t->rank * sizeof *leaf->shape);
     t->node = leaf;
     return t;

@@ -125,9 +125,11 @@ static GAD_COLD int vjp_mismatch(const gad_node *n, int i, const gad_tensor *g) 
                  "internal error: the VJP gave input %d, which needs none, a gradient", i);
     else
         gad__err(GAD_ERR_DOMAIN, n->info->name,
-                 "internal error: the VJP gave input %d a gradient %s %s for an input %s %s",
+                 "internal error: the VJP gave input %d a gradient %s %s on %s for an input %s "
+                 "%s on %s",
                  i, gad_dtype_name((gad_dtype_t)g->dtype), gad__shape_str(b1, g->shape, g->rank),
-                 gad_dtype_name((gad_dtype_t)p->dtype), gad__shape_str(b2, p->shape, p->rank));
+                 gad__device_name(g->dev), gad_dtype_name((gad_dtype_t)p->dtype),
+                 gad__shape_str(b2, p->shape, p->rank), gad__device_name(p->dev));
     return -1;
 }
 
@@ -136,7 +138,7 @@ static int check_vjp(const gad_node *n, const bool *need, gad_tensor *const *gin
         const gad_tensor *g = gin[i];
         if (!g) continue;
         const gad_node *p = n->parents[i];
-        if (GAD_UNLIKELY(!need[i] || g->dtype != p->dtype ||
+        if (GAD_UNLIKELY(!need[i] || g->dtype != p->dtype || g->dev != p->dev ||
                          !gad__same_shape(g->shape, g->rank, p->shape, p->rank)))
             return vjp_mismatch(n, i, g);
     }

@@ -32,8 +32,7 @@ static gad_tensor *saved_in(gad_node *n, int i) {
  * minimum). */
 enum { KEEP_NONE, KEEP_CROSS, KEEP_QUOT, KEEP_BOTH };
 
-static gad_tensor *binary(const char *op, const gad_op_info *info, int id,
-                          gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
+static gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
     if (!a || !b) return gad__null_arg(op);
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
     if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
@@ -54,7 +53,7 @@ static gad_tensor *binary(const char *op, const gad_op_info *info, int id,
     bool ga = a->node != NULL, gb = b->node != NULL;
     if (keep == KEEP_BOTH || (keep == KEEP_CROSS && gb) || (keep == KEEP_QUOT && gb)) save[0] = a;
     if (keep == KEEP_BOTH || (keep == KEEP_CROSS && ga) || keep == KEEP_QUOT) save[1] = b;
-    return gad__own(gad__track(y, info, id, in, 2, save, keep == KEEP_NONE ? 0 : 2));
+    return gad__own(gad__track(y, info, in, 2, save, keep == KEEP_NONE ? 0 : 2));
 }
 
 /* d(a/b) = da/b - a db/b^2 */
@@ -88,8 +87,7 @@ int gad__vjp_minimum(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor *
 /* What a unary op's VJP needs saved (the rows' save). */
 enum { SAVE_NONE, SAVE_X, SAVE_Y };
 
-static gad_tensor *unary(const char *op, const gad_op_info *info, int id,
-                         gad_ukernel k, gad_tensor *x, double pa, double pb,
+static gad_tensor *unary(const char *op, const gad_op_info *info, gad_ukernel k, gad_tensor *x, double pa, double pb,
                          int save) {
     GAD_NEED(op, x);
     if (gad__need_float(op, x)) return NULL;
@@ -98,7 +96,7 @@ static gad_tensor *unary(const char *op, const gad_op_info *info, int id,
     gad_uparams p = {pa, pb};
     GAD_BE(x)->unary(k, x, y, &p);
     gad_tensor *s = save == SAVE_X ? x : y;
-    y = gad__track(y, info, id, &x, 1, &s, save != SAVE_NONE);
+    y = gad__track(y, info, &x, 1, &s, save != SAVE_NONE);
     if (y && y->node) { /* the parameters the op keeps (ops.def) */
         double pv[2] = {pa, pb};
         for (int i = 0; i < y->node->pwords; i++) GAD_NP(y->node)->d[i] = pv[i];

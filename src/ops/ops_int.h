@@ -44,7 +44,8 @@ typedef struct gad_op_entry {
 
 extern const gad_op_entry gad__ops[GAD_OP_COUNT_];
 
-#define GAD_OP(ID) (&gad__ops[GAD_OP_##ID].info), GAD_OP_##ID
+/* What gad__track needs of op ID: its entry's gad_op_info. */
+#define GAD_OP(ID) (&gad__ops[GAD_OP_##ID].info)
 
 #define X(ID, name, family, pwords)                                            \
     int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
