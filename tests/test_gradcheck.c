@@ -122,6 +122,68 @@ TEST(every_op_passes_gradcheck) {
     gad_rng_free(rng);
 }
 
+/* Every op's VJP has two paths: a fused first-order one (grad mode off, as
+ * the engine runs VJPs without create_graph) and one built from tracked ops
+ * (GAD_CREATE_GRAPH, whose results are differentiable again). gradgradcheck
+ * checks the second against its own derivative only; here both must give
+ * the same first derivatives, so that a wrong create_graph derivative (an
+ * elementwise row's dexpr, a fused op's composition) is caught. */
+TEST(create_graph_gradients_equal_plain_ones) {
+    gad_rng *rng = gad_rng_new(2025);
+    int checked = 0;
+    for (int op = 1; op < GAD_OP_COUNT_; op++) {
+        const gad_op_entry *e = &gad__ops[op];
+        for (int v = 0;; v++) {
+            gad_scope_begin();
+            gad_op_sample s;
+            memset(&s, 0, sizeof s);
+            if (!e->sample(&s, rng, v)) {
+                gad_scope_end();
+                break;
+            }
+            gad_tensor *leaves[12], *g1[12], *g2[12];
+            int nl = 0;
+            for (int i = 0; i < s.n; i++)
+                if (is_float_leaf(s.in[i])) leaves[nl++] = s.in[i];
+            gad_tensor *y = s.apply(&s, s.in, s.n);
+            if (!y || nl == 0 || !gad_is_tracked(y)) {
+                gad_clear_error();
+                gad_scope_end();
+                continue;
+            }
+            /* a projection, so that every output element has a weight */
+            gad_tensor *w = gad_rng_uniform_tensor(rng, gad_shape(y), gad_rank(y), gad_dtype(y),
+                                                   0.5, 1.5);
+            gad_tensor *L = gad_sum_all(gad_mul(y, w));
+            gad_status a = gad_grad_ex(L, NULL, leaves, nl, g1, 0);
+            gad_status b = gad_grad_ex(L, NULL, leaves, nl, g2, GAD_CREATE_GRAPH);
+            CHECK_MSG(a == GAD_OK && b == GAD_OK, "%s %s: %s", e->info.name, s.what,
+                      gad_last_error() ? gad_last_error()->text : "");
+            for (int q = 0; a == GAD_OK && b == GAD_OK && q < nl; q++) {
+                static double x1[4096], x2[4096];
+                int64_t k = gad_numel(g1[q]);
+                if (k > 4096 || gad_read_f64(g1[q], x1, 4096) || gad_read_f64(g2[q], x2, 4096))
+                    continue;
+                double tol = gad_dtype(g1[q]) == GAD_F32 ? 1e-5 : 1e-10;
+                for (int64_t j = 0; j < k; j++) {
+                    double d = fabs(x1[j] - x2[j]), m = fabs(x1[j]) > 1 ? fabs(x1[j]) : 1;
+                    if (!(d <= tol * m)) {
+                        CHECK_MSG(0, "%s %s: input %d element %lld: plain %.17g, create_graph %.17g",
+                                  e->info.name, s.what, q, (long long)j, x1[j], x2[j]);
+                        break;
+                    }
+                }
+            }
+            checked++;
+            gad_clear_error();
+            gad_scope_end();
+        }
+    }
+    printf("  %d samples: create_graph first derivatives equal the fused ones\n", checked);
+    CHECK(checked > 200);
+    gad_rng_free(rng);
+}
+
 /* Composite ops record the nodes of the ops they are made of; check them
  * (and the view ops that share a registry entry) as functions too. */
 static gad_tensor *composite(void *ctx, gad_tensor *const *in, int n) {
@@ -203,6 +265,7 @@ TEST(gradcheck_reports_the_worst_element) {
 }
 
 int main(void) {
+    RUN(create_graph_gradients_equal_plain_ones);
     RUN(every_op_passes_gradcheck);
     RUN(composites_pass_gradcheck);
     RUN(gradcheck_reports_the_worst_element);
