@@ -133,7 +133,7 @@ size_t gad_dtype_size(gad_dtype_t dtype);
     X(GAD_ERR_MEMORY, "memory")           /* an allocation failed */           \
     X(GAD_ERR_IO, "io")                   /* a file operation failed */        \
     X(GAD_ERR_FORMAT, "format")           /* a malformed file */           \
-    X(GAD_ERR_DEVICE, "device")           /* inputs on different devices */
+    X(GAD_ERR_DEVICE, "device")           /* on two devices, or not on host */
 
 typedef enum gad_status {
 #define GAD_STATUS_ENUM_(code, name) code,
@@ -398,7 +398,10 @@ gad_status gad_read_f64(gad_tensor *t, double *dst, size_t n);
 gad_status gad_read_i64(gad_tensor *t, int64_t *dst, size_t n);
 
 /* Read-only pointer to the elements of a contiguous tensor (a shape error and
- * NULL otherwise; call gad_contiguous first). Valid while t is alive. */
+ * NULL otherwise; call gad_contiguous first). Valid while t is alive. The
+ * elements of a tensor that lives on a device other than the CPU are not in
+ * host memory: gad_data and gad_data_mut give NULL and a device error for
+ * it (gad_read_* and gad_item copy them to the host). */
 const void *gad_data(gad_tensor *t);
 
 /* Make t's storage private to t (copy-on-write: copy it if it is shared or
