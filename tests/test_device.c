@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "gad_int.h"
 #include "ops/ops_int.h"
+#include "test_registry.h"
 
 #include <stdlib.h>
 
@@ -138,13 +139,8 @@ TEST(every_op_runs_on_the_device) {
         const gad_op_entry *e = &gad__ops[op];
         int mine = 0;
         for (int v = 0;; v++) {
-            gad_scope_begin();
             gad_op_sample s;
-            memset(&s, 0, sizeof s);
-            if (!e->sample(&s, rng, v)) {
-                gad_scope_end();
-                break;
-            }
+            if (!test_sample(op, rng, v, &s)) break;
             mine++;
             /* on the CPU */
             gad_tensor *y = s.apply(&s, s.in, s.n);

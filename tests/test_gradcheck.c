@@ -10,6 +10,7 @@
 
 #include "gad_int.h"
 #include "ops/ops_int.h"
+#include "test_registry.h"
 
 enum { CONTIGUOUS, TRANSPOSED, STRIDED, BROADCAST, NLAYOUTS };
 static const char *layout_name[] = {"contiguous", "transposed", "strided", "broadcast"};
@@ -66,11 +67,8 @@ TEST(every_op_passes_gradcheck) {
         const gad_op_entry *e = &gad__ops[op];
         int cases = 0;
         for (int v = 0;; v++) {
-            gad_scope_begin();
             gad_op_sample s;
-            memset(&s, 0, sizeof s);
-            if (!e->sample(&s, rng, v)) {
-                gad_scope_end();
+            if (!test_sample(op, rng, v, &s)) {
                 CHECK_OK();
                 break;
             }
@@ -134,13 +132,8 @@ TEST(create_graph_gradients_equal_plain_ones) {
     for (int op = 1; op < GAD_OP_COUNT_; op++) {
         const gad_op_entry *e = &gad__ops[op];
         for (int v = 0;; v++) {
-            gad_scope_begin();
             gad_op_sample s;
-            memset(&s, 0, sizeof s);
-            if (!e->sample(&s, rng, v)) {
-                gad_scope_end();
-                break;
-            }
+            if (!test_sample(op, rng, v, &s)) break;
             gad_tensor *leaves[12], *g1[12], *g2[12];
             int nl = 0;
             for (int i = 0; i < s.n; i++)
