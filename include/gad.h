@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gad.h: the whole public API of gad, a C11 tensor library with eager
  * reverse-mode automatic differentiation. This header is the manual.
