@@ -69,6 +69,12 @@
  *
  * Axes are ints and may be negative (counted from the end). Shapes and
  * indices are int64_t. "n" below is the element count of a tensor.
+ *
+ * C++: this header compiles as C++11 or later (its declarations are
+ * extern "C"; GAD_ALL, GAD_RANGE and GAD_RANGE_STEP have C++ forms). C's
+ * compound literals, (int64_t[]){4} or &(gad_adamw_opts){.lr = 1e-3}, are
+ * not C++: name the array or the struct, or use gad.hpp, a header-only
+ * C++ layer (scope guards, operators, shapes as braced lists, exceptions).
  * ---------------------------------------------------------------------------
  */
 #ifndef GAD_H
@@ -492,9 +498,20 @@ gad_tensor *gad_swapaxes(gad_tensor *t, int axis0, int axis1);
 typedef struct gad_range {
     int64_t start, end, step;
 } gad_range;
+#ifndef __cplusplus
 #define GAD_ALL ((gad_range){GAD_NIL, GAD_NIL, GAD_NIL})
 #define GAD_RANGE(s, e) ((gad_range){(s), (e), GAD_NIL})
 #define GAD_RANGE_STEP(s, e, st) ((gad_range){(s), (e), (st)})
+#else
+/* C++ has no compound literals: the same values as a braced temporary, each
+ * bound converted to int64_t as the C initializer converts it. */
+#define GAD_ALL (gad_range{GAD_NIL, GAD_NIL, GAD_NIL})
+#define GAD_RANGE(s, e)                                                        \
+    (gad_range{static_cast<int64_t>(s), static_cast<int64_t>(e), GAD_NIL})
+#define GAD_RANGE_STEP(s, e, st)                                               \
+    (gad_range{static_cast<int64_t>(s), static_cast<int64_t>(e),              \
+               static_cast<int64_t>(st)})
+#endif
 
 /* Slice the first n axes by ranges (the rest are whole), exactly as Python
  * slices a list per axis: step 0 is an index error; negative start/end count

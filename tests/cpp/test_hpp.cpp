@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+// What gad.hpp computes: its operators against the C functions they stand
+// for (the same bits), the braced-list wrappers, that gad::scope,
+// gad::owned and the scalar operators leave no tensor behind, and its two
+// error modes: built as test_cpp_hpp_exceptions (gad::check throws
+// gad::error) and test_cpp_hpp_status (GAD_HPP_NO_EXCEPTIONS: NULL and the
+// thread's error, as in C).
+#include "gad.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+static int failures = 0;
+#define CHECK(c)                                                               \
+    do {                                                                       \
+        if (!(c)) {                                                            \
+            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__,        \
+                         __LINE__, #c);                                        \
+            failures++;                                                        \
+        }                                                                      \
+    } while (0)
+
+static int64_t live() {
+    gad_mem_stats s;
+    gad_mem_stats_get(&s);
+    return s.live_tensors;
+}
+
+// t's values equal those of the C expression's result, bit for bit.
+static bool same(gad_tensor *t, gad_tensor *ref) {
+    if (!t || !ref || gad_numel(t) != gad_numel(ref) || gad_rank(t) != gad_rank(ref))
+        return false;
+    for (int i = 0; i < gad_rank(t); i++)
+        if (gad_shape(t)[i] != gad_shape(ref)[i]) return false;
+    float a[64], b[64];
+    if (gad_numel(t) > 64 || gad_read_f32(t, a, 64) != GAD_OK ||
+        gad_read_f32(ref, b, 64) != GAD_OK)
+        return false;
+    return std::memcmp(a, b, sizeof(float) * static_cast<size_t>(gad_numel(t))) == 0;
+}
+
+static bool has_shape(gad_tensor *t, gad::shape s) {
+    if (!t || gad_rank(t) != static_cast<int>(s.size())) return false;
+    int i = 0;
+    for (int64_t d : s)
+        if (gad_shape(t)[i++] != d) return false;
+    return true;
+}
+
+static const float av[] = {1, 2, 3, 4, 5, 6};
+
+static void operators_and_lists() {
+    gad::scope s;
+    gad::tensor a = gad::from_f32(av, {2, 3});
+    CHECK(a.rank() == 2 && a.numel() == 6 && a.dtype() == GAD_F32);
+    const float bv[] = {2, 4, 8};
+    gad::tensor b = gad::from_f32(bv, {3});
+    CHECK(same(a + b, gad_add(a, b)));
+    CHECK(same(a - b, gad_sub(a, b)));
+    CHECK(same(a * b, gad_mul(a, b)));
+    CHECK(same(a / b, gad_div(a, b)));
+    CHECK(same(-a, gad_neg(a)));
+    CHECK(same(a + 0.5, gad_add_scalar(a, 0.5)));
+    CHECK(same(0.5 + a, gad_add_scalar(a, 0.5)));
+    CHECK(same(a - 0.5, gad_sub(a, gad_scalar_f32(0.5f))));
+    CHECK(same(0.5 - a, gad_sub(gad_scalar_f32(0.5f), a)));
+    CHECK(same(a * 3.0, gad_mul_scalar(a, 3)));
+    CHECK(same(3.0 * a, gad_mul_scalar(a, 3)));
+    CHECK(same(a / 3.0, gad_div(a, gad_scalar_f32(3))));
+    CHECK(same(3.0 / a, gad_div(gad_scalar_f32(3), a)));
+    CHECK(same(a * 2 + 1, gad_add_scalar(gad_mul_scalar(a, 2), 1))); // int literals
+    gad_tensor *raw = b;                        // a raw pointer on either side
+    CHECK(same(a - raw, gad_sub(a, b)) && same(raw - a, gad_sub(b, a)));
+    CHECK(same(raw * a, gad_mul(b, a)));
+    const double dv[] = {1, 2};
+    gad::tensor d = gad::from_f64(dv, {2});
+    CHECK((d / 3.0).dtype() == GAD_F64); // the scalar takes the tensor's dtype
+    const int64_t iv[] = {0, 1};
+    CHECK(gad::from_i64(iv, {2}).dtype() == GAD_I64);
+
+    CHECK(has_shape(gad::zeros({2, 3}), {2, 3}));
+    CHECK(gad::ones({2}, GAD_F64).dtype() == GAD_F64);
+    const int64_t two_shape[] = {2};
+    CHECK(same(gad::full({2}, GAD_F32, 7), gad_full(two_shape, 1, GAD_F32, 7)));
+    CHECK(gad::full({}, GAD_F32, 7).item() == 7); // {} is rank 0
+    CHECK(!same(a, a + 1.0));                      // same() can tell
+    CHECK(has_shape(gad::randn({4, 1}, 3), {4, 1}));
+    CHECK(has_shape(gad::reshape(a, {3, -1}), {3, 2}));
+    CHECK(has_shape(gad::view(a, {6}), {6}));
+    CHECK(has_shape(gad::broadcast_to(b, {4, 3}), {4, 3}));
+    const int perm[] = {1, 0};
+    CHECK(same(gad::permute(a, {1, 0}), gad_permute(a, perm, 2)));
+    const int ax0[] = {0}, axl[] = {-1};
+    CHECK(same(gad::sum(a, {0}), gad_sum(a, ax0, 1, 0)));
+    CHECK(same(gad::mean(a, {-1}, true), gad_mean(a, axl, 1, 1)));
+    CHECK(has_shape(gad::mean(a, {-1}, true), {2, 1}));
+    CHECK(same(gad::variance(a, {0}), gad_variance(a, ax0, 1, 0)));
+    CHECK(same(gad::stddev(a, {0}), gad_stddev(a, ax0, 1, 0)));
+    const gad_range r[] = {GAD_ALL, GAD_RANGE_STEP(GAD_NIL, GAD_NIL, -2)};
+    CHECK(same(gad::slice(a, {gad::all(), gad::range(gad::nil, gad::nil, -2)}),
+               gad_slice(a, r, 2)));
+    CHECK(has_shape(gad::slice(a, {gad::range(1, 2)}), {1, 3}));
+    gad_tensor *two[] = {a, a};
+    CHECK(same(gad::cat({a, a}, 0), gad_cat(two, 2, 0)));
+    CHECK(same(gad::stack({a, a}, 1), gad_stack(two, 2, 1)));
+}
+
+static void ownership() {
+    const int64_t base = live();
+    operators_and_lists();
+    CHECK(live() == base); // the scope freed all of it
+    {
+        gad::owned x{gad::from_f32(av, {2, 3})};
+        {
+            // No scope open: each result is the caller's, and the rank-0
+            // tensors the scalar operators make are gone already.
+            gad::owned q{x / 2.0}, r{2.0 - x}, p{1.0 / x};
+            CHECK(live() == base + 4);
+            gad::owned q2 = q;              // a copy retains
+            gad::owned q3 = std::move(q2);  // a move transfers
+            CHECK(q3.get() == q.get() && q2.get() == nullptr);
+            CHECK(live() == base + 4);
+        }
+        CHECK(live() == base + 1);
+        gad_release(gad::owned{gad_retain(x)}.release());
+        CHECK(live() == base + 1);
+    }
+    CHECK(live() == base);
+    {
+        gad::scope outer;
+        gad_tensor *kept;
+        {
+            gad::scope inner;
+            kept = gad_keep(gad::zeros({3}) / 2.0);
+        }
+        CHECK(kept && live() == base + 1); // handed to the outer scope
+        gad::no_grad ng;
+        CHECK(!gad_grad_enabled());
+    }
+    CHECK(gad_grad_enabled());
+    CHECK(live() == base);
+}
+
+static void errors() {
+    const int64_t base = live();
+#ifndef GAD_HPP_NO_EXCEPTIONS
+    bool threw = false;
+    try {
+        gad::scope s;
+        gad::tensor bad = gad::zeros({2, 3}) + gad::zeros({4});
+        (void)bad;
+    } catch (const gad::error &e) {
+        threw = true;
+        CHECK(e.kind() == GAD_ERR_SHAPE);
+        CHECK(std::strcmp(e.record().op, "add") == 0);
+        CHECK(std::strstr(e.what(), "[2,3]") && std::strstr(e.what(), "[4]"));
+    }
+    CHECK(threw);
+    CHECK(gad_last_error() == nullptr); // the error went into the exception
+    CHECK(live() == base);              // and the scope freed the operands
+
+    threw = false;
+    try {
+        gad::scope s;
+        gad::check(gad_mean_all(gad_square(gad_reshape(gad::zeros({3}), nullptr, 2))));
+    } catch (const gad::error &e) {
+        threw = e.kind() == GAD_ERR_DOMAIN || e.kind() == GAD_ERR_SHAPE;
+        CHECK(std::strcmp(e.record().op, "reshape") == 0); // the first error
+    }
+    CHECK(threw);
+    threw = false;
+    try {
+        gad::check(gad_read_f32(nullptr, nullptr, 0));
+    } catch (const gad::error &e) {
+        threw = e.kind() != GAD_OK;
+    }
+    CHECK(threw);
+    threw = false;
+    try {
+        gad::check(static_cast<gad_tensor *>(nullptr)); // nothing recorded
+    } catch (const gad::error &e) {
+        threw = e.kind() == GAD_ERR_DOMAIN && std::strlen(e.what()) > 0;
+    }
+    CHECK(threw);
+    CHECK(gad_last_error() == nullptr);
+#else
+    {
+        gad::scope s;
+        gad::tensor bad = gad::zeros({2, 3}) + gad::zeros({4});
+        CHECK(bad.get() == nullptr);
+        const gad_error *e = gad_last_error();
+        CHECK(e && e->kind == GAD_ERR_SHAPE && std::strcmp(e->op, "add") == 0);
+        CHECK(gad::check(bad.get()) == nullptr);
+        CHECK(gad::check(GAD_ERR_IO) == GAD_ERR_IO);
+        gad::tensor worse = bad * 2.0 - 1.0; // NULL passes through
+        CHECK(worse.get() == nullptr && gad_last_error()->kind == GAD_ERR_SHAPE);
+        gad_clear_error();
+    }
+    CHECK(live() == base);
+#endif
+}
+
+int main() {
+    ownership();
+    errors();
+    if (failures) {
+        std::fprintf(stderr, "%d checks failed\n", failures);
+        return 1;
+    }
+#ifndef GAD_HPP_NO_EXCEPTIONS
+    std::puts("gad.hpp (exceptions): ok");
+#else
+    std::puts("gad.hpp (status codes): ok");
+#endif
+    return 0;
+}
