@@ -3,7 +3,9 @@
 #   make run    build (Release) and run the main program (the HELIX LM demo)
 #   make test   build everything and run the whole test suite (ctest)
 # Variables: BUILD (build dir), CC and CXX (compilers), CMAKE_FLAGS (e.g.
-# -DGAD_BLAS=OFF), JOBS (parallel build jobs).
+# -DGAD_BLAS=OFF), JOBS (parallel build jobs), PREFIX (make install's
+# destination; default /usr/local, or what the build dir was configured
+# with).
 #
 # CC, CXX and CMAKE_FLAGS configure the build dir exactly as they say: make
 # keeps the configure line it used in $(BUILD)/make-configure.args and, when
@@ -19,6 +21,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CMAKE ?= cmake
 CTEST ?= ctest
+PREFIX ?=
 
 .PHONY: all configure build test run bench compare clean install
 
@@ -83,8 +86,10 @@ bench: build
 compare: bench
 	bench/compare --build $(BUILD)
 
+# make install PREFIX=$$HOME/.local installs without root; DESTDIR=dir
+# (staged installs) is honoured by cmake --install too.
 install: build
-	$(CMAKE) --install $(BUILD)
+	$(CMAKE) --install $(BUILD) $(if $(strip $(PREFIX)),--prefix '$(abspath $(PREFIX))')
 
 clean:
 	rm -rf $(BUILD)

@@ -1,17 +1,80 @@
 #!/usr/bin/env bash
-# Install gad from a build directory into a prefix, then build the quickstart
-# example against the installed files twice: with CMake's find_package and
-# with pkg-config. Usage: tests/install_test.sh BUILD_DIR PREFIX
+# SPDX-License-Identifier: MIT
+# Install gad from a build directory into a prefix that is not a system one,
+# as a user without root would (make install PREFIX=...), then use the
+# installed package as README says:
+# - the quickstart example built with CMake's find_package (gad::gad and
+#   gad::gad_static) and with `cc -std=c11 prog.c $(pkg-config --cflags
+#   --libs gad)`, and examples/cpp_quickstart.cpp (gad.hpp) both ways when
+#   there is a C++ compiler;
+# - every program run with LD_LIBRARY_PATH unset, and the shared ones
+#   loading libgad.so.0 from the prefix (the rpath CMake gives a program
+#   linked to an imported library; gad.pc's -Wl,-rpath);
+# - no installed text file naming the build or source tree, no run path
+#   of libgad.so into them, and no CMake or pkg-config file naming a
+#   library file by its absolute path: the package depends neither on where
+#   it was built nor on where it is installed (the pkg-config build runs
+#   again from a moved prefix).
+# Usage: tests/install_test.sh BUILD_DIR [PREFIX]   (default: a temp dir)
 set -euo pipefail
-build=$1
-prefix=$(realpath -m "$2")
 root=$(cd "$(dirname "$0")/.." && pwd)
-rm -rf "$prefix"
-cmake --install "$build" --prefix "$prefix" >/dev/null
-
+build=$(realpath "$1")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp "$root/examples/quickstart.c" "$work/"
+if [ $# -ge 2 ]; then prefix=$(realpath -m "$2"); else prefix=$work/prefix; fi
+rm -rf "$prefix" "$prefix.moved"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# make install as a user types it (not with what an enclosing make passes
+# down); it builds nothing when the build dir is up to date.
+if command -v make >/dev/null; then
+  env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CC -u CXX -u CMAKE_FLAGS \
+      -u BUILD -u PREFIX -u DESTDIR \
+      make --no-print-directory -C "$root" install BUILD="$build" \
+      PREFIX="$prefix" > "$work/install.log" 2>&1 ||
+    { cat "$work/install.log"; fail "make install PREFIX=$prefix"; }
+  echo "make install PREFIX=...: ok"
+else
+  cmake --install "$build" --prefix "$prefix" >/dev/null
+fi
+[ -f "$prefix/include/gad.h" ] && [ -f "$prefix/include/gad.hpp" ] ||
+  fail "gad.h and gad.hpp are not in $prefix/include"
+pcdir=$(dirname "$(find "$prefix" -name gad.pc | head -n1)")
+
+# Nothing installed names this machine's build.
+for tree in "$build" "$root"; do
+  if grep -rIlF "$tree" "$prefix"; then
+    fail "the installed files above name $tree"
+  fi
+done
+if grep -rnE '(^|[ ;"])/[^ ;"]*\.(so|a|dylib)([ ;"]|$)' "$prefix"/lib*/cmake "$pcdir"; then
+  fail "an installed CMake or pkg-config file names a library file by its path"
+fi
+if command -v readelf >/dev/null; then
+  while IFS= read -r so; do
+    if readelf -d "$so" | grep -E 'R(UN)?PATH' | grep -F -e "$build" -e "$root"; then
+      fail "$so keeps a run path into the build machine's trees"
+    fi
+  done < <(find "$prefix" -name 'libgad.so*' -type f)
+fi
+echo "no path of the build machine: ok"
+
+# run PROGRAM: run it with no LD_LIBRARY_PATH; a program linked to
+# libgad.so must load the one in the prefix.
+run() {
+  if command -v ldd >/dev/null && ldd "$1" | grep -q 'libgad\.so'; then
+    local lib
+    lib=$(ldd "$1" | awk '/libgad\.so/ { print $3 }')
+    case $(realpath "$lib" 2>/dev/null || echo "$lib") in
+      "$(realpath "$2")"/*) ;;
+      *) fail "$1 loads libgad from '$lib', not from $2" ;;
+    esac
+  fi
+  env -u LD_LIBRARY_PATH "$1" >"$work/run.log" 2>&1 ||
+    { cat "$work/run.log"; fail "$1 did not run"; }
+}
+
+cp "$root/examples/quickstart.c" "$root/examples/cpp_quickstart.cpp" "$work/"
 cat > "$work/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.16)
 project(consumer C)
@@ -20,15 +83,54 @@ add_executable(quick_shared quickstart.c)
 target_link_libraries(quick_shared PRIVATE gad::gad)
 add_executable(quick_static quickstart.c)
 target_link_libraries(quick_static PRIVATE gad::gad_static)
+include(CheckLanguage)
+check_language(CXX)
+if(CMAKE_CXX_COMPILER)
+  enable_language(CXX)
+  add_executable(cpp_quick cpp_quickstart.cpp)
+  target_compile_features(cpp_quick PRIVATE cxx_std_17)
+  target_link_libraries(cpp_quick PRIVATE gad::gad)
+endif()
 CM
-cmake -S "$work" -B "$work/b" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build "$work/b" >/dev/null
-LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" "$work/b/quick_shared" >/dev/null
-"$work/b/quick_static" >/dev/null
-echo "find_package: ok"
+cmake -S "$work" -B "$work/b" -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log"; fail "find_package(gad)"; }
+cmake --build "$work/b" >"$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log"; fail "building against find_package(gad)"; }
+run "$work/b/quick_shared" "$prefix"
+run "$work/b/quick_static" "$prefix"
+if [ -x "$work/b/cpp_quick" ]; then
+  run "$work/b/cpp_quick" "$prefix"
+  echo "find_package: ok (C and C++)"
+else
+  echo "find_package: ok (C; no C++ compiler)"
+fi
 
-libdir=$(dirname "$(find "$prefix" -name gad.pc | head -n1)")
-export PKG_CONFIG_PATH="$libdir"
-cc -std=c11 "$work/quickstart.c" $(pkg-config --cflags --libs gad) -o "$work/quick_pc"
-LD_LIBRARY_PATH="$prefix/lib:$(dirname "$libdir"):${LD_LIBRARY_PATH:-}" "$work/quick_pc" >/dev/null
+if ! command -v pkg-config >/dev/null; then
+  echo "pkg-config: not installed, skipped"
+  exit 0
+fi
+cc=${CC:-cc}
+cxx=${CXX:-c++}
+# pc_build PCDIR: README's commands, with gad.pc from PCDIR.
+pc_build() {
+  local flags
+  flags=$(PKG_CONFIG_PATH="$1" pkg-config --cflags --libs gad)
+  # shellcheck disable=SC2086
+  "$cc" -std=c11 "$work/quickstart.c" $flags -o "$work/quick_pc"
+  if command -v "$cxx" >/dev/null; then
+    # shellcheck disable=SC2086
+    "$cxx" -std=c++17 "$work/cpp_quickstart.cpp" $flags -o "$work/cpp_pc"
+  fi
+}
+pc_build "$pcdir"
+run "$work/quick_pc" "$prefix"
+[ ! -x "$work/cpp_pc" ] || run "$work/cpp_pc" "$prefix"
 echo "pkg-config: ok"
+
+# The same from the prefix moved elsewhere.
+mv "$prefix" "$prefix.moved"
+rm -f "$work/quick_pc" "$work/cpp_pc"
+pc_build "$prefix.moved${pcdir#"$prefix"}"
+run "$work/quick_pc" "$prefix.moved"
+mv "$prefix.moved" "$prefix"
+echo "pkg-config, prefix moved: ok"
