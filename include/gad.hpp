@@ -19,7 +19,8 @@
  *                          Who owns the tensor is what gad.h says (rule 2).
  *   a + b, a - b, a * b, a / b, -a
  *                          gad_add, gad_sub, gad_mul, gad_div, gad_neg on
- *                          tensors (broadcasting). With a double on either
+ *                          tensors (broadcasting; one side may be a plain
+ *                          gad_tensor *). With a double on either
  *                          side: t * s and t + s are gad_mul_scalar and
  *                          gad_add_scalar (t - s adds -s, exactly the same
  *                          value); t / s, s / t and s - t divide or subtract
@@ -74,6 +75,7 @@
  *   compiler's exceptions off, -fno-exceptions), gad::check returns its
  *   argument unchanged, nothing throws, and errors are the C API's: a NULL
  *   tensor or a status code, with gad_last_error() saying what and where.
+ *   Choose one mode for a whole program: the inline functions differ.
  *
  * Example: examples/cpp_quickstart.cpp (ctest builds and runs it).
  */
