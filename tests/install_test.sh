@@ -14,7 +14,8 @@
 #   of libgad.so into them, and no CMake or pkg-config file naming a
 #   library file by its absolute path: the package depends neither on where
 #   it was built nor on where it is installed (the pkg-config build runs
-#   again from a moved prefix).
+#   again from a moved prefix); also for a CBLAS found at a path of its own
+#   (a configure of a scratch dir checks the export set and gad.pc).
 # Usage: tests/install_test.sh BUILD_DIR [PREFIX]   (default: a temp dir)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +59,27 @@ if command -v readelf >/dev/null; then
   done < <(find "$prefix" -name 'libgad.so*' -type f)
 fi
 echo "no path of the build machine: ok"
+
+# The same with a CBLAS at a path of this machine's own (configured only,
+# not built: the export set and gad.pc are written at generate time): the
+# package names it by its link name.
+fake=$work/fake-blas
+mkdir -p "$fake/include" "$fake/lib"
+: > "$fake/include/cblas.h"
+cmake -S "$root" -B "$work/blas-build" -DGAD_BUILD_TESTS=OFF \
+  -DGAD_CBLAS_INCLUDE_DIR="$fake/include" \
+  -DGAD_CBLAS_LIBRARY="$fake/lib/libopenblas.so" >"$work/blas.log" 2>&1 ||
+  { cat "$work/blas.log"; fail "configuring with a CBLAS"; }
+exported=$(find "$work/blas-build/CMakeFiles/Export" -name 'gadTargets.cmake')
+grep -q 'gad::cblas' "$exported" || fail "the export set does not link gad::cblas"
+grep -q '^Libs.private:.* -lopenblas' "$work/blas-build/gad.pc" ||
+  fail "gad.pc does not say -lopenblas"
+grep -q '"openblas"' "$work/blas-build/gadConfig.cmake" ||
+  fail "gadConfig.cmake does not look for openblas"
+if grep -nF "$fake" "$exported" "$work/blas-build/gad.pc" "$work/blas-build/gadConfig.cmake"; then
+  fail "the package names the CBLAS by its path on this machine"
+fi
+echo "a CBLAS is exported by name: ok"
 
 # run PROGRAM: run it with no LD_LIBRARY_PATH; a program linked to
 # libgad.so must load the one in the prefix.
