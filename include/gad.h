@@ -424,7 +424,8 @@ void gad_fprint(FILE *f, gad_tensor *t);
 void gad_print(gad_tensor *t);
 
 /* Write the repr into buf (always NUL-terminated when cap > 0). Returns the
- * length the full repr has, like snprintf. */
+ * length the full repr has, like snprintf. A NULL buf writes nothing, with
+ * any cap (as cap 0). */
 size_t gad_snprint(char *buf, size_t cap, gad_tensor *t);
 
 /* Write a shape as gad's error messages show it: "[2,3]", the dims in

@@ -1273,6 +1273,9 @@ GOOD(snprint_null, "gad_snprint", "NULL", "t NULL", "12 (the length of \"tensor(
 GOOD(snprint_nobuf, "gad_snprint", "NULL", "buf NULL with cap 0",
      "the length of the repr; nothing written",
      gad_snprint(NULL, 0, S32(1)) == strlen("tensor(1., dtype=f32)"))
+ROW(snprint_nobuf_cap, "gad_snprint", "NULL", "buf NULL with cap 10",
+    "the length of the repr; nothing written (as snprintf)", E_OK, "", NULL, ISOLATE,
+    return gad_snprint(NULL, 10, S32(1)) == strlen("tensor(1., dtype=f32)");)
 ROW(snprint_cap1, "gad_snprint", "value", "cap 1", "the full length; buf \"\"",
     E_OK, "", NULL, 0,
     char buf[4] = "xyz";
