@@ -1027,11 +1027,13 @@ typedef struct gad_checkpoint gad_checkpoint;
 /* Read and validate a whole file: header length, JSON syntax, dtypes,
  * shapes, data offsets inside the file, in order, without overlap or gaps,
  * and the total size. A malformed or truncated file is a format error
- * naming what is wrong; a missing file an io error; a well-formed file
- * holding a dtype other than F32/F64/I64 (F16, BF16, I32, ...) or a tensor of
- * rank above GAD_MAX_RANK is an unsupported error naming the tensor. The
- * header may list tensors in any order; their data must tile the buffer
- * exactly. Free with gad_checkpoint_free. */
+ * naming what is wrong; a missing file an io error, and so is a path that
+ * is not a regular file (a FIFO, socket, directory or device: refused
+ * without being opened, so that a load never blocks on one); a well-formed
+ * file holding a dtype other than F32/F64/I64 (F16, BF16, I32, ...) or a
+ * tensor of rank above GAD_MAX_RANK is an unsupported error naming the
+ * tensor. The header may list tensors in any order; their data must tile
+ * the buffer exactly. Free with gad_checkpoint_free. */
 gad_checkpoint *gad_load(const char *path);
 void gad_checkpoint_free(gad_checkpoint *cp); /* accepts NULL */
 

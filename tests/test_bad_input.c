@@ -2875,6 +2875,14 @@ TBAD(load_missing_file, "gad_load", "io", "a file that does not exist", E_IO, "l
      "missing.st", gad_load(tpath("missing.st")))
 TBAD(load_dir, "gad_load", "io", "a directory", E_IO, "load", "gad_bad_",
      gad_load(g_tmpdir))
+ROW(load_fifo, "gad_load", "io", "a FIFO (named pipe) with no writer", "NULL, at once",
+    E_IO, "load", "FIFO", ISOLATE,
+    unlink(tpath("fifo.st"));
+    int ok = mkfifo(tpath("fifo.st"), 0600) == 0 && gad_load(tpath("fifo.st")) == NULL;
+    unlink(tpath("fifo.st"));
+    return ok;)
+TBAD(load_device, "gad_load", "io", "a character device (/dev/null)", E_IO, "load",
+     "character device", gad_load("/dev/null"))
 ROW(load_garbage, "gad_load", "format", "a text file", "NULL", E_FORMAT, "load",
     "header length", 0,
     const char *s = "this is not a safetensors file at all\n";

@@ -14,8 +14,10 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -570,6 +572,126 @@ TEST(load_io_errors) {
     CHECK_ERR_MSG(GAD_ERR_IO, "load", NULL);
     CHECK(gad_load(NULL) == NULL);
     CHECK_ERR_MSG(GAD_ERR_DOMAIN, "load", NULL);
+    CHECK_NO_LEAK();
+}
+
+/* ------------------------------------------ special files, memory bounds */
+
+/* The sanitizers reserve terabytes of address space (an RLIMIT_AS would
+ * break them) and inflate the resident set: the limits below are only
+ * checked without them. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+/* This process's address space and resident set, in bytes (0 if unknown). */
+static uint64_t vm_bytes(int resident) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, rss = 0;
+    if (f) {
+        if (fscanf(f, "%llu %llu", &size, &rss) != 2) size = rss = 0;
+        fclose(f);
+    }
+    return (resident ? rss : size) * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Run fn in a child process that has `secs` seconds (SIGALRM ends it) and,
+ * when extra_mb > 0 and no sanitizer runs, an address-space limit of
+ * extra_mb MiB above what it already maps. Its failed checks fail this
+ * test. */
+static void in_child(const char *what, void (*fn)(void), unsigned secs, uint64_t extra_mb) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid < 0) return;
+    if (pid == 0) {
+        if (extra_mb && !SANITIZED) {
+            uint64_t lim = vm_bytes(0) + (extra_mb << 20);
+            struct rlimit rl = {(rlim_t)lim, (rlim_t)lim};
+            if (setrlimit(RLIMIT_AS, &rl) != 0) perror("setrlimit");
+        }
+        alarm(secs);
+        int before = test_failures_;
+        fn();
+        fflush(stdout);
+        fflush(stderr);
+        _exit(test_failures_ != before ? 1 : 0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "%s: the child %s %d%s", what,
+              WIFSIGNALED(status) ? "died of signal" : "exited with",
+              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+              WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM
+                  ? " (SIGALRM: it blocked or ran too long)" : "");
+}
+
+/* gad_load(path) fails fast with an io error whose message names the path
+ * and contains `kind`. */
+static void check_refused(const char *path, const char *kind) {
+    CHECK(gad_load(path) == NULL);
+    const gad_error *e = gad_last_error();
+    CHECK_MSG(e && e->kind == GAD_ERR_IO && strcmp(e->op, "load") == 0 &&
+                  strstr(e->message, path) && strstr(e->message, kind),
+              "%s: expected an io error naming it and '%s', got %s", path, kind,
+              e ? e->text : "no error");
+    gad_clear_error();
+}
+
+static void load_fifo_body(void) {
+    char path[256];
+    tpath(path, sizeof path, "fifo.safetensors");
+    unlink(path);
+    CHECK(mkfifo(path, 0600) == 0);
+    check_refused(path, "FIFO"); /* open(2) of a FIFO waits for a writer */
+    unlink(path);
+}
+
+static void load_socket_body(void) {
+    char path[256];
+    tpath(path, sizeof path, "sock.safetensors");
+    unlink(path);
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    CHECK(strlen(path) < sizeof a.sun_path);
+    memcpy(a.sun_path, path, strlen(path) < sizeof a.sun_path ? strlen(path) : 0);
+    CHECK(s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 && listen(s, 1) == 0);
+    check_refused(path, "socket");
+    if (s >= 0) close(s);
+    unlink(path);
+}
+
+static void load_dir_dev_proc_body(void) {
+    check_refused(tmpdir, "directory");
+    check_refused("/dev/null", "device");
+    /* a /proc file: regular, its size 0, its content not a checkpoint */
+    if (access("/proc/self/status", R_OK) == 0) {
+        CHECK(gad_load("/proc/self/status") == NULL);
+        const gad_error *e = gad_last_error();
+        CHECK_MSG(e && (e->kind == GAD_ERR_FORMAT || e->kind == GAD_ERR_IO) &&
+                      strcmp(e->op, "load") == 0,
+                  "/proc/self/status: %s", e ? e->text : "loaded");
+        gad_clear_error();
+    }
+}
+
+TEST(load_refuses_special_files) {
+    mem_mark();
+    in_child("a FIFO", load_fifo_body, 10, 256);
+    in_child("a UNIX socket", load_socket_body, 10, 256);
+    in_child("a directory, /dev/null, /proc", load_dir_dev_proc_body, 10, 256);
     CHECK_NO_LEAK();
 }
 
@@ -1179,6 +1301,7 @@ int main(void) {
     RUN(overwrite_keeps_only_the_new_content);
     RUN(failed_saves_leave_the_old_file_and_no_temporary);
     RUN(load_io_errors);
+    RUN(load_refuses_special_files);
     RUN(malformed_files_table);
     RUN(malformed_header_lengths);
     RUN(deep_nesting);

@@ -52,9 +52,19 @@ typedef struct gad_read_file {
     uint64_t size; /* bytes, when it was opened */
 } gad_read_file;
 
-/* Open path: it must be a regular file (a directory reads as EISDIR, any
- * other kind as EINVAL). 0, or an errno value and *what (f is then
- * closed). */
+/* gad__read_file_open's result when path is not a regular file; *what
+ * then says what it is ("a FIFO (named pipe)", "a socket", "a directory",
+ * "a character device", ...). */
+#define GAD_READ_NOT_REGULAR (-2)
+
+/* Open path for reading, never blocking and never opening anything but a
+ * regular file: path is stat'ed first (a FIFO, socket, directory or device
+ * is refused without being opened: opening a FIFO waits for a writer, and
+ * opening a device may act on it), then opened with O_NONBLOCK (in case it
+ * was replaced meanwhile), fstat'ed again, and O_NONBLOCK cleared. 0; or an
+ * errno value and *what naming the step that failed; or
+ * GAD_READ_NOT_REGULAR and *what naming what path is. f is closed on
+ * failure. */
 int gad__read_file_open(gad_read_file *f, const char *path, const char **what);
 
 /* read(2) exactly n bytes; 0, an errno value, or -1 at an early end. */

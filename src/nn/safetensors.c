@@ -716,6 +716,9 @@ static void *load_err(gad_status kind, const char *path, const char *msg) {
 }
 
 static void *load_io(const char *what, const char *path, int err) {
+    if (err == GAD_READ_NOT_REGULAR) /* what says what path is */
+        return gad_error_set(GAD_ERR_IO, "load", "cannot load %.180s: it is "
+                             "%s, not a regular file", path, what);
     return gad_error_set(GAD_ERR_IO, "load", "cannot %s %.180s: %s", what,
                          path, err < 0 ? "the file ended early (did it change "
                                          "while being read?)"
