@@ -1024,24 +1024,32 @@ gad_status gad_save(const char *path, const char *const *names,
 
 typedef struct gad_checkpoint gad_checkpoint;
 
-/* Read and validate a whole file: header length, JSON syntax, dtypes,
- * shapes, data offsets inside the file, in order, without overlap or gaps,
- * and the total size. A malformed or truncated file is a format error
- * naming what is wrong; a missing file an io error, and so is a path that
- * is not a regular file (a FIFO, socket, directory or device: refused
- * without being opened, so that a load never blocks on one); a well-formed
- * file holding a dtype other than F32/F64/I64 (F16, BF16, I32, ...) or a
- * tensor of rank above GAD_MAX_RANK is an unsupported error naming the
- * tensor. The header may list tensors in any order; their data must tile
- * the buffer exactly. Free with gad_checkpoint_free. */
+/* Open path and validate its header against the file: header length, JSON
+ * syntax, dtypes, shapes, data offsets inside the file's real size, in
+ * order, without overlap or gaps, and the total size. A malformed or
+ * truncated file is a format error naming what is wrong; a missing file an
+ * io error, and so is a path that is not a regular file (a FIFO, socket,
+ * directory or device: refused without being opened, so that a load never
+ * blocks on one); a well-formed file holding a dtype other than F32/F64/I64
+ * (F16, BF16, I32, ...) or a tensor of rank above GAD_MAX_RANK is an
+ * unsupported error naming the tensor. The header may list tensors in any
+ * order; their data must tile the buffer exactly. The tensors' bytes are
+ * not read here: the checkpoint keeps the file open (one descriptor, until
+ * gad_checkpoint_free) and gad_checkpoint_get reads each tensor from it, so
+ * that loading holds only the header and the tensors asked for. A file
+ * replaced after the load (gad_save renames a new file over the path) does
+ * not change the checkpoint; one rewritten in place does. Free with
+ * gad_checkpoint_free. */
 gad_checkpoint *gad_load(const char *path);
 void gad_checkpoint_free(gad_checkpoint *cp); /* accepts NULL */
 
 /* The number of tensors, the name of the i-th (in header order; NULL and
  * an index error when i is out of range, a domain error for a NULL
- * checkpoint), and a tensor by name (a new
- * tensor owned as rule 2 says; NULL and an index error when the name is
- * absent). */
+ * checkpoint), and a tensor by name (a new tensor owned as rule 2 says,
+ * read from the file; NULL and an index error when the name is absent, a
+ * memory error when it cannot be allocated, an io error when the file
+ * cannot be read or was cut short since gad_load). Several threads may get
+ * tensors from one checkpoint at once. */
 int gad_checkpoint_count(const gad_checkpoint *cp);
 const char *gad_checkpoint_name(const gad_checkpoint *cp, int i);
 gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name);

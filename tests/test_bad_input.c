@@ -2967,6 +2967,21 @@ ROW(ckpt_get_absent, "gad_checkpoint_get", "index", "a name not in the file", "N
     int ok = cp && gad_checkpoint_get(cp, "zz") == NULL;
     gad_checkpoint_free(cp);
     return ok;)
+ROW(ckpt_get_nomem, "gad_checkpoint_get", "memory", "the allocator fails", "NULL",
+    E_MEM, "checkpoint_get", "'a'", 0,
+    gad_checkpoint *cp = good_ckpt();
+    failing_allocator(1);
+    gad_tensor *t = cp ? gad_checkpoint_get(cp, "a") : NULL;
+    failing_allocator(0);
+    gad_checkpoint_free(cp);
+    return cp && t == NULL;)
+ROW(ckpt_get_cut, "gad_checkpoint_get", "io", "the file emptied in place after gad_load",
+    "NULL", E_IO, "checkpoint_get", "ended early", 0,
+    int ok = make_good_file();
+    gad_checkpoint *cp = good_ckpt();
+    ok = ok && cp && truncate(good_path(), 0) == 0 && gad_checkpoint_get(cp, "a") == NULL;
+    gad_checkpoint_free(cp);
+    return make_good_file() && ok;)
 ROW(ckpt_get_ok, "gad_checkpoint_get", "odd", "a tensor after gad_checkpoint_free",
     "the tensor stays valid", E_OK, "", NULL, 0,
     gad_checkpoint *cp = good_ckpt();

@@ -401,6 +401,47 @@ TEST(checkpoint_accessors) {
     CHECK_NO_LEAK();
 }
 
+/* gad_load keeps the file open and gad_checkpoint_get reads each tensor
+ * from it: a file replaced since (gad_save renames a new file over the
+ * path) leaves the checkpoint as it was; a file cut short in place makes
+ * the get an io error, never a crash or stale memory. */
+TEST(checkpoint_reads_the_file_it_opened) {
+    mem_mark();
+    int64_t s4[1] = {4};
+    char path[256];
+    tpath(path, sizeof path, "lazy.safetensors");
+    gad_tensor *a = gad_from_f64((const double[]){1, 2, 3, 4}, s4, 1);
+    gad_tensor *b = gad_from_f64((const double[]){-1, -2, -3, -4}, s4, 1);
+    const char *names[2] = {"a", "b"};
+    gad_tensor *ts[2] = {a, b};
+    CHECK(gad_save(path, names, ts, 2) == GAD_OK);
+    gad_checkpoint *cp = gad_load(path);
+    CHECK(cp != NULL);
+    /* replaced: the open checkpoint still reads the file it opened */
+    gad_tensor *ts2[2] = {b, a};
+    CHECK(gad_save(path, names, ts2, 2) == GAD_OK);
+    gad_scope_begin();
+    CHECK_VALUES(gad_checkpoint_get(cp, "a"), 0, 1, 2, 3, 4);
+    CHECK_VALUES(gad_checkpoint_get(cp, "b"), 0, -1, -2, -3, -4);
+    gad_scope_end();
+    gad_checkpoint_free(cp);
+    /* emptied in place after the load */
+    cp = gad_load(path);
+    CHECK(cp != NULL);
+    CHECK(truncate(path, 0) == 0);
+    gad_scope_begin();
+    CHECK(cp && gad_checkpoint_get(cp, "a") == NULL);
+    CHECK_ERR_MSG(GAD_ERR_IO, "checkpoint_get", "'a'");
+    CHECK(cp && gad_checkpoint_get(cp, "b") == NULL);
+    CHECK_ERR_MSG(GAD_ERR_IO, "checkpoint_get", "ended early");
+    gad_scope_end();
+    gad_checkpoint_free(cp);
+    gad_release(a);
+    gad_release(b);
+    CHECK_OK();
+    CHECK_NO_LEAK();
+}
+
 /* ------------------------------------------------------------ save errors */
 
 TEST(save_rejects_bad_arguments) {
@@ -692,6 +733,124 @@ TEST(load_refuses_special_files) {
     in_child("a FIFO", load_fifo_body, 10, 256);
     in_child("a UNIX socket", load_socket_body, 10, 256);
     in_child("a directory, /dev/null, /proc", load_dir_dev_proc_body, 10, 256);
+    CHECK_NO_LEAK();
+}
+
+/* A sparse file whose valid header claims one F32 tensor of 2^k elements,
+ * the file as long as the claim (nothing but the header is on disk). */
+static int make_sparse(const char *path, int k) {
+    char json[160];
+    uint64_t n = UINT64_C(1) << k, bytes = n * 4;
+    int len = snprintf(json, sizeof json,
+                       "{\"big\":{\"dtype\":\"F32\",\"shape\":[%llu],"
+                       "\"data_offsets\":[0,%llu]}}",
+                       (unsigned long long)n, (unsigned long long)bytes);
+    unsigned char len8[8];
+    for (int b = 0; b < 8; b++) len8[b] = (unsigned char)((uint64_t)len >> (8 * b));
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return -1;
+    int ok = write(fd, len8, 8) == 8 && write(fd, json, (size_t)len) == len &&
+             ftruncate(fd, (off_t)(8 + (uint64_t)len + bytes)) == 0;
+    return close(fd) == 0 && ok ? 0 : -1;
+}
+
+static void load_sparse_body(void) {
+    char path[256];
+    tpath(path, sizeof path, "sparse_big.safetensors");
+    /* 2^31 elements, 8 GiB: far past the limit. The load reads the header
+     * only; the tensor cannot be made, a memory error. */
+    CHECK(make_sparse(path, 31) == 0);
+    uint64_t rss0 = vm_bytes(1);
+    gad_checkpoint *cp = gad_load(path);
+    CHECK_MSG(cp != NULL, "%s", gad_last_error() ? gad_last_error()->text : "");
+    CHECK(vm_bytes(1) < rss0 + (16u << 20));
+    if (cp && !SANITIZED) {
+        CHECK(gad_checkpoint_get(cp, "big") == NULL);
+        CHECK_ERR_MSG(GAD_ERR_MEMORY, "checkpoint_get", "'big'");
+    }
+    gad_checkpoint_free(cp);
+    gad_clear_error();
+    /* 2^24 elements, 64 MiB: within the limit, all zeros */
+    CHECK(make_sparse(path, 24) == 0);
+    cp = gad_load(path);
+    CHECK(cp != NULL);
+    gad_scope_begin();
+    gad_tensor *t = cp ? gad_checkpoint_get(cp, "big") : NULL;
+    CHECK(t && gad_numel(t) == INT64_C(1) << 24);
+    if (t) {
+        const float *p = gad_data(t);
+        int zero = p != NULL;
+        for (int64_t i = 0; zero && i < gad_numel(t); i += 4093) zero = p[i] == 0;
+        CHECK(zero);
+    }
+    gad_scope_end();
+    gad_checkpoint_free(cp);
+    gad_clear_error();
+    unlink(path);
+}
+
+/* A file of one F32 tensor "w" of n elements, w[i] = i % 1000, written in
+ * pieces (the writer holds 1 MiB). */
+static int make_big(const char *path, uint64_t n) {
+    char json[160];
+    int len = snprintf(json, sizeof json,
+                       "{\"w\":{\"dtype\":\"F32\",\"shape\":[%llu],"
+                       "\"data_offsets\":[0,%llu]}}",
+                       (unsigned long long)n, (unsigned long long)(n * 4));
+    unsigned char len8[8];
+    for (int b = 0; b < 8; b++) len8[b] = (unsigned char)((uint64_t)len >> (8 * b));
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(json, 1, (size_t)len, f) == (size_t)len;
+    enum { PIECE = 1 << 18 };
+    float *buf = malloc(PIECE * sizeof *buf);
+    ok = ok && buf;
+    for (uint64_t i = 0; ok && i < n; i += PIECE) {
+        size_t k = n - i < PIECE ? (size_t)(n - i) : PIECE;
+        for (size_t j = 0; j < k; j++) buf[j] = (float)((i + j) % 1000);
+        ok = fwrite(buf, sizeof *buf, k, f) == k;
+    }
+    free(buf);
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+#define BIG_N (UINT64_C(1) << 26) /* 256 MiB of f32 */
+
+static void load_rss_body(void) {
+    char path[256];
+    tpath(path, sizeof path, "big.safetensors");
+    uint64_t file = 8 + BIG_N * 4; /* and the header */
+    uint64_t rss0 = vm_bytes(1);
+    gad_checkpoint *cp = gad_load(path);
+    CHECK_MSG(cp != NULL, "%s", gad_last_error() ? gad_last_error()->text : "");
+    gad_tensor *t = cp ? gad_checkpoint_get(cp, "w") : NULL;
+    CHECK(t && (uint64_t)gad_numel(t) == BIG_N);
+    if (t) {
+        const float *p = gad_data(t);
+        CHECK(p && p[0] == 0 && p[999] == 999 && p[1000] == 0 &&
+              p[BIG_N - 1] == (float)((BIG_N - 1) % 1000));
+    }
+    struct rusage ru;
+    CHECK(getrusage(RUSAGE_SELF, &ru) == 0);
+    uint64_t peak = (uint64_t)ru.ru_maxrss * 1024;
+    printf("     (a %.0f MiB checkpoint: the resident set grew by at most %.0f MiB)\n",
+           (double)file / (1 << 20), (double)(peak - rss0) / (1 << 20));
+    if (!SANITIZED)
+        CHECK_MSG(peak - rss0 < file + file * 3 / 10,
+                  "loading %llu bytes took %llu bytes of resident set",
+                  (unsigned long long)file, (unsigned long long)(peak - rss0));
+    gad_release(t);
+    gad_checkpoint_free(cp);
+}
+
+TEST(load_memory_is_bounded) {
+    mem_mark();
+    in_child("a sparse file claiming 8 GiB", load_sparse_body, 60, 384);
+    char path[256];
+    tpath(path, sizeof path, "big.safetensors");
+    CHECK(make_big(path, BIG_N) == 0);
+    in_child("a 256 MiB checkpoint", load_rss_body, 120, 0);
+    unlink(path);
     CHECK_NO_LEAK();
 }
 
@@ -1297,11 +1456,13 @@ int main(void) {
     RUN(names_with_quotes_backslashes_and_unicode);
     RUN(empty_checkpoint);
     RUN(checkpoint_accessors);
+    RUN(checkpoint_reads_the_file_it_opened);
     RUN(save_rejects_bad_arguments);
     RUN(overwrite_keeps_only_the_new_content);
     RUN(failed_saves_leave_the_old_file_and_no_temporary);
     RUN(load_io_errors);
     RUN(load_refuses_special_files);
+    RUN(load_memory_is_bounded);
     RUN(malformed_files_table);
     RUN(malformed_header_lengths);
     RUN(deep_nesting);

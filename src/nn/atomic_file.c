@@ -258,6 +258,25 @@ int gad__read_file_read(gad_read_file *f, void *data, size_t n) {
     return 0;
 }
 
+int gad__read_file_pread(const gad_read_file *f, void *data, size_t n, uint64_t off) {
+    unsigned char *p = data;
+    while (n > 0) {
+        off_t o = (off_t)off;
+        if (o < 0 || (uint64_t)o != off) return EOVERFLOW;
+        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        ssize_t r = pread(f->fd, p, chunk, o);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (r == 0) return -1;
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
 void gad__read_file_close(gad_read_file *f) {
     if (f->fd >= 0) close(f->fd);
     f->fd = -1;

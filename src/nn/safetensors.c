@@ -13,14 +13,22 @@
  * is removed and an existing file at path is left as it was
  * (atomic_file.c).
  *
- * Load treats the file as hostile: it reads the whole file, parses the
- * header with a strict, bounds-checked recursive-descent parser (objects,
- * arrays, strings, integers; nesting at most JSON_DEPTH_MAX; its primitives
- * are json.c's), and validates every entry before any tensor is made: sizes
- * are computed without overflow, and the data offsets, sorted as the
- * reference implementation sorts them, must tile the data buffer exactly
- * (no gap, no overlap, nothing left over). Nothing outside the bytes read
- * is ever touched. */
+ * Load treats the file as hostile: it opens only a regular file (never
+ * blocking on a FIFO or opening a device), reads the header, parses it with
+ * a strict, bounds-checked recursive-descent parser (objects, arrays,
+ * strings, integers; nesting at most JSON_DEPTH_MAX; its primitives are
+ * json.c's), and validates every entry against the file's real size before
+ * anything is allocated for it: sizes are computed without overflow, and
+ * the data offsets, sorted as the reference implementation sorts them,
+ * must tile the data buffer exactly (no gap, no overlap, nothing left
+ * over). The data is not read then: the checkpoint keeps the file open and
+ * gad_checkpoint_get preads each tensor's bytes straight into the new
+ * tensor, so that a load's peak memory is the header and the tensors asked
+ * for, never a copy of the file besides them (a 1 GiB tensor costs 1 GiB).
+ * pread rather than mmap: a mapped file cut short by another process would
+ * raise SIGBUS on access, where a short read is an io error; and pages
+ * copied out of a mapping would count in the resident set along with the
+ * copy. Nothing outside the bytes read is ever touched. */
 #include "gad.h"
 
 #include "atomic_file.h"
@@ -556,12 +564,14 @@ static bool parse_header(gad_json *p, entry_list *ents) {
 /* Load                                                                      */
 /* ======================================================================== */
 
+/* A validated header and the file it came from, kept open: the tensors'
+ * bytes are read by gad_checkpoint_get, each straight into its tensor. */
 struct gad_checkpoint {
     int n;
     entry *ents;     /* header order */
     entry **byname;  /* sorted by name, for lookups */
-    unsigned char *data;
-    size_t data_len;
+    gad_read_file f; /* the file, open until gad_checkpoint_free */
+    uint64_t data_at; /* where the data buffer starts in it: 8 + the header */
 };
 
 static void free_entries(entry *ents, size_t n) {
@@ -573,7 +583,7 @@ void gad_checkpoint_free(gad_checkpoint *cp) {
     if (!cp) return;
     free_entries(cp->ents, (size_t)cp->n);
     gad_mem_free(cp->byname);
-    gad_mem_free(cp->data);
+    gad__read_file_close(&cp->f);
     gad_mem_free(cp);
 }
 
@@ -736,7 +746,7 @@ gad_checkpoint *gad_load(const char *path) {
     gad_json p = {0};
     entry_list ents = {0};
     entry **byname = NULL;
-    unsigned char *hdr = NULL, *data = NULL;
+    unsigned char *hdr = NULL;
     char msg[256];
     uint64_t size = f.size;
     if (size < 8) {
@@ -766,10 +776,6 @@ gad_checkpoint *gad_load(const char *path) {
         goto done;
     }
     uint64_t data_len = size - 8 - hlen;
-    if (data_len > (uint64_t)SIZE_MAX - 16) {
-        load_err(GAD_ERR_MEMORY, path, "the file is too large for memory");
-        goto done;
-    }
     hdr = gad_mem_alloc(hlen ? (size_t)hlen : 1);
     if (!hdr) {
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the header");
@@ -798,36 +804,28 @@ gad_checkpoint *gad_load(const char *path) {
         goto done;
     }
 
-    data = gad_mem_alloc(data_len ? (size_t)data_len : 1);
+    /* Every tensor lies inside the file's real size (validate); its bytes
+     * are read when it is asked for. */
     cp = gad_mem_alloc(sizeof *cp);
-    if (!data || !cp) {
-        gad_mem_free(cp);
-        cp = NULL;
-        load_err(GAD_ERR_MEMORY, path, "cannot allocate the tensor data");
-        goto done;
-    }
-    if ((err = gad__read_file_read(&f, data, (size_t)data_len)) != 0) {
-        gad_mem_free(cp);
-        cp = NULL;
-        load_io("read", path, err);
+    if (!cp) {
+        load_err(GAD_ERR_MEMORY, path, "cannot allocate the checkpoint");
         goto done;
     }
     cp->n = (int)ents.n;
     cp->ents = ents.v;
     cp->byname = byname;
-    cp->data = data;
-    cp->data_len = (size_t)data_len;
+    cp->f = f;
+    cp->data_at = 8 + hlen;
+    f.fd = -1; /* the checkpoint's now */
     ents.v = NULL;
     ents.n = 0;
     byname = NULL;
-    data = NULL;
 done:
     gad__read_file_close(&f);
     gad_mem_free(hdr);
     gad__json_free(&p);
     free_entries(ents.v, ents.n);
     gad_mem_free(byname);
-    gad_mem_free(data);
     return cp;
 }
 
@@ -863,23 +861,44 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
                              "in the checkpoint", name, cp->n);
     gad_dtype_t dt = dtypes[e->dt].gad;
     size_t es = gad_dtype_size(dt);
-    size_t bytes = (size_t)(e->end - e->begin);
-    const unsigned char *src = cp->data + e->begin;
-    unsigned char *tmp = NULL;
-    /* A misaligned or foreign-endian source goes through an aligned copy. */
-    if (bytes && (!host_is_le() || (uintptr_t)src % es != 0)) {
-        tmp = gad_mem_alloc(bytes);
-        if (!tmp)
-            return gad_error_set(GAD_ERR_MEMORY, "checkpoint_get",
-                                 "cannot allocate %zu bytes", bytes);
-        memcpy(tmp, src, bytes);
-        if (!host_is_le()) swap_elems(tmp, bytes, es);
-        src = tmp;
+    uint64_t bytes = e->end - e->begin; /* numel * es (validate) */
+    if (bytes > (uint64_t)SIZE_MAX)
+        return gad_error_set(GAD_ERR_MEMORY, "checkpoint_get",
+                             "tensor '" NAME_SHOWN "' holds %llu bytes, more "
+                             "than memory can address", name,
+                             (unsigned long long)bytes);
+    /* A tensor of the shape, then its bytes read straight into it: nothing
+     * else of the size is allocated. */
+    const gad_error *pending = gad_last_error();
+    gad_scope_begin();
+    gad_tensor *t = gad_zeros(e->shape, e->rank, dt);
+    void *dst = t && bytes ? gad_data_mut(t) : NULL;
+    if (!t || (bytes && !dst)) {
+        if (!pending) { /* name the tensor and this op, not zeros */
+            gad_clear_error();
+            gad_error_set(GAD_ERR_MEMORY, "checkpoint_get",
+                          "cannot allocate %llu bytes for tensor '"
+                          NAME_SHOWN "'", (unsigned long long)bytes, name);
+        }
+        gad_scope_end();
+        return NULL;
     }
-    const void *data = bytes ? (const void *)src : NULL;
-    gad_tensor *t = dt == GAD_F32   ? gad_from_f32(data, e->shape, e->rank)
-                    : dt == GAD_F64 ? gad_from_f64(data, e->shape, e->rank)
-                                    : gad_from_i64(data, e->shape, e->rank);
-    gad_mem_free(tmp);
+    if (bytes) {
+        int err = gad__read_file_pread(&cp->f, dst, (size_t)bytes,
+                                       cp->data_at + e->begin);
+        if (err) {
+            gad_error_set(GAD_ERR_IO, "checkpoint_get",
+                          "cannot read tensor '" NAME_SHOWN "' from the "
+                          "checkpoint's file: %s", name,
+                          err < 0 ? "the file ended early (was it changed "
+                                    "in place after gad_load?)"
+                                  : strerror(err));
+            gad_scope_end();
+            return NULL;
+        }
+        if (!host_is_le()) swap_elems(dst, (size_t)bytes, es);
+    }
+    gad_keep(t);
+    gad_scope_end();
     return t;
 }
