@@ -1014,8 +1014,9 @@ double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
 /* Write n named tensors to path atomically: to a temporary file in the same
  * directory, flushed and fsync'd, then renamed over path (and the directory
  * fsync'd), so that a crash mid-save leaves the previous file intact. Names
- * must be unique, non-empty, valid UTF-8 without control characters, and
- * not "__metadata__" (a domain error). Tensors are stored in the given
+ * must be unique, valid UTF-8 and not "__metadata__" (a domain error); any
+ * name gad_load accepts can be saved back (the empty name, and control
+ * characters, which the header escapes as \u00XX). Tensors are stored in the given
  * order. An io error names the path and the system's reason. A process
  * killed mid-save leaves its temporary file "<path>.tmp.<pid>.<n>" beside
  * path: harmless, and safe to delete. */

@@ -2825,18 +2825,28 @@ ROW(save_null_name, "gad_save", "NULL", "names[0] NULL", "status", E_DOMAIN, "sa
     "NULL", 0,
     return gad_save(tpath("saved.st"), (const char *[]){NULL}, (gad_tensor *[]){F32T(2)},
                     1) == E_DOMAIN;)
-ROW(save_empty_name, "gad_save", "value", "a name \"\"", "status", E_DOMAIN, "save",
-    "empty", 0,
-    return gad_save(tpath("saved.st"), (const char *[]){""}, (gad_tensor *[]){F32T(2)},
-                    1) == E_DOMAIN;)
+ROW(save_empty_name, "gad_save", "odd", "a name \"\"", "GAD_OK; it loads back", E_OK, "",
+    NULL, 0,
+    gad_checkpoint *cp = NULL;
+    int ok = gad_save(tpath("saved.st"), (const char *[]){""}, (gad_tensor *[]){F32T(2)},
+                      1) == GAD_OK &&
+             (cp = gad_load(tpath("saved.st"))) && gad_checkpoint_count(cp) == 1 &&
+             strcmp(gad_checkpoint_name(cp, 0), "") == 0;
+    gad_checkpoint_free(cp);
+    return ok;)
 ROW(save_metadata, "gad_save", "value", "the name \"__metadata__\"", "status", E_DOMAIN,
     "save", "reserved", 0,
     return gad_save(tpath("saved.st"), (const char *[]){"__metadata__"},
                     (gad_tensor *[]){F32T(2)}, 1) == E_DOMAIN;)
-ROW(save_ctrl, "gad_save", "value", "a name with a newline", "status", E_DOMAIN, "save",
-    "control", 0,
-    return gad_save(tpath("saved.st"), (const char *[]){"a\nb"},
-                    (gad_tensor *[]){F32T(2)}, 1) == E_DOMAIN;)
+ROW(save_ctrl, "gad_save", "odd", "a name with a newline and an ESC",
+    "GAD_OK; the header escapes them (\\u000a, \\u001b); it loads back", E_OK, "", NULL, 0,
+    gad_checkpoint *cp = NULL;
+    int ok = gad_save(tpath("saved.st"), (const char *[]){"a\nb\x1b"},
+                      (gad_tensor *[]){F32T(2)}, 1) == GAD_OK &&
+             (cp = gad_load(tpath("saved.st"))) &&
+             strcmp(gad_checkpoint_name(cp, 0), "a\nb\x1b") == 0;
+    gad_checkpoint_free(cp);
+    return ok;)
 ROW(save_utf8, "gad_save", "value", "a name that is not UTF-8 (\"\\xff\")", "status",
     E_DOMAIN, "save", "UTF-8", 0,
     return gad_save(tpath("saved.st"), (const char *[]){"\xff"},

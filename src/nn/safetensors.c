@@ -49,8 +49,11 @@
 
 /* The largest header accepted (the reference implementation's limit). */
 #define HEADER_MAX ((uint64_t)100000000)
-/* How much of a name goes into an error message. */
-#define NAME_SHOWN "%.80s"
+/* A name as an error message quotes it, in a buffer that lives until the
+ * end of the enclosing block: unprintable bytes as \xNN, cut with "..."
+ * past about 96 bytes (json.h, gad__json_shown). */
+#define NAME_SHOWN "%s"
+#define SHOWN(name) gad__json_shown((char[100]){0}, 100, (name))
 
 /* ======================================================================== */
 /* Small helpers                                                             */
@@ -159,16 +162,16 @@ static gad_status save_io(const char *what, const char *path, int err) {
                     strerror(err));
 }
 
-/* What is wrong with a tensor name, or NULL if it is fine. */
+/* What is wrong with a tensor name, or NULL if it is fine: every name a
+ * load accepts is fine (the empty name and control characters included,
+ * which the header escapes), so that a checkpoint can be saved back. */
 static const char *name_problem(const char *s) {
     if (!s) return "is NULL";
-    if (!*s) return "is empty";
     if (strcmp(s, "__metadata__") == 0)
         return "is reserved for the file's metadata";
     const unsigned char *p = (const unsigned char *)s;
     size_t avail = strlen(s);
     while (avail > 0) {
-        if (*p < 0x20 || *p == 0x7f) return "contains a control character";
         size_t k = gad__utf8_seq(p, avail);
         if (!k) return "is not valid UTF-8";
         p += k;
@@ -213,15 +216,15 @@ gad_status gad_save(const char *path, const char *const *names,
     /* ---- validate everything before touching the file system */
     for (int i = 0; i < n; i++) {
         const char *why = name_problem(names[i]);
-        if (why) /* the name itself is not shown: it may be unprintable */
+        if (why) /* the name itself is not shown: it may be NULL or not UTF-8 */
             return save_err(GAD_ERR_DOMAIN, "the name of tensor %d %s", i,
                             why);
         if (!tensors[i])
             return save_err(GAD_ERR_DOMAIN, "tensor '" NAME_SHOWN "' is NULL",
-                            names[i]);
+                            SHOWN(names[i]));
         if (!st_dtype_name(gad_dtype(tensors[i])))
             return save_err(GAD_ERR_DTYPE, "tensor '" NAME_SHOWN
-                            "' has an invalid dtype", names[i]);
+                            "' has an invalid dtype", SHOWN(names[i]));
     }
     if (n > 1) {
         const char **sorted = gad_mem_alloc((size_t)n * sizeof *sorted);
@@ -233,7 +236,7 @@ gad_status gad_save(const char *path, const char *const *names,
             if (strcmp(sorted[i - 1], sorted[i]) == 0) {
                 gad_status st = save_err(GAD_ERR_DOMAIN,
                                          "duplicate name '" NAME_SHOWN "'",
-                                         sorted[i]);
+                                         SHOWN(sorted[i]));
                 gad_mem_free(sorted);
                 return st;
             }
@@ -252,7 +255,7 @@ gad_status gad_save(const char *path, const char *const *names,
             return save_err(GAD_ERR_DOMAIN, "the tensors hold too many bytes");
         }
         if (i) gad__json_puts(&h, ",");
-        gad__json_put_string(&h, names[i]); /* checked: no control bytes */
+        gad__json_put_string(&h, names[i]); /* checked: valid UTF-8 */
         gad__json_printf(&h, ":{\"dtype\":\"%s\",\"shape\":[",
                          st_dtype_name(gad_dtype(t)));
         for (int d = 0; d < gad_rank(t); d++)
@@ -313,7 +316,8 @@ gad_status gad_save(const char *path, const char *const *names,
         else {
             const gad_error *e = gad_last_error();
             status = e ? e->kind : GAD_ERR_MEMORY;
-            save_err(status, "cannot read tensor '" NAME_SHOWN "'", names[i]);
+            save_err(status, "cannot read tensor '" NAME_SHOWN "'",
+                     SHOWN(names[i]));
         }
         gad_scope_end();
     }
@@ -440,7 +444,7 @@ static bool parse_offsets(gad_json *p, entry *e) {
 /* {"dtype": .., "shape": [..], "data_offsets": [b, e]}; other fields are
  * checked for syntax and ignored. */
 static bool parse_entry(gad_json *p, entry *e) {
-    snprintf(p->ctx, sizeof p->ctx, "tensor '" NAME_SHOWN "'", e->name);
+    snprintf(p->ctx, sizeof p->ctx, "tensor '" NAME_SHOWN "'", SHOWN(e->name));
     gad__json_skip_ws(p);
     if (gad__json_peek(p) != '{') {
         char b[32];
@@ -462,7 +466,7 @@ static bool parse_entry(gad_json *p, entry *e) {
                                                                  : 0u;
             if (bit & have)
                 return gad__json_fail(p, GAD_ERR_FORMAT,
-                                      "duplicate field \"%s\"", p->str);
+                                      "duplicate field \"%s\"", SHOWN(p->str));
             have |= bit;
             if (bit == 1) {
                 if (!gad__json_string(p, "dtype")) return false;
@@ -471,7 +475,8 @@ static bool parse_entry(gad_json *p, entry *e) {
                     if (strcmp(p->str, dtypes[k].name) == 0) e->dt = k;
                 if (e->dt < 0)
                     return gad__json_fail(p, GAD_ERR_FORMAT,
-                                          "unknown dtype \"%.20s\"", p->str);
+                                          "unknown dtype \"%s\"",
+                                          gad__json_shown((char[32]){0}, 32, p->str));
             } else if (bit == 2) {
                 if (!parse_shape(p, e)) return false;
             } else if (bit == 4) {
@@ -614,7 +619,7 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
     for (size_t i = 1; i < n; i++)
         if (strcmp(byname[i - 1]->name, byname[i]->name) == 0) {
             msgf(msg, cap, "duplicate tensor name '" NAME_SHOWN "'",
-                     byname[i]->name);
+                     SHOWN(byname[i]->name));
             return GAD_ERR_FORMAT;
         }
     for (size_t i = 0; i < n; i++) {
@@ -630,31 +635,31 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
         if (!big && !e->zero) bits = e->numel * dt->bits;
         if (big) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': shape %s has too "
-                     "many elements", e->name, sb);
+                     "many elements", SHOWN(e->name), sb);
             return GAD_ERR_FORMAT;
         }
         if (bits % 8 != 0) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': %s with shape %s "
-                     "does not fill whole bytes", e->name, dt->name, sb);
+                     "does not fill whole bytes", SHOWN(e->name), dt->name, sb);
             return GAD_ERR_FORMAT;
         }
         if (e->end < e->begin) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': data_offsets "
-                     "[%llu, %llu] end before they begin", e->name,
+                     "[%llu, %llu] end before they begin", SHOWN(e->name),
                      (unsigned long long)e->begin, (unsigned long long)e->end);
             return GAD_ERR_FORMAT;
         }
         if (e->end > data_len) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': data_offsets "
                      "[%llu, %llu] run past the end of the data (%llu bytes)",
-                     e->name, (unsigned long long)e->begin,
+                     SHOWN(e->name), (unsigned long long)e->begin,
                      (unsigned long long)e->end, (unsigned long long)data_len);
             return GAD_ERR_FORMAT;
         }
         if (e->end - e->begin != bits / 8) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': data_offsets "
                      "[%llu, %llu] hold %llu bytes, but %s with shape %s "
-                     "needs %llu", e->name, (unsigned long long)e->begin,
+                     "needs %llu", SHOWN(e->name), (unsigned long long)e->begin,
                      (unsigned long long)e->end,
                      (unsigned long long)(e->end - e->begin), dt->name, sb,
                      (unsigned long long)(bits / 8));
@@ -679,14 +684,14 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
         if (e->begin < at) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "' (data_offsets [%llu, "
                      "%llu]) overlaps tensor '" NAME_SHOWN "' (ending at %llu)",
-                     e->name, (unsigned long long)e->begin,
-                     (unsigned long long)e->end, prev->name,
+                     SHOWN(e->name), (unsigned long long)e->begin,
+                     (unsigned long long)e->end, SHOWN(prev->name),
                      (unsigned long long)at);
             st = GAD_ERR_FORMAT;
         } else if (e->begin > at) {
             msgf(msg, cap, "a gap of %llu bytes before tensor '" NAME_SHOWN
                      "' (data_offsets [%llu, %llu]; the data before ends at "
-                     "%llu)", (unsigned long long)(e->begin - at), e->name,
+                     "%llu)", (unsigned long long)(e->begin - at), SHOWN(e->name),
                      (unsigned long long)e->begin, (unsigned long long)e->end,
                      (unsigned long long)at);
             st = GAD_ERR_FORMAT;
@@ -708,12 +713,12 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
         const entry *e = &ents[i];
         if (dtypes[e->dt].gad == GAD_DTYPE_INVALID) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "' has dtype %s; gad "
-                     "reads F32, F64 and I64", e->name, dtypes[e->dt].name);
+                     "reads F32, F64 and I64", SHOWN(e->name), dtypes[e->dt].name);
             return GAD_ERR_UNSUPPORTED;
         }
         if (e->rank > GAD_MAX_RANK) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "' has rank %d; gad "
-                     "supports ranks up to %d", e->name, e->rank,
+                     "supports ranks up to %d", SHOWN(e->name), e->rank,
                      GAD_MAX_RANK);
             return GAD_ERR_UNSUPPORTED;
         }
@@ -858,14 +863,14 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
     if (!e)
         return gad_error_set(GAD_ERR_INDEX, "checkpoint_get",
                              "no tensor named '" NAME_SHOWN "' among the %d "
-                             "in the checkpoint", name, cp->n);
+                             "in the checkpoint", SHOWN(name), cp->n);
     gad_dtype_t dt = dtypes[e->dt].gad;
     size_t es = gad_dtype_size(dt);
     uint64_t bytes = e->end - e->begin; /* numel * es (validate) */
     if (bytes > (uint64_t)SIZE_MAX)
         return gad_error_set(GAD_ERR_MEMORY, "checkpoint_get",
                              "tensor '" NAME_SHOWN "' holds %llu bytes, more "
-                             "than memory can address", name,
+                             "than memory can address", SHOWN(name),
                              (unsigned long long)bytes);
     /* A tensor of the shape, then its bytes read straight into it: nothing
      * else of the size is allocated. */
@@ -878,7 +883,7 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
             gad_clear_error();
             gad_error_set(GAD_ERR_MEMORY, "checkpoint_get",
                           "cannot allocate %llu bytes for tensor '"
-                          NAME_SHOWN "'", (unsigned long long)bytes, name);
+                          NAME_SHOWN "'", (unsigned long long)bytes, SHOWN(name));
         }
         gad_scope_end();
         return NULL;
@@ -889,7 +894,7 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
         if (err) {
             gad_error_set(GAD_ERR_IO, "checkpoint_get",
                           "cannot read tensor '" NAME_SHOWN "' from the "
-                          "checkpoint's file: %s", name,
+                          "checkpoint's file: %s", SHOWN(name),
                           err < 0 ? "the file ended early (was it changed "
                                     "in place after gad_load?)"
                                   : strerror(err));
