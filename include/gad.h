@@ -496,9 +496,11 @@ typedef struct gad_range {
 /* Slice the first n axes by ranges (the rest are whole), exactly as Python
  * slices a list per axis: step 0 is an index error; negative start/end count
  * from the end; positions are clamped; a negative step walks backwards (its
- * default end means "through index 0"). n > rank is a shape error. A
- * reverse slice that is empty but would start before the storage (start
- * -100, step -1) is an index error, as in g. */
+ * default end means "through index 0"). n > rank is a shape error. Any
+ * slice of an empty axis is empty (x[::-1] of a [0] tensor too, as in
+ * Python). A reverse slice of a non-empty axis that is empty but would
+ * start before the storage (start -100, step -1) is an index error, as in
+ * g. */
 gad_tensor *gad_slice(gad_tensor *t, const gad_range *ranges, int n);
 
 /* Index i along axis, dropping the axis (i may be negative; an index error

@@ -1410,6 +1410,9 @@ TBAD(slice_step0, "gad_slice", "index", "step 0", E_INDEX, "slice", "step 0",
 TBAD(slice_before, "gad_slice", "index", "start -100, step -1 on a [3] tensor",
      E_INDEX, "slice", "negative", gad_slice(F32T(3),
      (gad_range[]){GAD_RANGE_STEP(-100, GAD_NIL, -1)}, 1))
+GOOD(slice_empty_rev, "gad_slice", "empty", "[::-1] of a [0] tensor",
+     "a [0] tensor (as Python)",
+     SHAPE_IS(gad_slice(F32T(0), &GAD_RANGE_STEP(GAD_NIL, GAD_NIL, -1), 1), 0))
 GOOD(slice_clamp, "gad_slice", "index", "start 10, end 20 on a [3] tensor",
      "a [0] tensor (clamped, as Python)",
      SHAPE_IS(gad_slice(F32T(3), (gad_range[]){GAD_RANGE(10, 20)}, 1), 0))
