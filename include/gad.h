@@ -593,7 +593,8 @@ gad_tensor *gad_amax(gad_tensor *x, int axis, int keepdims);
  * wins, so an all-NaN slice gives 0. An empty axis is a shape error. */
 gad_tensor *gad_argmax(gad_tensor *x, int axis, int keepdims);
 
-/* log(sum(exp(x))) along axis, computed stably (the max is subtracted). */
+/* log(sum(exp(x))) along axis, computed stably (the max is subtracted).
+ * Over an empty axis it is -inf (log 0, as torch.logsumexp). */
 gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims);
 
 /* softmax and log_softmax along any axis (an empty axis is a shape error). */

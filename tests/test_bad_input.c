@@ -1654,7 +1654,7 @@ AXES_ROWS(stddev)
 GOOD(stddev_one, "gad_stddev", "odd", "axis 0 of [1,3] (one sample)", "[3] zeros",
      all_zero(gad_stddev(F32T(1, 3), AX(0), 1, 0)))
 
-#define ONE_AXIS_ROWS(name, ...)                                               \
+#define ONE_AXIS_HEAD(name, ...)                                               \
     TBAD(name##_null, "gad_" #name, "NULL", "x NULL", E_DOMAIN, #name, NULL,   \
          gad_##name(NULL, 0 __VA_ARGS__))                                      \
     TBAD(name##_i64, "gad_" #name, "dtype", "x i64", E_DTYPE, #name, "i64",    \
@@ -1664,14 +1664,18 @@ GOOD(stddev_one, "gad_stddev", "odd", "axis 0 of [1,3] (one sample)", "[3] zeros
     TBAD(name##_negaxis, "gad_" #name, "axis", "axis -3 of a [2,3] tensor",    \
          E_SHAPE, #name, "axis -3", gad_##name(F32T(2, 3), -3 __VA_ARGS__))    \
     TBAD(name##_rank0, "gad_" #name, "rank 0", "axis 0 of a scalar", E_SHAPE,  \
-         #name, "rank 0", gad_##name(S32(1), 0 __VA_ARGS__))                   \
-    TBAD(name##_empty, "gad_" #name, "empty", "axis 1 of a [2,0] tensor",      \
-         E_SHAPE, #name, "[2,0]", gad_##name(F32T(2, 0), 1 __VA_ARGS__))       \
+         #name, "rank 0", gad_##name(S32(1), 0 __VA_ARGS__))
+#define ONE_AXIS_TAIL(name, ...)                                               \
     GOOD(name##_empty_ok, "gad_" #name, "empty",                               \
          "axis 1 of a [0,3] tensor (the other axis empty)", "an empty tensor", \
          gad_numel(gad_##name(F32T(0, 3), 1 __VA_ARGS__)) == 0)                \
     GOOD(name##_inf, "gad_" #name, "NaN/Inf", "a row of -inf", "no error",     \
          gad_##name(VALS32(-INFINITY, -INFINITY), 0 __VA_ARGS__) != NULL)
+#define ONE_AXIS_ROWS(name, ...)                                               \
+    ONE_AXIS_HEAD(name, __VA_ARGS__)                                           \
+    TBAD(name##_empty, "gad_" #name, "empty", "axis 1 of a [2,0] tensor",      \
+         E_SHAPE, #name, "[2,0]", gad_##name(F32T(2, 0), 1 __VA_ARGS__))       \
+    ONE_AXIS_TAIL(name, __VA_ARGS__)
 
 ONE_AXIS_ROWS(amax, , 0)
 GOOD(amax_nan, "gad_amax", "NaN/Inf", "an all-NaN row", "-inf (NaN is skipped)",
@@ -1680,7 +1684,13 @@ ONE_AXIS_ROWS(argmax, , 1)
 GOOD(argmax_nan, "gad_argmax", "NaN/Inf", "an all-NaN row; NaN before 1", "0; 1",
      at(gad_argmax(VALS32(NAN, NAN), 0, 0), 0) == 0 &&
      at(gad_argmax(VALS32(NAN, 1), 0, 0), 0) == 1)
-ONE_AXIS_ROWS(logsumexp, , 0)
+ONE_AXIS_HEAD(logsumexp, , 0)
+GOOD(logsumexp_empty, "gad_logsumexp", "empty", "axis 1 of a [2,0] tensor",
+     "[2] of -inf (log 0, as torch)",
+     SHAPE_IS(gad_logsumexp(F32T(2, 0), 1, 0), 2) &&
+     at(gad_logsumexp(F32T(2, 0), 1, 0), 0) == -INFINITY &&
+     at(gad_logsumexp(F32T(2, 0), 1, 0), 1) == -INFINITY)
+ONE_AXIS_TAIL(logsumexp, , 0)
 GOOD(logsumexp_ninf, "gad_logsumexp", "NaN/Inf", "a row of -inf", "-inf (no NaN)",
      at(gad_logsumexp(VALS32(-INFINITY, -INFINITY), 0, 0), 0) == -INFINITY)
 ONE_AXIS_ROWS(softmax, )

@@ -99,8 +99,8 @@ gad_tensor *gad_stddev(gad_tensor *x, const int *axes, int n, int keepdims) {
 
 /* ------------------------------------------------------ one-axis reductions */
 
-/* Checks shared by amax, argmax, softmax, log_softmax and logsumexp: a
- * float tensor, a valid axis, a non-empty axis. */
+/* Checks shared by amax, argmax, softmax and log_softmax: a float tensor,
+ * a valid axis, a non-empty axis. */
 static int axis_op_check(const char *op, gad_tensor *x, int axis, int *a) {
     if (gad__need_float(op, x) || gad__norm_axis(op, axis, x->rank, a)) return -1;
     if (x->shape[*a] == 0) {
@@ -170,11 +170,21 @@ gad_tensor *gad_log_softmax(gad_tensor *x, int axis) {
     return softmax_like("log_softmax", x, axis, 1);
 }
 
-/* logsumexp = log(sum(exp(x - m))) + m with m = amax(x) held constant. */
+/* logsumexp = log(sum(exp(x - m))) + m with m = amax(x) held constant.
+ * Over an empty axis it is log(0) = -inf, as torch.logsumexp (the sum has
+ * an identity, unlike the max), computed as log(sum(exp(x))) so that the
+ * gradient (an empty tensor) flows as usual. */
 gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims) {
     GAD_NEED("logsumexp", x);
     int a;
-    if (axis_op_check("logsumexp", x, axis, &a)) return NULL;
+    if (gad__need_float("logsumexp", x) || gad__norm_axis("logsumexp", axis, x->rank, &a))
+        return NULL;
+    if (x->shape[a] == 0) {
+        gad_scope_begin();
+        gad_tensor *e = gad_keep(gad_log(gad_sum(gad_exp(x), &a, 1, keepdims)));
+        gad_scope_end();
+        return e;
+    }
     gad_scope_begin();
     gad_no_grad_begin(); /* m is a constant shift: off the tape */
     gad_tensor *m = gad_amax(x, a, 1);
