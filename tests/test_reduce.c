@@ -851,6 +851,20 @@ TEST(softmax_cases) {
         CHECK_VALUES(gad_logsumexp(x, 1, 0), 1e-6, NAN, log(3));
         CHECK_VALUES(gad_softmax(x, 0), 1e-7, 1 / (1 + exp(-1)), NAN, 1 / (1 + exp(-2)),
                      1 / (1 + e), NAN, 1 / (1 + exp(2)));
+        /* +inf: PyTorch's softmax is exp(x - max) * (1 / sum) with the max
+         * subtracted (aten/src/ATen/native/cpu/SoftMaxKernel.cpp), so
+         * softmax([inf, 0]) is [exp(nan), exp(-inf)] * (1 / nan) =
+         * [nan, 0 * nan] = [nan, nan] (pytorch issue 6864; jax gives the
+         * same). SciPy's [nan, 0] comes from exp(x - logsumexp(x)) instead,
+         * which gad does not follow. log_softmax is [nan, nan] too. */
+        const double pinf[] = {INFINITY, 0, 0, INFINITY};
+        x = gad_cast(gad_from_f64(pinf, s2, 1), d);
+        CHECK_VALUES(gad_softmax(x, 0), 0, NAN, NAN);
+        CHECK_VALUES(gad_log_softmax(x, 0), 0, NAN, NAN);
+        int64_t s22[] = {2, 2};
+        x = gad_cast(gad_from_f64(pinf, s22, 2), d);
+        CHECK_VALUES(gad_softmax(x, 1), 0, NAN, NAN, NAN, NAN);
+        CHECK_VALUES(gad_softmax(x, 0), 0, NAN, NAN, NAN, NAN);
         CHECK_OK();
         /* errors */
         int64_t s30[] = {3, 0};
