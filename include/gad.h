@@ -779,7 +779,8 @@ typedef struct gad_gradcheck_result {
  * every element k of every input that requires grad (float inputs that are
  * not leaves are held constant). Inputs are not modified. Use f64 inputs for
  * a tight check. Returns GAD_OK when the check ran (see res->passed), else
- * the error's kind. opts may be NULL for defaults. */
+ * the error's kind; inputs none of which is a leaf are a domain error (there
+ * would be nothing to check). opts may be NULL for defaults. */
 gad_status gad_gradcheck(gad_fn f, void *ctx, gad_tensor *const *inputs, int n,
                          const gad_gradcheck_opts *opts,
                          gad_gradcheck_result *res);
