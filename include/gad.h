@@ -573,7 +573,13 @@ gad_tensor *gad_clamp(gad_tensor *x, double lo, double hi);
  * rank 0 accepts no axis. keepdims keeps reduced axes with size 1. */
 
 /* Sum and mean over the n given axes (n = 0 reduces nothing: the identity).
- * An empty reduction sums to 0; its mean is NaN. Float only. */
+ * An empty reduction sums to 0; its mean is NaN. Float only. A broadcast
+ * view is not copied out: the distinct elements are summed (in the order a
+ * packed tensor of them would be), and an axis the view broadcasts (stride
+ * 0) of size k that is reduced multiplies that sum by k, rounded once (a
+ * mean divides by the distinct count), so a [2^40] view of one element
+ * costs one element; the last bit may differ from the sum of a packed copy.
+ * Tensors that broadcast no axis are summed as they always were. */
 gad_tensor *gad_sum(gad_tensor *x, const int *axes, int n, int keepdims);
 gad_tensor *gad_mean(gad_tensor *x, const int *axes, int n, int keepdims);
 

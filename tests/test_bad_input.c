@@ -1639,6 +1639,9 @@ GOOD(sum_all_empty, "gad_sum_all", "empty", "x [0,2^40]", "0",
      at(gad_sum_all(gad_zeros(DIMS(0, BIG), GAD_F32)), 0) == 0)
 GOOD(sum_all_rank0, "gad_sum_all", "rank 0", "a scalar", "the scalar",
      at(gad_sum_all(S32(2)), 0) == 2)
+GOOD(sum_all_bcast, "gad_sum_all", "huge",
+     "a [2^25,2^25] broadcast view of one 1 (4 PiB if copied out)", "2^50; nothing copied",
+     at(gad_sum_all(bview((int64_t)1 << 25, (int64_t)1 << 25)), 0) == 0x1p50)
 GOOD(sum_all_inf, "gad_sum_all", "NaN/Inf", "inf and -inf", "NaN (no error)",
      isnan(at(gad_sum_all(VALS32(INFINITY, -INFINITY)), 0)))
 TBAD(mean_all_null, "gad_mean_all", "NULL", "x NULL", E_DOMAIN, "mean_all", NULL,
