@@ -1051,8 +1051,9 @@ GOOD(linspace_zero, "gad_linspace", "empty", "num 0", "a [0] tensor",
      SHAPE_IS(gad_linspace(0, 1, 0, GAD_F64), 0))
 GOOD(linspace_one, "gad_linspace", "odd", "num 1", "[start]",
      at(gad_linspace(4, 9, 1, GAD_F64), 0) == 4)
-GOOD(linspace_nan, "gad_linspace", "NaN/Inf", "end NaN", "NaN after the start",
-     isnan(at(gad_linspace(0, NAN, 3, GAD_F64), 1)))
+GOOD(linspace_nan, "gad_linspace", "NaN/Inf", "end NaN",
+     "NaN everywhere, the start too (0 * NaN, as NumPy and PyTorch)",
+     all_nan(gad_linspace(0, NAN, 3, GAD_F64)) && all_nan(gad_linspace(0, NAN, 3, GAD_F32)))
 TBAD(eye_neg, "gad_eye", "value", "n = -1", E_SHAPE, "eye", "[-1,-1]",
      gad_eye(-1, GAD_F32))
 TBAD(eye_dtype, "gad_eye", "dtype", "dtype 6 (not a dtype)", E_DTYPE, "eye", NULL,
@@ -1313,8 +1314,17 @@ TBAD(contiguous_null, "gad_contiguous", "NULL", "t NULL", E_DOMAIN, "contiguous"
      gad_contiguous(NULL))
 GOOD(contiguous_bcast, "gad_contiguous", "odd", "a broadcast view [2,3] of one element",
      "a packed [2,3] copy", gad_is_contiguous(gad_contiguous(bview(2, 3))))
-GOOD(contiguous_empty, "gad_contiguous", "empty", "a [0,3] view", "a [3,0] tensor",
-     SHAPE_IS(gad_contiguous(gad_transpose(F32T(0, 3))), 3, 0))
+GOOD(contiguous_empty, "gad_contiguous", "empty", "a [3,0] view (a [0,3] tensor transposed)",
+     "a contiguous [3,0] tensor",
+     SHAPE_IS(gad_contiguous(gad_transpose(F32T(0, 3))), 3, 0) &&
+     gad_is_contiguous(gad_contiguous(gad_transpose(F32T(0, 3)))))
+ROW(contiguous_nomem, "gad_contiguous", "memory", "a non-contiguous view; the allocator fails",
+    "NULL", E_MEM, "contiguous", NULL, 0,
+    gad_tensor *v = noncontig();
+    failing_allocator(1);
+    gad_tensor *c = gad_contiguous(v);
+    failing_allocator(0);
+    return v && c == NULL;)
 TBAD(clone_null, "gad_clone", "NULL", "t NULL", E_DOMAIN, "clone", NULL, gad_clone(NULL))
 GOOD(clone_rank0, "gad_clone", "rank 0", "a scalar", "a scalar", SCALAR_IS(gad_clone(S64(2))))
 TBAD(cast_null, "gad_cast", "NULL", "t NULL", E_DOMAIN, "cast", NULL,
