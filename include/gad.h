@@ -434,7 +434,8 @@ void gad_fprint(FILE *f, gad_tensor *t);
 void gad_print(gad_tensor *t);
 
 /* Write the repr into buf (always NUL-terminated when cap > 0). Returns the
- * length the full repr has, like snprintf. */
+ * length the full repr has, like snprintf. A NULL buf writes nothing, with
+ * any cap (as cap 0). */
 size_t gad_snprint(char *buf, size_t cap, gad_tensor *t);
 
 /* Write a shape as gad's error messages show it: "[2,3]", the dims in
@@ -516,9 +517,11 @@ typedef struct gad_range {
 /* Slice the first n axes by ranges (the rest are whole), exactly as Python
  * slices a list per axis: step 0 is an index error; negative start/end count
  * from the end; positions are clamped; a negative step walks backwards (its
- * default end means "through index 0"). n > rank is a shape error. A
- * reverse slice that is empty but would start before the storage (start
- * -100, step -1) is an index error, as in g. */
+ * default end means "through index 0"). n > rank is a shape error. Any
+ * slice of an empty axis is empty (x[::-1] of a [0] tensor too, as in
+ * Python). A reverse slice of a non-empty axis that is empty but would
+ * start before the storage (start -100, step -1) is an index error, as in
+ * g. */
 gad_tensor *gad_slice(gad_tensor *t, const gad_range *ranges, int n);
 
 /* Index i along axis, dropping the axis (i may be negative; an index error
@@ -591,7 +594,13 @@ gad_tensor *gad_clamp(gad_tensor *x, double lo, double hi);
  * rank 0 accepts no axis. keepdims keeps reduced axes with size 1. */
 
 /* Sum and mean over the n given axes (n = 0 reduces nothing: the identity).
- * An empty reduction sums to 0; its mean is NaN. Float only. */
+ * An empty reduction sums to 0; its mean is NaN. Float only. A broadcast
+ * view is not copied out: the distinct elements are summed (in the order a
+ * packed tensor of them would be), and an axis the view broadcasts (stride
+ * 0) of size k that is reduced multiplies that sum by k, rounded once (a
+ * mean divides by the distinct count), so a [2^40] view of one element
+ * costs one element; the last bit may differ from the sum of a packed copy.
+ * Tensors that broadcast no axis are summed as they always were. */
 gad_tensor *gad_sum(gad_tensor *x, const int *axes, int n, int keepdims);
 gad_tensor *gad_mean(gad_tensor *x, const int *axes, int n, int keepdims);
 
@@ -611,7 +620,8 @@ gad_tensor *gad_amax(gad_tensor *x, int axis, int keepdims);
  * wins, so an all-NaN slice gives 0. An empty axis is a shape error. */
 gad_tensor *gad_argmax(gad_tensor *x, int axis, int keepdims);
 
-/* log(sum(exp(x))) along axis, computed stably (the max is subtracted). */
+/* log(sum(exp(x))) along axis, computed stably (the max is subtracted).
+ * Over an empty axis it is -inf (log 0, as torch.logsumexp). */
 gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims);
 
 /* softmax and log_softmax along any axis (an empty axis is a shape error). */
@@ -796,7 +806,8 @@ typedef struct gad_gradcheck_result {
  * every element k of every input that requires grad (float inputs that are
  * not leaves are held constant). Inputs are not modified. Use f64 inputs for
  * a tight check. Returns GAD_OK when the check ran (see res->passed), else
- * the error's kind. opts may be NULL for defaults. */
+ * the error's kind; inputs none of which is a leaf are a domain error (there
+ * would be nothing to check). opts may be NULL for defaults. */
 gad_status gad_gradcheck(gad_fn f, void *ctx, gad_tensor *const *inputs, int n,
                          const gad_gradcheck_opts *opts,
                          gad_gradcheck_result *res);
@@ -1034,8 +1045,9 @@ double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
 /* Write n named tensors to path atomically: to a temporary file in the same
  * directory, flushed and fsync'd, then renamed over path (and the directory
  * fsync'd), so that a crash mid-save leaves the previous file intact. Names
- * must be unique, non-empty, valid UTF-8 without control characters, and
- * not "__metadata__" (a domain error). Tensors are stored in the given
+ * must be unique, valid UTF-8 and not "__metadata__" (a domain error); any
+ * name gad_load accepts can be saved back (the empty name, and control
+ * characters, which the header escapes as \u00XX). Tensors are stored in the given
  * order. An io error names the path and the system's reason. A process
  * killed mid-save leaves its temporary file "<path>.tmp.<pid>.<n>" beside
  * path: harmless, and safe to delete. */
@@ -1044,22 +1056,32 @@ gad_status gad_save(const char *path, const char *const *names,
 
 typedef struct gad_checkpoint gad_checkpoint;
 
-/* Read and validate a whole file: header length, JSON syntax, dtypes,
- * shapes, data offsets inside the file, in order, without overlap or gaps,
- * and the total size. A malformed or truncated file is a format error
- * naming what is wrong; a missing file an io error; a well-formed file
- * holding a dtype other than F32/F64/I64 (F16, BF16, I32, ...) or a tensor of
- * rank above GAD_MAX_RANK is an unsupported error naming the tensor. The
- * header may list tensors in any order; their data must tile the buffer
- * exactly. Free with gad_checkpoint_free. */
+/* Open path and validate its header against the file: header length, JSON
+ * syntax, dtypes, shapes, data offsets inside the file's real size, in
+ * order, without overlap or gaps, and the total size. A malformed or
+ * truncated file is a format error naming what is wrong; a missing file an
+ * io error, and so is a path that is not a regular file (a FIFO, socket,
+ * directory or device: refused without being opened, so that a load never
+ * blocks on one); a well-formed file holding a dtype other than F32/F64/I64
+ * (F16, BF16, I32, ...) or a tensor of rank above GAD_MAX_RANK is an
+ * unsupported error naming the tensor. The header may list tensors in any
+ * order; their data must tile the buffer exactly. The tensors' bytes are
+ * not read here: the checkpoint keeps the file open (one descriptor, until
+ * gad_checkpoint_free) and gad_checkpoint_get reads each tensor from it, so
+ * that loading holds only the header and the tensors asked for. A file
+ * replaced after the load (gad_save renames a new file over the path) does
+ * not change the checkpoint; one rewritten in place does. Free with
+ * gad_checkpoint_free. */
 gad_checkpoint *gad_load(const char *path);
 void gad_checkpoint_free(gad_checkpoint *cp); /* accepts NULL */
 
 /* The number of tensors, the name of the i-th (in header order; NULL and
  * an index error when i is out of range, a domain error for a NULL
- * checkpoint), and a tensor by name (a new
- * tensor owned as rule 2 says; NULL and an index error when the name is
- * absent). */
+ * checkpoint), and a tensor by name (a new tensor owned as rule 2 says,
+ * read from the file; NULL and an index error when the name is absent, a
+ * memory error when it cannot be allocated, an io error when the file
+ * cannot be read or was cut short since gad_load). Several threads may get
+ * tensors from one checkpoint at once. */
 int gad_checkpoint_count(const gad_checkpoint *cp);
 const char *gad_checkpoint_name(const gad_checkpoint *cp, int i);
 gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name);

@@ -1051,8 +1051,9 @@ GOOD(linspace_zero, "gad_linspace", "empty", "num 0", "a [0] tensor",
      SHAPE_IS(gad_linspace(0, 1, 0, GAD_F64), 0))
 GOOD(linspace_one, "gad_linspace", "odd", "num 1", "[start]",
      at(gad_linspace(4, 9, 1, GAD_F64), 0) == 4)
-GOOD(linspace_nan, "gad_linspace", "NaN/Inf", "end NaN", "NaN after the start",
-     isnan(at(gad_linspace(0, NAN, 3, GAD_F64), 1)))
+GOOD(linspace_nan, "gad_linspace", "NaN/Inf", "end NaN",
+     "NaN everywhere, the start too (0 * NaN, as NumPy and PyTorch)",
+     all_nan(gad_linspace(0, NAN, 3, GAD_F64)) && all_nan(gad_linspace(0, NAN, 3, GAD_F32)))
 TBAD(eye_neg, "gad_eye", "value", "n = -1", E_SHAPE, "eye", "[-1,-1]",
      gad_eye(-1, GAD_F32))
 TBAD(eye_dtype, "gad_eye", "dtype", "dtype 6 (not a dtype)", E_DTYPE, "eye", NULL,
@@ -1273,6 +1274,9 @@ GOOD(snprint_null, "gad_snprint", "NULL", "t NULL", "12 (the length of \"tensor(
 GOOD(snprint_nobuf, "gad_snprint", "NULL", "buf NULL with cap 0",
      "the length of the repr; nothing written",
      gad_snprint(NULL, 0, S32(1)) == strlen("tensor(1., dtype=f32)"))
+ROW(snprint_nobuf_cap, "gad_snprint", "NULL", "buf NULL with cap 10",
+    "the length of the repr; nothing written (as snprintf)", E_OK, "", NULL, ISOLATE,
+    return gad_snprint(NULL, 10, S32(1)) == strlen("tensor(1., dtype=f32)");)
 ROW(snprint_cap1, "gad_snprint", "value", "cap 1", "the full length; buf \"\"",
     E_OK, "", NULL, 0,
     char buf[4] = "xyz";
@@ -1310,8 +1314,17 @@ TBAD(contiguous_null, "gad_contiguous", "NULL", "t NULL", E_DOMAIN, "contiguous"
      gad_contiguous(NULL))
 GOOD(contiguous_bcast, "gad_contiguous", "odd", "a broadcast view [2,3] of one element",
      "a packed [2,3] copy", gad_is_contiguous(gad_contiguous(bview(2, 3))))
-GOOD(contiguous_empty, "gad_contiguous", "empty", "a [0,3] view", "a [3,0] tensor",
-     SHAPE_IS(gad_contiguous(gad_transpose(F32T(0, 3))), 3, 0))
+GOOD(contiguous_empty, "gad_contiguous", "empty", "a [3,0] view (a [0,3] tensor transposed)",
+     "a contiguous [3,0] tensor",
+     SHAPE_IS(gad_contiguous(gad_transpose(F32T(0, 3))), 3, 0) &&
+     gad_is_contiguous(gad_contiguous(gad_transpose(F32T(0, 3)))))
+ROW(contiguous_nomem, "gad_contiguous", "memory", "a non-contiguous view; the allocator fails",
+    "NULL", E_MEM, "contiguous", NULL, 0,
+    gad_tensor *v = noncontig();
+    failing_allocator(1);
+    gad_tensor *c = gad_contiguous(v);
+    failing_allocator(0);
+    return v && c == NULL;)
 TBAD(clone_null, "gad_clone", "NULL", "t NULL", E_DOMAIN, "clone", NULL, gad_clone(NULL))
 GOOD(clone_rank0, "gad_clone", "rank 0", "a scalar", "a scalar", SCALAR_IS(gad_clone(S64(2))))
 TBAD(cast_null, "gad_cast", "NULL", "t NULL", E_DOMAIN, "cast", NULL,
@@ -1407,6 +1420,9 @@ TBAD(slice_step0, "gad_slice", "index", "step 0", E_INDEX, "slice", "step 0",
 TBAD(slice_before, "gad_slice", "index", "start -100, step -1 on a [3] tensor",
      E_INDEX, "slice", "negative", gad_slice(F32T(3),
      (gad_range[]){GAD_RANGE_STEP(-100, GAD_NIL, -1)}, 1))
+GOOD(slice_empty_rev, "gad_slice", "empty", "[::-1] of a [0] tensor",
+     "a [0] tensor (as Python)",
+     SHAPE_IS(gad_slice(F32T(0), &GAD_RANGE_STEP(GAD_NIL, GAD_NIL, -1), 1), 0))
 GOOD(slice_clamp, "gad_slice", "index", "start 10, end 20 on a [3] tensor",
      "a [0] tensor (clamped, as Python)",
      SHAPE_IS(gad_slice(F32T(3), (gad_range[]){GAD_RANGE(10, 20)}, 1), 0))
@@ -1633,6 +1649,9 @@ GOOD(sum_all_empty, "gad_sum_all", "empty", "x [0,2^40]", "0",
      at(gad_sum_all(gad_zeros(DIMS(0, BIG), GAD_F32)), 0) == 0)
 GOOD(sum_all_rank0, "gad_sum_all", "rank 0", "a scalar", "the scalar",
      at(gad_sum_all(S32(2)), 0) == 2)
+GOOD(sum_all_bcast, "gad_sum_all", "huge",
+     "a [2^25,2^25] broadcast view of one 1 (4 PiB if copied out)", "2^50; nothing copied",
+     at(gad_sum_all(bview((int64_t)1 << 25, (int64_t)1 << 25)), 0) == 0x1p50)
 GOOD(sum_all_inf, "gad_sum_all", "NaN/Inf", "inf and -inf", "NaN (no error)",
      isnan(at(gad_sum_all(VALS32(INFINITY, -INFINITY)), 0)))
 TBAD(mean_all_null, "gad_mean_all", "NULL", "x NULL", E_DOMAIN, "mean_all", NULL,
@@ -1648,7 +1667,7 @@ AXES_ROWS(stddev)
 GOOD(stddev_one, "gad_stddev", "odd", "axis 0 of [1,3] (one sample)", "[3] zeros",
      all_zero(gad_stddev(F32T(1, 3), AX(0), 1, 0)))
 
-#define ONE_AXIS_ROWS(name, ...)                                               \
+#define ONE_AXIS_HEAD(name, ...)                                               \
     TBAD(name##_null, "gad_" #name, "NULL", "x NULL", E_DOMAIN, #name, NULL,   \
          gad_##name(NULL, 0 __VA_ARGS__))                                      \
     TBAD(name##_i64, "gad_" #name, "dtype", "x i64", E_DTYPE, #name, "i64",    \
@@ -1658,14 +1677,18 @@ GOOD(stddev_one, "gad_stddev", "odd", "axis 0 of [1,3] (one sample)", "[3] zeros
     TBAD(name##_negaxis, "gad_" #name, "axis", "axis -3 of a [2,3] tensor",    \
          E_SHAPE, #name, "axis -3", gad_##name(F32T(2, 3), -3 __VA_ARGS__))    \
     TBAD(name##_rank0, "gad_" #name, "rank 0", "axis 0 of a scalar", E_SHAPE,  \
-         #name, "rank 0", gad_##name(S32(1), 0 __VA_ARGS__))                   \
-    TBAD(name##_empty, "gad_" #name, "empty", "axis 1 of a [2,0] tensor",      \
-         E_SHAPE, #name, "[2,0]", gad_##name(F32T(2, 0), 1 __VA_ARGS__))       \
+         #name, "rank 0", gad_##name(S32(1), 0 __VA_ARGS__))
+#define ONE_AXIS_TAIL(name, ...)                                               \
     GOOD(name##_empty_ok, "gad_" #name, "empty",                               \
          "axis 1 of a [0,3] tensor (the other axis empty)", "an empty tensor", \
          gad_numel(gad_##name(F32T(0, 3), 1 __VA_ARGS__)) == 0)                \
     GOOD(name##_inf, "gad_" #name, "NaN/Inf", "a row of -inf", "no error",     \
          gad_##name(VALS32(-INFINITY, -INFINITY), 0 __VA_ARGS__) != NULL)
+#define ONE_AXIS_ROWS(name, ...)                                               \
+    ONE_AXIS_HEAD(name, __VA_ARGS__)                                           \
+    TBAD(name##_empty, "gad_" #name, "empty", "axis 1 of a [2,0] tensor",      \
+         E_SHAPE, #name, "[2,0]", gad_##name(F32T(2, 0), 1 __VA_ARGS__))       \
+    ONE_AXIS_TAIL(name, __VA_ARGS__)
 
 ONE_AXIS_ROWS(amax, , 0)
 GOOD(amax_nan, "gad_amax", "NaN/Inf", "an all-NaN row", "-inf (NaN is skipped)",
@@ -1674,7 +1697,13 @@ ONE_AXIS_ROWS(argmax, , 1)
 GOOD(argmax_nan, "gad_argmax", "NaN/Inf", "an all-NaN row; NaN before 1", "0; 1",
      at(gad_argmax(VALS32(NAN, NAN), 0, 0), 0) == 0 &&
      at(gad_argmax(VALS32(NAN, 1), 0, 0), 0) == 1)
-ONE_AXIS_ROWS(logsumexp, , 0)
+ONE_AXIS_HEAD(logsumexp, , 0)
+GOOD(logsumexp_empty, "gad_logsumexp", "empty", "axis 1 of a [2,0] tensor",
+     "[2] of -inf (log 0, as torch)",
+     SHAPE_IS(gad_logsumexp(F32T(2, 0), 1, 0), 2) &&
+     at(gad_logsumexp(F32T(2, 0), 1, 0), 0) == -INFINITY &&
+     at(gad_logsumexp(F32T(2, 0), 1, 0), 1) == -INFINITY)
+ONE_AXIS_TAIL(logsumexp, , 0)
 GOOD(logsumexp_ninf, "gad_logsumexp", "NaN/Inf", "a row of -inf", "-inf (no NaN)",
      at(gad_logsumexp(VALS32(-INFINITY, -INFINITY), 0, 0), 0) == -INFINITY)
 ONE_AXIS_ROWS(softmax, )
@@ -2108,11 +2137,11 @@ SBAD(gradcheck_ferr, "gad_gradcheck", "shape", "f fails ([2] + [5] inside it)",
 SBAD(gradcheck_i64, "gad_gradcheck", "dtype", "f returns an i64 tensor", E_DTYPE,
      "gradcheck", "float",
      gad_gradcheck(fn_i64, NULL, (gad_tensor *[]){LEAF64(2)}, 1, NULL, NULL))
-ROW(gradcheck_noleaf, "gad_gradcheck", "non-leaf", "no input is a leaf",
-    "GAD_OK; passed, 0 checked", E_OK, "", NULL, 0,
-    gad_gradcheck_result r;
-    return gad_gradcheck(fn_square, NULL, (gad_tensor *[]){F64T(2)}, 1, NULL, &r) ==
-           GAD_OK && r.passed && r.checked == 0;)
+SBAD(gradcheck_noleaf, "gad_gradcheck", "non-leaf", "no input is a leaf (nothing to check)",
+     E_DOMAIN, "gradcheck", "leaf",
+     gad_gradcheck(fn_square, NULL, (gad_tensor *[]){F64T(2)}, 1, NULL, NULL))
+SBAD(gradcheck_none, "gad_gradcheck", "empty", "n = 0 (no inputs)", E_DOMAIN, "gradcheck",
+     "leaf", gad_gradcheck(fn_square, NULL, NULL, 0, NULL, NULL))
 GOOD(gradcheck_nores, "gad_gradcheck", "NULL", "opts and res NULL", "GAD_OK",
      gad_gradcheck(fn_square, NULL, (gad_tensor *[]){LEAF64(2)}, 1, NULL, NULL) == GAD_OK)
 ROW(gradcheck_empty, "gad_gradcheck", "empty", "an empty leaf", "GAD_OK; 0 checked",
@@ -2126,6 +2155,9 @@ SBAD(gradgradcheck_nofn, "gad_gradgradcheck", "NULL", "f NULL", E_DOMAIN,
 SBAD(gradgradcheck_neg_n, "gad_gradgradcheck", "value", "n = -1", E_DOMAIN,
      "gradgradcheck", "n = -1",
      gad_gradgradcheck(fn_square, NULL, (gad_tensor *[]){LEAF64(2)}, -1, NULL, NULL))
+SBAD(gradgradcheck_noleaf, "gad_gradgradcheck", "non-leaf",
+     "no input is a leaf (nothing to check)", E_DOMAIN, "gradgradcheck", "leaf",
+     gad_gradgradcheck(fn_square, NULL, (gad_tensor *[]){F64T(2)}, 1, NULL, NULL))
 SBAD(gradgradcheck_fnull, "gad_gradgradcheck", "NULL", "f returns NULL without an error",
      E_DOMAIN, "gradgradcheck", "NULL",
      gad_gradgradcheck(fn_null, NULL, (gad_tensor *[]){LEAF64(2)}, 1, NULL, NULL))
@@ -2822,18 +2854,28 @@ ROW(save_null_name, "gad_save", "NULL", "names[0] NULL", "status", E_DOMAIN, "sa
     "NULL", 0,
     return gad_save(tpath("saved.st"), (const char *[]){NULL}, (gad_tensor *[]){F32T(2)},
                     1) == E_DOMAIN;)
-ROW(save_empty_name, "gad_save", "value", "a name \"\"", "status", E_DOMAIN, "save",
-    "empty", 0,
-    return gad_save(tpath("saved.st"), (const char *[]){""}, (gad_tensor *[]){F32T(2)},
-                    1) == E_DOMAIN;)
+ROW(save_empty_name, "gad_save", "odd", "a name \"\"", "GAD_OK; it loads back", E_OK, "",
+    NULL, 0,
+    gad_checkpoint *cp = NULL;
+    int ok = gad_save(tpath("saved.st"), (const char *[]){""}, (gad_tensor *[]){F32T(2)},
+                      1) == GAD_OK &&
+             (cp = gad_load(tpath("saved.st"))) && gad_checkpoint_count(cp) == 1 &&
+             strcmp(gad_checkpoint_name(cp, 0), "") == 0;
+    gad_checkpoint_free(cp);
+    return ok;)
 ROW(save_metadata, "gad_save", "value", "the name \"__metadata__\"", "status", E_DOMAIN,
     "save", "reserved", 0,
     return gad_save(tpath("saved.st"), (const char *[]){"__metadata__"},
                     (gad_tensor *[]){F32T(2)}, 1) == E_DOMAIN;)
-ROW(save_ctrl, "gad_save", "value", "a name with a newline", "status", E_DOMAIN, "save",
-    "control", 0,
-    return gad_save(tpath("saved.st"), (const char *[]){"a\nb"},
-                    (gad_tensor *[]){F32T(2)}, 1) == E_DOMAIN;)
+ROW(save_ctrl, "gad_save", "odd", "a name with a newline and an ESC",
+    "GAD_OK; the header escapes them (\\u000a, \\u001b); it loads back", E_OK, "", NULL, 0,
+    gad_checkpoint *cp = NULL;
+    int ok = gad_save(tpath("saved.st"), (const char *[]){"a\nb\x1b"},
+                      (gad_tensor *[]){F32T(2)}, 1) == GAD_OK &&
+             (cp = gad_load(tpath("saved.st"))) &&
+             strcmp(gad_checkpoint_name(cp, 0), "a\nb\x1b") == 0;
+    gad_checkpoint_free(cp);
+    return ok;)
 ROW(save_utf8, "gad_save", "value", "a name that is not UTF-8 (\"\\xff\")", "status",
     E_DOMAIN, "save", "UTF-8", 0,
     return gad_save(tpath("saved.st"), (const char *[]){"\xff"},
@@ -2872,6 +2914,14 @@ TBAD(load_missing_file, "gad_load", "io", "a file that does not exist", E_IO, "l
      "missing.st", gad_load(tpath("missing.st")))
 TBAD(load_dir, "gad_load", "io", "a directory", E_IO, "load", "gad_bad_",
      gad_load(g_tmpdir))
+ROW(load_fifo, "gad_load", "io", "a FIFO (named pipe) with no writer", "NULL, at once",
+    E_IO, "load", "FIFO", ISOLATE,
+    unlink(tpath("fifo.st"));
+    int ok = mkfifo(tpath("fifo.st"), 0600) == 0 && gad_load(tpath("fifo.st")) == NULL;
+    unlink(tpath("fifo.st"));
+    return ok;)
+TBAD(load_device, "gad_load", "io", "a character device (/dev/null)", E_IO, "load",
+     "character device", gad_load("/dev/null"))
 ROW(load_garbage, "gad_load", "format", "a text file", "NULL", E_FORMAT, "load",
     "header length", 0,
     const char *s = "this is not a safetensors file at all\n";
@@ -2956,6 +3006,21 @@ ROW(ckpt_get_absent, "gad_checkpoint_get", "index", "a name not in the file", "N
     int ok = cp && gad_checkpoint_get(cp, "zz") == NULL;
     gad_checkpoint_free(cp);
     return ok;)
+ROW(ckpt_get_nomem, "gad_checkpoint_get", "memory", "the allocator fails", "NULL",
+    E_MEM, "checkpoint_get", "'a'", 0,
+    gad_checkpoint *cp = good_ckpt();
+    failing_allocator(1);
+    gad_tensor *t = cp ? gad_checkpoint_get(cp, "a") : NULL;
+    failing_allocator(0);
+    gad_checkpoint_free(cp);
+    return cp && t == NULL;)
+ROW(ckpt_get_cut, "gad_checkpoint_get", "io", "the file emptied in place after gad_load",
+    "NULL", E_IO, "checkpoint_get", "ended early", 0,
+    int ok = make_good_file();
+    gad_checkpoint *cp = good_ckpt();
+    ok = ok && cp && truncate(good_path(), 0) == 0 && gad_checkpoint_get(cp, "a") == NULL;
+    gad_checkpoint_free(cp);
+    return make_good_file() && ok;)
 ROW(ckpt_get_ok, "gad_checkpoint_get", "odd", "a tensor after gad_checkpoint_free",
     "the tensor stays valid", E_OK, "", NULL, 0,
     gad_checkpoint *cp = good_ckpt();

@@ -175,6 +175,70 @@ TEST(sum_mean_every_subset) {
     gad_rng_free(rng);
 }
 
+/* A broadcast (stride-0) axis is reduced without being copied out: the
+ * sum of a [2^25, 2^25] view of one element (2^50 elements, 4 PiB packed)
+ * is 2^50 times it. Views that broadcast some axes give what their packed
+ * copies give (the values here are exact in any order). */
+TEST(sum_of_broadcast_views) {
+    gad_scope_begin();
+    for (int dt = GAD_F32; dt <= GAD_F64; dt++) {
+        gad_dtype_t d = (gad_dtype_t)dt;
+        const int64_t huge[2] = {INT64_C(1) << 25, INT64_C(1) << 25};
+        gad_tensor *b = gad_broadcast_to(gad_scalar(0.75, d), huge, 2);
+        CHECK_VALUES(gad_sum_all(b), 0, 0.75 * 0x1p50);
+        CHECK_VALUES(gad_mean_all(b), 0, 0.75);
+        /* one axis reduced, the other kept: [2^45, 3] and [3, 2^45] */
+        gad_tensor *one = gad_scalar(0.75, d);
+        gad_tensor *tall = gad_broadcast_to(one, (const int64_t[]){INT64_C(1) << 45, 3}, 2);
+        gad_tensor *wide = gad_broadcast_to(one, (const int64_t[]){3, INT64_C(1) << 45}, 2);
+        CHECK_VALUES(gad_sum(tall, (const int[]){0}, 1, 0), 0, 0.75 * 0x1p45, 0.75 * 0x1p45,
+                     0.75 * 0x1p45);
+        gad_tensor *c = gad_mean(wide, (const int[]){1}, 1, 1);
+        CHECK(c && gad_rank(c) == 2 && gad_shape(c)[0] == 3 && gad_shape(c)[1] == 1);
+        CHECK_VALUES(c, 0, 0.75, 0.75, 0.75);
+        CHECK_OK();
+        /* [3] broadcast to [4,2,3] (axes 0 and 1 stride 0), and a [2,1,3]
+         * one broadcast to [2,4,3], over every subset of axes */
+        const double v[6] = {0.25, -1.5, 2, 4.75, 8, -0.5};
+        gad_tensor *x3 = gad_cast(gad_from_f64(v, (const int64_t[]){3}, 1), d);
+        gad_tensor *x213 = gad_cast(gad_from_f64(v, (const int64_t[]){2, 1, 3}, 3), d);
+        gad_tensor *views[2] = {gad_broadcast_to(x3, (const int64_t[]){4, 2, 3}, 3),
+                                gad_broadcast_to(x213, (const int64_t[]){2, 4, 3}, 3)};
+        for (int k = 0; k < 2; k++) {
+            gad_tensor *packed = gad_clone(views[k]);
+            for (unsigned mask = 0; mask < 8; mask++) {
+                int axes[3], na = 0;
+                for (int a = 0; a < 3; a++)
+                    if (mask >> a & 1) axes[na++] = a;
+                for (int keep = 0; keep <= 1; keep++)
+                    for (int mean = 0; mean <= 1; mean++) {
+                        gad_tensor *y = mean ? gad_mean(views[k], axes, na, keep)
+                                             : gad_sum(views[k], axes, na, keep);
+                        gad_tensor *w = mean ? gad_mean(packed, axes, na, keep)
+                                             : gad_sum(packed, axes, na, keep);
+                        int same = y && w && gad_rank(y) == gad_rank(w) &&
+                                   gad_numel(y) == gad_numel(w) &&
+                                   memcmp(gad_shape(y), gad_shape(w),
+                                          (size_t)gad_rank(w) * sizeof(int64_t)) == 0 &&
+                                   memcmp(gad_data(y), gad_data(w),
+                                          (size_t)gad_numel(w) * gad_dtype_size(d)) == 0;
+                        CHECK_MSG(same, "%s view %d mask %u keep %d %s",
+                                  mean ? "mean" : "sum", k, mask, keep, gad_dtype_name(d));
+                    }
+            }
+            CHECK_VALUES(gad_sum_all(views[k]), 0, k ? 4 * 13.0 : 8 * 0.75);
+        }
+        /* the gradient of a broadcast leaf's sum: as before */
+        gad_tensor *leaf = gad_requires_grad(gad_cast(gad_from_f64(v, (const int64_t[]){3}, 1), d));
+        gad_tensor *g = NULL;
+        CHECK(gad_grad(gad_sum_all(gad_broadcast_to(leaf, (const int64_t[]){5, 3}, 2)), &leaf, 1,
+                       &g) == GAD_OK);
+        CHECK_VALUES(g, 0, 5, 5, 5);
+        CHECK_OK();
+    }
+    gad_scope_end();
+}
+
 /* SPEC §7.10 empty reductions; rank 0; n = 0 axes is the identity. */
 TEST(sum_mean_empty_and_rank0) {
     gad_scope_begin();
@@ -667,10 +731,20 @@ TEST(logsumexp_cases) {
         CHECK(y && gad_rank(y) == 0);
         CHECK(gad_item(y) == 0);
         CHECK_OK();
-        /* errors */
+        /* over an empty axis: log(0) = -inf, as torch.logsumexp; its
+         * gradient is an empty tensor */
         int64_t s20[] = {2, 0};
-        CHECK(gad_logsumexp(gad_zeros(s20, 2, d), 1, 0) == NULL);
-        CHECK_ERR(GAD_ERR_SHAPE, "logsumexp");
+        gad_tensor *z = gad_requires_grad(gad_zeros(s20, 2, d));
+        y = gad_logsumexp(z, 1, 0);
+        CHECK_SHAPE(y, 2);
+        CHECK_VALUES(y, 0, -INFINITY, -INFINITY);
+        CHECK_SHAPE(gad_logsumexp(z, -1, 1), 2, 1);
+        CHECK_VALUES(gad_logsumexp(z, -1, 1), 0, -INFINITY, -INFINITY);
+        gad_tensor *gz = NULL;
+        CHECK(y && gad_grad(gad_sum_all(y), &z, 1, &gz) == GAD_OK);
+        CHECK_SHAPE(gz, 2, 0);
+        CHECK_OK();
+        /* errors */
         CHECK(gad_logsumexp(gad_scalar(1, d), 0, 0) == NULL);
         CHECK_ERR(GAD_ERR_SHAPE, "logsumexp");
         CHECK(gad_logsumexp(x, 2, 0) == NULL);
@@ -841,6 +915,20 @@ TEST(softmax_cases) {
         CHECK_VALUES(gad_logsumexp(x, 1, 0), 1e-6, NAN, log(3));
         CHECK_VALUES(gad_softmax(x, 0), 1e-7, 1 / (1 + exp(-1)), NAN, 1 / (1 + exp(-2)),
                      1 / (1 + e), NAN, 1 / (1 + exp(2)));
+        /* +inf: PyTorch's softmax is exp(x - max) * (1 / sum) with the max
+         * subtracted (aten/src/ATen/native/cpu/SoftMaxKernel.cpp), so
+         * softmax([inf, 0]) is [exp(nan), exp(-inf)] * (1 / nan) =
+         * [nan, 0 * nan] = [nan, nan] (pytorch issue 6864; jax gives the
+         * same). SciPy's [nan, 0] comes from exp(x - logsumexp(x)) instead,
+         * which gad does not follow. log_softmax is [nan, nan] too. */
+        const double pinf[] = {INFINITY, 0, 0, INFINITY};
+        x = gad_cast(gad_from_f64(pinf, s2, 1), d);
+        CHECK_VALUES(gad_softmax(x, 0), 0, NAN, NAN);
+        CHECK_VALUES(gad_log_softmax(x, 0), 0, NAN, NAN);
+        int64_t s22[] = {2, 2};
+        x = gad_cast(gad_from_f64(pinf, s22, 2), d);
+        CHECK_VALUES(gad_softmax(x, 1), 0, NAN, NAN, NAN, NAN);
+        CHECK_VALUES(gad_softmax(x, 0), 0, NAN, NAN, NAN, NAN);
         CHECK_OK();
         /* errors */
         int64_t s30[] = {3, 0};
@@ -909,6 +997,7 @@ int main(void) {
     RUN(sum_mean_every_subset);
     RUN(sum_mean_empty_and_rank0);
     RUN(sum_mean_errors);
+    RUN(sum_of_broadcast_views);
     RUN(sum_large_threads);
     RUN(amax_argmax_every_axis);
     RUN(amax_argmax_cases);

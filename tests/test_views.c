@@ -279,7 +279,7 @@ static gad_status m_slice(const model *m, const gad_range *rs, int n, model *out
         if (g.step == 0) return GAD_ERR_INDEX;
         int64_t start, step;
         r.shape[i] = py_slice(m->shape[i], g, &start, &step);
-        r.offset += start * m->strides[i];
+        if (m->shape[i] > 0) r.offset += start * m->strides[i]; /* an empty axis: none */
         r.strides[i] = m->strides[i] * step;
     }
     *out = r;
@@ -663,6 +663,24 @@ TEST(slice_spec_table) {
     gad_tensor *ok = gad_slice(later, &GAD_RANGE_STEP(-100, N_, -1), 1);
     CHECK(ok != NULL);
     CHECK_SHAPE(ok, 0);
+    CHECK_OK();
+    /* x[::-1] of an empty axis is empty, as in Python (an axis with no
+     * element contributes no start offset), and so is any reverse slice of
+     * one; the gradient flows back to an empty tensor */
+    gad_tensor *z = gad_requires_grad(gad_zeros(SHP(0), 1, GAD_F64));
+    gad_tensor *zr = gad_slice(z, &GAD_RANGE_STEP(N_, N_, -1), 1);
+    CHECK(zr != NULL);
+    CHECK_SHAPE(zr, 0);
+    CHECK_SHAPE(gad_slice(z, &GAD_RANGE_STEP(-5, 3, -2), 1), 0);
+    gad_tensor *z23 = gad_zeros(SHP(2, 0, 3), 3, GAD_F32);
+    gad_tensor *zr3 = gad_slice(z23, (const gad_range[]){GAD_RANGE_STEP(N_, N_, -1),
+                                                         GAD_RANGE_STEP(N_, N_, -1),
+                                                         GAD_RANGE_STEP(N_, N_, -1)}, 3);
+    CHECK(zr3 != NULL);
+    CHECK_SHAPE(zr3, 2, 0, 3);
+    gad_tensor *gz = NULL;
+    CHECK(zr && gad_grad(gad_sum_all(zr), &z, 1, &gz) == GAD_OK);
+    CHECK_SHAPE(gz, 0);
     CHECK_OK();
     CHECK(gad_slice(a, NULL, 1) == NULL);
     CHECK_ERR(GAD_ERR_SHAPE, "slice");

@@ -197,7 +197,7 @@ size_t gad_snprint(char *buf, size_t cap, gad_tensor *t) {
     repr(&b, t);
     const char *s = b.oom ? "tensor(<out of memory>)" : b.p;
     size_t n = strlen(s);
-    if (cap > 0) {
+    if (buf && cap > 0) { /* a NULL buf writes nothing, whatever cap says */
         size_t k = n < cap - 1 ? n : cap - 1;
         memcpy(buf, s, k);
         buf[k] = 0;

@@ -64,6 +64,16 @@ static double eval_shifted(check_ctx *c, gad_tensor *const *in, int n, int k,
     return v;
 }
 
+/* A domain error unless some input is a leaf: with none there is nothing
+ * to check, and passing would say the gradients were checked. */
+static bool no_leaf(gad_tensor *const *in, int n, const char *op) {
+    for (int i = 0; i < n; i++)
+        if (in[i] && gad_is_leaf(in[i])) return false;
+    gad__err(GAD_ERR_DOMAIN, op, "none of the %d inputs is a leaf (requires grad): "
+             "there is nothing to check", n);
+    return true;
+}
+
 static gad_status check(check_ctx *c, gad_tensor *const *inputs, int n,
                         const gad_gradcheck_opts *opts, gad_gradcheck_result *res,
                         const char *op) {
@@ -73,6 +83,7 @@ static gad_status check(check_ctx *c, gad_tensor *const *inputs, int n,
         gad__err(GAD_ERR_DOMAIN, op, "bad function or inputs (n = %d)", n);
         return GAD_ERR_DOMAIN;
     }
+    if (no_leaf(inputs, n, op)) return GAD_ERR_DOMAIN;
     gad_scope_begin();
     gad_status st = GAD_OK;
     gad_tensor *y = c->f(c->ctx, inputs, n);
@@ -204,6 +215,7 @@ gad_status gad_gradgradcheck(gad_fn f, void *ctx, gad_tensor *const *inputs,
         gad__err(GAD_ERR_DOMAIN, "gradgradcheck", "bad function or inputs (n = %d)", n);
         return GAD_ERR_DOMAIN;
     }
+    if (no_leaf(inputs, n, "gradgradcheck")) return GAD_ERR_DOMAIN;
     gg_ctx g = {.f = f, .ctx = ctx};
     gad_status st = GAD_OK;
     gad_scope_begin();

@@ -2,8 +2,9 @@
  * (atomic_file.h). A save writes "<path>.tmp.<pid>.<k>" in path's
  * directory through a 64 KiB buffer, fsyncs it, renames it over path and
  * fsyncs the directory; on any failure the temporary file is removed and an
- * existing file at path is left as it was. A load opens a regular file and
- * reads exact byte counts, retrying on EINTR and short reads. Nothing here
+ * existing file at path is left as it was. A load opens a regular file
+ * (without ever blocking on, or opening, anything else) and reads exact
+ * byte counts, retrying on EINTR and short reads. Nothing here
  * records an error: each step returns an errno value and names itself.
  * Memory comes from gad_mem_alloc (gad.h), so that an allocation-failure
  * test reaches it. */
@@ -189,25 +190,48 @@ void gad__atomic_file_discard(gad_atomic_file *f) {
 /* Reading                                                                   */
 /* ======================================================================== */
 
+/* What a file that is not a regular one is, for messages. */
+static const char *kind_of(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    return "not a regular file";
+}
+
 int gad__read_file_open(gad_read_file *f, const char *path,
                         const char **what) {
+    f->fd = -1;
+    f->size = 0;
+    /* Refuse what is not a regular file before opening it. A failed stat
+     * (a missing file) is left to open, whose errno the caller reports. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        *what = kind_of(st.st_mode);
+        return GAD_READ_NOT_REGULAR;
+    }
     int fd;
-    do fd = open(path, O_RDONLY | O_CLOEXEC);
+    do fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     while (fd < 0 && errno == EINTR);
     f->fd = fd;
-    f->size = 0;
     if (fd < 0) {
         *what = "open";
         return errno;
     }
-    struct stat st;
     int err = 0;
     if (fstat(fd, &st) != 0) {
         err = errno;
         *what = "stat";
-    } else if (!S_ISREG(st.st_mode)) {
-        err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-        *what = "read";
+    } else if (!S_ISREG(st.st_mode)) { /* replaced since the stat above */
+        err = GAD_READ_NOT_REGULAR;
+        *what = kind_of(st.st_mode);
+    } else {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+            err = errno;
+            *what = "set the blocking mode of";
+        }
     }
     if (err) {
         gad__read_file_close(f);
@@ -230,6 +254,25 @@ int gad__read_file_read(gad_read_file *f, void *data, size_t n) {
         if (r == 0) return -1;
         p += r;
         n -= (size_t)r;
+    }
+    return 0;
+}
+
+int gad__read_file_pread(const gad_read_file *f, void *data, size_t n, uint64_t off) {
+    unsigned char *p = data;
+    while (n > 0) {
+        off_t o = (off_t)off;
+        if (o < 0 || (uint64_t)o != off) return EOVERFLOW;
+        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        ssize_t r = pread(f->fd, p, chunk, o);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (r == 0) return -1;
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
     }
     return 0;
 }

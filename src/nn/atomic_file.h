@@ -4,7 +4,7 @@
  * over path, and then the directory is fsync'd; on any failure the
  * temporary file is removed and an existing file at path is left as it
  * was. Reading opens a regular file, takes its size and reads exact byte
- * counts. Every failure is an errno value and the words of the step that
+ * counts, in order or at given offsets. Every failure is an errno value and the words of the step that
  * failed, ready for "cannot <what> <path>: <strerror>"; the caller makes
  * the message and records the error. Private to src/nn. */
 #ifndef GAD_NN_ATOMIC_FILE_H
@@ -46,19 +46,34 @@ void gad__atomic_file_discard(gad_atomic_file *f);
 
 /* ------------------------------------------------------------ reading */
 
-/* A regular file open for reading. */
+/* A regular file open for reading (fd -1: closed). */
 typedef struct gad_read_file {
     int fd;
     uint64_t size; /* bytes, when it was opened */
 } gad_read_file;
 
-/* Open path: it must be a regular file (a directory reads as EISDIR, any
- * other kind as EINVAL). 0, or an errno value and *what (f is then
- * closed). */
+/* gad__read_file_open's result when path is not a regular file; *what
+ * then says what it is ("a FIFO (named pipe)", "a socket", "a directory",
+ * "a character device", ...). */
+#define GAD_READ_NOT_REGULAR (-2)
+
+/* Open path for reading, never blocking and never opening anything but a
+ * regular file: path is stat'ed first (a FIFO, socket, directory or device
+ * is refused without being opened: opening a FIFO waits for a writer, and
+ * opening a device may act on it), then opened with O_NONBLOCK (in case it
+ * was replaced meanwhile), fstat'ed again, and O_NONBLOCK cleared. 0; or an
+ * errno value and *what naming the step that failed; or
+ * GAD_READ_NOT_REGULAR and *what naming what path is. f is closed on
+ * failure. */
 int gad__read_file_open(gad_read_file *f, const char *path, const char **what);
 
 /* read(2) exactly n bytes; 0, an errno value, or -1 at an early end. */
 int gad__read_file_read(gad_read_file *f, void *p, size_t n);
+
+/* pread(2) exactly n bytes at byte off of the file (the file position is
+ * neither used nor moved, so that several threads may read one file at
+ * once); 0, an errno value, or -1 at an early end. */
+int gad__read_file_pread(const gad_read_file *f, void *p, size_t n, uint64_t off);
 
 void gad__read_file_close(gad_read_file *f);
 

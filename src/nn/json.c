@@ -7,6 +7,7 @@
 #include "json.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,39 @@ size_t gad__utf8_seq(const unsigned char *p, size_t avail) {
     for (size_t k = 2; k < len; k++)
         if (p[k] < 0x80 || p[k] > 0xBF) return 0;
     return len;
+}
+
+const char *gad__json_shown(char *buf, size_t cap, const char *s) {
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s;
+    size_t avail = strlen(s), o = 0;
+    while (avail > 0) {
+        size_t k = gad__utf8_seq(p, avail);
+        bool esc = k == 0 || p[0] < 0x20 || p[0] == 0x7f ||
+                   (k == 2 && p[0] == 0xc2 && p[1] < 0xa0);
+        if (k == 0) k = 1; /* one byte that is not UTF-8 */
+        size_t need = esc ? 4 * k : k;
+        /* room for the NUL, and for "..." unless this is the last one */
+        if (o + need > cap - (avail == k ? 1 : 4)) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (esc) {
+                buf[o++] = '\\';
+                buf[o++] = 'x';
+                buf[o++] = hex[p[j] >> 4];
+                buf[o++] = hex[p[j] & 15];
+            } else {
+                buf[o++] = (char)p[j];
+            }
+        }
+        p += k;
+        avail -= k;
+    }
+    buf[o] = 0;
+    return buf;
 }
 
 /* snprintf for messages that may be cut short (which is fine). */
@@ -339,8 +373,14 @@ void gad__json_printf(gad_json_out *b, const char *fmt, ...) {
 }
 
 void gad__json_put_string(gad_json_out *b, const char *s) {
+    static const char hex[] = "0123456789abcdef";
     gad__json_put(b, "\"", 1);
-    for (const char *c = s; *c; c++) {
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c < 0x20 || *c == 0x7f) {
+            const char u[6] = {'\\', 'u', '0', '0', hex[*c >> 4], hex[*c & 15]};
+            gad__json_put(b, u, 6);
+            continue;
+        }
         if (*c == '"' || *c == '\\') gad__json_put(b, "\\", 1);
         gad__json_put(b, c, 1);
     }

@@ -29,6 +29,15 @@
  * U+10FFFF are invalid). */
 size_t gad__utf8_seq(const unsigned char *p, size_t avail);
 
+/* s as a message may quote it, in buf (cap bytes, at least 8): printable
+ * text as it is; as \xNN each byte of a C0 control character, DEL, a C1
+ * control character (U+0080..U+009F, which a terminal may take as the start
+ * of a control sequence) and each byte that is not valid UTF-8; cut after a
+ * whole character, with "...", where it does not fit. Names in files are
+ * hostile: a message quoting one must not carry a terminal's escape
+ * sequences to whoever prints it. Returns buf. */
+const char *gad__json_shown(char *buf, size_t cap, const char *s);
+
 /* ------------------------------------------------------------ the reader */
 
 /* A cursor over s[0..n). Zero it, set s and n, parse, then free it with
@@ -99,8 +108,9 @@ void gad__json_put(gad_json_out *b, const void *s, size_t n);
 void gad__json_puts(gad_json_out *b, const char *s);
 /* Only short pieces (numbers, under 64 bytes): a longer one sets oom. */
 void gad__json_printf(gad_json_out *b, const char *fmt, ...) JSON_PRINTF(2, 3);
-/* s as a JSON string, quoted, with '"' and '\' escaped. s must hold no
- * control characters (the caller refuses names that do). */
+/* s as a JSON string, quoted: '"' and '\' escaped with a backslash, every
+ * control character (below 0x20) and DEL as \u00XX; the rest (valid UTF-8,
+ * which the caller checks) as it is. */
 void gad__json_put_string(gad_json_out *b, const char *s);
 
 #endif /* GAD_NN_JSON_H */

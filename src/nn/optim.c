@@ -45,6 +45,7 @@
  * Dahl & Hinton, "On the importance of initialization and momentum in deep
  * learning" (ICML 2013), in PyTorch's reformulation (d = g + mu * b). */
 #include "gad.h"
+#include "json.h"        /* gad__json_shown: names in messages */
 #include "ops/ops_int.h" /* the back-end table and gad__make_writable */
 
 #include <math.h>
@@ -657,16 +658,17 @@ gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
             which = 0;
         } else {
             gad_error_set(GAD_ERR_FORMAT, op,
-                          "unknown state name \"%.64s\" for this %s optimizer "
+                          "unknown state name \"%s\" for this %s optimizer "
                           "of %d parameters",
-                          name, adamw ? "AdamW" : "SGD", np);
+                          gad__json_shown((char[80]){0}, 80, name),
+                          adamw ? "AdamW" : "SGD", np);
             st = GAD_ERR_FORMAT;
             break;
         }
         int s = idx < 0 ? -1 : 2 * idx + which;
         if (seen[s + 1]) {
             gad_error_set(GAD_ERR_FORMAT, op, "state name \"%s\" is repeated",
-                          name);
+                          gad__json_shown((char[80]){0}, 80, name));
             st = GAD_ERR_FORMAT;
             break;
         }

@@ -13,14 +13,22 @@
  * is removed and an existing file at path is left as it was
  * (atomic_file.c).
  *
- * Load treats the file as hostile: it reads the whole file, parses the
- * header with a strict, bounds-checked recursive-descent parser (objects,
- * arrays, strings, integers; nesting at most JSON_DEPTH_MAX; its primitives
- * are json.c's), and validates every entry before any tensor is made: sizes
- * are computed without overflow, and the data offsets, sorted as the
- * reference implementation sorts them, must tile the data buffer exactly
- * (no gap, no overlap, nothing left over). Nothing outside the bytes read
- * is ever touched. */
+ * Load treats the file as hostile: it opens only a regular file (never
+ * blocking on a FIFO or opening a device), reads the header, parses it with
+ * a strict, bounds-checked recursive-descent parser (objects, arrays,
+ * strings, integers; nesting at most JSON_DEPTH_MAX; its primitives are
+ * json.c's), and validates every entry against the file's real size before
+ * anything is allocated for it: sizes are computed without overflow, and
+ * the data offsets, sorted as the reference implementation sorts them,
+ * must tile the data buffer exactly (no gap, no overlap, nothing left
+ * over). The data is not read then: the checkpoint keeps the file open and
+ * gad_checkpoint_get preads each tensor's bytes straight into the new
+ * tensor, so that a load's peak memory is the header and the tensors asked
+ * for, never a copy of the file besides them (a 1 GiB tensor costs 1 GiB).
+ * pread rather than mmap: a mapped file cut short by another process would
+ * raise SIGBUS on access, where a short read is an io error; and pages
+ * copied out of a mapping would count in the resident set along with the
+ * copy. Nothing outside the bytes read is ever touched. */
 #include "gad.h"
 
 #include "atomic_file.h"
@@ -41,8 +49,11 @@
 
 /* The largest header accepted (the reference implementation's limit). */
 #define HEADER_MAX ((uint64_t)100000000)
-/* How much of a name goes into an error message. */
-#define NAME_SHOWN "%.80s"
+/* A name as an error message quotes it, in a buffer that lives until the
+ * end of the enclosing block: unprintable bytes as \xNN, cut with "..."
+ * past about 96 bytes (json.h, gad__json_shown). */
+#define NAME_SHOWN "%s"
+#define SHOWN(name) gad__json_shown((char[100]){0}, 100, (name))
 
 /* ======================================================================== */
 /* Small helpers                                                             */
@@ -151,16 +162,16 @@ static gad_status save_io(const char *what, const char *path, int err) {
                     strerror(err));
 }
 
-/* What is wrong with a tensor name, or NULL if it is fine. */
+/* What is wrong with a tensor name, or NULL if it is fine: every name a
+ * load accepts is fine (the empty name and control characters included,
+ * which the header escapes), so that a checkpoint can be saved back. */
 static const char *name_problem(const char *s) {
     if (!s) return "is NULL";
-    if (!*s) return "is empty";
     if (strcmp(s, "__metadata__") == 0)
         return "is reserved for the file's metadata";
     const unsigned char *p = (const unsigned char *)s;
     size_t avail = strlen(s);
     while (avail > 0) {
-        if (*p < 0x20 || *p == 0x7f) return "contains a control character";
         size_t k = gad__utf8_seq(p, avail);
         if (!k) return "is not valid UTF-8";
         p += k;
@@ -205,15 +216,15 @@ gad_status gad_save(const char *path, const char *const *names,
     /* ---- validate everything before touching the file system */
     for (int i = 0; i < n; i++) {
         const char *why = name_problem(names[i]);
-        if (why) /* the name itself is not shown: it may be unprintable */
+        if (why) /* the name itself is not shown: it may be NULL or not UTF-8 */
             return save_err(GAD_ERR_DOMAIN, "the name of tensor %d %s", i,
                             why);
         if (!tensors[i])
             return save_err(GAD_ERR_DOMAIN, "tensor '" NAME_SHOWN "' is NULL",
-                            names[i]);
+                            SHOWN(names[i]));
         if (!st_dtype_name(gad_dtype(tensors[i])))
             return save_err(GAD_ERR_DTYPE, "tensor '" NAME_SHOWN
-                            "' has an invalid dtype", names[i]);
+                            "' has an invalid dtype", SHOWN(names[i]));
     }
     if (n > 1) {
         const char **sorted = gad_mem_alloc((size_t)n * sizeof *sorted);
@@ -225,7 +236,7 @@ gad_status gad_save(const char *path, const char *const *names,
             if (strcmp(sorted[i - 1], sorted[i]) == 0) {
                 gad_status st = save_err(GAD_ERR_DOMAIN,
                                          "duplicate name '" NAME_SHOWN "'",
-                                         sorted[i]);
+                                         SHOWN(sorted[i]));
                 gad_mem_free(sorted);
                 return st;
             }
@@ -244,7 +255,7 @@ gad_status gad_save(const char *path, const char *const *names,
             return save_err(GAD_ERR_DOMAIN, "the tensors hold too many bytes");
         }
         if (i) gad__json_puts(&h, ",");
-        gad__json_put_string(&h, names[i]); /* checked: no control bytes */
+        gad__json_put_string(&h, names[i]); /* checked: valid UTF-8 */
         gad__json_printf(&h, ":{\"dtype\":\"%s\",\"shape\":[",
                          st_dtype_name(gad_dtype(t)));
         for (int d = 0; d < gad_rank(t); d++)
@@ -305,7 +316,8 @@ gad_status gad_save(const char *path, const char *const *names,
         else {
             const gad_error *e = gad_last_error();
             status = e ? e->kind : GAD_ERR_MEMORY;
-            save_err(status, "cannot read tensor '" NAME_SHOWN "'", names[i]);
+            save_err(status, "cannot read tensor '" NAME_SHOWN "'",
+                     SHOWN(names[i]));
         }
         gad_scope_end();
     }
@@ -432,7 +444,7 @@ static bool parse_offsets(gad_json *p, entry *e) {
 /* {"dtype": .., "shape": [..], "data_offsets": [b, e]}; other fields are
  * checked for syntax and ignored. */
 static bool parse_entry(gad_json *p, entry *e) {
-    snprintf(p->ctx, sizeof p->ctx, "tensor '" NAME_SHOWN "'", e->name);
+    snprintf(p->ctx, sizeof p->ctx, "tensor '" NAME_SHOWN "'", SHOWN(e->name));
     gad__json_skip_ws(p);
     if (gad__json_peek(p) != '{') {
         char b[32];
@@ -454,7 +466,7 @@ static bool parse_entry(gad_json *p, entry *e) {
                                                                  : 0u;
             if (bit & have)
                 return gad__json_fail(p, GAD_ERR_FORMAT,
-                                      "duplicate field \"%s\"", p->str);
+                                      "duplicate field \"%s\"", SHOWN(p->str));
             have |= bit;
             if (bit == 1) {
                 if (!gad__json_string(p, "dtype")) return false;
@@ -463,7 +475,8 @@ static bool parse_entry(gad_json *p, entry *e) {
                     if (strcmp(p->str, dtypes[k].name) == 0) e->dt = k;
                 if (e->dt < 0)
                     return gad__json_fail(p, GAD_ERR_FORMAT,
-                                          "unknown dtype \"%.20s\"", p->str);
+                                          "unknown dtype \"%s\"",
+                                          gad__json_shown((char[32]){0}, 32, p->str));
             } else if (bit == 2) {
                 if (!parse_shape(p, e)) return false;
             } else if (bit == 4) {
@@ -556,12 +569,14 @@ static bool parse_header(gad_json *p, entry_list *ents) {
 /* Load                                                                      */
 /* ======================================================================== */
 
+/* A validated header and the file it came from, kept open: the tensors'
+ * bytes are read by gad_checkpoint_get, each straight into its tensor. */
 struct gad_checkpoint {
     int n;
     entry *ents;     /* header order */
     entry **byname;  /* sorted by name, for lookups */
-    unsigned char *data;
-    size_t data_len;
+    gad_read_file f; /* the file, open until gad_checkpoint_free */
+    uint64_t data_at; /* where the data buffer starts in it: 8 + the header */
 };
 
 static void free_entries(entry *ents, size_t n) {
@@ -573,7 +588,7 @@ void gad_checkpoint_free(gad_checkpoint *cp) {
     if (!cp) return;
     free_entries(cp->ents, (size_t)cp->n);
     gad_mem_free(cp->byname);
-    gad_mem_free(cp->data);
+    gad__read_file_close(&cp->f);
     gad_mem_free(cp);
 }
 
@@ -604,7 +619,7 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
     for (size_t i = 1; i < n; i++)
         if (strcmp(byname[i - 1]->name, byname[i]->name) == 0) {
             msgf(msg, cap, "duplicate tensor name '" NAME_SHOWN "'",
-                     byname[i]->name);
+                     SHOWN(byname[i]->name));
             return GAD_ERR_FORMAT;
         }
     for (size_t i = 0; i < n; i++) {
@@ -620,31 +635,31 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
         if (!big && !e->zero) bits = e->numel * dt->bits;
         if (big) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': shape %s has too "
-                     "many elements", e->name, sb);
+                     "many elements", SHOWN(e->name), sb);
             return GAD_ERR_FORMAT;
         }
         if (bits % 8 != 0) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': %s with shape %s "
-                     "does not fill whole bytes", e->name, dt->name, sb);
+                     "does not fill whole bytes", SHOWN(e->name), dt->name, sb);
             return GAD_ERR_FORMAT;
         }
         if (e->end < e->begin) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': data_offsets "
-                     "[%llu, %llu] end before they begin", e->name,
+                     "[%llu, %llu] end before they begin", SHOWN(e->name),
                      (unsigned long long)e->begin, (unsigned long long)e->end);
             return GAD_ERR_FORMAT;
         }
         if (e->end > data_len) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': data_offsets "
                      "[%llu, %llu] run past the end of the data (%llu bytes)",
-                     e->name, (unsigned long long)e->begin,
+                     SHOWN(e->name), (unsigned long long)e->begin,
                      (unsigned long long)e->end, (unsigned long long)data_len);
             return GAD_ERR_FORMAT;
         }
         if (e->end - e->begin != bits / 8) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "': data_offsets "
                      "[%llu, %llu] hold %llu bytes, but %s with shape %s "
-                     "needs %llu", e->name, (unsigned long long)e->begin,
+                     "needs %llu", SHOWN(e->name), (unsigned long long)e->begin,
                      (unsigned long long)e->end,
                      (unsigned long long)(e->end - e->begin), dt->name, sb,
                      (unsigned long long)(bits / 8));
@@ -669,14 +684,14 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
         if (e->begin < at) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "' (data_offsets [%llu, "
                      "%llu]) overlaps tensor '" NAME_SHOWN "' (ending at %llu)",
-                     e->name, (unsigned long long)e->begin,
-                     (unsigned long long)e->end, prev->name,
+                     SHOWN(e->name), (unsigned long long)e->begin,
+                     (unsigned long long)e->end, SHOWN(prev->name),
                      (unsigned long long)at);
             st = GAD_ERR_FORMAT;
         } else if (e->begin > at) {
             msgf(msg, cap, "a gap of %llu bytes before tensor '" NAME_SHOWN
                      "' (data_offsets [%llu, %llu]; the data before ends at "
-                     "%llu)", (unsigned long long)(e->begin - at), e->name,
+                     "%llu)", (unsigned long long)(e->begin - at), SHOWN(e->name),
                      (unsigned long long)e->begin, (unsigned long long)e->end,
                      (unsigned long long)at);
             st = GAD_ERR_FORMAT;
@@ -698,12 +713,12 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
         const entry *e = &ents[i];
         if (dtypes[e->dt].gad == GAD_DTYPE_INVALID) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "' has dtype %s; gad "
-                     "reads F32, F64 and I64", e->name, dtypes[e->dt].name);
+                     "reads F32, F64 and I64", SHOWN(e->name), dtypes[e->dt].name);
             return GAD_ERR_UNSUPPORTED;
         }
         if (e->rank > GAD_MAX_RANK) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "' has rank %d; gad "
-                     "supports ranks up to %d", e->name, e->rank,
+                     "supports ranks up to %d", SHOWN(e->name), e->rank,
                      GAD_MAX_RANK);
             return GAD_ERR_UNSUPPORTED;
         }
@@ -716,6 +731,9 @@ static void *load_err(gad_status kind, const char *path, const char *msg) {
 }
 
 static void *load_io(const char *what, const char *path, int err) {
+    if (err == GAD_READ_NOT_REGULAR) /* what says what path is */
+        return gad_error_set(GAD_ERR_IO, "load", "cannot load %.180s: it is "
+                             "%s, not a regular file", path, what);
     return gad_error_set(GAD_ERR_IO, "load", "cannot %s %.180s: %s", what,
                          path, err < 0 ? "the file ended early (did it change "
                                          "while being read?)"
@@ -733,7 +751,7 @@ gad_checkpoint *gad_load(const char *path) {
     gad_json p = {0};
     entry_list ents = {0};
     entry **byname = NULL;
-    unsigned char *hdr = NULL, *data = NULL;
+    unsigned char *hdr = NULL;
     char msg[256];
     uint64_t size = f.size;
     if (size < 8) {
@@ -763,10 +781,6 @@ gad_checkpoint *gad_load(const char *path) {
         goto done;
     }
     uint64_t data_len = size - 8 - hlen;
-    if (data_len > (uint64_t)SIZE_MAX - 16) {
-        load_err(GAD_ERR_MEMORY, path, "the file is too large for memory");
-        goto done;
-    }
     hdr = gad_mem_alloc(hlen ? (size_t)hlen : 1);
     if (!hdr) {
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the header");
@@ -795,36 +809,28 @@ gad_checkpoint *gad_load(const char *path) {
         goto done;
     }
 
-    data = gad_mem_alloc(data_len ? (size_t)data_len : 1);
+    /* Every tensor lies inside the file's real size (validate); its bytes
+     * are read when it is asked for. */
     cp = gad_mem_alloc(sizeof *cp);
-    if (!data || !cp) {
-        gad_mem_free(cp);
-        cp = NULL;
-        load_err(GAD_ERR_MEMORY, path, "cannot allocate the tensor data");
-        goto done;
-    }
-    if ((err = gad__read_file_read(&f, data, (size_t)data_len)) != 0) {
-        gad_mem_free(cp);
-        cp = NULL;
-        load_io("read", path, err);
+    if (!cp) {
+        load_err(GAD_ERR_MEMORY, path, "cannot allocate the checkpoint");
         goto done;
     }
     cp->n = (int)ents.n;
     cp->ents = ents.v;
     cp->byname = byname;
-    cp->data = data;
-    cp->data_len = (size_t)data_len;
+    cp->f = f;
+    cp->data_at = 8 + hlen;
+    f.fd = -1; /* the checkpoint's now */
     ents.v = NULL;
     ents.n = 0;
     byname = NULL;
-    data = NULL;
 done:
     gad__read_file_close(&f);
     gad_mem_free(hdr);
     gad__json_free(&p);
     free_entries(ents.v, ents.n);
     gad_mem_free(byname);
-    gad_mem_free(data);
     return cp;
 }
 
@@ -857,26 +863,47 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
     if (!e)
         return gad_error_set(GAD_ERR_INDEX, "checkpoint_get",
                              "no tensor named '" NAME_SHOWN "' among the %d "
-                             "in the checkpoint", name, cp->n);
+                             "in the checkpoint", SHOWN(name), cp->n);
     gad_dtype_t dt = dtypes[e->dt].gad;
     size_t es = gad_dtype_size(dt);
-    size_t bytes = (size_t)(e->end - e->begin);
-    const unsigned char *src = cp->data + e->begin;
-    unsigned char *tmp = NULL;
-    /* A misaligned or foreign-endian source goes through an aligned copy. */
-    if (bytes && (!host_is_le() || (uintptr_t)src % es != 0)) {
-        tmp = gad_mem_alloc(bytes);
-        if (!tmp)
-            return gad_error_set(GAD_ERR_MEMORY, "checkpoint_get",
-                                 "cannot allocate %zu bytes", bytes);
-        memcpy(tmp, src, bytes);
-        if (!host_is_le()) swap_elems(tmp, bytes, es);
-        src = tmp;
+    uint64_t bytes = e->end - e->begin; /* numel * es (validate) */
+    if (bytes > (uint64_t)SIZE_MAX)
+        return gad_error_set(GAD_ERR_MEMORY, "checkpoint_get",
+                             "tensor '" NAME_SHOWN "' holds %llu bytes, more "
+                             "than memory can address", SHOWN(name),
+                             (unsigned long long)bytes);
+    /* A tensor of the shape, then its bytes read straight into it: nothing
+     * else of the size is allocated. */
+    const gad_error *pending = gad_last_error();
+    gad_scope_begin();
+    gad_tensor *t = gad_zeros(e->shape, e->rank, dt);
+    void *dst = t && bytes ? gad_data_mut(t) : NULL;
+    if (!t || (bytes && !dst)) {
+        if (!pending) { /* name the tensor and this op, not zeros */
+            gad_clear_error();
+            gad_error_set(GAD_ERR_MEMORY, "checkpoint_get",
+                          "cannot allocate %llu bytes for tensor '"
+                          NAME_SHOWN "'", (unsigned long long)bytes, SHOWN(name));
+        }
+        gad_scope_end();
+        return NULL;
     }
-    const void *data = bytes ? (const void *)src : NULL;
-    gad_tensor *t = dt == GAD_F32   ? gad_from_f32(data, e->shape, e->rank)
-                    : dt == GAD_F64 ? gad_from_f64(data, e->shape, e->rank)
-                                    : gad_from_i64(data, e->shape, e->rank);
-    gad_mem_free(tmp);
+    if (bytes) {
+        int err = gad__read_file_pread(&cp->f, dst, (size_t)bytes,
+                                       cp->data_at + e->begin);
+        if (err) {
+            gad_error_set(GAD_ERR_IO, "checkpoint_get",
+                          "cannot read tensor '" NAME_SHOWN "' from the "
+                          "checkpoint's file: %s", SHOWN(name),
+                          err < 0 ? "the file ended early (was it changed "
+                                    "in place after gad_load?)"
+                                  : strerror(err));
+            gad_scope_end();
+            return NULL;
+        }
+        if (!host_is_le()) swap_elems(dst, (size_t)bytes, es);
+    }
+    gad_keep(t);
+    gad_scope_end();
     return t;
 }

@@ -3,18 +3,23 @@
 
 #include <stdio.h>
 
-gad_tensor *gad_clone(gad_tensor *t) {
-    GAD_NEED("clone", t);
-    gad_tensor *y = gad__tensor_like("clone", t);
+/* A packed copy of t on the tape (op COPY); errors name op. */
+static gad_tensor *copy_as(const char *op, gad_tensor *t) {
+    gad_tensor *y = gad__tensor_like(op, t);
     if (!y) return NULL;
     gad__pack(t, gad__ptr(y));
     return gad__own(gad__track(y, GAD_OP(COPY), &t, 1, NULL, 0));
 }
 
+gad_tensor *gad_clone(gad_tensor *t) {
+    GAD_NEED("clone", t);
+    return copy_as("clone", t);
+}
+
 gad_tensor *gad_contiguous(gad_tensor *t) {
     GAD_NEED("contiguous", t);
     if (t->contig) return gad__own(gad_retain(t));
-    return gad_clone(t);
+    return copy_as("contiguous", t);
 }
 
 gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype) {

@@ -20,6 +20,91 @@ static int reduced_shape(const gad_tensor *x, unsigned mask, int keepdims,
     return r;
 }
 
+/* An axis that x broadcasts: stride 0 over more than one element. */
+static bool bcast_axis(const gad_tensor *x, int d) {
+    return x->strides[d] == 0 && x->shape[d] > 1;
+}
+
+/* y (fresh, contiguous, the reduced shape) = the sum of x over mask, times
+ * 1/n for a mean. A non-empty x with broadcast axes is not packed (a
+ * [2^40] view of one element would be 4 TiB): the kernel sums the view of
+ * its distinct elements (x without those axes, packed) in its usual order,
+ * and a reduced broadcast axis of size k counts through the kernel's scale,
+ * k * (that sum) rounded once (a mean divides by the distinct count only);
+ * a kept broadcast axis repeats the sums, which are then copied out along
+ * it. Without broadcast axes the kernel sums the packed x as it always has.
+ * 0, or -1 with the error recorded under op. */
+static int sum_into(const char *op, gad_tensor *x, unsigned mask, int keepdims,
+                    bool mean, int64_t n, gad_tensor *y) {
+    bool bcast = false;
+    for (int d = 0; d < x->rank; d++) bcast |= bcast_axis(x, d);
+    if (!bcast || x->numel == 0) {
+        gad_tensor *xc = gad__contig(op, x);
+        if (!xc) return -1;
+        GAD_BE(x)->sum(xc, mask, mean ? 1.0 / (double)n : 1.0, y);
+        gad_release(xc);
+        return 0;
+    }
+    /* v: x's axes that it does not broadcast; z: v's kept axes */
+    int64_t vsh[GAD_MAX_RANK], vst[GAD_MAX_RANK], zsh[GAD_MAX_RANK];
+    int vr = 0, zr = 0;
+    unsigned vmask = 0;
+    double reps = 1, distinct = 1;
+    bool kept_bcast = false;
+    for (int d = 0; d < x->rank; d++) {
+        bool red = mask & (1u << d);
+        if (bcast_axis(x, d)) {
+            if (red) reps *= (double)x->shape[d];
+            else kept_bcast = true;
+            continue;
+        }
+        if (red) {
+            vmask |= 1u << vr;
+            distinct *= (double)x->shape[d];
+        } else {
+            zsh[zr++] = x->shape[d];
+        }
+        vsh[vr] = x->shape[d];
+        vst[vr++] = x->strides[d];
+    }
+    double scale = mean ? 1.0 / distinct : reps;
+    gad_tensor *v = gad__view_new(op, x, vsh, vst, vr, x->offset);
+    gad_tensor *vc = v ? gad__contig(op, v) : NULL;
+    gad_release(v);
+    if (!vc) return -1;
+    if (!kept_bcast) { /* y holds the sums in the order the kernel writes them */
+        GAD_BE(x)->sum(vc, vmask, scale, y);
+        gad_release(vc);
+        return 0;
+    }
+    gad_tensor *z = gad__tensor_new(op, x->dev, x->dtype, zsh, zr);
+    if (!z) {
+        gad_release(vc);
+        return -1;
+    }
+    GAD_BE(x)->sum(vc, vmask, scale, z);
+    gad_release(vc);
+    /* z seen in y's shape: stride 0 along the kept broadcast axes (and the
+     * kept size-1 axes of keepdims), z's own strides along the others */
+    int64_t zst[GAD_MAX_RANK], ysh[GAD_MAX_RANK], yst[GAD_MAX_RANK];
+    gad__row_major(zsh, zr, zst);
+    int yr = 0, k = 0;
+    for (int d = 0; d < x->rank; d++) {
+        if (mask & (1u << d)) {
+            if (keepdims) ysh[yr] = 1, yst[yr++] = 0;
+        } else if (bcast_axis(x, d)) {
+            ysh[yr] = x->shape[d], yst[yr++] = 0;
+        } else {
+            ysh[yr] = x->shape[d], yst[yr++] = zst[k++];
+        }
+    }
+    gad_tensor *zv = gad__view_new(op, z, ysh, yst, yr, 0);
+    if (zv) gad__pack(zv, gad__ptr(y));
+    gad_release(zv);
+    gad_release(z);
+    return zv ? 0 : -1;
+}
+
 /* Sum over mask, times 1/n for a mean (n = 0 makes the factor inf, hence
  * a NaN mean, as NumPy). */
 static gad_tensor *sum_mask(const char *op, gad_tensor *x, unsigned mask,
@@ -29,13 +114,10 @@ static gad_tensor *sum_mask(const char *op, gad_tensor *x, unsigned mask,
     for (int d = 0; d < x->rank; d++)
         if (mask & (1u << d)) n *= x->shape[d];
     gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, shape, r);
-    gad_tensor *xc = y ? gad__contig(op, x) : NULL;
-    if (!xc) {
+    if (!y || sum_into(op, x, mask, keepdims, mean, n, y)) {
         gad_release(y);
         return NULL;
     }
-    GAD_BE(x)->sum(xc, mask, mean ? 1.0 / (double)n : 1.0, y);
-    gad_release(xc);
     y = mean ? gad__track(y, GAD_OP(MEAN), &x, 1, NULL, 0)
              : gad__track(y, GAD_OP(SUM), &x, 1, NULL, 0);
     if (y && y->node) {
@@ -99,8 +181,8 @@ gad_tensor *gad_stddev(gad_tensor *x, const int *axes, int n, int keepdims) {
 
 /* ------------------------------------------------------ one-axis reductions */
 
-/* Checks shared by amax, argmax, softmax, log_softmax and logsumexp: a
- * float tensor, a valid axis, a non-empty axis. */
+/* Checks shared by amax, argmax, softmax and log_softmax: a float tensor,
+ * a valid axis, a non-empty axis. */
 static int axis_op_check(const char *op, gad_tensor *x, int axis, int *a) {
     if (gad__need_float(op, x) || gad__norm_axis(op, axis, x->rank, a)) return -1;
     if (x->shape[*a] == 0) {
@@ -170,11 +252,21 @@ gad_tensor *gad_log_softmax(gad_tensor *x, int axis) {
     return softmax_like("log_softmax", x, axis, 1);
 }
 
-/* logsumexp = log(sum(exp(x - m))) + m with m = amax(x) held constant. */
+/* logsumexp = log(sum(exp(x - m))) + m with m = amax(x) held constant.
+ * Over an empty axis it is log(0) = -inf, as torch.logsumexp (the sum has
+ * an identity, unlike the max), computed as log(sum(exp(x))) so that the
+ * gradient (an empty tensor) flows as usual. */
 gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims) {
     GAD_NEED("logsumexp", x);
     int a;
-    if (axis_op_check("logsumexp", x, axis, &a)) return NULL;
+    if (gad__need_float("logsumexp", x) || gad__norm_axis("logsumexp", axis, x->rank, &a))
+        return NULL;
+    if (x->shape[a] == 0) {
+        gad_scope_begin();
+        gad_tensor *e = gad_keep(gad_log(gad_sum(gad_exp(x), &a, 1, keepdims)));
+        gad_scope_end();
+        return e;
+    }
     gad_scope_begin();
     gad_no_grad_begin(); /* m is a constant shift: off the tape */
     gad_tensor *m = gad_amax(x, a, 1);

@@ -229,6 +229,7 @@ gad_tensor *gad_slice(gad_tensor *t, const gad_range *ranges, int n) {
             e = e < -1 ? -1 : (e > d - 1 ? d - 1 : e);
             len = s <= e ? 0 : (s - e - 1) / -step + 1;
         }
+        if (d == 0) s = 0; /* an empty axis has no element to start at */
         off += s * t->strides[i];
         sh[i] = len;
         start[i] = s;
