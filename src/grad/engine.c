@@ -133,16 +133,11 @@ static GAD_COLD int vjp_mismatch(const gad_node *n, int i, const gad_tensor *g) 
     return -1;
 }
 
-static int check_vjp(const gad_node *n, const bool *need, gad_tensor *const *gin) {
-    for (int i = 0; i < n->nparents; i++) {
-        const gad_tensor *g = gin[i];
-        if (!g) continue;
-        const gad_node *p = n->parents[i];
-        if (GAD_UNLIKELY(!need[i] || g->dtype != p->dtype || g->dev != p->dev ||
-                         !gad__same_shape(g->shape, g->rank, p->shape, p->rank)))
-            return vjp_mismatch(n, i, g);
-    }
-    return 0;
+static inline bool vjp_fits(const gad_tensor *g, const gad_node *p) {
+    if (g->dtype != p->dtype || g->dev != p->dev || g->rank != p->rank) return false;
+    for (int d = 0; d < g->rank; d++)
+        if (g->shape[d] != p->shape[d]) return false;
+    return true;
 }
 
 /* ------------------------------------------------------- the reverse pass
@@ -319,11 +314,13 @@ static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
                 }
                 gad_scope_begin();
                 int rc = n->info->vjp(n, gy, need, gin);
-                if (rc == 0) rc = check_vjp(n, need, gin);
                 for (int i = 0; rc == 0 && i < n->nparents; i++) {
-                    if (!need[i] || !gin[i]) continue;
-                    if (check_anomaly(n, i, gin[i])) rc = -1;
-                    else rc = accumulate_into(slot_of(ps, n->parents[i]), gin[i]);
+                    gad_tensor *g = gin[i];
+                    if (!g) continue;
+                    gad_node *p = n->parents[i];
+                    if (GAD_UNLIKELY(!need[i] || !vjp_fits(g, p))) rc = vjp_mismatch(n, i, g);
+                    else if (check_anomaly(n, i, g)) rc = -1;
+                    else rc = accumulate_into(slot_of(ps, p), g);
                 }
                 gad_scope_end();
                 if (rc) ps->rc = -1;
