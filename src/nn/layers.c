@@ -208,16 +208,17 @@ gad_tensor *gad_one_hot(gad_tensor *indices, int64_t depth) {
     int64_t out[GAD_MAX_RANK];
     for (int i = 0; i < ri; i++) out[i] = gad_shape(indices)[i];
     out[ri] = depth;
+    /* zeros with a 1 scattered at each index along the new last axis, on
+     * the indices' device: y[..., i] = 1 where indices[...] == i */
     gad_scope_begin();
-    gad_tensor *y = gad_zeros(out, ri + 1, GAD_F32);
+    int dev = indices->dev;
+    gad_tensor *y = gad__full_on(dev, out, ri + 1, GAD_F32, 0);
     if (y && n > 0 && depth > 0) {
-        gad_tensor *c = gad_contiguous(indices);
-        const int64_t *p = c ? gad_data(c) : NULL;
-        float *q = p ? gad_data_mut(y) : NULL;
-        if (q)
-            for (int64_t i = 0; i < n; i++) q[i * depth + p[i]] = 1.0f;
-        else
-            y = NULL; /* the error is recorded */
+        int64_t col[GAD_MAX_RANK];
+        for (int i = 0; i < ri; i++) col[i] = out[i];
+        col[ri] = 1;
+        gad_tensor *at = gad_unsqueeze(indices, ri);
+        y = gad_scatter_add(y, ri, at, gad__full_on(dev, col, ri + 1, GAD_F32, 1));
     }
     gad_keep(y);
     gad_scope_end();
