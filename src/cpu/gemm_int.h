@@ -27,9 +27,14 @@
  * (a: a packed MR x kc micro-panel, b: a packed kc x NR one), then updates
  * the MR x NR tile at c (row stride ldc):
  *   c = alpha*acc             when beta == 0 (c is not read)
- *   c = alpha*acc + beta*c    otherwise (two products, one sum; no FMA, so
- *                             the edge path of gemm_driver_tmpl.h rounds
- *                             the same way)
+ *   c = alpha*acc + beta*c    otherwise: two products and a sum, which
+ *                             the build's -ffp-contract=fast lets the
+ *                             compiler fuse into one FMA in the vector
+ *                             kernels, so that with beta != 0 a full tile
+ *                             and an edge tile (gemm_driver_tmpl.h) may
+ *                             round differently; which tiles are edge
+ *                             tiles depends on the shape only, not on the
+ *                             thread count
  * b is aligned to 64 bytes (the packed B block and NR*kc*size are). */
 
 typedef void (*gemm_skern)(int64_t kc, const float *a, const float *b,
