@@ -1766,11 +1766,13 @@ static void run_program(prog *p, const uint8_t *data, size_t size, int threads) 
 
 static prog runs[2];
 
-/* Under ASan, an allocation too large to make returns NULL (gad reports a
- * memory error) instead of ending the run: programs on empty tensors with
- * huge dims may legitimately ask for 2^59 elements. */
+/* Under ASan and TSan, an allocation too large to make returns NULL (gad
+ * reports a memory error) instead of ending the run: programs on empty
+ * tensors with huge dims may legitimately ask for 2^59 elements. */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void) { return "allocator_may_return_null=1"; }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
