@@ -1239,7 +1239,8 @@ TEST(messages_escape_names) {
                   strstr(e->message, "\\x1b[2J\\x1b]0;x\\x07\\xc2\\x9b31m"),
               "%s", e ? e->text : "no error");
     gad_clear_error();
-    /* a long name is cut, with "...", after a whole character */
+    /* a long name (ESC, then 299 filler bytes 'x') is cut, with "...",
+     * after a whole character */
     char longname[301];
     memset(longname, 'x', 300);
     longname[0] = '\x1b';

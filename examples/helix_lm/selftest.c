@@ -36,7 +36,7 @@ int cmd_quick(const config *base, const given_set *given) {
     /* one thread unless told: a tiny model gains nothing from more, and
      * ctest runs tests side by side */
     gad_set_num_threads(was_given(given, "threads") && base->threads > 0 ? (int)base->threads : 1);
-    char root[] = "/tmp/helix_lm_quick.XXXXXX";
+    char root[] = "/tmp/helix_lm_quick.XXXXXX"; /* mkdtemp's template */
     if (!mkdtemp(root)) return fail("cannot make a temporary directory: %s", strerror(errno)), 1;
     char dir_a[64], dir_b[64];
     snprintf(dir_a, sizeof dir_a, "%s/full", root);
