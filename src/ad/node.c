@@ -16,7 +16,7 @@ static size_t class_size(int c) {
     return sizeof(gad_node) + (size_t)class_words[c] * sizeof(int64_t);
 }
 
-gad_node *gad__node_new(int nparents, int nsaved, int rank, int pwords) {
+GAD_HOT gad_node *gad__node_new(int nparents, int nsaved, int rank, int pwords) {
     int c = 0;
     while (c < NODE_CLASSES - 1 && rank + pwords > class_words[c]) c++;
     size_t size = class_size(c);
@@ -94,7 +94,7 @@ static void release_deferred(gad_tensor *t, gad_node **todo) {
     unref(tn, todo);
 }
 
-void gad__node_release(gad_node *n) {
+GAD_HOT void gad__node_release(gad_node *n) {
     /* Iterative: dead nodes wait on a chain, so that freeing a graph of a
      * million nodes never recurses. */
     gad_node *todo = NULL;

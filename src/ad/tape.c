@@ -21,7 +21,7 @@ static gad_tensor *alias_of(const char *op, gad_tensor *t, bool with_node) {
     return a;
 }
 
-gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info,
+GAD_HOT gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info,
                        gad_tensor *const *in, int n, gad_tensor *const *save,
                        int nsave) {
     if (!y || !gad__tracks(in, n)) return y;
@@ -56,7 +56,7 @@ nomem:
     return gad__err(GAD_ERR_MEMORY, info->name, "cannot record a tape node");
 }
 
-gad_tensor *gad__saved(gad_node *n, int i) {
+GAD_HOT gad_tensor *gad__saved(gad_node *n, int i) {
     gad_tensor *s = n->saved[i];
     gad_tensor *a = gad__alias(n->info->name, s);
     if (!a) return NULL;

@@ -17,6 +17,10 @@
 #define GAD_PRINTF(a, b) __attribute__((format(printf, a, b)))
 /* A rare path kept out of line, so that the common one needs no frame. */
 #define GAD_COLD __attribute__((noinline, cold))
+/* The per-op path (tensor and node life, scopes, the elementwise ops and
+ * the reverse pass): placed together in .text.hot, so that its speed does
+ * not depend on where the linker happens to put each function. */
+#define GAD_HOT __attribute__((hot))
 /* Ask for the cache lines [p, p + n) ahead of a write (a hint: any p,
  * NULL included, is safe). Graphs too large for the cache are walked by
  * pointers, one miss after another, unless the next objects are asked for
@@ -32,6 +36,7 @@
 #define GAD_UNLIKELY(x) (x)
 #define GAD_PRINTF(a, b)
 #define GAD_COLD
+#define GAD_HOT
 #define GAD_PREFETCH_W(p, n) ((void)(p), (void)(n))
 #endif
 

@@ -178,14 +178,14 @@ static int alloc_run(void **run, size_t size, size_t cost) {
 
 int gad__alloc_run(void **run, size_t size) { return alloc_run(run, size, size); }
 
-bool gad__cache_admit(size_t n) {
+GAD_HOT bool gad__cache_admit(size_t n) {
     if (tl.cached_bytes > tl.limit || n > tl.limit - tl.cached_bytes) return false;
     arm_thread_exit(); /* the exit hook gives the caches back */
     tl.cached_bytes += n;
     return true;
 }
 
-void gad__cache_withdraw(size_t n) { tl.cached_bytes -= n; }
+GAD_HOT void gad__cache_withdraw(size_t n) { tl.cached_bytes -= n; }
 
 static int size_class(size_t n) {
     if (n <= 64) return 0;
@@ -266,7 +266,7 @@ static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
     return s;
 }
 
-gad_storage *gad__storage_new(size_t nbytes) {
+GAD_HOT gad_storage *gad__storage_new(size_t nbytes) {
     int c = size_class(nbytes);
     gad_storage *s;
     if (c >= 0 && (s = tl.heads[c]) != NULL) {
@@ -295,7 +295,7 @@ gad_storage *gad__storage_new_dev(int dev, size_t nbytes) {
     return s;
 }
 
-void gad__storage_release(gad_storage *s) {
+GAD_HOT void gad__storage_release(gad_storage *s) {
     if (!s) return;
     if (!gad__unref(&s->refs)) return;
     count(&tl.live.storages, -1);
@@ -330,7 +330,7 @@ static GAD_COLD gad_tensor *header_alloc(void) {
     return t;
 }
 
-gad_tensor *gad__header_new(void) {
+GAD_HOT gad_tensor *gad__header_new(void) {
     gad_tensor *t = tl.free_headers;
     if (t) {
         tl.free_headers = (gad_tensor *)t->st;
@@ -347,7 +347,7 @@ gad_tensor *gad__header_new(void) {
     return t;
 }
 
-void gad__header_free(gad_tensor *t) {
+GAD_HOT void gad__header_free(gad_tensor *t) {
     count(&tl.live.tensors, -1);
     if (gad__cache_admit(sizeof *t)) { /* which arms the exit hook */
         t->st = (gad_storage *)tl.free_headers;
@@ -390,7 +390,7 @@ static GAD_COLD void scope_begin_slow(scope_state *s) {
     s->marks[s->depth++] = s->len;
 }
 
-void gad_scope_begin(void) {
+GAD_HOT void gad_scope_begin(void) {
     scope_state *s = &tl.scopes;
     if (GAD_LIKELY(s->depth < s->mark_cap && !s->lost)) /* marks exist, room left */
         s->marks[s->depth++] = s->len;
@@ -421,7 +421,7 @@ static inline int scope_push(gad_tensor *t) {
 
 #define KEPT_BIT ((uintptr_t)1)
 
-void gad_scope_end(void) {
+GAD_HOT void gad_scope_end(void) {
     scope_state *s = &tl.scopes;
     if (s->lost) {
         s->lost--;
@@ -456,7 +456,7 @@ void gad_scope_end(void) {
                 (gad_tensor *)((uintptr_t)s->items[i] & ~KEPT_BIT);
 }
 
-gad_tensor *gad__own(gad_tensor *t) {
+GAD_HOT gad_tensor *gad__own(gad_tensor *t) {
     if (!t || tl.scopes.depth == 0) return t;
     if (GAD_UNLIKELY(scope_push(t) != 0)) {
         gad_release(t);
@@ -480,12 +480,12 @@ gad_tensor *gad_keep(gad_tensor *t) {
 
 /* --------------------------------------------------------------- tensors */
 
-gad_tensor *gad_retain(gad_tensor *t) {
+GAD_HOT gad_tensor *gad_retain(gad_tensor *t) {
     if (t) atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
     return t;
 }
 
-void gad_release(gad_tensor *t) {
+GAD_HOT void gad_release(gad_tensor *t) {
     if (!t) return;
     if (GAD_UNLIKELY(atomic_load_explicit(&t->refs, memory_order_relaxed) <= 0)) {
         /* a freed header waiting in the cache for reuse */

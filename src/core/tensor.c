@@ -60,7 +60,7 @@ gad_tensor *gad__tensor_new(const char *op, int dev, int dtype, const int64_t *s
     return t;
 }
 
-gad_tensor *gad__tensor_like(const char *op, const gad_tensor *x) {
+GAD_HOT gad_tensor *gad__tensor_like(const char *op, const gad_tensor *x) {
     gad_tensor *t = contig_new(op, x->dev, x->dtype, x->rank, x->numel);
     if (!t) return NULL;
     /* whole arrays: a fixed-size copy is a few vector moves (what lies past
@@ -99,7 +99,7 @@ void gad__host_fill(void *p, int dtype, int64_t n, double v) {
     }
 }
 
-gad_tensor *gad__alias(const char *op, gad_tensor *src) {
+GAD_HOT gad_tensor *gad__alias(const char *op, gad_tensor *src) {
     gad_tensor *t = gad__header_new();
     if (!t) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate a tensor");
     atomic_fetch_add_explicit(&src->st->refs, 1, memory_order_relaxed);

@@ -279,7 +279,7 @@ static void ew_range(void *vctx, int64_t lo, int64_t hi) {
 
 static const gad_uparams no_params = {0, 0};
 
-void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
+GAD_HOT void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
                   const gad_uparams *p) {
     if (x->numel == 0) return;
     ew_ctx c;
@@ -301,7 +301,7 @@ void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
     gad__parallel_for(x->numel, EW_GRAIN, ew_range, &c);
 }
 
-static void run_binary(bkern bk, bool light, const gad_tensor *a, const gad_tensor *b,
+GAD_HOT static void run_binary(bkern bk, bool light, const gad_tensor *a, const gad_tensor *b,
                        gad_tensor *y, const gad_uparams *p) {
     if (y->numel == 0) return;
     if (a->contig && b->contig && a->numel == y->numel && b->numel == y->numel &&
@@ -327,12 +327,12 @@ static void run_binary(bkern bk, bool light, const gad_tensor *a, const gad_tens
     gad__parallel_for(y->numel, EW_GRAIN, ew_range, &c);
 }
 
-void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
+GAD_HOT void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
                    gad_tensor *y) {
     run_binary(binary_table[k][y->dtype == GAD_F64], true, a, b, y, NULL);
 }
 
-void gad__k_grad(gad_gkernel k, const gad_tensor *gy, const gad_tensor *v, gad_tensor *out,
+GAD_HOT void gad__k_grad(gad_gkernel k, const gad_tensor *gy, const gad_tensor *v, gad_tensor *out,
                  const gad_uparams *p) {
     run_binary(grad_table[k][out->dtype == GAD_F64], grad_light[k], gy, v, out, p);
 }

@@ -207,7 +207,7 @@ static void pass_fail(pass *ps, const char *what) {
     ps->rc = -1;
 }
 
-static int queue_push(pass *ps, gad_node *n) {
+GAD_HOT static int queue_push(pass *ps, gad_node *n) {
     if (ps->len == ps->cap && grow(&ps->q, &ps->cap, ps->len, sizeof *ps->q, ps->q_small))
         return -1;
     qent e = {n->level, n};
@@ -220,7 +220,7 @@ static int queue_push(pass *ps, gad_node *n) {
     return 0;
 }
 
-static gad_node *queue_pop(pass *ps) {
+GAD_HOT static gad_node *queue_pop(pass *ps) {
     if (ps->len == 0) return NULL;
     gad_node *top = ps->q[0].n;
     qent e = ps->q[--ps->len];
@@ -246,7 +246,7 @@ static gad_tensor **slot_of(pass *ps, gad_node *p) {
 }
 
 /* Queue p once per pass (not a bound: the pass ends there). */
-static void reach(pass *ps, gad_node *p) {
+GAD_HOT static void reach(pass *ps, gad_node *p) {
     if (!p || p->queued == ps->id || slot_of(ps, p) != &p->pending) return;
     p->queued = ps->id;
     for (int i = 0; i < p->nsaved; i++) GAD_PREFETCH_W(p->saved[i], sizeof(gad_tensor));
@@ -278,7 +278,7 @@ static void prefetch_ahead(const gad_node *n) {
 /* Pull seed back from root through everything root reaches. Once an error
  * is recorded no VJP runs, but the pass still visits every node to release
  * what they were owed (and, for grad, to empty every leaf it reaches). */
-static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
+GAD_HOT static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
     root->pending = gad_retain(seed);
     reach(ps, root);
     gad_node *n;

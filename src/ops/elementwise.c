@@ -32,7 +32,7 @@ static gad_tensor *saved_in(gad_node *n, int i) {
  * minimum). */
 enum { KEEP_NONE, KEEP_CROSS, KEEP_QUOT, KEEP_BOTH };
 
-static gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
+GAD_HOT static gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
     if (!a || !b) return gad__null_arg(op);
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
     if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
@@ -87,7 +87,7 @@ int gad__vjp_minimum(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor *
 /* What a unary op's VJP needs saved (the rows' save). */
 enum { SAVE_NONE, SAVE_X, SAVE_Y };
 
-static gad_tensor *unary(const char *op, const gad_op_info *info, gad_ukernel k, gad_tensor *x, double pa, double pb,
+GAD_HOT static gad_tensor *unary(const char *op, const gad_op_info *info, gad_ukernel k, gad_tensor *x, double pa, double pb,
                          int save) {
     GAD_NEED(op, x);
     if (gad__need_float(op, x)) return NULL;
@@ -105,7 +105,7 @@ static gad_tensor *unary(const char *op, const gad_op_info *info, gad_ukernel k,
 }
 
 /* gy * f'(v) in one kernel pass, off the tape (first-order VJPs). */
-static gad_tensor *grad_kernel(gad_gkernel k, gad_tensor *gy, gad_tensor *v, double a, double b) {
+GAD_HOT static gad_tensor *grad_kernel(gad_gkernel k, gad_tensor *gy, gad_tensor *v, double a, double b) {
     gad_tensor *out = gad__tensor_like("vjp", v);
     if (!out) return NULL;
     gad_uparams p = {a, b};
@@ -300,7 +300,7 @@ static int unary_sample(gad_op_sample *s, gad_rng *r, int variant, int op,
  * tracked ops on the saved value re-attached to the tape, so that it is
  * differentiable again. */
 #define UNARY_VJP(ID, name, v, dexpr)                                          \
-    int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
+    GAD_HOT int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
                         gad_tensor **gin) {                                    \
         (void)need;                                                            \
         double a = gad__node_d(n, 0), b = gad__node_d(n, 1);                   \
@@ -314,7 +314,7 @@ static int unary_sample(gad_op_sample *s, gad_rng *r, int variant, int op,
 #define SAVED_Y y
 
 #define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, grad, gcost, dexpr, sample, check) \
-    gad_tensor *gad_##name(gad_tensor *x ARGS_DECL_##args) {                   \
+    GAD_HOT gad_tensor *gad_##name(gad_tensor *x ARGS_DECL_##args) {                   \
         const char *op = #name;                                                \
         ARGS_REST_##args check                                                 \
         return unary(op, GAD_OP(ID), GAD_UK_##ID, x, a, b, SAVE_##save);       \
@@ -325,7 +325,7 @@ static int unary_sample(gad_op_sample *s, gad_rng *r, int variant, int op,
     }
 
 #define BINARY_VJP(name, ga, gb)                                               \
-    int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
+    GAD_HOT int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
                         gad_tensor **gin) {                                    \
         GIN(0, UNB(ga, 0));                                                    \
         GIN(1, UNB(gb, 1));                                                    \
@@ -333,7 +333,7 @@ static int unary_sample(gad_op_sample *s, gad_rng *r, int variant, int op,
     }
 
 #define BINARY(ID, name, fwd, keep, vjp, ga, gb, sample)                       \
-    gad_tensor *gad_##name(gad_tensor *a, gad_tensor *b) {                     \
+    GAD_HOT gad_tensor *gad_##name(gad_tensor *a, gad_tensor *b) {                     \
         return binary(#name, GAD_OP(ID), GAD_BK_##ID, a, b, KEEP_##keep);      \
     }                                                                          \
     GAD_EW_##vjp(BINARY_VJP(name, ga, gb))                                     \

@@ -26,7 +26,7 @@ const char *gad_op_name(int op) {
 
 /* --------------------------------------------------------- shared helpers */
 
-gad_tensor *gad__unbroadcast(gad_tensor *g, const int64_t *shape, int rank) {
+GAD_HOT gad_tensor *gad__unbroadcast(gad_tensor *g, const int64_t *shape, int rank) {
     if (!g) return NULL;
     if (gad__same_shape(g->shape, g->rank, shape, rank)) return g;
     int axes[GAD_MAX_RANK], n = 0, lead = g->rank - rank;
