@@ -450,6 +450,84 @@ const char *gad_shape_format(char *buf, size_t cap, const int64_t *shape,
                              int rank);
 
 /* ======================================================================== */
+/* Devices                                                                   */
+/* ======================================================================== */
+
+/* A device is a small number: GAD_CPU (0) is the host's processor; the
+ * others are found by gad_cuda (and, in gad's own tests, a test device).
+ * Every tensor lives on one device, and ops run on the device of their
+ * inputs: inputs on two devices are a device error naming the op and both
+ * devices, and nothing is ever copied implicitly (as no dtype is promoted
+ * implicitly). gad_to_device is the one way across. gad_read_*, gad_item,
+ * gad_print, gad_snprint and gad_save work on any device (they copy to the
+ * host); gad_data and gad_data_mut need host memory (a device error
+ * otherwise). Work on a device may be queued: it is finished, and an
+ * error it met is reported, at the next call that copies to the host
+ * (gad_read_*, gad_item, printing, saving) or at gad_device_sync.
+ * Devices are probed on the first call to a function of this section. */
+typedef int gad_device;
+#define GAD_CPU 0
+
+typedef enum gad_device_type {
+    GAD_DEVICE_CPU = 0,
+    GAD_DEVICE_CUDA = 1,
+    GAD_DEVICE_OTHER = 2 /* a device registered by gad's tests */
+} gad_device_type;
+
+/* How many devices of a type this process can use: 1 for the CPU; the CUDA
+ * GPUs found (0 in a build without CUDA, or with no GPU or driver); 0 for a
+ * value that is not a device type. */
+int gad_device_count(gad_device_type type);
+
+/* CUDA device `index` (0-based, as CUDA numbers them). -1 and a device
+ * error when there is no such GPU (or the build has no CUDA). */
+gad_device gad_cuda(int index);
+
+/* The device's type, or -1 (no error recorded) for a number that names no
+ * device. */
+int gad_device_type_of(gad_device dev);
+
+/* "cpu", "cuda:0", ...; "?" for a number that names no device. The text
+ * is static. */
+const char *gad_device_name(gad_device dev);
+
+/* The device's free and total memory in bytes (either pointer may be
+ * NULL); for the CPU, the host's available and physical memory. A device
+ * error for a number that names no device. */
+gad_status gad_device_memory(gad_device dev, size_t *free_bytes, size_t *total_bytes);
+
+/* Wait until the work this thread queued on dev is done; the error it met,
+ * if any (GAD_OK on the CPU, which queues nothing). */
+gad_status gad_device_sync(gad_device dev);
+
+/* The device t lives on; -1 and a null-argument error for NULL. */
+gad_device gad_device_of(const gad_tensor *t);
+
+/* t on device dev: t itself (one more reference) when it is already there,
+ * else a packed copy there. Differentiable: the gradient goes back to t's
+ * device. A device error for a number that names no device. */
+gad_tensor *gad_to_device(gad_tensor *t, gad_device dev);
+
+/* The calling thread's default device: where gad_zeros, gad_ones, gad_full,
+ * gad_scalar*, gad_arange, gad_linspace, gad_eye, gad_randn and the
+ * gad_rng_*_tensor constructors create their tensors, and where gad_from_*
+ * copy the host data they are given (the *_like constructors follow their
+ * argument instead; gad_load creates on the CPU). Random tensors drawn for
+ * a device hold exactly the CPU's values for the same generator state.
+ * gad_set_default_device returns the previous default, or -1 and a device
+ * error (the default unchanged) for a number that names no device. Each
+ * thread starts on GAD_CPU. */
+gad_device gad_set_default_device(gad_device dev);
+gad_device gad_default_device(void);
+
+/* The address of t's element 0 in its device's memory (a host pointer for
+ * the CPU), for handing to other libraries (a CUDA kernel, cuBLAS): valid
+ * while t lives; the elements are laid out with t's strides. Reading it is
+ * safe only after gad_device_sync. NULL and a null-argument error for
+ * NULL. */
+void *gad_device_ptr(gad_tensor *t);
+
+/* ======================================================================== */
 /* Copies and conversion                                                     */
 /* ======================================================================== */
 

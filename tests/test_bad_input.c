@@ -72,6 +72,7 @@ typedef struct bad_row {
 #define E_MEM GAD_ERR_MEMORY
 #define E_IO GAD_ERR_IO
 #define E_FORMAT GAD_ERR_FORMAT
+#define E_DEVICE GAD_ERR_DEVICE
 
 /* The input classes (the doc explains each). */
 static const char *const class_names[][2] = {
@@ -1339,6 +1340,41 @@ GOOD(cast_nan, "gad_cast", "NaN/Inf", "f32 NaN, inf, -inf to i64",
      at(gad_cast(VALS32(NAN, INFINITY, -INFINITY), GAD_I64), 0) == 0)
 GOOD(cast_empty, "gad_cast", "empty", "a [0] tensor", "a [0] tensor",
      SHAPE_IS(gad_cast(F32T(0), GAD_F64), 0))
+
+AREA("Devices")
+
+GOOD(device_count_bad_type, "gad_device_count", "value", "type 7 (not a device type)", "0",
+     gad_device_count((gad_device_type)7) == 0 && gad_device_count(GAD_DEVICE_CPU) == 1)
+ROW(cuda_missing, "gad_cuda", "value", "index -1, and one past the GPUs found", "-1",
+    E_DEVICE, "cuda", "no CUDA device", 0,
+    return gad_cuda(-1) == -1 && gad_cuda(gad_device_count(GAD_DEVICE_CUDA)) == -1;)
+GOOD(device_type_of_bad, "gad_device_type_of", "value", "device -1 and 99", "-1",
+     gad_device_type_of(-1) == -1 && gad_device_type_of(99) == -1)
+GOOD(device_name_bad, "gad_device_name", "value", "device -1 and 99", "\"?\"",
+     strcmp(gad_device_name(-1), "?") == 0 && strcmp(gad_device_name(99), "?") == 0 &&
+     strcmp(gad_device_name(GAD_CPU), "cpu") == 0)
+SBAD(device_memory_bad, "gad_device_memory", "value", "device 99", E_DEVICE, "device_memory",
+     "99 names no device", gad_device_memory(99, NULL, NULL))
+GOOD(device_memory_null_out, "gad_device_memory", "NULL", "both outputs NULL (the CPU)",
+     "GAD_OK", gad_device_memory(GAD_CPU, NULL, NULL) == GAD_OK)
+SBAD(device_sync_bad, "gad_device_sync", "value", "device -1", E_DEVICE, "device_sync",
+     "-1 names no device", gad_device_sync(-1))
+ROW(device_of_null, "gad_device_of", "NULL", "t NULL", "-1", E_DOMAIN, "device_of", NULL, 0,
+    return gad_device_of(NULL) == -1;)
+TBAD(to_device_null, "gad_to_device", "NULL", "t NULL", E_DOMAIN, "to_device", NULL,
+     gad_to_device(NULL, GAD_CPU))
+TBAD(to_device_bad, "gad_to_device", "value", "device 99", E_DEVICE, "to_device",
+     "99 names no device", gad_to_device(F32T(2), 99))
+ROW(to_device_same, "gad_to_device", "odd", "the device t is on", "t itself", E_OK, "", NULL, 0,
+    gad_tensor *t = F32T(2);
+    return gad_to_device(t, GAD_CPU) == t;)
+ROW(set_default_device_bad, "gad_set_default_device", "value", "device 99", "-1 (unchanged)",
+    E_DEVICE, "set_default_device", "99 names no device", 0,
+    return gad_set_default_device(99) == -1 && gad_default_device() == GAD_CPU;)
+GOOD(default_device_first, "gad_default_device", "odd", "a thread that never set one",
+     "GAD_CPU", gad_default_device() == GAD_CPU)
+TBAD(device_ptr_null, "gad_device_ptr", "NULL", "t NULL", E_DOMAIN, "device_ptr", NULL,
+     gad_device_ptr(NULL))
 
 AREA("Views")
 

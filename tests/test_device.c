@@ -14,7 +14,10 @@
 #include "ops/ops_int.h"
 #include "test_registry.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* ----------------------------------------------------------- the device */
 
@@ -60,8 +63,16 @@ static int td_sync(const char *op, int dev) {
     return 0;
 }
 
+static int td_mem_info(int dev, size_t *free_bytes, size_t *total_bytes) {
+    (void)dev;
+    *free_bytes = (size_t)1 << 30;
+    *total_bytes = (size_t)2 << 30;
+    return 0;
+}
+
 static const gad_devmem td_mem = {
     .name = "test:0",
+    .type = GAD_DEVICE_OTHER,
     .storage_new = td_storage_new,
     .storage_free = td_storage_free,
     .to_host = td_to_host_copy,
@@ -69,6 +80,7 @@ static const gad_devmem td_mem = {
     .copy_strided = gad__host_copy_strided, /* the CPU's kernels */
     .fill = gad__host_fill,
     .sync = td_sync,
+    .mem_info = td_mem_info,
 };
 
 static gad_backend td_backend;
@@ -175,7 +187,9 @@ TEST(every_op_runs_on_the_device) {
             gad_rng_free(r2);
             int gok = L && dL && gad_grad(L, leaves, nl, g) == GAD_OK &&
                       gad_grad(dL, dleaves, nl, dg) == GAD_OK;
-            CHECK_MSG(atomic_load(&td_to_host) == to_host_before,
+            /* (to_device, whose sample goes to the host and back, is the
+             * one op whose work is that copy) */
+            CHECK_MSG(op == GAD_OP_TO_DEVICE || atomic_load(&td_to_host) == to_host_before,
                       "%s %s: the op or its VJP copied to the host", e->info.name, s.what);
             CHECK_MSG(same_bits(y, dy), "%s %s: values differ from the CPU's", e->info.name,
                       s.what);
@@ -340,6 +354,153 @@ TEST(engine_checks_what_a_vjp_fills) {
     gad_scope_end();
 }
 
+/* ------------------------------------------------------ the public API */
+
+TEST(devices_are_counted_and_named) {
+    CHECK(gad_device_count(GAD_DEVICE_CPU) == 1);
+    CHECK(gad_device_count(GAD_DEVICE_OTHER) == 1);
+    CHECK(gad_device_type_of(GAD_CPU) == GAD_DEVICE_CPU);
+    CHECK(gad_device_type_of(TD) == GAD_DEVICE_OTHER);
+    CHECK(gad_device_type_of(-1) == -1 && gad_device_type_of(99) == -1);
+    CHECK(strcmp(gad_device_name(GAD_CPU), "cpu") == 0);
+    CHECK(strcmp(gad_device_name(TD), "test:0") == 0);
+    CHECK(strcmp(gad_device_name(42), "?") == 0);
+    /* this machine has no GPU (or this build no CUDA): asking is an error */
+    int ncuda = gad_device_count(GAD_DEVICE_CUDA);
+    CHECK(gad_cuda(ncuda) == -1);
+    CHECK_DEV_ERR(GAD_ERR_DEVICE, "cuda", "no CUDA device");
+    gad_clear_error();
+    size_t f = 0, t = 0;
+    CHECK(gad_device_memory(GAD_CPU, &f, &t) == GAD_OK && t > 0 && f <= t);
+    CHECK(gad_device_memory(TD, &f, &t) == GAD_OK && f == (size_t)1 << 30);
+    CHECK(gad_device_memory(7, &f, &t) == GAD_ERR_DEVICE);
+    CHECK_DEV_ERR(GAD_ERR_DEVICE, "device_memory", "7 names no device");
+    gad_clear_error();
+    CHECK(gad_device_sync(GAD_CPU) == GAD_OK && gad_device_sync(TD) == GAD_OK);
+    CHECK(gad_device_sync(-3) == GAD_ERR_DEVICE);
+    gad_clear_error();
+    CHECK(gad_device_of(NULL) == -1);
+    gad_clear_error();
+}
+
+TEST(to_device_moves_and_differentiates) {
+    gad_scope_begin();
+    double v[4] = {1, -2, 3, 0.5};
+    gad_tensor *x = gad_requires_grad(gad_from_f64(v, (int64_t[]){4}, 1));
+    CHECK(gad_to_device(x, GAD_CPU) == x); /* already there: itself */
+    gad_tensor *d = gad_to_device(x, TD);
+    CHECK(d && gad_device_of(d) == TD && gad_is_tracked(d));
+    double back[4];
+    CHECK(gad_read_f64(d, back, 4) == GAD_OK && memcmp(back, v, sizeof v) == 0);
+    /* l = sum(to_cpu(to_td(x)^2)) * 3: dl/dx = 6x, and it lands on the CPU */
+    gad_tensor *l = gad_mul_scalar(gad_sum_all(gad_to_device(gad_square(d), GAD_CPU)), 3);
+    CHECK(l && gad_device_of(l) == GAD_CPU);
+    gad_tensor *g = NULL;
+    CHECK(gad_grad(l, &x, 1, &g) == GAD_OK && g && gad_device_of(g) == GAD_CPU);
+    double gv[4];
+    CHECK(gad_read_f64(g, gv, 4) == GAD_OK);
+    for (int i = 0; i < 4; i++) CHECK_MSG(gv[i] == 6 * v[i], "g[%d] = %g", i, gv[i]);
+    /* a strided view moves as its elements in row-major order */
+    gad_tensor *m = gad_from_f64((double[]){1, 2, 3, 4, 5, 6}, (int64_t[]){2, 3}, 2);
+    gad_tensor *mt = gad_to_device(gad_transpose(gad_to_device(m, TD)), GAD_CPU);
+    CHECK(mt && same_bits(mt, gad_contiguous(gad_transpose(m))));
+    CHECK(gad_to_device(x, 9) == NULL);
+    CHECK_DEV_ERR(GAD_ERR_DEVICE, "to_device", "9 names no device");
+    gad_clear_error();
+    /* mixing is still an error: nothing moves by itself */
+    CHECK(gad_add(x, d) == NULL);
+    CHECK_DEV_ERR(GAD_ERR_DEVICE, "add", "cpu and test:0");
+    gad_clear_error();
+    gad_scope_end();
+    CHECK(atomic_load(&td_live) == 0);
+}
+
+static void *default_in_thread(void *arg) {
+    *(int *)arg = gad_default_device();
+    gad_scope_begin();
+    gad_tensor *z = gad_zeros((int64_t[]){2}, 1, GAD_F32);
+    if (!z || gad_device_of(z) != GAD_CPU) *(int *)arg = -2;
+    gad_scope_end();
+    return NULL;
+}
+
+TEST(constructors_follow_the_default_device) {
+    CHECK(gad_default_device() == GAD_CPU);
+    CHECK(gad_set_default_device(12) == -1);
+    CHECK_DEV_ERR(GAD_ERR_DEVICE, "set_default_device", "12 names no device");
+    gad_clear_error();
+    CHECK(gad_default_device() == GAD_CPU);
+    gad_scope_begin();
+    int64_t sh[2] = {2, 3};
+    /* on the CPU first, for the values the device must reproduce */
+    gad_rng *r = gad_rng_new(7);
+    gad_tensor *want[12] = {
+        gad_zeros(sh, 2, GAD_F32), gad_ones(sh, 2, GAD_F64), gad_full(sh, 2, GAD_F32, 2.5),
+        gad_scalar(4, GAD_F64), gad_arange(0, 5, 1, GAD_I64), gad_linspace(0, 1, 5, GAD_F32),
+        gad_eye(3, GAD_F64), gad_randn(sh, 2, 11), gad_rng_uniform_tensor(r, sh, 2, GAD_F32, -1, 1),
+        gad_rng_normal_tensor(r, sh, 2, GAD_F64, 0, 2), gad_rng_int_tensor(r, sh, 2, 0, 9),
+        gad_from_f32((float[]){1, 2}, (int64_t[]){2}, 1)};
+    gad_rng_free(r);
+    CHECK(gad_set_default_device(TD) == GAD_CPU && gad_default_device() == TD);
+    r = gad_rng_new(7);
+    gad_tensor *got[12] = {
+        gad_zeros(sh, 2, GAD_F32), gad_ones(sh, 2, GAD_F64), gad_full(sh, 2, GAD_F32, 2.5),
+        gad_scalar(4, GAD_F64), gad_arange(0, 5, 1, GAD_I64), gad_linspace(0, 1, 5, GAD_F32),
+        gad_eye(3, GAD_F64), gad_randn(sh, 2, 11), gad_rng_uniform_tensor(r, sh, 2, GAD_F32, -1, 1),
+        gad_rng_normal_tensor(r, sh, 2, GAD_F64, 0, 2), gad_rng_int_tensor(r, sh, 2, 0, 9),
+        gad_from_f32((float[]){1, 2}, (int64_t[]){2}, 1)};
+    gad_rng_free(r);
+    for (int i = 0; i < 12; i++) {
+        CHECK_MSG(got[i] && gad_device_of(got[i]) == TD, "constructor %d", i);
+        CHECK_MSG(want[i] && same_bits(got[i], want[i]), "constructor %d: other values", i);
+    }
+    /* *_like follow their argument, not the default */
+    CHECK(gad_device_of(gad_zeros_like(want[0])) == GAD_CPU);
+    /* the default is per thread: another thread starts on the CPU */
+    pthread_t th;
+    int seen = -1;
+    CHECK(pthread_create(&th, NULL, default_in_thread, &seen) == 0 && pthread_join(th, NULL) == 0);
+    CHECK_MSG(seen == GAD_CPU, "the other thread saw %d", seen);
+    /* a training step's pieces work there: dropout's mask follows x */
+    gad_rng *dr = gad_rng_new(3);
+    gad_tensor *x = gad_ones((int64_t[]){64}, 1, GAD_F32);
+    gad_tensor *y = gad_dropout(x, 0.5, dr, 1);
+    gad_rng_free(dr);
+    CHECK(y && gad_device_of(y) == TD);
+    double s = y ? gad_item(gad_sum_all(y)) : 0;
+    CHECK_MSG(s > 0 && s < 128 && fmod(s, 2.0) == 0, "dropout sum %g", s);
+    CHECK(gad_set_default_device(GAD_CPU) == TD);
+    gad_scope_end();
+    CHECK(atomic_load(&td_live) == 0);
+}
+
+TEST(save_and_load_device_tensors) {
+    char dir[] = "/tmp/gad_test_device_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/dev.safetensors", dir);
+    gad_scope_begin();
+    gad_tensor *h = gad_from_f32((float[]){1, 2, 3, 4, 5, 6}, (int64_t[]){2, 3}, 2);
+    gad_tensor *d = gad_transpose(gad_to_device(h, TD)); /* strided, on the device */
+    const char *names[1] = {"w"};
+    CHECK(gad_save(path, names, &d, 1) == GAD_OK);
+    gad_checkpoint *ck = gad_load(path);
+    CHECK(ck != NULL);
+    gad_set_default_device(TD); /* a load lands on the CPU whatever the default */
+    gad_tensor *w = ck ? gad_checkpoint_get(ck, "w") : NULL;
+    gad_set_default_device(GAD_CPU);
+    CHECK(w && gad_device_of(w) == GAD_CPU && same_bits(w, gad_contiguous(gad_transpose(h))));
+    gad_checkpoint_free(ck);
+    /* the device pointer: the host's elements on the CPU */
+    CHECK(gad_device_ptr(h) == gad_data(h));
+    CHECK(gad_device_ptr(d) != NULL && gad_device_ptr(NULL) == NULL);
+    gad_clear_error();
+    gad_scope_end();
+    remove(path);
+    rmdir(dir);
+    CHECK(atomic_load(&td_live) == 0);
+}
+
 int main(void) {
     register_test_device();
     if (TD < 0) {
@@ -352,5 +513,9 @@ int main(void) {
     RUN(copy_on_write_on_the_device);
     RUN(checks_in_the_back_end);
     RUN(engine_checks_what_a_vjp_fills);
+    RUN(devices_are_counted_and_named);
+    RUN(to_device_moves_and_differentiates);
+    RUN(constructors_follow_the_default_device);
+    RUN(save_and_load_device_tensors);
     return test_summary();
 }

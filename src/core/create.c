@@ -15,7 +15,7 @@ static gad_tensor *from_data(const char *op, int dtype, const void *data,
         }
         memcpy(gad__ptr(t), data, (size_t)t->numel * gad__dsize(dtype));
     }
-    return gad__own(t);
+    return gad__own_on_default(op, t);
 }
 
 gad_tensor *gad_from_f32(const float *data, const int64_t *shape, int rank) {
@@ -44,23 +44,23 @@ gad_tensor *gad__full_on(int dev, const int64_t *shape, int rank, int dtype, dou
 }
 
 gad_tensor *gad_zeros(const int64_t *shape, int rank, gad_dtype_t dtype) {
-    return full_op("zeros", GAD_DEV_HOST, shape, rank, dtype, 0.0);
+    return full_op("zeros", gad__default_dev, shape, rank, dtype, 0.0);
 }
 gad_tensor *gad_ones(const int64_t *shape, int rank, gad_dtype_t dtype) {
-    return full_op("ones", GAD_DEV_HOST, shape, rank, dtype, 1.0);
+    return full_op("ones", gad__default_dev, shape, rank, dtype, 1.0);
 }
 gad_tensor *gad_full(const int64_t *shape, int rank, gad_dtype_t dtype,
                      double value) {
-    return full_op("full", GAD_DEV_HOST, shape, rank, dtype, value);
+    return full_op("full", gad__default_dev, shape, rank, dtype, value);
 }
 gad_tensor *gad_scalar(double value, gad_dtype_t dtype) {
-    return full_op("scalar", GAD_DEV_HOST, NULL, 0, dtype, value);
+    return full_op("scalar", gad__default_dev, NULL, 0, dtype, value);
 }
 gad_tensor *gad_scalar_f32(float value) {
-    return full_op("scalar", GAD_DEV_HOST, NULL, 0, GAD_F32, value);
+    return full_op("scalar", gad__default_dev, NULL, 0, GAD_F32, value);
 }
 gad_tensor *gad_scalar_f64(double value) {
-    return full_op("scalar", GAD_DEV_HOST, NULL, 0, GAD_F64, value);
+    return full_op("scalar", gad__default_dev, NULL, 0, GAD_F64, value);
 }
 gad_tensor *gad_zeros_like(gad_tensor *t) {
     if (!t) return gad__null_arg("zeros_like");
@@ -127,7 +127,7 @@ gad_tensor *gad_arange(double start, double end, double step,
     } else {
         return gad__err(GAD_ERR_DTYPE, "arange", "invalid dtype value %d", dtype);
     }
-    return gad__own(t);
+    return gad__own_on_default("arange", t);
 }
 
 gad_tensor *gad_linspace(double start, double end, int64_t num,
@@ -150,7 +150,7 @@ gad_tensor *gad_linspace(double start, double end, int64_t num,
         for (int64_t i = 0; i < num; i++)
             p[i] = num == 1 ? start : start + (end - start) * (double)i / (double)(num - 1);
     }
-    return gad__own(t);
+    return gad__own_on_default("linspace", t);
 }
 
 gad_tensor *gad_eye(int64_t n, gad_dtype_t dtype) {
@@ -161,5 +161,5 @@ gad_tensor *gad_eye(int64_t n, gad_dtype_t dtype) {
     memset(gad__ptr(t), 0, (size_t)t->numel * es);
     for (int64_t i = 0; i < n; i++)
         gad__host_fill((char *)gad__ptr(t) + (size_t)(i * n + i) * es, dtype, 1, 1.0);
-    return gad__own(t);
+    return gad__own_on_default("eye", t);
 }

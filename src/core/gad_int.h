@@ -112,7 +112,9 @@ void gad__storage_release(gad_storage *s);
 #define GAD_DEV_HOST 0
 
 typedef struct gad_devmem {
-    const char *name; /* "cpu", "test:0", ... */
+    const char *name; /* "cpu", "cuda:0", "test:0", ... */
+    int type;         /* gad_device_type: GAD_DEVICE_CUDA, ... */
+    int index;        /* its number among the devices of its type */
     /* A storage (refs = 1, dev set) with room for nbytes; NULL when the
      * device is out of memory (no error recorded: the caller reports). */
     gad_storage *(*storage_new)(int dev, size_t nbytes);
@@ -132,12 +134,39 @@ typedef struct gad_devmem {
     /* Wait for the device's work queued by this thread; 0, or -1 with the
      * device's error recorded under op. */
     int (*sync)(const char *op, int dev);
+    /* The device's free and total bytes; 0 or -1 (no error recorded). May
+     * be NULL: the sizes are then unknown (a device error). */
+    int (*mem_info)(int dev, size_t *free_bytes, size_t *total_bytes);
 } gad_devmem;
 
 /* The memory hooks of device dev (NULL when no device has that number);
  * the host's are gad__host_mem. */
 extern const gad_devmem *gad__devmem[GAD_MAX_DEVICES];
 extern const gad_devmem gad__host_mem;
+
+/* The calling thread's default device for constructors (gad.h), 0 at
+ * first; a registered device whenever it is not 0. */
+extern _Thread_local int gad__default_dev;
+
+/* t (refs = 1, not owned, on the host) moved to the default device when
+ * that is not the host (t is released; the copy takes its place), then
+ * handed to the current scope. NULL and a memory error on failure. */
+gad_tensor *gad__own_on_default(const char *op, gad_tensor *t);
+
+/* For code that makes host tensors with the public constructors (shapes,
+ * masks, samples): the default device set to the host until the matching
+ * gad__host_default_end(saved). */
+static inline int gad__host_default_begin(void) {
+    int d = gad__default_dev;
+    gad__default_dev = 0;
+    return d;
+}
+static inline void gad__host_default_end(int saved) { gad__default_dev = saved; }
+
+/* 1 if dev names a device (host included), else 0. */
+static inline bool gad__dev_valid(int dev) {
+    return dev >= 0 && dev < GAD_MAX_DEVICES && gad__devmem[dev] != NULL;
+}
 
 /* Register a device's memory hooks; returns its number (1..), or -1 when
  * every slot is taken. */

@@ -33,7 +33,7 @@ gad_tensor *gad_randn(const int64_t *shape, int rank, uint64_t seed) {
         p[i] = (float)(r * cos(th));
         if (i + 1 < t->numel) p[i + 1] = (float)(r * sin(th));
     }
-    return gad__own(t);
+    return gad__own_on_default("randn", t);
 }
 
 /* --------------------------------------------------------------- gad_rng
@@ -141,7 +141,7 @@ static gad_tensor *rng_tensor(const char *op, gad_rng *r, const int64_t *shape,
             ((double *)gad__ptr(t))[i] = v;
         }
     }
-    return gad__own(t);
+    return gad__own_on_default(op, t);
 }
 
 gad_tensor *gad_rng_uniform_tensor(gad_rng *rng, const int64_t *shape, int rank,
@@ -164,12 +164,14 @@ gad_tensor *gad_rng_int_tensor(gad_rng *rng, const int64_t *shape, int rank,
     if (!t) return NULL;
     int64_t *p = gad__ptr(t);
     for (int64_t i = 0; i < t->numel; i++) p[i] = gad_rng_int(rng, lo, hi);
-    return gad__own(t);
+    return gad__own_on_default("rng_int", t);
 }
 
 gad_tensor *gad__sample_values(gad_rng *r, const int64_t *shape, int rank, double lo,
                                double hi, double away, double push) {
+    int saved = gad__host_default_begin();
     gad_tensor *t = gad_rng_uniform_tensor(r, shape, rank, GAD_F64, lo, hi);
+    gad__host_default_end(saved);
     if (!t) return NULL;
     double *p = gad__ptr(t);
     for (int64_t i = 0; i < t->numel; i++) {

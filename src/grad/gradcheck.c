@@ -48,7 +48,8 @@ static double eval_shifted(check_ctx *c, gad_tensor *const *in, int n, int k,
         else if (xk->dtype == GAD_F32) ((float *)p)[j] = (float)(((float *)p)[j] + delta);
         else ((double *)p)[j] += delta;
     } else if (x) { /* on a device: x + delta at j, the shift made on the host */
-        gad_tensor *d = gad_zeros(x->shape, x->rank, (gad_dtype_t)x->dtype);
+        gad_tensor *d = gad__tensor_zeros("gradcheck", GAD_DEV_HOST, x->dtype, x->shape, x->rank);
+        d = gad__own(d);
         void *p = d ? gad_data_mut(d) : NULL;
         if (p) {
             if (d->dtype == GAD_F32) ((float *)p)[j] = (float)delta;

@@ -306,8 +306,10 @@ gad_tensor *gad_dropout(gad_tensor *x, double p, gad_rng *rng, int training) {
      * y = x * mask and dy/dx = mask. Draws are f64 whatever x's dtype, one
      * per element in row-major order: a seed gives the same mask. */
     gad_scope_begin();
+    gad_device was = gad_set_default_device(GAD_CPU); /* drawn on the host */
     gad_tensor *u = gad_rng_uniform_tensor(rng, s, r, GAD_F64, 0.0, 1.0);
     gad_tensor *m = u ? gad_zeros(s, r, gad_dtype(x)) : NULL;
+    gad_set_default_device(was);
     gad_tensor *y = NULL;
     if (m) {
         const double *up = n ? gad_data(u) : NULL;
@@ -321,7 +323,7 @@ gad_tensor *gad_dropout(gad_tensor *x, double p, gad_rng *rng, int training) {
                 double *q = mp;
                 for (int64_t i = 0; i < n; i++) q[i] = up[i] >= p ? scale : 0.0;
             }
-            y = gad_mul(x, m);
+            y = gad_mul(x, gad_to_device(m, gad_device_of(x)));
         }
     }
     gad_keep(y);

@@ -310,7 +310,8 @@ gad_status gad_save(const char *path, const char *const *names,
         size_t bytes = (size_t)gad_numel(t) * es;
         if (bytes == 0) continue;
         gad_scope_begin();
-        gad_tensor *c = gad_contiguous(t);
+        /* a device tensor is copied to the host, one tensor at a time */
+        gad_tensor *c = gad_contiguous(gad_to_device(t, GAD_CPU));
         const void *p = c ? gad_data(c) : NULL;
         if (p) write_le(w, p, bytes, es);
         else {
@@ -876,7 +877,9 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
      * else of the size is allocated. */
     const gad_error *pending = gad_last_error();
     gad_scope_begin();
+    gad_device was = gad_set_default_device(GAD_CPU); /* loads land on the host */
     gad_tensor *t = gad_zeros(e->shape, e->rank, dt);
+    gad_set_default_device(was);
     void *dst = t && bytes ? gad_data_mut(t) : NULL;
     if (!t || (bytes && !dst)) {
         if (!pending) { /* name the tensor and this op, not zeros */

@@ -1,4 +1,5 @@
-/* copy.c: contiguous, clone, cast and stop_gradient (SPEC §1.4, §1.9). */
+/* copy.c: contiguous, clone, cast, stop_gradient and to_device (SPEC §1.4,
+ * §1.9; DESIGN §9: the one way across devices). */
 #include "ops_int.h"
 
 #include <stdio.h>
@@ -58,6 +59,18 @@ gad_tensor *gad_stop_gradient(gad_tensor *t) {
                                &t, 1, NULL, 0));
 }
 
+gad_tensor *gad_to_device(gad_tensor *t, gad_device dev) {
+    GAD_NEED("to_device", t);
+    if (!gad__dev_valid(dev))
+        return gad__err(GAD_ERR_DEVICE, "to_device", "%d names no device", dev);
+    if (t->dev == dev) return gad__own(gad_retain(t));
+    gad_tensor *y = gad__to_dev("to_device", t, dev);
+    int src = t->dev;
+    y = gad__track(y, GAD_OP(TO_DEVICE), &t, 1, NULL, 0);
+    if (y && y->node) GAD_NP(y->node)->i[0] = src; /* where the gradient goes */
+    return gad__own(y);
+}
+
 int gad__vjp_copy(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)n, (void)need;
     gin[0] = gy;
@@ -67,6 +80,11 @@ int gad__vjp_copy(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 int gad__vjp_cast(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
     return (gin[0] = gad_cast(gy, (gad_dtype_t)n->parents[0]->dtype)) ? 0 : -1;
+}
+
+int gad__vjp_to_device(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    return (gin[0] = gad_to_device(gy, (gad_device)GAD_NP(n)->i[0])) ? 0 : -1;
 }
 
 /* The path through stop_gradient contributes nothing. */
@@ -102,6 +120,23 @@ int gad__sample_cast(gad_op_sample *s, gad_rng *r, int v) {
     s->i[1] = GAD_F64;
     s->in[0] = gad_requires_grad(gad_rng_uniform_tensor(r, shape, 2, GAD_F32, -2, 2));
     snprintf(s->what, sizeof s->what, "f32 -> f64");
+    return s->in[0] != NULL;
+}
+
+/* To the host and back to x's device: on the CPU both moves give x itself;
+ * on another device (the test device, CUDA) both are copies whose
+ * gradients cross back. */
+static gad_tensor *apply_to_device(void *self, gad_tensor *const *in, int n) {
+    (void)self, (void)n;
+    return gad_to_device(gad_to_device(in[0], GAD_CPU), gad_device_of(in[0]));
+}
+
+int gad__sample_to_device(gad_op_sample *s, gad_rng *r, int v) {
+    const int64_t shape[2] = {2, 3};
+    if (v >= 1) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_to_device, .smooth = 1};
+    s->in[0] = gad__sample_leaf(r, shape, 2, -2, 2, 0);
+    snprintf(s->what, sizeof s->what, "to the CPU and back");
     return s->in[0] != NULL;
 }
 

@@ -183,7 +183,9 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
         if (sz) {
             for (int i = 0; i < n; i++) sz[i] = ts[i]->shape[a];
             gad_scope_begin();
+            int saved = gad__host_default_begin();
             sizes = gad_keep(gad_from_i64(sz, &ns, 1));
+            gad__host_default_end(saved);
             gad_scope_end();
             if (sz != small) gad__free(sz, (size_t)n * sizeof *sz);
         }

@@ -1,0 +1,87 @@
+/* devices.c: the public face of the devices (gad.h, "Devices"): counting,
+ * naming and finding them, their memory, waiting for their work. The back
+ * ends that need a driver (CUDA) are probed once, on the first call here,
+ * so that a program that never asks for a device never loads a driver. */
+#include "backend/backend.h"
+
+#include <pthread.h>
+
+#ifdef GAD_HAVE_CUDA
+int gad__cuda_init(void); /* src/cuda: registers every GPU; how many */
+#endif
+
+static pthread_once_t probed = PTHREAD_ONCE_INIT;
+
+static void probe(void) {
+#ifdef GAD_HAVE_CUDA
+    (void)gad__cuda_init();
+#endif
+}
+
+static void ensure_probed(void) { pthread_once(&probed, probe); }
+
+int gad_device_count(gad_device_type type) {
+    ensure_probed();
+    int n = 0;
+    for (int d = 0; d < GAD_MAX_DEVICES; d++)
+        n += gad__dev_valid(d) && gad__devmem[d]->type == (int)type;
+    return n;
+}
+
+gad_device gad_cuda(int index) {
+    ensure_probed();
+    for (int d = 1; d < GAD_MAX_DEVICES; d++)
+        if (gad__dev_valid(d) && gad__devmem[d]->type == GAD_DEVICE_CUDA &&
+            gad__devmem[d]->index == index)
+            return d;
+    gad__err(GAD_ERR_DEVICE, "cuda", "no CUDA device %d (%d found%s)", index,
+             gad_device_count(GAD_DEVICE_CUDA),
+#ifdef GAD_HAVE_CUDA
+             ""
+#else
+             "; this build has no CUDA back end"
+#endif
+    );
+    return -1;
+}
+
+int gad_device_type_of(gad_device dev) {
+    ensure_probed();
+    return gad__dev_valid(dev) ? gad__devmem[dev]->type : -1;
+}
+
+const char *gad_device_name(gad_device dev) {
+    ensure_probed();
+    return gad__device_name(dev);
+}
+
+gad_status gad_device_memory(gad_device dev, size_t *free_bytes, size_t *total_bytes) {
+    ensure_probed();
+    if (!gad__dev_valid(dev)) {
+        gad__err(GAD_ERR_DEVICE, "device_memory", "%d names no device", dev);
+        return GAD_ERR_DEVICE;
+    }
+    size_t f = 0, t = 0;
+    const gad_devmem *m = gad__devmem[dev];
+    if (!m->mem_info || m->mem_info(dev, &f, &t)) {
+        gad__err(GAD_ERR_DEVICE, "device_memory", "%s does not say how much memory it has",
+                 m->name);
+        return GAD_ERR_DEVICE;
+    }
+    if (free_bytes) *free_bytes = f;
+    if (total_bytes) *total_bytes = t;
+    return GAD_OK;
+}
+
+gad_status gad_device_sync(gad_device dev) {
+    ensure_probed();
+    if (!gad__dev_valid(dev)) {
+        gad__err(GAD_ERR_DEVICE, "device_sync", "%d names no device", dev);
+        return GAD_ERR_DEVICE;
+    }
+    if (gad__devmem[dev]->sync("device_sync", dev)) {
+        const gad_error *e = gad_last_error();
+        return e ? e->kind : GAD_ERR_DEVICE;
+    }
+    return GAD_OK;
+}
