@@ -722,6 +722,27 @@ gad_tensor *gad_log_softmax(gad_tensor *x, int axis);
  * floating-point mode is left as it was. */
 gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b);
 
+/* Offload (g's rule, off at first): with it on, a large f32 product of CPU
+ * tensors, gad_matmul's and so the two of its backward, is computed by the
+ * GPUs and its result comes back to the CPU; the tensors stay where they
+ * are. Large means all three of M*N*K >= 2^20, M*N*K*batch >= 2^28 and
+ * max(M, N, K) >= 512. A rank-2 x rank-2, rank-3 x rank-2 or rank-3 x
+ * rank-3 product (b's batch a's or 1) is split: the CPU computes the first
+ * floor(units * share) rows (rank 2) or batch entries, the GPUs the rest,
+ * at once; when the GPUs' part is itself below the rule, or the split does
+ * not apply, the GPUs compute all of it, split over them in device order.
+ * Any GPU error makes the CPU compute the product, and leaves no error.
+ * Products on a GPU tensor are not affected (they run there anyway).
+ * gad_set_offload returns the previous setting. gad_set_offload_cpu_share
+ * sets share in [0, 1] (0: the GPUs alone) and returns the previous one; a
+ * negative value (or NaN, or above 1) restores g's 1/(gpus + 1).
+ * gad_set_offload_devices chooses the GPUs (devs[0..n), devices other than
+ * the CPU; n = 0: none; n < 0: every CUDA device, the default); a device
+ * error and nothing changed for a device that is not one. */
+int gad_set_offload(int on);
+double gad_set_offload_cpu_share(double share);
+gad_status gad_set_offload_devices(const gad_device *devs, int n);
+
 /* ======================================================================== */
 /* Indexing and joining                                                      */
 /* ======================================================================== */

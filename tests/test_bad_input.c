@@ -1776,6 +1776,19 @@ GOOD(matmul_1d, "gad_matmul", "rank", "[3] @ [3]", "a scalar",
 GOOD(matmul_nan, "gad_matmul", "NaN/Inf", "a row with NaN", "NaN in that row (no error)",
      isnan(at(gad_matmul(gad_reshape(VALS32(NAN, 1), DIMS(1, 2)), F32T(2, 2)), 0)))
 
+GOOD(set_offload_twice, "gad_set_offload", "odd", "on, then off again",
+     "the previous setting", gad_set_offload(1) == 0 && gad_set_offload(0) == 1)
+GOOD(offload_share_nan, "gad_set_offload_cpu_share", "NaN/Inf", "NaN, then 2",
+     "the previous share; g's default restored",
+     gad_set_offload_cpu_share(NAN) < 0 && gad_set_offload_cpu_share(0.5) < 0 &&
+     gad_set_offload_cpu_share(2) == 0.5 && gad_set_offload_cpu_share(-1) < 0)
+ROW(offload_devices_cpu, "gad_set_offload_devices", "value", "the CPU as a GPU", "status",
+    E_DEVICE, "set_offload_devices", "is not a device to offload to", 0,
+    gad_device d[1] = {GAD_CPU};
+    return gad_set_offload_devices(d, 1) == GAD_ERR_DEVICE;)
+SBAD(offload_devices_null, "gad_set_offload_devices", "NULL", "devs NULL with n = 2", E_DOMAIN,
+     "set_offload_devices", NULL, gad_set_offload_devices(NULL, 2))
+
 AREA("Indexing and joining")
 
 TBAD(gather_null_x, "gad_gather", "NULL", "x NULL", E_DOMAIN, "gather", NULL,

@@ -1,6 +1,7 @@
 /* linalg.c: matmul with NumPy's batch broadcasting and 1-D rules (SPEC
  * §3.2, D2): shapes checked here, the product made by the back end (the
- * CPU's batching is src/cpu/matmul.c). */
+ * CPU's batching is src/cpu/matmul.c), or by the GPUs for a large CPU
+ * product when offload is on (offload.c). */
 #include "ops_int.h"
 
 #include <stdio.h>
@@ -49,7 +50,10 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
                         GAD_MAX_RANK);
     gad_tensor *y = gad__tensor_new(op, a->dev, a->dtype, full, rf);
     if (!y) return NULL;
-    if (GAD_BE(a)->matmul(op, a, b, y, a1, b1)) {
+    bool offloaded = a->dev == GAD_DEV_HOST && a->dtype == GAD_F32 &&
+                     GAD_UNLIKELY(gad__offload_wanted()) &&
+                     gad__offload_matmul(op, a, b, y, a1, b1) == 1;
+    if (!offloaded && GAD_BE(a)->matmul(op, a, b, y, a1, b1)) {
         gad_release(y);
         return NULL;
     }

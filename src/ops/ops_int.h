@@ -108,4 +108,17 @@ gad_tensor *gad__masked_ce_unfused(gad_tensor *logits, gad_tensor *targets, gad_
 gad_tensor *gad__embedding_unfused(gad_tensor *table, gad_tensor *idx);
 gad_tensor *gad__helix_block_unfused(gad_tensor *x, const gad_helix_weights *w, double eps);
 
+/* ------------------------------------------------------------- offload */
+
+/* g's matmul offload (offload.c, SPEC §8). gad__offload_wanted: the setting
+ * is on. gad__offload_matmul: y (the full batch + [M, N], contiguous, on
+ * the host) = a @ b computed with the GPUs when the product passes the
+ * crossover and a GPU is there; 1 when done, 0 when the CPU must compute it
+ * (below the crossover, no GPU, or a GPU failed: no error left pending). */
+bool gad__offload_wanted(void);
+bool gad__offload_crossover(int64_t m, int64_t n, int64_t k, int64_t batch);
+int gad__offload_matmul(const char *op, gad_tensor *a, gad_tensor *b, gad_tensor *y, int a1,
+                        int b1);
+extern atomic_llong gad__offload_products; /* how many products used a GPU */
+
 #endif
