@@ -1,5 +1,5 @@
 /* gad_bench.c: gad's side of the benchmark suite (workloads W1-W7 of
- * ../shared/bench/README.md, same sizes), one JSON line per figure:
+ * docs/workloads.md, same sizes), one JSON line per figure:
  *   {"workload":"W5","metric":"helix_block_fwd_bwd_ms","median":..,"min":..,
  *    "max":..,"unit":"ms","reps":..,"impl":"gad",...}
  * Run: gad-bench [W1|W2|...|W7|sweep|sweep-W1|sweep-W6|all] [--threads N] [--reps N]

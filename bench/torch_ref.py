@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """PyTorch side of gad's benchmark suite: the workloads W1-W7 of
-../shared/bench/README.md, the same sizes as bench/gad_bench.c, one JSON line
+docs/workloads.md, the same sizes as bench/gad_bench.c, one JSON line
 per figure with the same metric names (impl "torch"). bench/compare runs it
 beside gad-bench.
 
