@@ -1185,6 +1185,11 @@ int gad_checkpoint_count(const gad_checkpoint *cp);
 const char *gad_checkpoint_name(const gad_checkpoint *cp, int i);
 gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name);
 
+/* gad_checkpoint_get, then the tensor moved to device dev (a device error
+ * for a number that names no device): a checkpoint written from any device
+ * loads onto any other. */
+gad_tensor *gad_checkpoint_get_on(const gad_checkpoint *cp, const char *name, gad_device dev);
+
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop
 #endif

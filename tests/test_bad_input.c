@@ -3042,6 +3042,10 @@ ROW(ckpt_name_neg, "gad_checkpoint_name", "index", "i = -1", "NULL", E_INDEX,
     int ok = cp && gad_checkpoint_name(cp, -1) == NULL;
     gad_checkpoint_free(cp);
     return ok;)
+TBAD(ckpt_get_on_bad_dev, "gad_checkpoint_get_on", "value", "device 77", E_DEVICE,
+     "checkpoint_get_on", "77 names no device", gad_checkpoint_get_on(NULL, "w", 77))
+TBAD(ckpt_get_on_null, "gad_checkpoint_get_on", "NULL", "cp NULL", E_DOMAIN, "checkpoint_get",
+     NULL, gad_checkpoint_get_on(NULL, "w", GAD_CPU))
 TBAD(ckpt_get_null, "gad_checkpoint_get", "NULL", "cp NULL", E_DOMAIN, "checkpoint_get",
      "checkpoint", gad_checkpoint_get(NULL, "a"))
 ROW(ckpt_get_noname, "gad_checkpoint_get", "NULL", "name NULL", "NULL", E_DOMAIN,

@@ -501,6 +501,93 @@ TEST(save_and_load_device_tensors) {
     CHECK(atomic_load(&td_live) == 0);
 }
 
+/* A small model trained on a device: the same bits as on the CPU, for
+ * AdamW and SGD (momentum, Nesterov, weight decay), with the global norm
+ * clipped there, and a state saved, loaded back to the device and resumed
+ * equal to an uninterrupted run. */
+typedef struct run_cfg {
+    int dev, adamw, steps, save_at; /* save_at > 0: checkpoint, reload, go on */
+    const char *path;
+} run_cfg;
+
+static int train_small(run_cfg c, double out[12]) {
+    gad_scope_begin();
+    gad_rng *r = gad_rng_new(21);
+    gad_tensor *w = gad_rng_normal_tensor(r, (int64_t[]){3, 4}, 2, GAD_F64, 0, 1);
+    gad_tensor *x = gad_rng_normal_tensor(r, (int64_t[]){5, 3}, 2, GAD_F64, 0, 1);
+    gad_tensor *t = gad_rng_normal_tensor(r, (int64_t[]){5, 4}, 2, GAD_F64, 0, 1);
+    gad_rng_free(r);
+    w = gad_keep(gad_requires_grad(gad_to_device(w, c.dev)));
+    x = gad_to_device(x, c.dev), t = gad_to_device(t, c.dev);
+    gad_optim *o = c.adamw ? gad_adamw_new(&w, 1, &(gad_adamw_opts){.lr = 0.05, .weight_decay = 0.1})
+                           : gad_sgd_new(&w, 1, &(gad_sgd_opts){.lr = 0.05, .momentum = 0.9,
+                                                                .nesterov = 1, .weight_decay = 0.01});
+    int ok = o != NULL;
+    for (int step = 0; ok && step < c.steps; step++) {
+        if (c.save_at > 0 && step == c.save_at) { /* to a file and back */
+            const char *nm[8];
+            gad_tensor *st[8];
+            int k = gad_optim_state(o, nm, st, 8);
+            ok = k > 0 && gad_save(c.path, nm, st, k) == GAD_OK;
+            gad_optim_free(o);
+            o = c.adamw ? gad_adamw_new(&w, 1, &(gad_adamw_opts){.lr = 0.05, .weight_decay = 0.1})
+                        : gad_sgd_new(&w, 1, &(gad_sgd_opts){.lr = 0.05, .momentum = 0.9,
+                                                             .nesterov = 1, .weight_decay = 0.01});
+            gad_checkpoint *ck = ok ? gad_load(c.path) : NULL;
+            gad_tensor *lt[8];
+            for (int i = 0; ck && i < k; i++) lt[i] = gad_checkpoint_get(ck, nm[i]);
+            ok = ck && o && gad_optim_load_state(o, nm, lt, k) == GAD_OK;
+            gad_checkpoint_free(ck);
+        }
+        gad_scope_begin();
+        gad_tensor *d = gad_sub(gad_matmul(x, w), t);
+        gad_tensor *g = NULL;
+        ok = ok && gad_grad(gad_mean_all(gad_mul(d, d)), &w, 1, &g) == GAD_OK &&
+             gad_device_of(g) == c.dev;
+        double norm = ok ? gad_clip_grad_norm(&g, 1, 0.5) : NAN;
+        ok = ok && isfinite(norm) && gad_optim_step(o, &g) == GAD_OK;
+        gad_scope_end();
+    }
+    ok = ok && gad_device_of(w) == c.dev && gad_read_f64(w, out, 12) == GAD_OK;
+    gad_optim_free(o);
+    gad_release(w);
+    gad_scope_end();
+    return ok;
+}
+
+TEST(training_on_the_device) {
+    char dir[] = "/tmp/gad_test_train_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/opt.safetensors", dir);
+    for (int adamw = 0; adamw < 2; adamw++) {
+        double cpu[12], dev[12], resumed[12];
+        CHECK(train_small((run_cfg){GAD_CPU, adamw, 12, 0, NULL}, cpu));
+        CHECK(train_small((run_cfg){TD, adamw, 12, 0, NULL}, dev));
+        CHECK(train_small((run_cfg){TD, adamw, 12, 5, path}, resumed));
+        CHECK_MSG(memcmp(cpu, dev, sizeof cpu) == 0, "%s: the device's weights differ",
+                  adamw ? "AdamW" : "SGD");
+        CHECK_MSG(memcmp(dev, resumed, sizeof dev) == 0, "%s: a resumed run differs",
+                  adamw ? "AdamW" : "SGD");
+    }
+    /* a checkpoint loads onto any device */
+    gad_scope_begin();
+    gad_tensor *h = gad_from_f32((float[]){1, 2, 3}, (int64_t[]){3}, 1);
+    const char *nm[1] = {"h"};
+    CHECK(gad_save(path, nm, &h, 1) == GAD_OK);
+    gad_checkpoint *ck = gad_load(path);
+    gad_tensor *d = ck ? gad_checkpoint_get_on(ck, "h", TD) : NULL;
+    CHECK(d && gad_device_of(d) == TD && same_bits(gad_to_device(d, GAD_CPU), h));
+    CHECK(ck && gad_checkpoint_get_on(ck, "h", 40) == NULL);
+    CHECK_DEV_ERR(GAD_ERR_DEVICE, "checkpoint_get_on", "40 names no device");
+    gad_clear_error();
+    gad_checkpoint_free(ck);
+    gad_scope_end();
+    remove(path);
+    rmdir(dir);
+    CHECK(atomic_load(&td_live) == 0);
+}
+
 int main(void) {
     register_test_device();
     if (TD < 0) {
@@ -517,5 +604,6 @@ int main(void) {
     RUN(to_device_moves_and_differentiates);
     RUN(constructors_follow_the_default_device);
     RUN(save_and_load_device_tensors);
+    RUN(training_on_the_device);
     return test_summary();
 }

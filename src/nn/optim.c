@@ -738,7 +738,10 @@ gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
     gad_no_grad_begin();
     for (int k = 0; k < n && st == GAD_OK; k++) {
         if (slot[k] < 0) continue;
-        gad_tensor *a = gad_retain(gad_detach(gad_contiguous(tensors[k])));
+        /* on the parameter's device (a loaded state comes from the CPU) */
+        gad_tensor *p = opt->params[slot[k] / 2];
+        gad_tensor *a = gad_retain(gad_detach(gad_contiguous(gad_to_device(tensors[k],
+                                                                         gad_device_of(p)))));
         if (!a) st = fail_memory(op);
         fresh[slot[k]] = a;
     }

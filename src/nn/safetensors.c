@@ -845,6 +845,16 @@ const char *gad_checkpoint_name(const gad_checkpoint *cp, int i) {
     return cp->ents[i].name;
 }
 
+gad_tensor *gad_checkpoint_get_on(const gad_checkpoint *cp, const char *name, gad_device dev) {
+    if (gad_device_type_of(dev) < 0)
+        return gad_error_set(GAD_ERR_DEVICE, "checkpoint_get_on", "%d names no device", dev);
+    gad_scope_begin();
+    gad_tensor *t = gad_checkpoint_get(cp, name);
+    gad_tensor *y = t ? gad_keep(gad_to_device(t, dev)) : NULL;
+    gad_scope_end();
+    return y;
+}
+
 gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
     if (!cp || !name)
         return gad_error_set(GAD_ERR_DOMAIN, "checkpoint_get", "%s is NULL",
