@@ -719,13 +719,20 @@ int gad_grad_enabled(void);
  * Hessian-vector products). */
 #define GAD_CREATE_GRAPH 1u
 
-/* Gradients of the scalar `out` (one element, float) with respect to the
- * leaves inputs[0..n), written to grads[0..n) (owned as rule 2 says). Before
- * the reverse pass, the slot of every leaf reachable from out and of every
- * input is cleared; afterwards the slots hold this call's gradients. An
- * input that out does not reach gets zeros. Errors: a shape error when out
- * has more than one element, a dtype error for a non-float out, a domain
- * error when an input is not a leaf; grads[i] are then NULL. Each shared
+/* Gradients of the scalar `out` (one element, float) with respect to
+ * inputs[0..n), written to grads[0..n) (packed tensors of the inputs'
+ * shapes, owned as rule 2 says). An input is any tensor on the tape, as in
+ * torch.autograd.grad: a leaf, or the result of an op (an activation), for
+ * which grads[i] is d out / d inputs[i] with everything else that out
+ * depends on held as it is (the total gradient reaching that tensor; when
+ * it is also an ancestor of another input, that input's gradient still
+ * includes the path through it). Before the reverse pass, the slot of every
+ * leaf reachable from out and of every leaf input is cleared; afterwards
+ * the slots hold this call's gradients (the pass runs to the leaves also
+ * when every input is an activation). An input that out does not reach, a
+ * leaf or not, gets zeros. Errors: a shape error when out has more than one
+ * element, a dtype error for a non-float out, a domain error when an input
+ * is not on the tape (a constant); grads[i] are then NULL. Each shared
  * subexpression's VJP runs once per call; the walk is iterative, so a graph
  * of millions of nodes needs no stack. After a failed pass (a memory error
  * midway) the reached leaves' slots are unspecified (cleared or partial). */
@@ -734,7 +741,9 @@ gad_status gad_grad(gad_tensor *out, gad_tensor *const *inputs, int n,
 
 /* gad_grad with a seed (the gradient of out; out's shape and dtype; NULL
  * means ones, and then out must have one element) and flags. With a seed, out
- * may have any shape: this is the vector-Jacobian product seed^T J. */
+ * may have any shape: this is the vector-Jacobian product seed^T J. Inputs
+ * may be leaves or results of ops, as for gad_grad; with GAD_CREATE_GRAPH
+ * the gradient with respect to an activation is differentiable too. */
 gad_status gad_grad_ex(gad_tensor *out, gad_tensor *seed,
                        gad_tensor *const *inputs, int n, gad_tensor **grads,
                        unsigned flags);
@@ -757,7 +766,8 @@ void gad_zero_grad(gad_tensor *const *params, int n);
 
 /* Hessian-vector product: hv[i] = sum_j (d^2 loss / dx_i dx_j) v[j], for the
  * scalar loss built from the leaves inputs[0..n); v[i] has inputs[i]'s shape.
- * Two reverse passes (the first with GAD_CREATE_GRAPH). */
+ * Two reverse passes (the first with GAD_CREATE_GRAPH). Inputs must be
+ * leaves (a domain error otherwise; gad_grad_ex takes activations). */
 gad_status gad_hvp(gad_tensor *loss, gad_tensor *const *inputs,
                    gad_tensor *const *v, int n, gad_tensor **hv);
 

@@ -1921,9 +1921,15 @@ ROW(grad_nonscalar, "gad_grad", "shape", "out [2] (not one element)",
     gad_tensor *x = LEAF32(2), *g[1] = {F32T(1)};
     return gad_grad(gad_neg(x), &x, 1, g) == E_SHAPE && g[0] == NULL;)
 ROW(grad_nonleaf, "gad_grad", "non-leaf", "an input that is the output of an op",
-    "status; grads[i] NULL", E_DOMAIN, "grad", "input 0", 0,
+    "GAD_OK; d out / d input (ones for a sum)", E_OK, "", NULL, 0,
     gad_tensor *x = LEAF32(2), *y = gad_neg(x), *g[1];
-    return gad_grad(gad_sum_all(y), &y, 1, g) == E_DOMAIN && g[0] == NULL;)
+    return gad_grad(gad_sum_all(y), &y, 1, g) == GAD_OK && SHAPE_IS(g[0], 2) &&
+           at(g[0], 0) == 1 && at(g[0], 1) == 1;)
+ROW(grad_nonleaf_unreached, "gad_grad", "non-leaf", "an output of an op that out does not reach",
+    "GAD_OK; zeros for it", E_OK, "", NULL, 0,
+    gad_tensor *x = LEAF32(2), *y = gad_neg(x), *in[2] = {x, y}, *g[2];
+    return gad_grad(gad_sum_all(x), in, 2, g) == GAD_OK && all_zero(g[1]) &&
+           SHAPE_IS(g[1], 2);)
 ROW(grad_const_input, "gad_grad", "non-leaf", "an input that is a constant", "status",
     E_DOMAIN, "grad", "not on the tape", 0,
     gad_tensor *x = LEAF32(2), *c = F32T(2), *g[1];
@@ -1971,10 +1977,15 @@ ROW(grad_ex_noseed, "gad_grad_ex", "shape", "seed NULL for an out [2]", "status"
 ROW(grad_ex_null, "gad_grad_ex", "NULL", "out NULL", "status", E_DOMAIN, "grad", NULL, 0,
     gad_tensor *x = LEAF32(2), *g[1];
     return gad_grad_ex(NULL, F32T(2), &x, 1, g, 0) == E_DOMAIN;)
-ROW(grad_ex_nonleaf, "gad_grad_ex", "non-leaf", "an input that is the output of an op",
-    "status", E_DOMAIN, "grad", "input 0", 0,
+ROW(grad_ex_nonleaf, "gad_grad_ex", "non-leaf", "an input that is out itself (an op's output)",
+    "GAD_OK; the seed", E_OK, "", NULL, 0,
     gad_tensor *x = LEAF32(2), *y = gad_neg(x), *g[1];
-    return gad_grad_ex(y, F32T(2), &y, 1, g, GAD_CREATE_GRAPH) == E_DOMAIN;)
+    return gad_grad_ex(y, gad_full_like(y, 3), &y, 1, g, GAD_CREATE_GRAPH) == GAD_OK &&
+           at(g[0], 0) == 3 && at(g[0], 1) == 3;)
+ROW(grad_ex_const_input, "gad_grad_ex", "non-leaf", "an input that is a constant", "status",
+    E_DOMAIN, "grad", "not on the tape", 0,
+    gad_tensor *x = LEAF32(2), *c = F32T(2), *g[1];
+    return gad_grad_ex(gad_mul(x, c), F32T(2), &c, 1, g, 0) == E_DOMAIN && g[0] == NULL;)
 ROW(grad_ex_flags, "gad_grad_ex", "value", "unknown flag bits (0x80)", "GAD_OK (ignored)",
     E_OK, "", NULL, 0,
     gad_tensor *x = LEAF32(2), *g[1];
