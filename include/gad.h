@@ -992,26 +992,84 @@ typedef struct gad_adamw_opts {
 } gad_adamw_opts;
 
 /* An optimizer over params[0..n) (float leaves; retained until
- * gad_optim_free). opts NULL takes the defaults. NULL and an error on bad
- * parameters (a domain error names the value) or a memory error. */
+ * gad_optim_free), all in one group with opts' lr and weight decay. opts
+ * NULL takes the defaults. NULL and an error on bad parameters (a domain
+ * error names the value) or a memory error. */
 gad_optim *gad_sgd_new(gad_tensor *const *params, int n, const gad_sgd_opts *opts);
 gad_optim *gad_adamw_new(gad_tensor *const *params, int n,
                          const gad_adamw_opts *opts);
 void gad_optim_free(gad_optim *opt); /* accepts NULL */
 
+/* Parameter groups (PyTorch's param_groups): parameters that share an lr
+ * and a weight decay, such as gains and biases without decay. Every other
+ * setting (momentum, betas, eps) is the optimizer's. A 0 field takes the
+ * optimizer's value (opts' lr and weight_decay, after their defaults);
+ * no_weight_decay set gives 0. An update with groups is, bit for bit, the
+ * one separate optimizers of those settings would make. */
+typedef struct gad_param_group {
+    gad_tensor *const *params; /* gad_*_new_groups: the group's tensors */
+    int n;
+    const char *match;   /* gad_*_new_params: a name pattern ('*' any run) */
+    double lr;           /* 0: the optimizer's */
+    double weight_decay; /* 0: the optimizer's */
+    int no_weight_decay; /* set: no weight decay in this group */
+} gad_param_group;
+
+/* An optimizer over the tensors of groups[0..ngroups) (ngroups >= 1; each
+ * params/n, match NULL), in that order: params[i] below, the state's
+ * "m.<i>" names and gad_optim_step's grads[i] count across the groups in
+ * order. Errors as gad_sgd_new (a tensor in two groups is a domain
+ * error), and a domain error for a group's bad lr or weight decay. */
+gad_optim *gad_sgd_new_groups(const gad_param_group *groups, int ngroups,
+                              const gad_sgd_opts *opts);
+gad_optim *gad_adamw_new_groups(const gad_param_group *groups, int ngroups,
+                                const gad_adamw_opts *opts);
+
+/* A named parameter set (see "Parameter sets" below). */
+typedef struct gad_params gad_params;
+
+/* An optimizer over every parameter of the set ps (frozen ones included:
+ * they are skipped while frozen), in the set's order. Each parameter goes
+ * to the first of groups[0..ngroups) whose .match pattern matches its
+ * name (params NULL and n 0 in these groups); parameters no pattern
+ * matches form a last group, number ngroups, with opts' settings. ngroups
+ * may be 0 (one group). A group that gets no parameter is an index error
+ * naming its pattern (a misspelt pattern must not silently decay gains);
+ * other errors as gad_sgd_new_groups. Parameters added to the set later
+ * are not in the optimizer. */
+gad_optim *gad_sgd_new_params(gad_params *ps, const gad_param_group *groups,
+                              int ngroups, const gad_sgd_opts *opts);
+gad_optim *gad_adamw_new_params(gad_params *ps, const gad_param_group *groups,
+                                int ngroups, const gad_adamw_opts *opts);
+
 /* One update. grads[i] is the gradient of params[i] (its shape and dtype);
  * grads NULL uses the leaves' slots (as gad_backward filled them), and a
- * parameter with an empty slot is skipped. The step counter goes up once
- * per successful call, even if every parameter was skipped. A failed step
- * (a NULL, wrong-shape or wrong-dtype gradient) changes nothing. */
+ * parameter with an empty slot is skipped. A parameter that is not a leaf
+ * any more (frozen by gad_params_freeze) is skipped, and its grads[i] is
+ * not read (it may be NULL, as gad_params_grad gives). The step counter
+ * goes up once per successful call, even if every parameter was skipped.
+ * A failed step (a NULL, wrong-shape or wrong-dtype gradient) changes
+ * nothing. */
 gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads);
 
 /* Empty the gradient slots of the optimizer's parameters. */
 void gad_optim_zero_grad(gad_optim *opt);
 
+/* The lr of group 0; gad_optim_set_lr sets every group's lr to lr (a
+ * domain error, and nothing changed, for a negative or non-finite lr). */
 double gad_optim_lr(const gad_optim *opt);
 void gad_optim_set_lr(gad_optim *opt, double lr);
 int64_t gad_optim_steps(const gad_optim *opt); /* updates made so far */
+
+/* The number of groups (1 for gad_sgd_new and gad_adamw_new; -1 and a
+ * domain error for NULL), and a group's lr and weight decay (NaN and an
+ * index error for a group outside [0, count)). gad_optim_set_group_lr sets
+ * one group's lr, for schedules per group: GAD_OK, an index error for a
+ * bad group, a domain error for a negative or non-finite lr. */
+int gad_optim_group_count(const gad_optim *opt);
+double gad_optim_group_lr(const gad_optim *opt, int group);
+double gad_optim_group_weight_decay(const gad_optim *opt, int group);
+gad_status gad_optim_set_group_lr(gad_optim *opt, int group, double lr);
 
 /* The optimizer's state as named tensors (for checkpoints): fills up to cap
  * names and tensors (new references owned as rule 2 says) and returns how
@@ -1095,6 +1153,116 @@ void gad_checkpoint_free(gad_checkpoint *cp); /* accepts NULL */
 int gad_checkpoint_count(const gad_checkpoint *cp);
 const char *gad_checkpoint_name(const gad_checkpoint *cp, int i);
 gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name);
+
+/* ======================================================================== */
+/* Parameter sets (src/nn)                                                   */
+/* ======================================================================== */
+/* A model's parameters under names, in the order they were added (as
+ * PyTorch's named_parameters and state_dict): look them up, freeze some,
+ * save and load them as safetensors, and hand them to an optimizer
+ * (gad_adamw_new_params). Names are any valid UTF-8 but "__metadata__";
+ * a dot-separated path ("enc.0.w") is the custom. A set, like a gad_optim,
+ * is used by one thread at a time.
+ *
+ *     gad_params *ps = gad_params_new();
+ *     gad_scope_begin();                       // the set keeps what it holds
+ *     gad_tensor *w = gad_params_add(ps, "fc.w", gad_init_xavier_uniform(rng, 3, 4, 1));
+ *     gad_tensor *b = gad_params_add(ps, "fc.b", gad_zeros((int64_t[]){4}, 1, GAD_F32));
+ *     gad_scope_end();
+ *     gad_param_group nodecay = {.match = "*.b", .no_weight_decay = 1};
+ *     gad_optim *opt = gad_adamw_new_params(ps, &nodecay, 1, NULL);
+ *     ... gad_backward(loss); gad_optim_step(opt, NULL); gad_optim_zero_grad(opt);
+ *     gad_params_save(ps, "model.safetensors");
+ *     gad_optim_free(opt), gad_params_free(ps);
+ */
+
+/* A new empty set (NULL and a memory error), and its release: the set's
+ * references to its tensors are dropped (accepts NULL). */
+gad_params *gad_params_new(void);
+void gad_params_free(gad_params *ps);
+
+/* Add t under name: the set takes a reference of its own and t becomes a
+ * leaf (gad_requires_grad; trainable). Returns t, without a new reference
+ * (valid while the set holds it), or NULL on an error: a domain error for
+ * a NULL argument, a name already in the set, a tensor already in the set
+ * under another name (an optimizer would update it twice), a name that is
+ * not valid UTF-8 or is "__metadata__", or t the result of an op (detach
+ * or clone it); a dtype error for an i64 t; a memory error. The set is
+ * unchanged on an error. */
+gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t);
+
+/* The number of parameters (-1 and a domain error for NULL), the i-th
+ * name and tensor in insertion order (NULL and an index error outside
+ * [0, count)), and the tensor named name (NULL and an index error naming
+ * it when there is none). Tensors come without a new reference: they are
+ * the set's, valid while it lives; names too. */
+int gad_params_count(const gad_params *ps);
+const char *gad_params_name(const gad_params *ps, int i);
+gad_tensor *gad_params_at(const gad_params *ps, int i);
+gad_tensor *gad_params_get(const gad_params *ps, const char *name);
+
+/* The set's tensors as an array of count entries, in insertion order (for
+ * gad_grad, gad_clip_grad_norm, gad_sgd_new): the set's own array, valid
+ * until the next gad_params_add or gad_params_free. NULL for an empty set;
+ * NULL and a domain error for a NULL set. */
+gad_tensor *const *gad_params_tensors(const gad_params *ps);
+
+/* The total number of elements of the set's tensors (-1 and a domain
+ * error for NULL). */
+int64_t gad_params_numel(const gad_params *ps);
+
+/* Freeze (frozen != 0) or unfreeze the parameters whose names match
+ * pattern, in which '*' matches any run of characters and every other
+ * character itself: "enc.*" is a prefix, "*.b" a suffix, a plain name one
+ * parameter. A frozen parameter is taken off the tape (it keeps its
+ * identity and values, and is no leaf: gad_is_leaf tells): graphs built
+ * afterwards hold it constant, so it gets no gradient (no VJP runs for it,
+ * gad_backward fills no slot), gad_grad refuses it as an input, and
+ * optimizers skip it. Unfreezing makes it a leaf again, with an empty
+ * slot. Returns the number of names matched; -1 and an index error when
+ * none does, a domain error for a NULL argument, a memory error (nothing
+ * changed). Not while another thread uses the parameters. */
+int gad_params_freeze(gad_params *ps, const char *pattern, int frozen);
+
+/* The gradient of the scalar out with respect to every parameter of the
+ * set: grads[i] (count entries) for the i-th, NULL for a frozen one, ready
+ * for gad_optim_step of an optimizer made by gad_*_new_params. gad_grad's
+ * semantics and errors (all grads NULL on an error); a domain error for a
+ * NULL set or grads. */
+gad_status gad_params_grad(gad_params *ps, gad_tensor *out, gad_tensor **grads);
+
+/* Save every parameter, frozen ones too, under its name, in insertion
+ * order, as gad_save does (atomically; its errors; a domain error for a
+ * NULL set). */
+gad_status gad_params_save(const gad_params *ps, const char *path);
+
+/* What a load found (counts, whatever the outcome). */
+typedef struct gad_params_load_info {
+    int loaded;     /* parameters whose values were read from the file */
+    int missing;    /* parameters of the set that the file lacks */
+    int unexpected; /* tensors of the file that the set lacks */
+    int mismatched; /* names in both with another shape or dtype */
+} gad_params_load_info;
+
+/* Read the values of the set's parameters from a safetensors file (path)
+ * or an open checkpoint (cp), as torch's load_state_dict: every name,
+ * shape and dtype is checked against the set before anything is written;
+ * then the values are copied into the parameters in place (each keeps its
+ * identity, leaf, slot and frozen state; graphs that saw the old values
+ * keep them). strict: a missing or unexpected name is an error; not
+ * strict: both are allowed and counted (the parameters the file lacks keep
+ * their values). A shape or dtype mismatch is always an error. On an error
+ * nothing is written, and the message lists the problems by name
+ * (missing "fc2.b"; unexpected "fc3.w"; "fc1.w" is f32 [3,4] in the
+ * file, f32 [4,3] in the set, cut with "... (N more)"); its kind is a
+ * shape or dtype error for the first mismatch, else an index error (names
+ * only). gad_load's errors for the file (io, format, unsupported), and a
+ * domain error for a NULL set or checkpoint. info (may be NULL) gets the
+ * counts. */
+gad_status gad_params_load(gad_params *ps, const char *path, int strict,
+                           gad_params_load_info *info);
+gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp,
+                                      int strict, gad_params_load_info *info);
 
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop
