@@ -157,7 +157,10 @@ typedef struct gad_error {
     gad_status kind;   /* never GAD_OK in a returned record */
     char op[32];       /* the op that failed, e.g. "matmul" */
     char message[256]; /* what was wrong, naming shapes or values */
-    char text[320];    /* "<kind> error in <op>: <message>" */
+    char text[320];    /* "<kind> error in <op>: <message>", and with a call
+                        * site " (at <file>:<line>)" (the message cut to fit) */
+    const char *file;  /* the call site (see "Call sites"), or NULL */
+    int line;          /* its line, 0 without one */
 } gad_error;
 
 /* The pending error of this thread, or NULL if there is none. The record
@@ -174,6 +177,60 @@ void gad_clear_error(void);
 void *gad_error_set(gad_status kind, const char *op, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---------------------------------------------------------- call sites
+ *
+ * Which call failed: define GAD_CALL_SITES before including gad.h (or
+ * compile with -DGAD_CALL_SITES), in C or C++, and every function this
+ * header declares is called through a macro of its own name that records
+ * the caller's __FILE__ and __LINE__ for this thread while the call runs.
+ * An error recorded meanwhile, by the function or by anything it calls
+ * inside gad, carries that site: gad_last_error()->file and ->line, and
+ * its text ends with " (at prog.c:42)":
+ *
+ *     #define GAD_CALL_SITES
+ *     #include "gad.h"
+ *     ...
+ *     gad_tensor *y = gad_matmul(a, b);           // prog.c:42
+ *     if (!y) puts(gad_last_error()->text);
+ *     // shape error in matmul: inner dims differ: [2,3] @ [4,5] (3 vs 4) (at prog.c:42)
+ *
+ * Nested calls report their own lines (the arguments run first); a
+ * callback that gad calls (a gad_fn of gad_gradcheck) reports the lines of
+ * its own calls, and the enclosing site comes back when it returns. The
+ * cost is two calls into the library per gad call, and only where the
+ * macro is defined: the library and programs built without it are
+ * unchanged (no error records a site then). The macros are generated from
+ * this header into gad_call_sites.h (tools/gen_call_sites.py; a test checks
+ * that no function lacks one). A function-like macro does not affect
+ * taking a function's address (gad_fn f = gad_tanh) or (gad_tanh)(x),
+ * which calls the function directly. With gad.hpp the sites are gad.hpp's
+ * own lines where its C++ functions call gad's. Calls from files compiled
+ * without the macro record nothing, and leave the site of an enclosing
+ * recorded call in place. */
+
+/* A call site: file (a string that outlives the call, e.g. __FILE__) and
+ * line. */
+typedef struct gad_call_site {
+    const char *file;
+    int line;
+} gad_call_site;
+
+/* Make (file, line) this thread's call site, returning the previous one;
+ * gad_call_site_leave(prev) restores it. What the macros call around each
+ * call; a program may also call them itself (a file NULL means none). No
+ * error is recorded. */
+gad_call_site gad_call_site_enter(const char *file, int line);
+void gad_call_site_leave(gad_call_site prev);
+
+/* gad_error_set with the call site given: what gad_error_set's macro
+ * calls under GAD_CALL_SITES. */
+void *gad_error_set_at(const char *file, int line, gad_status kind, const char *op,
+                       const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 5, 6)))
 #endif
     ;
 
@@ -1270,5 +1327,9 @@ gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp,
 
 #ifdef __cplusplus
 }
+#endif
+
+#ifdef GAD_CALL_SITES
+#include "gad_call_sites.h"
 #endif
 #endif /* GAD_H */

@@ -3050,6 +3050,38 @@ ROW(ckpt_get_ok, "gad_checkpoint_get", "odd", "a tensor after gad_checkpoint_fre
     return SHAPE_IS(t, 2, 3) && at(t, 1) == -0.5;)
 
 
+AREA("Call sites")
+
+ROW(call_site_enter_null, "gad_call_site_enter", "NULL", "file NULL",
+    "the previous site; none recorded after", E_OK, "", NULL, 0,
+    gad_call_site prev = gad_call_site_enter(NULL, 5);
+    gad_tensor *y = gad_matmul(F32T(2, 3), F32T(2, 3));
+    const gad_error *e = gad_last_error();
+    int ok = prev.file == NULL && !y && e && e->file == NULL && e->line == 0;
+    gad_call_site_leave(prev);
+    gad_clear_error();
+    return ok;)
+ROW(call_site_leave_restores, "gad_call_site_leave", "odd", "nested enters and leaves",
+    "each leave restores the site before its enter", E_OK, "", NULL, 0,
+    gad_call_site a = gad_call_site_enter("a.c", 1);
+    gad_call_site b = gad_call_site_enter("b.c", 2);
+    gad_call_site_leave(b);
+    gad_tensor *y = gad_matmul(F32T(2, 3), F32T(2, 3));
+    const gad_error *e = gad_last_error();
+    int ok = !y && e && e->file && strcmp(e->file, "a.c") == 0 && e->line == 1 &&
+             strstr(e->text, " (at a.c:1)") != NULL;
+    gad_call_site_leave(a);
+    gad_clear_error();
+    return ok;)
+ROW(error_set_at_kind_ok, "gad_error_set_at", "value", "kind GAD_OK", "NULL; a domain error",
+    E_DOMAIN, "mine", "x", 0,
+    return gad_error_set_at("f.c", 3, GAD_OK, "mine", "x") == NULL && gad_last_error() &&
+           gad_last_error()->line == 3;)
+ROW(error_set_at_null_file, "gad_error_set_at", "NULL", "file NULL", "NULL; no site",
+    E_SHAPE, "mine", "y", 0,
+    return gad_error_set_at(NULL, 3, GAD_ERR_SHAPE, "mine", "y") == NULL &&
+           gad_last_error() && gad_last_error()->file == NULL;)
+
 AREA("Parameter sets and parameter groups")
 
 ROW(params_new_empty, "gad_params_new", "empty", "a new set", "an empty set", E_OK, "",
