@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // test_call_sites.cpp: GAD_CALL_SITES from C++: a failing call's error
 // carries this file and the line of the call, as in C
-// (tests/test_call_sites.c has the full set).
+// (tests/test_call_sites.c has the full set); gad.hpp compiles with it, and
+// gad::unique holds a parameter set.
 #define GAD_CALL_SITES
-#include "gad.h"
+#include "gad.hpp" /* gad.h through gad.hpp: its inline code takes the macros too */
 
 #include <cstdio>
 #include <cstring>
@@ -34,6 +35,13 @@ int main() {
         EXPECT(std::strstr(e->text, want) != nullptr);
         std::printf("%s\n", e->text);
     }
+    gad_clear_error();
+    // a set held by gad::unique; a failing call on it reports its line
+    gad::unique<gad_params> ps{gad_params_new()};
+    line = __LINE__ + 1;
+    EXPECT(gad_params_get(ps.get(), "absent") == nullptr);
+    e = gad_last_error();
+    EXPECT(e && e->kind == GAD_ERR_INDEX && e->line == line);
     gad_clear_error();
     gad_scope_end();
     std::printf(failures ? "FAILED\n" : "ok\n");
