@@ -7,8 +7,9 @@
  * cross-entropy and AdamW on shuffled minibatches, on one thread.
  *
  * It shows a complete small supervised-learning program: loading data,
- * a train/test split, minibatches, an optimizer over several epochs, and
- * evaluation with gradients off (gad_no_grad_begin).
+ * a train/test split, minibatches, a named parameter set and an optimizer
+ * over it with a parameter group (no weight decay on the biases), several
+ * epochs, and evaluation with gradients off (gad_no_grad_begin).
  *
  * Usage: digits [--quick] [path/to/digits.csv.gz]
  * (--quick is accepted and ignored: the full run takes well under a second.)
@@ -117,18 +118,12 @@ static void gather_rows(const float *pixels, const int64_t *labels, const int *r
     *y = gad_from_i64(ybuf, (int64_t[]){n}, 1);
 }
 
-/* randn(shape, seed) * scale as a leaf the caller owns. */
+/* randn(shape, seed) * scale. */
 static gad_tensor *weight(int64_t in, int64_t out, uint64_t seed, double scale) {
-    gad_scope_begin();
-    gad_tensor *w =
-        gad_keep(gad_mul_scalar(gad_randn((int64_t[]){in, out}, 2, seed), scale));
-    gad_scope_end();
-    return gad_requires_grad(w);
+    return gad_mul_scalar(gad_randn((int64_t[]){in, out}, 2, seed), scale);
 }
 
-static gad_tensor *bias(int64_t out) {
-    return gad_requires_grad(gad_zeros((int64_t[]){out}, 1, GAD_F32));
-}
+static gad_tensor *bias(int64_t out) { return gad_zeros((int64_t[]){out}, 1, GAD_F32); }
 
 int main(int argc, char **argv) {
     const char *path = GAD_DATA_DIR "/digits.csv.gz";
@@ -151,12 +146,19 @@ int main(int argc, char **argv) {
     shuffle(order, NROWS, rng);
     int *train = order, *test = order + NTRAIN;
 
-    /* 64 -> 128 ReLU -> 10, He-scaled normal weights, zero biases. */
-    gad_tensor *w1 = weight(NPIX, NHIDDEN, 1, sqrt(2.0 / NPIX)), *b1 = bias(NHIDDEN);
-    gad_tensor *w2 = weight(NHIDDEN, NCLASS, 2, sqrt(1.0 / NHIDDEN)), *b2 = bias(NCLASS);
-    gad_tensor *params[4] = {w1, b1, w2, b2};
+    /* 64 -> 128 ReLU -> 10, He-scaled normal weights, zero biases, in a
+     * set that owns them once the scope ends. AdamW decays the weights
+     * (its default 0.01) but not the biases ("*.b"). */
+    gad_params *ps = gad_params_new();
+    gad_scope_begin();
+    gad_tensor *w1 = gad_params_add(ps, "l1.w", weight(NPIX, NHIDDEN, 1, sqrt(2.0 / NPIX)));
+    gad_tensor *b1 = gad_params_add(ps, "l1.b", bias(NHIDDEN));
+    gad_tensor *w2 = gad_params_add(ps, "l2.w", weight(NHIDDEN, NCLASS, 2, sqrt(1.0 / NHIDDEN)));
+    gad_tensor *b2 = gad_params_add(ps, "l2.b", bias(NCLASS));
+    gad_scope_end();
     check(w1 && b1 && w2 && b2);
-    gad_optim *adamw = gad_adamw_new(params, 4, &(gad_adamw_opts){.lr = 3e-3});
+    gad_param_group biases = {.match = "*.b", .no_weight_decay = 1};
+    gad_optim *adamw = gad_adamw_new_params(ps, &biases, 1, &(gad_adamw_opts){.lr = 3e-3});
     check(adamw != NULL);
 
     for (int epoch = 0; epoch < EPOCHS; epoch++) {
@@ -172,7 +174,7 @@ int main(int argc, char **argv) {
             gad_tensor *loss =
                 gad_cross_entropy(gad_linear(h, w2, b2), y, GAD_REDUCE_MEAN);
             gad_tensor *grads[4];
-            check(gad_grad(loss, params, 4, grads) == GAD_OK);
+            check(gad_params_grad(ps, loss, grads) == GAD_OK);
             check(gad_optim_step(adamw, grads) == GAD_OK);
             loss_sum += gad_item(loss);
             nbatch++;
@@ -201,7 +203,7 @@ int main(int argc, char **argv) {
            secs, gad_num_threads());
 
     gad_optim_free(adamw);
-    for (int i = 0; i < 4; i++) gad_release(params[i]);
+    gad_params_free(ps);
     gad_rng_free(rng);
 
     int ok = 1;

@@ -2,10 +2,10 @@
  * points by plain SGD (SPEC 6.1).
  *
  * It shows the usual shape of a training loop in gad:
- *   - parameters are leaves (gad_requires_grad) made outside any scope;
- *   - each step opens a scope, runs the forward pass, asks gad_grad for the
- *     gradients and hands them to an optimizer, which updates the
- *     parameters in place;
+ *   - the parameters live in a named set (gad_params), which owns them;
+ *   - each step opens a scope, runs the forward pass, asks for the
+ *     gradients of the set and hands them to an optimizer made over the
+ *     set, which updates the parameters in place;
  *   - gad_scope_end frees everything the step made.
  *
  * Success: the loss at step 40 is below 1e-4. */
@@ -33,15 +33,17 @@ int main(void) {
 
     /* Weights are [in, out] (gad_linear computes x @ w + b), drawn with the
      * bit-exact gad_randn so that this run starts where g's does; biases
-     * start at zero. */
-    gad_tensor *w1 = gad_requires_grad(gad_randn((int64_t[]){3, 4}, 2, 1));
-    gad_tensor *b1 = gad_requires_grad(gad_zeros((int64_t[]){4}, 1, GAD_F32));
-    gad_tensor *w2 = gad_requires_grad(gad_randn((int64_t[]){4, 1}, 2, 2));
-    gad_tensor *b2 = gad_requires_grad(gad_zeros((int64_t[]){1}, 1, GAD_F32));
-    gad_tensor *params[4] = {w1, b1, w2, b2};
+     * start at zero. Made in a scope: once it ends, the set holds them. */
+    gad_params *ps = gad_params_new();
+    gad_scope_begin();
+    gad_tensor *w1 = gad_params_add(ps, "l1.w", gad_randn((int64_t[]){3, 4}, 2, 1));
+    gad_tensor *b1 = gad_params_add(ps, "l1.b", gad_zeros((int64_t[]){4}, 1, GAD_F32));
+    gad_tensor *w2 = gad_params_add(ps, "l2.w", gad_randn((int64_t[]){4, 1}, 2, 2));
+    gad_tensor *b2 = gad_params_add(ps, "l2.b", gad_zeros((int64_t[]){1}, 1, GAD_F32));
+    gad_scope_end();
     check(x && y && w1 && b1 && w2 && b2);
 
-    gad_optim *sgd = gad_sgd_new(params, 4, &(gad_sgd_opts){.lr = 0.05});
+    gad_optim *sgd = gad_sgd_new_params(ps, NULL, 0, &(gad_sgd_opts){.lr = 0.05});
     check(sgd != NULL);
 
     double loss_at_40 = -1;
@@ -50,8 +52,8 @@ int main(void) {
         gad_tensor *h = gad_relu(gad_linear(x, w1, b1));
         gad_tensor *pred = gad_linear(h, w2, b2);
         gad_tensor *loss = gad_mse_loss(pred, y, GAD_REDUCE_MEAN);
-        gad_tensor *grads[4];
-        check(gad_grad(loss, params, 4, grads) == GAD_OK);
+        gad_tensor *grads[4]; /* one per parameter of the set, in its order */
+        check(gad_params_grad(ps, loss, grads) == GAD_OK);
         /* The loss printed at step s is the one before step s's update. */
         double l = gad_item(loss);
         if (step % 10 == 0) printf("step %d loss %.6e\n", step, l);
@@ -61,7 +63,7 @@ int main(void) {
     }
 
     gad_optim_free(sgd);
-    for (int i = 0; i < 4; i++) gad_release(params[i]);
+    gad_params_free(ps); /* releases the parameters */
     gad_release(x), gad_release(y);
 
     if (!(loss_at_40 < 1e-4)) {

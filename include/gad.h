@@ -157,7 +157,10 @@ typedef struct gad_error {
     gad_status kind;   /* never GAD_OK in a returned record */
     char op[32];       /* the op that failed, e.g. "matmul" */
     char message[256]; /* what was wrong, naming shapes or values */
-    char text[320];    /* "<kind> error in <op>: <message>" */
+    char text[320];    /* "<kind> error in <op>: <message>", and with a call
+                        * site " (at <file>:<line>)" (the message cut to fit) */
+    const char *file;  /* the call site (see "Call sites"), or NULL */
+    int line;          /* its line, 0 without one */
 } gad_error;
 
 /* The pending error of this thread, or NULL if there is none. The record
@@ -174,6 +177,60 @@ void gad_clear_error(void);
 void *gad_error_set(gad_status kind, const char *op, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---------------------------------------------------------- call sites
+ *
+ * Which call failed: define GAD_CALL_SITES before including gad.h (or
+ * compile with -DGAD_CALL_SITES), in C or C++, and every function this
+ * header declares is called through a macro of its own name that records
+ * the caller's __FILE__ and __LINE__ for this thread while the call runs.
+ * An error recorded meanwhile, by the function or by anything it calls
+ * inside gad, carries that site: gad_last_error()->file and ->line, and
+ * its text ends with " (at prog.c:42)":
+ *
+ *     #define GAD_CALL_SITES
+ *     #include "gad.h"
+ *     ...
+ *     gad_tensor *y = gad_matmul(a, b);           // prog.c:42
+ *     if (!y) puts(gad_last_error()->text);
+ *     // shape error in matmul: inner dims differ: [2,3] @ [4,5] (3 vs 4) (at prog.c:42)
+ *
+ * Nested calls report their own lines (the arguments run first); a
+ * callback that gad calls (a gad_fn of gad_gradcheck) reports the lines of
+ * its own calls, and the enclosing site comes back when it returns. The
+ * cost is two calls into the library per gad call, and only where the
+ * macro is defined: the library and programs built without it are
+ * unchanged (no error records a site then). The macros are generated from
+ * this header into gad_call_sites.h (tools/gen_call_sites.py; a test checks
+ * that no function lacks one). A function-like macro does not affect
+ * taking a function's address (gad_fn f = gad_tanh) or (gad_tanh)(x),
+ * which calls the function directly. With gad.hpp the sites are gad.hpp's
+ * own lines where its C++ functions call gad's. Calls from files compiled
+ * without the macro record nothing, and leave the site of an enclosing
+ * recorded call in place. */
+
+/* A call site: file (a string that outlives the call, e.g. __FILE__) and
+ * line. */
+typedef struct gad_call_site {
+    const char *file;
+    int line;
+} gad_call_site;
+
+/* Make (file, line) this thread's call site, returning the previous one;
+ * gad_call_site_leave(prev) restores it. What the macros call around each
+ * call; a program may also call them itself (a file NULL means none). No
+ * error is recorded. */
+gad_call_site gad_call_site_enter(const char *file, int line);
+void gad_call_site_leave(gad_call_site prev);
+
+/* gad_error_set with the call site given: what gad_error_set's macro
+ * calls under GAD_CALL_SITES. */
+void *gad_error_set_at(const char *file, int line, gad_status kind, const char *op,
+                       const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 5, 6)))
 #endif
     ;
 
@@ -818,13 +875,20 @@ int gad_grad_enabled(void);
  * Hessian-vector products). */
 #define GAD_CREATE_GRAPH 1u
 
-/* Gradients of the scalar `out` (one element, float) with respect to the
- * leaves inputs[0..n), written to grads[0..n) (owned as rule 2 says). Before
- * the reverse pass, the slot of every leaf reachable from out and of every
- * input is cleared; afterwards the slots hold this call's gradients. An
- * input that out does not reach gets zeros. Errors: a shape error when out
- * has more than one element, a dtype error for a non-float out, a domain
- * error when an input is not a leaf; grads[i] are then NULL. Each shared
+/* Gradients of the scalar `out` (one element, float) with respect to
+ * inputs[0..n), written to grads[0..n) (packed tensors of the inputs'
+ * shapes, owned as rule 2 says). An input is any tensor on the tape, as in
+ * torch.autograd.grad: a leaf, or the result of an op (an activation), for
+ * which grads[i] is d out / d inputs[i] with everything else that out
+ * depends on held as it is (the total gradient reaching that tensor; when
+ * it is also an ancestor of another input, that input's gradient still
+ * includes the path through it). Before the reverse pass, the slot of every
+ * leaf reachable from out and of every leaf input is cleared; afterwards
+ * the slots hold this call's gradients (the pass runs to the leaves also
+ * when every input is an activation). An input that out does not reach, a
+ * leaf or not, gets zeros. Errors: a shape error when out has more than one
+ * element, a dtype error for a non-float out, a domain error when an input
+ * is not on the tape (a constant); grads[i] are then NULL. Each shared
  * subexpression's VJP runs once per call; the walk is iterative, so a graph
  * of millions of nodes needs no stack. After a failed pass (a memory error
  * midway) the reached leaves' slots are unspecified (cleared or partial). */
@@ -833,7 +897,9 @@ gad_status gad_grad(gad_tensor *out, gad_tensor *const *inputs, int n,
 
 /* gad_grad with a seed (the gradient of out; out's shape and dtype; NULL
  * means ones, and then out must have one element) and flags. With a seed, out
- * may have any shape: this is the vector-Jacobian product seed^T J. */
+ * may have any shape: this is the vector-Jacobian product seed^T J. Inputs
+ * may be leaves or results of ops, as for gad_grad; with GAD_CREATE_GRAPH
+ * the gradient with respect to an activation is differentiable too. */
 gad_status gad_grad_ex(gad_tensor *out, gad_tensor *seed,
                        gad_tensor *const *inputs, int n, gad_tensor **grads,
                        unsigned flags);
@@ -856,7 +922,8 @@ void gad_zero_grad(gad_tensor *const *params, int n);
 
 /* Hessian-vector product: hv[i] = sum_j (d^2 loss / dx_i dx_j) v[j], for the
  * scalar loss built from the leaves inputs[0..n); v[i] has inputs[i]'s shape.
- * Two reverse passes (the first with GAD_CREATE_GRAPH). */
+ * Two reverse passes (the first with GAD_CREATE_GRAPH). Inputs must be
+ * leaves (a domain error otherwise; gad_grad_ex takes activations). */
 gad_status gad_hvp(gad_tensor *loss, gad_tensor *const *inputs,
                    gad_tensor *const *v, int n, gad_tensor **hv);
 
@@ -1081,26 +1148,84 @@ typedef struct gad_adamw_opts {
 } gad_adamw_opts;
 
 /* An optimizer over params[0..n) (float leaves; retained until
- * gad_optim_free). opts NULL takes the defaults. NULL and an error on bad
- * parameters (a domain error names the value) or a memory error. */
+ * gad_optim_free), all in one group with opts' lr and weight decay. opts
+ * NULL takes the defaults. NULL and an error on bad parameters (a domain
+ * error names the value) or a memory error. */
 gad_optim *gad_sgd_new(gad_tensor *const *params, int n, const gad_sgd_opts *opts);
 gad_optim *gad_adamw_new(gad_tensor *const *params, int n,
                          const gad_adamw_opts *opts);
 void gad_optim_free(gad_optim *opt); /* accepts NULL */
 
+/* Parameter groups (PyTorch's param_groups): parameters that share an lr
+ * and a weight decay, such as gains and biases without decay. Every other
+ * setting (momentum, betas, eps) is the optimizer's. A 0 field takes the
+ * optimizer's value (opts' lr and weight_decay, after their defaults);
+ * no_weight_decay set gives 0. An update with groups is, bit for bit, the
+ * one separate optimizers of those settings would make. */
+typedef struct gad_param_group {
+    gad_tensor *const *params; /* gad_*_new_groups: the group's tensors */
+    int n;
+    const char *match;   /* gad_*_new_params: a name pattern ('*' any run) */
+    double lr;           /* 0: the optimizer's */
+    double weight_decay; /* 0: the optimizer's */
+    int no_weight_decay; /* set: no weight decay in this group */
+} gad_param_group;
+
+/* An optimizer over the tensors of groups[0..ngroups) (ngroups >= 1; each
+ * params/n, match NULL), in that order: params[i] below, the state's
+ * "m.<i>" names and gad_optim_step's grads[i] count across the groups in
+ * order. Errors as gad_sgd_new (a tensor in two groups is a domain
+ * error), and a domain error for a group's bad lr or weight decay. */
+gad_optim *gad_sgd_new_groups(const gad_param_group *groups, int ngroups,
+                              const gad_sgd_opts *opts);
+gad_optim *gad_adamw_new_groups(const gad_param_group *groups, int ngroups,
+                                const gad_adamw_opts *opts);
+
+/* A named parameter set (see "Parameter sets" below). */
+typedef struct gad_params gad_params;
+
+/* An optimizer over every parameter of the set ps (frozen ones included:
+ * they are skipped while frozen), in the set's order. Each parameter goes
+ * to the first of groups[0..ngroups) whose .match pattern matches its
+ * name (params NULL and n 0 in these groups); parameters no pattern
+ * matches form a last group, number ngroups, with opts' settings. ngroups
+ * may be 0 (one group). A group that gets no parameter is an index error
+ * naming its pattern (a misspelt pattern must not silently decay gains);
+ * other errors as gad_sgd_new_groups. Parameters added to the set later
+ * are not in the optimizer. */
+gad_optim *gad_sgd_new_params(gad_params *ps, const gad_param_group *groups,
+                              int ngroups, const gad_sgd_opts *opts);
+gad_optim *gad_adamw_new_params(gad_params *ps, const gad_param_group *groups,
+                                int ngroups, const gad_adamw_opts *opts);
+
 /* One update. grads[i] is the gradient of params[i] (its shape and dtype);
  * grads NULL uses the leaves' slots (as gad_backward filled them), and a
- * parameter with an empty slot is skipped. The step counter goes up once
- * per successful call, even if every parameter was skipped. A failed step
- * (a NULL, wrong-shape or wrong-dtype gradient) changes nothing. */
+ * parameter with an empty slot is skipped. A parameter that is not a leaf
+ * any more (frozen by gad_params_freeze) is skipped, and its grads[i] is
+ * not read (it may be NULL, as gad_params_grad gives). The step counter
+ * goes up once per successful call, even if every parameter was skipped.
+ * A failed step (a NULL, wrong-shape or wrong-dtype gradient) changes
+ * nothing. */
 gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads);
 
 /* Empty the gradient slots of the optimizer's parameters. */
 void gad_optim_zero_grad(gad_optim *opt);
 
+/* The lr of group 0; gad_optim_set_lr sets every group's lr to lr (a
+ * domain error, and nothing changed, for a negative or non-finite lr). */
 double gad_optim_lr(const gad_optim *opt);
 void gad_optim_set_lr(gad_optim *opt, double lr);
 int64_t gad_optim_steps(const gad_optim *opt); /* updates made so far */
+
+/* The number of groups (1 for gad_sgd_new and gad_adamw_new; -1 and a
+ * domain error for NULL), and a group's lr and weight decay (NaN and an
+ * index error for a group outside [0, count)). gad_optim_set_group_lr sets
+ * one group's lr, for schedules per group: GAD_OK, an index error for a
+ * bad group, a domain error for a negative or non-finite lr. */
+int gad_optim_group_count(const gad_optim *opt);
+double gad_optim_group_lr(const gad_optim *opt, int group);
+double gad_optim_group_weight_decay(const gad_optim *opt, int group);
+gad_status gad_optim_set_group_lr(gad_optim *opt, int group, double lr);
 
 /* The optimizer's state as named tensors (for checkpoints): fills up to cap
  * names and tensors (new references owned as rule 2 says) and returns how
@@ -1190,11 +1315,125 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name);
  * loads onto any other. */
 gad_tensor *gad_checkpoint_get_on(const gad_checkpoint *cp, const char *name, gad_device dev);
 
+/* ======================================================================== */
+/* Parameter sets (src/nn)                                                   */
+/* ======================================================================== */
+/* A model's parameters under names, in the order they were added (as
+ * PyTorch's named_parameters and state_dict): look them up, freeze some,
+ * save and load them as safetensors, and hand them to an optimizer
+ * (gad_adamw_new_params). Names are any valid UTF-8 but "__metadata__";
+ * a dot-separated path ("enc.0.w") is the custom. A set, like a gad_optim,
+ * is used by one thread at a time.
+ *
+ *     gad_params *ps = gad_params_new();
+ *     gad_scope_begin();                       // the set keeps what it holds
+ *     gad_tensor *w = gad_params_add(ps, "fc.w", gad_init_xavier_uniform(rng, 3, 4, 1));
+ *     gad_tensor *b = gad_params_add(ps, "fc.b", gad_zeros((int64_t[]){4}, 1, GAD_F32));
+ *     gad_scope_end();
+ *     gad_param_group nodecay = {.match = "*.b", .no_weight_decay = 1};
+ *     gad_optim *opt = gad_adamw_new_params(ps, &nodecay, 1, NULL);
+ *     ... gad_backward(loss); gad_optim_step(opt, NULL); gad_optim_zero_grad(opt);
+ *     gad_params_save(ps, "model.safetensors");
+ *     gad_optim_free(opt), gad_params_free(ps);
+ */
+
+/* A new empty set (NULL and a memory error), and its release: the set's
+ * references to its tensors are dropped (accepts NULL). */
+gad_params *gad_params_new(void);
+void gad_params_free(gad_params *ps);
+
+/* Add t under name: the set takes a reference of its own and t becomes a
+ * leaf (gad_requires_grad; trainable). Returns t, without a new reference
+ * (valid while the set holds it), or NULL on an error: a domain error for
+ * a NULL argument, a name already in the set, a tensor already in the set
+ * under another name (an optimizer would update it twice), a name that is
+ * not valid UTF-8 or is "__metadata__", or t the result of an op (detach
+ * or clone it); a dtype error for an i64 t; a memory error. The set is
+ * unchanged on an error. */
+gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t);
+
+/* The number of parameters (-1 and a domain error for NULL), the i-th
+ * name and tensor in insertion order (NULL and an index error outside
+ * [0, count)), and the tensor named name (NULL and an index error naming
+ * it when there is none). Tensors come without a new reference: they are
+ * the set's, valid while it lives; names too. */
+int gad_params_count(const gad_params *ps);
+const char *gad_params_name(const gad_params *ps, int i);
+gad_tensor *gad_params_at(const gad_params *ps, int i);
+gad_tensor *gad_params_get(const gad_params *ps, const char *name);
+
+/* The set's tensors as an array of count entries, in insertion order (for
+ * gad_grad, gad_clip_grad_norm, gad_sgd_new): the set's own array, valid
+ * until the next gad_params_add or gad_params_free. NULL for an empty set;
+ * NULL and a domain error for a NULL set. */
+gad_tensor *const *gad_params_tensors(const gad_params *ps);
+
+/* The total number of elements of the set's tensors (-1 and a domain
+ * error for NULL). */
+int64_t gad_params_numel(const gad_params *ps);
+
+/* Freeze (frozen != 0) or unfreeze the parameters whose names match
+ * pattern, in which '*' matches any run of characters and every other
+ * character itself: "enc.*" is a prefix, "*.b" a suffix, a plain name one
+ * parameter. A frozen parameter is taken off the tape (it keeps its
+ * identity and values, and is no leaf: gad_is_leaf tells): graphs built
+ * afterwards hold it constant, so it gets no gradient (no VJP runs for it,
+ * gad_backward fills no slot), gad_grad refuses it as an input, and
+ * optimizers skip it. Unfreezing makes it a leaf again, with an empty
+ * slot. Returns the number of names matched; -1 and an index error when
+ * none does, a domain error for a NULL argument, a memory error (nothing
+ * changed). Not while another thread uses the parameters. */
+int gad_params_freeze(gad_params *ps, const char *pattern, int frozen);
+
+/* The gradient of the scalar out with respect to every parameter of the
+ * set: grads[i] (count entries) for the i-th, NULL for a frozen one, ready
+ * for gad_optim_step of an optimizer made by gad_*_new_params. gad_grad's
+ * semantics and errors (all grads NULL on an error); a domain error for a
+ * NULL set or grads. */
+gad_status gad_params_grad(gad_params *ps, gad_tensor *out, gad_tensor **grads);
+
+/* Save every parameter, frozen ones too, under its name, in insertion
+ * order, as gad_save does (atomically; its errors; a domain error for a
+ * NULL set). */
+gad_status gad_params_save(const gad_params *ps, const char *path);
+
+/* What a load found (counts, whatever the outcome). */
+typedef struct gad_params_load_info {
+    int loaded;     /* parameters whose values were read from the file */
+    int missing;    /* parameters of the set that the file lacks */
+    int unexpected; /* tensors of the file that the set lacks */
+    int mismatched; /* names in both with another shape or dtype */
+} gad_params_load_info;
+
+/* Read the values of the set's parameters from a safetensors file (path)
+ * or an open checkpoint (cp), as torch's load_state_dict: every name,
+ * shape and dtype is checked against the set before anything is written;
+ * then the values are copied into the parameters in place (each keeps its
+ * identity, leaf, slot and frozen state; graphs that saw the old values
+ * keep them). strict: a missing or unexpected name is an error; not
+ * strict: both are allowed and counted (the parameters the file lacks keep
+ * their values). A shape or dtype mismatch is always an error. On an error
+ * nothing is written, and the message lists the problems by name
+ * (missing "fc2.b"; unexpected "fc3.w"; "fc1.w" is f32 [3,4] in the
+ * file, f32 [4,3] in the set, cut with "... (N more)"); its kind is a
+ * shape or dtype error for the first mismatch, else an index error (names
+ * only). gad_load's errors for the file (io, format, unsupported), and a
+ * domain error for a NULL set or checkpoint. info (may be NULL) gets the
+ * counts. */
+gad_status gad_params_load(gad_params *ps, const char *path, int strict,
+                           gad_params_load_info *info);
+gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp,
+                                      int strict, gad_params_load_info *info);
+
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop
 #endif
 
 #ifdef __cplusplus
 }
+#endif
+
+#ifdef GAD_CALL_SITES
+#include "gad_call_sites.h"
 #endif
 #endif /* GAD_H */

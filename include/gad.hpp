@@ -38,7 +38,7 @@
  *                          gad::tensor, so the operators take it.
  *   gad::unique<gad_optim> opt{gad_adamw_new(...)};
  *                          std::unique_ptr that calls gad_optim_free (also
- *                          for gad_rng and gad_checkpoint).
+ *                          for gad_rng, gad_checkpoint and gad_params).
  *
  *   Shapes, axes, ranges and tensor lists as braced lists (the C API takes
  *   a pointer and a count; C's (int64_t[]){2, 3} is not C++):
@@ -221,6 +221,7 @@ struct deleter {
     void operator()(gad_optim *o) const noexcept { gad_optim_free(o); }
     void operator()(gad_rng *r) const noexcept { gad_rng_free(r); }
     void operator()(gad_checkpoint *c) const noexcept { gad_checkpoint_free(c); }
+    void operator()(gad_params *p) const noexcept { gad_params_free(p); }
 };
 template <class T> using unique = std::unique_ptr<T, deleter>;
 

@@ -38,8 +38,9 @@ if command -v make >/dev/null; then
 else
   cmake --install "$build" --prefix "$prefix" >/dev/null
 fi
-[ -f "$prefix/include/gad.h" ] && [ -f "$prefix/include/gad.hpp" ] ||
-  fail "gad.h and gad.hpp are not in $prefix/include"
+[ -f "$prefix/include/gad.h" ] && [ -f "$prefix/include/gad.hpp" ] &&
+  [ -f "$prefix/include/gad_call_sites.h" ] ||
+  fail "gad.h, gad.hpp and gad_call_sites.h are not all in $prefix/include"
 pcdir=$(dirname "$(find "$prefix" -name gad.pc | head -n1)")
 
 # Nothing installed names this machine's build.
@@ -147,6 +148,11 @@ pc_build() {
 pc_build "$pcdir"
 run "$work/quick_pc" "$prefix"
 [ ! -x "$work/cpp_pc" ] || run "$work/cpp_pc" "$prefix"
+# with every call through its call-site macro (the installed gad_call_sites.h)
+# shellcheck disable=SC2086
+"$cc" -std=c11 -DGAD_CALL_SITES "$work/quickstart.c" \
+  $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs gad) -o "$work/quick_sites"
+run "$work/quick_sites" "$prefix"
 echo "pkg-config: ok"
 
 # The same from the prefix moved elsewhere.

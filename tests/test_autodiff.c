@@ -713,8 +713,10 @@ TEST(engine_errors) {
     CHECK(gad_backward(gad_mul(x, x)) == GAD_ERR_SHAPE);
     CHECK_ERR(GAD_ERR_SHAPE, "backward");
     gad_tensor *nonleaf = gad_mul(x, x);
-    CHECK(gad_grad(gad_sum_all(nonleaf), &nonleaf, 1, g) == GAD_ERR_DOMAIN);
-    CHECK_ERR(GAD_ERR_DOMAIN, "grad");
+    /* hvp takes leaves only (grad takes any tensor on the tape) */
+    gad_tensor *hv1;
+    CHECK(gad_hvp(gad_sum_all(nonleaf), &nonleaf, &x, 1, &hv1) == GAD_ERR_DOMAIN);
+    CHECK_ERR(GAD_ERR_DOMAIN, "hvp");
     gad_tensor *c = vec((float[]){1}, 1);
     CHECK(gad_grad(gad_sum_all(x), &c, 1, g) == GAD_ERR_DOMAIN);
     CHECK_ERR(GAD_ERR_DOMAIN, "grad");
@@ -779,6 +781,153 @@ TEST(vjp_with_seed) {
     gad_scope_end();
 }
 
+
+/* ------------------------------------- gradients with respect to activations */
+
+/* f(h) = sum(tanh(h)^2 * c) for a fixed c, the part of the graph above h. */
+static gad_tensor *above_h(gad_tensor *h, gad_tensor *c) {
+    return gad_sum_all(gad_mul(gad_square(gad_tanh(h)), c));
+}
+
+/* d out / d h for h = x @ w, an activation: the analytic value
+ * 2 tanh(h) (1 - tanh(h)^2) c, and central differences of f with h a
+ * constant; the leaves' gradients in the same call are those of a call
+ * with the leaves alone. */
+TEST(grad_wrt_activation_matches_analytic_and_fd) {
+    gad_scope_begin();
+    const double xv[6] = {0.3, -0.7, 1.1, 0.5, 0.2, -0.4};
+    const double wv[6] = {0.9, -0.3, 0.4, 0.8, -0.6, 0.1};
+    const double cv[4] = {1.0, -2.0, 0.5, 3.0};
+    gad_tensor *x = gad_requires_grad(gad_from_f64(xv, (int64_t[]){2, 3}, 2));
+    gad_tensor *w = gad_requires_grad(gad_from_f64(wv, (int64_t[]){3, 2}, 2));
+    gad_tensor *c = gad_from_f64(cv, (int64_t[]){2, 2}, 2);
+    gad_tensor *h = gad_matmul(x, w);
+    gad_tensor *out = above_h(h, c);
+    gad_tensor *in[3] = {h, x, w}, *g[3];
+    CHECK(gad_grad(out, in, 3, g) == GAD_OK);
+    CHECK_OK();
+    double hv[4], gh[4];
+    CHECK(gad_read_f64(h, hv, 4) == GAD_OK && gad_read_f64(g[0], gh, 4) == GAD_OK);
+    CHECK(gad_rank(g[0]) == 2 && gad_dim(g[0], 0) == 2 && gad_dim(g[0], 1) == 2);
+    CHECK(gad_dtype(g[0]) == GAD_F64 && gad_is_contiguous(g[0]));
+    for (int k = 0; k < 4; k++) {
+        double t = tanh(hv[k]);
+        CHECK_NEAR(gh[k], 2 * t * (1 - t * t) * cv[k], 1e-12);
+        double e = 1e-6, hp[4], hm[4];
+        memcpy(hp, hv, sizeof hp), memcpy(hm, hv, sizeof hm);
+        hp[k] += e, hm[k] -= e;
+        double fp = gad_item(above_h(gad_from_f64(hp, (int64_t[]){2, 2}, 2), c));
+        double fm = gad_item(above_h(gad_from_f64(hm, (int64_t[]){2, 2}, 2), c));
+        CHECK_NEAR(gh[k], (fp - fm) / (2 * e), 1e-8);
+    }
+    /* the chain rule through h: dx = gh @ w^T, dw = x^T @ gh, exactly what
+     * a call with the leaves alone gives */
+    gad_tensor *g2[2];
+    CHECK(gad_grad(out, (gad_tensor *[]){x, w}, 2, g2) == GAD_OK);
+    double a[6], b[6];
+    for (int i = 0; i < 2; i++) {
+        CHECK(gad_read_f64(g[1 + i], a, 6) == GAD_OK && gad_read_f64(g2[i], b, 6) == GAD_OK);
+        CHECK(memcmp(a, b, sizeof a) == 0);
+    }
+    double dx[6];
+    CHECK(gad_read_f64(g[1], dx, 6) == GAD_OK);
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 3; k++)
+            CHECK_NEAR(dx[r * 3 + k], gh[r * 2] * wv[k * 2] + gh[r * 2 + 1] * wv[k * 2 + 1],
+                       1e-12);
+    gad_scope_end();
+}
+
+/* h = x^2 is an ancestor of another input k = exp(h); out = sum(k h) +
+ * sum(x). d out/dk = h (k's direct use); d out/dh = k + h exp(h), the
+ * total through both of h's consumers (k among them); d out/dx =
+ * 2x d out/dh + 1. Inputs in any order give the same values. */
+TEST(grad_wrt_activation_that_is_an_ancestor_of_another_input) {
+    gad_scope_begin();
+    const double xv[3] = {0.5, -1.0, 2.0};
+    gad_tensor *x = gad_requires_grad(gad_from_f64(xv, (int64_t[]){3}, 1));
+    gad_tensor *h = gad_square(x);
+    gad_tensor *k = gad_exp(h);
+    gad_tensor *out = gad_add(gad_sum_all(gad_mul(k, h)), gad_sum_all(x));
+    gad_tensor *orders[2][3] = {{h, k, x}, {x, k, h}};
+    for (int o = 0; o < 2; o++) {
+        gad_tensor *g[3];
+        CHECK(gad_grad(out, orders[o], 3, g) == GAD_OK);
+        CHECK_OK();
+        double gv[3][3];
+        for (int i = 0; i < 3; i++) CHECK(gad_read_f64(g[i], gv[i], 3) == GAD_OK);
+        for (int j = 0; j < 3; j++) {
+            double hh = xv[j] * xv[j], kk = exp(hh), dh = kk + hh * kk;
+            for (int i = 0; i < 3; i++) {
+                gad_tensor *t = orders[o][i];
+                double want = t == h ? dh : t == k ? hh : 2 * xv[j] * dh + 1;
+                CHECK_NEAR(gv[i][j], want, 1e-12 * (1 + fabs(want)));
+            }
+        }
+    }
+    /* the same tensor twice, and the output itself: its seed */
+    gad_tensor *g[3];
+    CHECK(gad_grad(out, (gad_tensor *[]){h, out, h}, 3, g) == GAD_OK);
+    CHECK(gad_item(g[1]) == 1);
+    double a[3], b[3];
+    CHECK(gad_read_f64(g[0], a, 3) == GAD_OK && gad_read_f64(g[2], b, 3) == GAD_OK);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    gad_scope_end();
+}
+
+/* A gradient that a VJP hands on as a broadcast view (sum's) comes back
+ * packed, and an activation out does not reach gives zeros, as an unused
+ * leaf does. */
+TEST(grad_wrt_activation_packed_and_unreached) {
+    gad_scope_begin();
+    gad_tensor *x = gad_requires_grad(mat((float[]){1, 2, 3, 4, 5, 6}, 2, 3));
+    gad_tensor *h = gad_mul_scalar(x, 2);
+    gad_tensor *unused = gad_neg(x);
+    gad_tensor *g[2];
+    CHECK(gad_grad(gad_sum_all(h), (gad_tensor *[]){h, unused}, 2, g) == GAD_OK);
+    CHECK(gad_is_contiguous(g[0]));
+    CHECK_VALUES(g[0], 0, 1, 1, 1, 1, 1, 1);
+    CHECK_VALUES(g[1], 0, 0, 0, 0, 0, 0, 0);
+    CHECK(gad_rank(g[1]) == 2 && gad_dim(g[1], 1) == 3);
+    /* a constant is still refused */
+    gad_tensor *c = mat((float[]){1, 2}, 1, 2);
+    CHECK(gad_grad(gad_sum_all(h), &c, 1, g) == GAD_ERR_DOMAIN && g[0] == NULL);
+    CHECK_ERR(GAD_ERR_DOMAIN, "grad");
+    gad_scope_end();
+}
+
+/* create_graph through an activation: h = x^2, out = sum(h^3). g_h = 3 h^2
+ * is on the tape; d sum(g_h) / dx = sum 6h * 2x = 12 x^3 and
+ * d sum(g_h) / dh = 6 h; the first-order leaf slot holds values only. */
+TEST(grad_wrt_activation_create_graph) {
+    gad_scope_begin();
+    const double xv[3] = {0.5, -1.5, 2.0};
+    gad_tensor *x = gad_requires_grad(gad_from_f64(xv, (int64_t[]){3}, 1));
+    gad_tensor *h = gad_square(x);
+    gad_tensor *out = gad_sum_all(gad_pow_scalar(h, 3));
+    gad_tensor *gh;
+    CHECK(gad_grad_ex(out, NULL, &h, 1, &gh, GAD_CREATE_GRAPH) == GAD_OK);
+    CHECK(gad_is_tracked(gh));
+    gad_tensor *s = gad_sum_all(gh);
+    gad_tensor *g2[2];
+    CHECK(gad_grad(s, (gad_tensor *[]){x, h}, 2, g2) == GAD_OK);
+    CHECK_OK();
+    double a[3], b[3], v[3];
+    CHECK(gad_read_f64(gh, v, 3) == GAD_OK);
+    CHECK(gad_read_f64(g2[0], a, 3) == GAD_OK && gad_read_f64(g2[1], b, 3) == GAD_OK);
+    for (int j = 0; j < 3; j++) {
+        double hh = xv[j] * xv[j];
+        CHECK_NEAR(v[j], 3 * hh * hh, 1e-12);
+        CHECK_NEAR(a[j], 12 * xv[j] * xv[j] * xv[j], 1e-12);
+        CHECK_NEAR(b[j], 6 * hh, 1e-12);
+    }
+    gad_scope_end();
+    gad_mem_stats ms;
+    gad_cache_trim();
+    gad_mem_stats_get(&ms);
+    CHECK(ms.live_tensors == 0); /* no cycle through a captured gradient */
+}
+
 int main(void) {
     RUN(mul_grad);
     RUN(relu_zero_subgradient);
@@ -810,5 +959,9 @@ int main(void) {
     RUN(engine_errors);
     RUN(vjp_with_seed);
     RUN(hvp_jvp_mixed_dtypes);
+    RUN(grad_wrt_activation_matches_analytic_and_fd);
+    RUN(grad_wrt_activation_that_is_an_ancestor_of_another_input);
+    RUN(grad_wrt_activation_packed_and_unreached);
+    RUN(grad_wrt_activation_create_graph);
     return test_summary();
 }

@@ -286,6 +286,15 @@ static gad_optim *adamw1(void) {
     return gad_adamw_new(&p, 1, NULL);
 }
 
+/* A parameter set of "a" (f32 [2,3]) and "a.b" (f32 [3]); the caller
+ * frees it. The tensors are made in the caller's scope and held by the set. */
+static gad_params *set2(void) {
+    gad_params *ps = gad_params_new();
+    gad_params_add(ps, "a", F32T(2, 3));
+    gad_params_add(ps, "a.b", F32T(3));
+    return ps;
+}
+
 /* Valid HELIX weights for D = 2 (f32), scope-owned. */
 static gad_helix_weights helix_w(void) {
     gad_helix_weights w = {F32T(3, 2), F32T(2, 2), F32T(2, 2), F32T(2, 4),
@@ -1970,9 +1979,15 @@ ROW(grad_nonscalar, "gad_grad", "shape", "out [2] (not one element)",
     gad_tensor *x = LEAF32(2), *g[1] = {F32T(1)};
     return gad_grad(gad_neg(x), &x, 1, g) == E_SHAPE && g[0] == NULL;)
 ROW(grad_nonleaf, "gad_grad", "non-leaf", "an input that is the output of an op",
-    "status; grads[i] NULL", E_DOMAIN, "grad", "input 0", 0,
+    "GAD_OK; d out / d input (ones for a sum)", E_OK, "", NULL, 0,
     gad_tensor *x = LEAF32(2), *y = gad_neg(x), *g[1];
-    return gad_grad(gad_sum_all(y), &y, 1, g) == E_DOMAIN && g[0] == NULL;)
+    return gad_grad(gad_sum_all(y), &y, 1, g) == GAD_OK && SHAPE_IS(g[0], 2) &&
+           at(g[0], 0) == 1 && at(g[0], 1) == 1;)
+ROW(grad_nonleaf_unreached, "gad_grad", "non-leaf", "an output of an op that out does not reach",
+    "GAD_OK; zeros for it", E_OK, "", NULL, 0,
+    gad_tensor *x = LEAF32(2), *y = gad_neg(x), *in[2] = {x, y}, *g[2];
+    return gad_grad(gad_sum_all(x), in, 2, g) == GAD_OK && all_zero(g[1]) &&
+           SHAPE_IS(g[1], 2);)
 ROW(grad_const_input, "gad_grad", "non-leaf", "an input that is a constant", "status",
     E_DOMAIN, "grad", "not on the tape", 0,
     gad_tensor *x = LEAF32(2), *c = F32T(2), *g[1];
@@ -2020,10 +2035,15 @@ ROW(grad_ex_noseed, "gad_grad_ex", "shape", "seed NULL for an out [2]", "status"
 ROW(grad_ex_null, "gad_grad_ex", "NULL", "out NULL", "status", E_DOMAIN, "grad", NULL, 0,
     gad_tensor *x = LEAF32(2), *g[1];
     return gad_grad_ex(NULL, F32T(2), &x, 1, g, 0) == E_DOMAIN;)
-ROW(grad_ex_nonleaf, "gad_grad_ex", "non-leaf", "an input that is the output of an op",
-    "status", E_DOMAIN, "grad", "input 0", 0,
+ROW(grad_ex_nonleaf, "gad_grad_ex", "non-leaf", "an input that is out itself (an op's output)",
+    "GAD_OK; the seed", E_OK, "", NULL, 0,
     gad_tensor *x = LEAF32(2), *y = gad_neg(x), *g[1];
-    return gad_grad_ex(y, F32T(2), &y, 1, g, GAD_CREATE_GRAPH) == E_DOMAIN;)
+    return gad_grad_ex(y, gad_full_like(y, 3), &y, 1, g, GAD_CREATE_GRAPH) == GAD_OK &&
+           at(g[0], 0) == 3 && at(g[0], 1) == 3;)
+ROW(grad_ex_const_input, "gad_grad_ex", "non-leaf", "an input that is a constant", "status",
+    E_DOMAIN, "grad", "not on the tape", 0,
+    gad_tensor *x = LEAF32(2), *c = F32T(2), *g[1];
+    return gad_grad_ex(gad_mul(x, c), F32T(2), &c, 1, g, 0) == E_DOMAIN && g[0] == NULL;)
 ROW(grad_ex_flags, "gad_grad_ex", "value", "unknown flag bits (0x80)", "GAD_OK (ignored)",
     E_OK, "", NULL, 0,
     gad_tensor *x = LEAF32(2), *g[1];
@@ -3081,5 +3101,369 @@ ROW(ckpt_get_ok, "gad_checkpoint_get", "odd", "a tensor after gad_checkpoint_fre
     gad_tensor *t = cp ? gad_checkpoint_get(cp, "a") : NULL;
     gad_checkpoint_free(cp);
     return SHAPE_IS(t, 2, 3) && at(t, 1) == -0.5;)
+
+
+AREA("Call sites")
+
+ROW(call_site_enter_null, "gad_call_site_enter", "NULL", "file NULL",
+    "the previous site; none recorded after", E_OK, "", NULL, 0,
+    gad_call_site prev = gad_call_site_enter(NULL, 5);
+    gad_tensor *y = gad_matmul(F32T(2, 3), F32T(2, 3));
+    const gad_error *e = gad_last_error();
+    int ok = prev.file == NULL && !y && e && e->file == NULL && e->line == 0;
+    gad_call_site_leave(prev);
+    gad_clear_error();
+    return ok;)
+ROW(call_site_leave_restores, "gad_call_site_leave", "odd", "nested enters and leaves",
+    "each leave restores the site before its enter", E_OK, "", NULL, 0,
+    gad_call_site a = gad_call_site_enter("a.c", 1);
+    gad_call_site b = gad_call_site_enter("b.c", 2);
+    gad_call_site_leave(b);
+    gad_tensor *y = gad_matmul(F32T(2, 3), F32T(2, 3));
+    const gad_error *e = gad_last_error();
+    int ok = !y && e && e->file && strcmp(e->file, "a.c") == 0 && e->line == 1 &&
+             strstr(e->text, " (at a.c:1)") != NULL;
+    gad_call_site_leave(a);
+    gad_clear_error();
+    return ok;)
+ROW(error_set_at_kind_ok, "gad_error_set_at", "value", "kind GAD_OK", "NULL; a domain error",
+    E_DOMAIN, "mine", "x", 0,
+    return gad_error_set_at("f.c", 3, GAD_OK, "mine", "x") == NULL && gad_last_error() &&
+           gad_last_error()->line == 3;)
+ROW(error_set_at_null_file, "gad_error_set_at", "NULL", "file NULL", "NULL; no site",
+    E_SHAPE, "mine", "y", 0,
+    return gad_error_set_at(NULL, 3, GAD_ERR_SHAPE, "mine", "y") == NULL &&
+           gad_last_error() && gad_last_error()->file == NULL;)
+
+AREA("Parameter sets and parameter groups")
+
+ROW(params_new_empty, "gad_params_new", "empty", "a new set", "an empty set", E_OK, "",
+    NULL, 0,
+    gad_params *ps = gad_params_new();
+    int ok = ps && gad_params_count(ps) == 0 && gad_params_numel(ps) == 0;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_new_nomem, "gad_params_new", "memory", "the allocator fails", "NULL", E_MEM,
+    "params_new", NULL, 0,
+    failing_allocator(1);
+    gad_params *ps = gad_params_new();
+    failing_allocator(0);
+    return ps == NULL;)
+GOOD(params_free_null, "gad_params_free", "NULL", "ps NULL", "nothing (a no-op)",
+     (gad_params_free(NULL), 1))
+TBAD(params_add_null_set, "gad_params_add", "NULL", "ps NULL", E_DOMAIN, "params_add", "set",
+     gad_params_add(NULL, "w", F32T(2)))
+ROW(params_add_null_name, "gad_params_add", "NULL", "name NULL", "NULL", E_DOMAIN,
+    "params_add", "name", 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_params_add(ps, NULL, F32T(2)) == NULL && gad_params_count(ps) == 0;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_add_null_t, "gad_params_add", "NULL", "t NULL", "NULL", E_DOMAIN, "params_add",
+    "\"w\"", 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_params_add(ps, "w", NULL) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_add_dup_name, "gad_params_add", "value", "a name already in the set", "NULL",
+    E_DOMAIN, "params_add", "already in the set", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_add(ps, "a", F32T(2)) == NULL && gad_params_count(ps) == 2;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_add_dup_tensor, "gad_params_add", "value", "a tensor already in the set", "NULL",
+    E_DOMAIN, "params_add", "same tensor as \"a\"", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_add(ps, "c", gad_params_at(ps, 0)) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_add_metadata, "gad_params_add", "value", "the name \"__metadata__\"", "NULL",
+    E_DOMAIN, "params_add", "reserved", 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_params_add(ps, "__metadata__", F32T(2)) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_add_utf8, "gad_params_add", "value", "a name that is not UTF-8", "NULL",
+    E_DOMAIN, "params_add", "UTF-8", 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_params_add(ps, "w\xc3", F32T(2)) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_add_i64, "gad_params_add", "dtype", "an i64 tensor", "NULL", E_DTYPE,
+    "params_add", "i64", 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_params_add(ps, "i", I64T(2)) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_add_op, "gad_params_add", "non-leaf", "t the output of a tracked op", "NULL",
+    E_DOMAIN, "params_add", "result of an op", 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_params_add(ps, "t", tracked()) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_add_leaf, "gad_params_add", "odd", "t a constant (not yet a leaf)",
+    "t, now a leaf", E_OK, "", NULL, 0,
+    gad_params *ps = gad_params_new();
+    gad_tensor *t = F32T(2);
+    int ok = gad_params_add(ps, "", t) == t && gad_is_leaf(t);
+    gad_params_free(ps);
+    return ok;)
+ROW(params_count_null, "gad_params_count", "NULL", "ps NULL", "-1", E_DOMAIN,
+    "params_count", NULL, 0, return gad_params_count(NULL) == -1;)
+ROW(params_name_index, "gad_params_name", "index", "i = 2 in a set of 2", "NULL", E_INDEX,
+    "params_name", "[0, 2)", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_name(ps, 2) == NULL;
+    gad_params_free(ps);
+    return ok;)
+TBAD(params_name_null, "gad_params_name", "NULL", "ps NULL", E_DOMAIN, "params_name", NULL,
+     gad_params_name(NULL, 0))
+ROW(params_at_index, "gad_params_at", "index", "i = -1", "NULL", E_INDEX, "params_at",
+    "-1", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_at(ps, -1) == NULL;
+    gad_params_free(ps);
+    return ok;)
+TBAD(params_at_null, "gad_params_at", "NULL", "ps NULL", E_DOMAIN, "params_at", NULL,
+     gad_params_at(NULL, 0))
+ROW(params_get_absent, "gad_params_get", "index", "a name not in the set", "NULL",
+    E_INDEX, "params_get", "\"zz\"", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_get(ps, "zz") == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_get_null_name, "gad_params_get", "NULL", "name NULL", "NULL", E_DOMAIN,
+    "params_get", NULL, 0,
+    gad_params *ps = set2();
+    int ok = gad_params_get(ps, NULL) == NULL;
+    gad_params_free(ps);
+    return ok;)
+TBAD(params_tensors_null, "gad_params_tensors", "NULL", "ps NULL", E_DOMAIN,
+     "params_tensors", NULL, gad_params_tensors(NULL))
+ROW(params_tensors_empty, "gad_params_tensors", "empty", "an empty set", "NULL (no error)",
+    E_OK, "", NULL, 0,
+    gad_params *ps = gad_params_new();
+    int ok = ps && gad_params_tensors(ps) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_numel_null, "gad_params_numel", "NULL", "ps NULL", "-1", E_DOMAIN,
+    "params_numel", NULL, 0, return gad_params_numel(NULL) == -1;)
+ROW(params_freeze_nomatch, "gad_params_freeze", "index", "a pattern no name matches", "-1",
+    E_INDEX, "params_freeze", "\"b.*\"", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_freeze(ps, "b.*", 1) == -1 && gad_is_leaf(gad_params_at(ps, 0));
+    gad_params_free(ps);
+    return ok;)
+ROW(params_freeze_null, "gad_params_freeze", "NULL", "pattern NULL", "-1", E_DOMAIN,
+    "params_freeze", "pattern", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_freeze(ps, NULL, 1) == -1;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_freeze_nomem, "gad_params_freeze", "memory", "unfreezing; the allocator fails",
+    "-1; every parameter as it was", E_MEM, "params_freeze", NULL, 0,
+    gad_params *ps = set2();
+    gad_params_freeze(ps, "*", 1);
+    failing_allocator(1);
+    int r = gad_params_freeze(ps, "*", 0);
+    failing_allocator(0);
+    int ok = r == -1 && !gad_is_tracked(gad_params_at(ps, 0)) &&
+             !gad_is_tracked(gad_params_at(ps, 1));
+    gad_params_free(ps);
+    return ok;)
+ROW(params_freeze_again, "gad_params_freeze", "odd", "freezing a frozen parameter",
+    "the count matched; it stays frozen", E_OK, "", NULL, 0,
+    gad_params *ps = set2();
+    int ok = gad_params_freeze(ps, "a", 1) == 1 && gad_params_freeze(ps, "a", 1) == 1 &&
+             !gad_is_tracked(gad_params_at(ps, 0)) && gad_is_leaf(gad_params_at(ps, 1));
+    gad_params_free(ps);
+    return ok;)
+ROW(params_grad_null, "gad_params_grad", "NULL", "grads NULL", "status", E_DOMAIN,
+    "params_grad", "grads", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_grad(ps, gad_sum_all(gad_params_at(ps, 0)), NULL) == E_DOMAIN;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_grad_shape, "gad_params_grad", "shape", "out [2,3] (not one element)",
+    "status; grads[i] NULL", E_SHAPE, "grad", "[2,3]", 0,
+    gad_params *ps = set2();
+    gad_tensor *g[2] = {F32T(1), F32T(1)};
+    int ok = gad_params_grad(ps, gad_neg(gad_params_at(ps, 0)), g) == E_SHAPE && !g[0] && !g[1];
+    gad_params_free(ps);
+    return ok;)
+ROW(params_grad_frozen, "gad_params_grad", "odd", "a frozen parameter",
+    "GAD_OK; NULL for it", E_OK, "", NULL, 0,
+    gad_params *ps = set2();
+    gad_params_freeze(ps, "a", 1);
+    gad_tensor *g[2];
+    int ok = gad_params_grad(ps, gad_sum_all(gad_mul(gad_params_at(ps, 0),
+                                                     gad_params_at(ps, 1))), g) == GAD_OK &&
+             g[0] == NULL && SHAPE_IS(g[1], 3);
+    gad_params_free(ps);
+    return ok;)
+SBAD(params_save_null, "gad_params_save", "NULL", "ps NULL", E_DOMAIN, "params_save", NULL,
+     gad_params_save(NULL, tpath("p.st")))
+ROW(params_save_nopath, "gad_params_save", "NULL", "path NULL", "status", E_DOMAIN, "save",
+    "NULL", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_save(ps, NULL) == E_DOMAIN;
+    gad_params_free(ps);
+    return ok;)
+SBAD(params_load_null, "gad_params_load", "NULL", "ps NULL", E_DOMAIN, "params_load", NULL,
+     gad_params_load(NULL, good_path(), 1, NULL))
+ROW(params_load_absent, "gad_params_load", "io", "a file that does not exist", "status",
+    E_IO, "load", "absent.st", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_load(ps, tpath("absent.st"), 1, NULL) == E_IO;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_load_mismatch, "gad_params_load", "shape",
+    "good.st: \"a\" f32 [2,3] fits, \"b\" is unexpected, \"a.b\" missing",
+    "status; nothing written", E_INDEX, "params_load", "missing \"a.b\"", 0,
+    gad_params *ps = set2();
+    gad_params_load_info in;
+    double before = at(gad_params_at(ps, 0), 0);
+    int ok = make_good_file() && gad_params_load(ps, good_path(), 1, &in) == E_INDEX &&
+             in.missing == 1 && in.unexpected == 1 && at(gad_params_at(ps, 0), 0) == before;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_load_shape, "gad_params_load", "shape", "a tensor of another shape", "status",
+    E_SHAPE, "params_load", "[2,3] in the file, f32 [3,2]", 0,
+    gad_params *ps = gad_params_new();
+    gad_params_add(ps, "a", F32T(3, 2));
+    int ok = make_good_file() && gad_params_load(ps, good_path(), 0, NULL) == E_SHAPE;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_load_dtype, "gad_params_load", "dtype", "a tensor of another dtype", "status",
+    E_DTYPE, "params_load", "i64 [2] in the file, f32 [2]", 0,
+    gad_params *ps = gad_params_new();
+    gad_params_add(ps, "b", F32T(2));
+    int ok = make_good_file() && gad_params_load(ps, good_path(), 0, NULL) == E_DTYPE;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_load_nonstrict, "gad_params_load", "odd", "not strict, names missing and unexpected",
+    "GAD_OK; the rest loaded", E_OK, "", NULL, 0,
+    gad_params *ps = set2();
+    gad_params_load_info in;
+    int ok = make_good_file() && gad_params_load(ps, good_path(), 0, &in) == GAD_OK &&
+             in.loaded == 1 && in.missing == 1 && in.unexpected == 1 &&
+             at(gad_params_at(ps, 0), 1) == -0.5;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_load_ckpt_null, "gad_params_load_checkpoint", "NULL", "cp NULL", "status",
+    E_DOMAIN, "params_load", "checkpoint", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_load_checkpoint(ps, NULL, 1, NULL) == E_DOMAIN;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_load_ckpt_cut, "gad_params_load_checkpoint", "io",
+    "the file emptied in place after gad_load", "status; nothing written", E_IO,
+    "checkpoint_get", "ended early", 0,
+    int ok = make_good_file();
+    gad_checkpoint *cp = good_ckpt();
+    gad_params *ps = gad_params_new();
+    gad_params_add(ps, "a", F32T(2, 3));
+    double before = at(gad_params_at(ps, 0), 0);
+    ok = ok && cp && truncate(good_path(), 0) == 0 &&
+         gad_params_load_checkpoint(ps, cp, 0, NULL) == E_IO &&
+         at(gad_params_at(ps, 0), 0) == before;
+    gad_checkpoint_free(cp);
+    gad_params_free(ps);
+    return make_good_file() && ok;)
+
+TBAD(sgd_groups_none, "gad_sgd_new_groups", "value", "ngroups = 0", E_DOMAIN,
+     "sgd_new_groups", "ngroups = 0", gad_sgd_new_groups(NULL, 0, NULL))
+ROW(sgd_groups_lr, "gad_sgd_new_groups", "value", "a group's lr -1", "NULL", E_DOMAIN,
+    "sgd_new_groups", "groups[0].lr = -1", 0,
+    gad_tensor *p = LEAF32(2);
+    gad_param_group g = {.params = &p, .n = 1, .lr = -1};
+    return gad_sgd_new_groups(&g, 1, NULL) == NULL;)
+ROW(sgd_groups_match, "gad_sgd_new_groups", "value", "a group with a .match pattern",
+    "NULL", E_DOMAIN, "sgd_new_groups", "match", 0,
+    gad_tensor *p = LEAF32(2);
+    gad_param_group g = {.params = &p, .n = 1, .match = "*"};
+    return gad_sgd_new_groups(&g, 1, NULL) == NULL;)
+ROW(sgd_groups_neg_n, "gad_sgd_new_groups", "value", "a group with n = -1", "NULL",
+    E_DOMAIN, "sgd_new_groups", "n = -1", 0,
+    gad_tensor *p = LEAF32(2);
+    gad_param_group g = {.params = &p, .n = -1};
+    return gad_sgd_new_groups(&g, 1, NULL) == NULL;)
+ROW(adamw_groups_dup, "gad_adamw_new_groups", "value", "one tensor in two groups", "NULL",
+    E_DOMAIN, "adamw_new_groups", "same tensor", 0,
+    gad_tensor *p = LEAF32(2);
+    gad_param_group g[2] = {{.params = &p, .n = 1}, {.params = &p, .n = 1}};
+    return gad_adamw_new_groups(g, 2, NULL) == NULL;)
+ROW(adamw_groups_wd, "gad_adamw_new_groups", "NaN/Inf", "a group's weight_decay NaN",
+    "NULL", E_DOMAIN, "adamw_new_groups", "weight_decay", 0,
+    gad_tensor *p = LEAF32(2);
+    gad_param_group g = {.params = &p, .n = 1, .weight_decay = NAN};
+    return gad_adamw_new_groups(&g, 1, NULL) == NULL;)
+ROW(adamw_groups_empty, "gad_adamw_new_groups", "empty", "a group with no tensors",
+    "an optimizer (nothing to update)", E_OK, "", NULL, 0,
+    gad_param_group g = {.n = 0};
+    gad_optim *o = gad_adamw_new_groups(&g, 1, NULL);
+    int ok = o && gad_optim_step(o, NULL) == GAD_OK && gad_optim_steps(o) == 1;
+    gad_optim_free(o);
+    return ok;)
+TBAD(sgd_params_null, "gad_sgd_new_params", "NULL", "ps NULL", E_DOMAIN, "sgd_new_params",
+     "set", gad_sgd_new_params(NULL, NULL, 0, NULL))
+ROW(sgd_params_nomatch, "gad_sgd_new_params", "value", "a group without a .match pattern",
+    "NULL", E_DOMAIN, "sgd_new_params", ".match", 0,
+    gad_params *ps = set2();
+    gad_param_group g = {.lr = 0.1};
+    gad_optim *o = gad_sgd_new_params(ps, &g, 1, NULL);
+    gad_params_free(ps);
+    return o == NULL;)
+ROW(adamw_params_unmatched, "gad_adamw_new_params", "index",
+    "a pattern that matches no parameter", "NULL", E_INDEX, "adamw_new_params", "\"*.bias\"", 0,
+    gad_params *ps = set2();
+    gad_param_group g = {.match = "*.bias", .no_weight_decay = 1};
+    gad_optim *o = gad_adamw_new_params(ps, &g, 1, NULL);
+    gad_params_free(ps);
+    return o == NULL;)
+ROW(adamw_params_neg, "gad_adamw_new_params", "value", "ngroups = -1", "NULL", E_DOMAIN,
+    "adamw_new_params", "-1", 0,
+    gad_params *ps = set2();
+    gad_optim *o = gad_adamw_new_params(ps, NULL, -1, NULL);
+    gad_params_free(ps);
+    return o == NULL;)
+ROW(adamw_params_empty, "gad_adamw_new_params", "empty", "an empty set",
+    "an optimizer (nothing to update)", E_OK, "", NULL, 0,
+    gad_params *ps = gad_params_new();
+    gad_optim *o = gad_adamw_new_params(ps, NULL, 0, NULL);
+    int ok = o && gad_optim_step(o, NULL) == GAD_OK && gad_optim_group_count(o) == 1;
+    gad_optim_free(o);
+    gad_params_free(ps);
+    return ok;)
+ROW(optim_group_count_null, "gad_optim_group_count", "NULL", "opt NULL", "-1", E_DOMAIN,
+    "optim_group_count", NULL, 0, return gad_optim_group_count(NULL) == -1;)
+ROW(optim_group_lr_index, "gad_optim_group_lr", "index", "group 1 of 1", "NaN", E_INDEX,
+    "optim_group_lr", "[0, 1)", 0,
+    gad_optim *o = sgd1(0);
+    int ok = isnan(gad_optim_group_lr(o, 1));
+    gad_optim_free(o);
+    return ok;)
+ROW(optim_group_lr_null, "gad_optim_group_lr", "NULL", "opt NULL", "NaN", E_DOMAIN,
+    "optim_group_lr", NULL, 0, return isnan(gad_optim_group_lr(NULL, 0));)
+ROW(optim_group_wd_index, "gad_optim_group_weight_decay", "index", "group -1", "NaN",
+    E_INDEX, "optim_group_weight_decay", "-1", 0,
+    gad_optim *o = adamw1();
+    int ok = isnan(gad_optim_group_weight_decay(o, -1));
+    gad_optim_free(o);
+    return ok;)
+ROW(optim_set_group_lr_index, "gad_optim_set_group_lr", "index", "group 3 of 1", "status",
+    E_INDEX, "optim_set_group_lr", "3", 0,
+    gad_optim *o = sgd1(0);
+    int ok = gad_optim_set_group_lr(o, 3, 0.1) == E_INDEX && gad_optim_lr(o) == 0.01;
+    gad_optim_free(o);
+    return ok;)
+ROW(optim_set_group_lr_nan, "gad_optim_set_group_lr", "NaN/Inf", "lr NaN", "status",
+    E_DOMAIN, "optim_set_group_lr", "nan", 0,
+    gad_optim *o = sgd1(0);
+    int ok = gad_optim_set_group_lr(o, 0, NAN) == E_DOMAIN && gad_optim_lr(o) == 0.01;
+    gad_optim_free(o);
+    return ok;)
+SBAD(optim_set_group_lr_null, "gad_optim_set_group_lr", "NULL", "opt NULL", E_DOMAIN,
+     "optim_set_group_lr", NULL, gad_optim_set_group_lr(NULL, 0, 0.1))
 
 #endif /* BAD_ROWS_PASS */

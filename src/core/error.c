@@ -6,6 +6,18 @@
 
 static _Thread_local gad_error tl_err;
 static _Thread_local bool tl_pending;
+/* The caller's call site (gad.h, "Call sites"): set only by programs built
+ * with GAD_CALL_SITES, read only when an error is recorded. */
+static _Thread_local gad_call_site tl_site;
+
+gad_call_site gad_call_site_enter(const char *file, int line) {
+    gad_call_site prev = tl_site;
+    tl_site.file = file;
+    tl_site.line = line;
+    return prev;
+}
+
+void gad_call_site_leave(gad_call_site prev) { tl_site = prev; }
 
 static const char *const status_names[] = {
 #define GAD_STATUS_NAME_(code, name) name,
@@ -33,8 +45,26 @@ void *gad__err(gad_status kind, const char *op, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(tl_err.message, sizeof tl_err.message, fmt, ap);
     va_end(ap);
-    snprintf(tl_err.text, sizeof tl_err.text, "%s error in %.31s: %.255s",
-             gad_status_str(kind), tl_err.op, tl_err.message);
+    tl_err.file = tl_site.file;
+    tl_err.line = tl_site.file ? tl_site.line : 0;
+    char site[96] = "";
+    if (tl_site.file) { /* a long path is cut from the left: the file name is what helps */
+        const char *f = tl_site.file;
+        size_t fl = strlen(f);
+        snprintf(site, sizeof site, " (at %s%s:%d)", fl > 60 ? "..." : "", fl > 60 ? f + fl - 60 : f,
+                 tl_site.line);
+    }
+    /* the site always fits: the message gives way, cut at a character */
+    int head = snprintf(tl_err.text, sizeof tl_err.text, "%s error in %.31s: ",
+                        gad_status_str(kind), tl_err.op);
+    size_t room = sizeof tl_err.text - 1 - (size_t)head - strlen(site);
+    size_t ml = strlen(tl_err.message);
+    if (ml > room) {
+        ml = room;
+        while (ml > 0 && ((unsigned char)tl_err.message[ml] & 0xC0) == 0x80) ml--;
+    }
+    snprintf(tl_err.text + head, sizeof tl_err.text - (size_t)head, "%.*s%s", (int)ml,
+             tl_err.message, site);
     return NULL;
 }
 
@@ -47,6 +77,21 @@ void *gad_error_set(gad_status kind, const char *op, const char *fmt, ...) {
     else msg[0] = 0;
     va_end(ap);
     return gad__err(kind == GAD_OK ? GAD_ERR_DOMAIN : kind, op, "%s", msg);
+}
+
+void *gad_error_set_at(const char *file, int line, gad_status kind, const char *op,
+                       const char *fmt, ...) {
+    if (tl_pending) return NULL;
+    char msg[sizeof tl_err.message];
+    va_list ap;
+    va_start(ap, fmt);
+    if (fmt) vsnprintf(msg, sizeof msg, fmt, ap);
+    else msg[0] = 0;
+    va_end(ap);
+    gad_call_site prev = gad_call_site_enter(file, line);
+    gad__err(kind == GAD_OK ? GAD_ERR_DOMAIN : kind, op, "%s", msg);
+    gad_call_site_leave(prev);
+    return NULL;
 }
 
 void *gad__null_arg(const char *op) {

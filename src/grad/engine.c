@@ -168,6 +168,9 @@ typedef struct pass {
     int nbound;         /* gad__vjp_composed: its op's parents bound the pass; */
     gad_node *const *bound; /* what reaches them is summed into bound_acc */
     gad_tensor **bound_acc;
+    int ncap;           /* grad w.r.t. non-leaves: capn[0..ncap) are the nodes */
+    gad_node *const *capn; /* whose gradient is taken as they run (NULL: none) */
+    gad_tensor **cap_g;   /* into cap_g (references owned by the pass) */
     const char *op;
     int rc;
 } pass;
@@ -183,6 +186,9 @@ static void pass_init(pass *ps, const char *op) {
     ps->nbound = 0;
     ps->bound = NULL;
     ps->bound_acc = NULL;
+    ps->ncap = 0;
+    ps->capn = NULL;
+    ps->cap_g = NULL;
     ps->op = op;
     ps->rc = 0;
     ps->id = atomic_fetch_add(&g_epoch, 1) + 1;
@@ -275,6 +281,14 @@ static void prefetch_ahead(const gad_node *n) {
     for (int i = 0; i < n->nparents; i++) GAD_PREFETCH_W(n->parents[i], sizeof(gad_node) + 64);
 }
 
+/* n is about to run: every consumer has added its share, so gy is the
+ * whole gradient of n's output, which is what grad returns for a non-leaf
+ * input on n. Outside the hot path: only grad w.r.t. non-leaves sets ncap. */
+static GAD_COLD void capture(pass *ps, const gad_node *n, gad_tensor *gy) {
+    for (int k = 0; k < ps->ncap; k++)
+        if (ps->capn[k] == n && !ps->cap_g[k]) ps->cap_g[k] = gad_retain(gy);
+}
+
 /* Pull seed back from root through everything root reaches. Once an error
  * is recorded no VJP runs, but the pass still visits every node to release
  * what they were owed (and, for grad, to empty every leaf it reaches). */
@@ -286,6 +300,7 @@ GAD_HOT static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
         gad_tensor *gy = n->pending;
         n->pending = NULL;
         prefetch_ahead(n);
+        if (GAD_UNLIKELY(ps->ncap) && gy) capture(ps, n, gy);
         if (!n->info) { /* a leaf: into its slot, as a packed tensor */
             if (gy && !ps->rc) {
                 gad_scope_begin();
@@ -338,7 +353,7 @@ GAD_HOT static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
  * which accumulates into the slots. */
 static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
                       gad_tensor *const *inputs, int n, gad_tensor **grads,
-                      unsigned flags, bool functional) {
+                      unsigned flags, bool functional, bool nonleaves) {
     for (int i = 0; grads && i < n; i++) grads[i] = NULL;
     if (!out) return (gad__null_arg(op), gad_last_error()->kind);
     char b1[GAD_SHAPE_BUF], b2[GAD_SHAPE_BUF];
@@ -375,14 +390,34 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
         gad__err(GAD_ERR_DOMAIN, op, "bad input list (n = %d)", n);
         return GAD_ERR_DOMAIN;
     }
+    int ncap = 0; /* inputs that are results of ops (grad takes those) */
     for (int i = 0; i < n; i++) {
         if (!inputs[i]) return (gad__null_arg(op), gad_last_error()->kind);
-        if (!gad_is_leaf(inputs[i])) {
+        if (gad_is_leaf(inputs[i])) continue;
+        if (!inputs[i]->node || !nonleaves) {
             gad__err(GAD_ERR_DOMAIN, op,
-                     "inputs must be requires_grad leaves (input %d is %s)", i,
-                     inputs[i]->node ? "the result of an op" : "not on the tape");
+                     nonleaves ? "inputs must be on the tape (input %d is %s)"
+                               : "inputs must be requires_grad leaves (input %d is %s)",
+                     i, inputs[i]->node ? "the result of an op" : "not on the tape");
             return GAD_ERR_DOMAIN;
         }
+        ncap++;
+    }
+    /* one slot per input: cap[i] is a non-leaf input's node, else NULL */
+    gad_node *cap_small[8], **cap = cap_small;
+    gad_tensor *capg_small[8], **cap_g = capg_small;
+    size_t cap_bytes = (size_t)n * (sizeof *cap + sizeof *cap_g);
+    if (ncap && n > 8) {
+        cap = gad__alloc(cap_bytes);
+        if (!cap) {
+            gad__err(GAD_ERR_MEMORY, op, "cannot allocate the inputs' gradients");
+            return GAD_ERR_MEMORY;
+        }
+        cap_g = (gad_tensor **)(cap + n);
+    }
+    for (int i = 0; ncap && i < n; i++) {
+        cap[i] = gad_is_leaf(inputs[i]) ? NULL : inputs[i]->node;
+        cap_g[i] = NULL;
     }
     int no_grad_saved = gad__no_grad;
     gad__no_grad = (flags & GAD_CREATE_GRAPH) ? 0 : 1;
@@ -390,6 +425,11 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
     pass ps;
     pass_init(&ps, op);
     int rc = 0;
+    if (ncap) {
+        ps.ncap = n;
+        ps.capn = cap;
+        ps.cap_g = cap_g;
+    }
     if (functional) {
         /* grad is fresh: the inputs' slots and those of every leaf the
          * pass reaches start empty */
@@ -402,10 +442,18 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
     }
     /* Results go to the caller's scope: made here, then kept. */
     for (int i = 0; rc == 0 && grads && i < n; i++) {
-        gad_tensor *slot = inputs[i]->node->grad;
-        grads[i] = gad_keep(slot ? gad__own(gad_retain(slot)) : gad_zeros_like(inputs[i]));
+        if (ncap && cap[i]) { /* a non-leaf: its gradient, packed as a leaf's */
+            gad_tensor *g = cap_g[i];
+            grads[i] = gad_keep(g ? (g->contig ? gad__own(gad_retain(g)) : gad_contiguous(g))
+                                  : gad_zeros_like(inputs[i]));
+        } else {
+            gad_tensor *slot = inputs[i]->node->grad;
+            grads[i] = gad_keep(slot ? gad__own(gad_retain(slot)) : gad_zeros_like(inputs[i]));
+        }
         if (!grads[i]) rc = -1;
     }
+    for (int i = 0; ncap && i < n; i++) gad_release(cap_g[i]);
+    if (cap != cap_small) gad__free(cap, cap_bytes);
     /* A slot must not hold a gradient's graph: that graph reaches the leaf
      * itself, a reference cycle. Slots keep the values only; the caller
      * got the differentiable tensors. */
@@ -434,17 +482,17 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
 
 gad_status gad_grad(gad_tensor *out, gad_tensor *const *inputs, int n,
                     gad_tensor **grads) {
-    return run("grad", out, NULL, inputs, n, grads, 0, true);
+    return run("grad", out, NULL, inputs, n, grads, 0, true, true);
 }
 
 gad_status gad_grad_ex(gad_tensor *out, gad_tensor *seed,
                        gad_tensor *const *inputs, int n, gad_tensor **grads,
                        unsigned flags) {
-    return run("grad", out, seed, inputs, n, grads, flags, true);
+    return run("grad", out, seed, inputs, n, grads, flags, true, true);
 }
 
 gad_status gad_backward(gad_tensor *out) {
-    return run("backward", out, NULL, NULL, 0, NULL, 0, false);
+    return run("backward", out, NULL, NULL, 0, NULL, 0, false, false);
 }
 
 /* --------------------------------------------- VJPs through a composition */
@@ -552,10 +600,10 @@ gad_status gad_hvp(gad_tensor *loss, gad_tensor *const *inputs,
         st = GAD_ERR_MEMORY;
     }
     /* first derivatives on the tape, then the gradient of <g, v> */
-    if (st == GAD_OK) st = run("hvp", loss, NULL, inputs, n, g, GAD_CREATE_GRAPH, true);
+    if (st == GAD_OK) st = run("hvp", loss, NULL, inputs, n, g, GAD_CREATE_GRAPH, true, false);
     if (st == GAD_OK && n > 0) {
         gad_tensor *d = dot_all(g, v, n);
-        st = d ? run("hvp", d, NULL, inputs, n, hv, 0, true) : gad_last_error()->kind;
+        st = d ? run("hvp", d, NULL, inputs, n, hv, 0, true, false) : gad_last_error()->kind;
         for (int i = 0; st == GAD_OK && i < n; i++) gad_keep(hv[i]);
     }
     if (g && g != g_small) gad__free(g, (size_t)n * sizeof *g);
@@ -583,10 +631,10 @@ gad_status gad_jvp(gad_tensor *out, gad_tensor *const *inputs,
     /* u -> J^T u is linear in u; its VJP with v is J v */
     gad_tensor *u = g ? gad_requires_grad(gad_zeros_like(out)) : NULL;
     if (!u) st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
-    if (st == GAD_OK) st = run("jvp", out, u, inputs, n, g, GAD_CREATE_GRAPH, true);
+    if (st == GAD_OK) st = run("jvp", out, u, inputs, n, g, GAD_CREATE_GRAPH, true, false);
     if (st == GAD_OK) {
         gad_tensor *d = n > 0 ? dot_all(g, v, n) : gad__full_on(out->dev, NULL, 0, out->dtype, 0);
-        st = d ? run("jvp", d, NULL, &u, 1, jv, 0, true) : gad_last_error()->kind;
+        st = d ? run("jvp", d, NULL, &u, 1, jv, 0, true, false) : gad_last_error()->kind;
         if (st == GAD_OK) gad_keep(*jv);
     }
     if (g && g != g_small) gad__free(g, (size_t)n * sizeof *g);

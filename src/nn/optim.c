@@ -46,6 +46,7 @@
  * learning" (ICML 2013), in PyTorch's reformulation (d = g + mu * b). */
 #include "gad.h"
 #include "json.h"        /* gad__json_shown: names in messages */
+#include "params.h"      /* gad__params_match: groups of a set by name */
 #include "ops/ops_int.h" /* the back-end table and gad__make_writable */
 
 #include <math.h>
@@ -76,17 +77,25 @@ typedef struct optim_work {
     gad_tensor *fresh;  /* SGD: a momentum buffer made by this step */
 } optim_work;
 
+/* A parameter group: its own lr and weight decay (every other setting is
+ * the optimizer's). */
+typedef struct optim_group {
+    double lr, weight_decay;
+} optim_group;
+
 struct gad_optim {
     optim_kind kind;
     int n;
+    int ngroups;
+    optim_group *groups; /* ngroups of them */
+    int *group_of;       /* params[i] is in groups[group_of[i]] */
     gad_tensor **params; /* retained */
     gad_tensor **s1;     /* AdamW: m; SGD: momentum buffer (NULL until made) */
     gad_tensor **s2;     /* AdamW: v; SGD: unused (NULL) */
     char (*name1)[OPTIM_NAME_CAP]; /* "m.<i>" or "momentum.<i>" */
     char (*name2)[OPTIM_NAME_CAP]; /* "v.<i>" (AdamW only) */
     optim_work *work;
-    double lr;
-    double momentum, weight_decay; /* SGD (weight_decay: AdamW too) */
+    double momentum;               /* SGD */
     int nesterov;
     double beta1, beta2, eps;      /* AdamW */
     int64_t step;                  /* updates made so far */
@@ -150,8 +159,9 @@ static int find_duplicates(gad_tensor *const *ts, int n, char *dup) {
     return found;
 }
 
-/* Validate params[0..n) for op: non-NULL, float, leaves, no duplicates. */
-static int check_params(const char *op, gad_tensor *const *params, int n) {
+/* Validate params[0..n) for op: non-NULL, float, leaves (or, with frozen,
+ * tensors off the tape: parameters a set has frozen), no duplicates. */
+static int check_params(const char *op, gad_tensor *const *params, int n, int frozen) {
     if (n < 0) {
         gad_error_set(GAD_ERR_DOMAIN, op, "n = %d is negative", n);
         return -1;
@@ -173,7 +183,7 @@ static int check_params(const char *op, gad_tensor *const *params, int n) {
                           i, gad_dtype_name(gad_dtype(p)));
             return -1;
         }
-        if (!gad_is_leaf(p)) {
+        if (!gad_is_leaf(p) && !(frozen && !gad_is_tracked(p))) {
             gad_error_set(GAD_ERR_DOMAIN, op,
                           "params[%d] is not a leaf (mark it with "
                           "gad_requires_grad; results of ops cannot be "
@@ -215,13 +225,15 @@ static void optim_destroy(gad_optim *o) {
     gad_mem_free(o->name1);
     gad_mem_free(o->name2);
     gad_mem_free(o->work);
+    gad_mem_free(o->groups);
+    gad_mem_free(o->group_of);
     gad_mem_free(o);
 }
 
 /* The common part of the constructors: retain params, allocate the arrays,
  * and, for AdamW, zero m and v. */
 static gad_optim *optim_alloc(const char *op, optim_kind kind,
-                              gad_tensor *const *params, int n) {
+                              gad_tensor *const *params, int n, int ngroups) {
     gad_optim *o = zalloc(1, sizeof *o);
     if (!o) {
         fail_memory(op);
@@ -235,8 +247,11 @@ static gad_optim *optim_alloc(const char *op, optim_kind kind,
     o->name1 = zalloc(cnt, sizeof *o->name1);
     o->name2 = zalloc(cnt, sizeof *o->name2);
     o->work = zalloc(cnt, sizeof *o->work);
+    o->group_of = zalloc(cnt, sizeof *o->group_of);
+    o->groups = zalloc((size_t)ngroups, sizeof *o->groups);
+    o->ngroups = ngroups;
     if (!o->params || !o->s1 || !o->s2 || !o->name1 || !o->name2 ||
-        !o->work) {
+        !o->work || !o->group_of || !o->groups) {
         optim_destroy(o);
         fail_memory(op);
         return NULL;
@@ -272,39 +287,30 @@ static gad_optim *optim_alloc(const char *op, optim_kind kind,
 /* x is a usable non-negative, finite value. */
 static int nonneg(double x) { return isfinite(x) && x >= 0; }
 
-gad_optim *gad_sgd_new(gad_tensor *const *params, int n,
-                       const gad_sgd_opts *opts) {
-    const char *op = "sgd_new";
+/* gad_sgd_opts with its defaults, validated for op; -1 on an error. */
+static int sgd_resolve(const char *op, const gad_sgd_opts *opts, gad_sgd_opts *out) {
     gad_sgd_opts o = opts ? *opts : (gad_sgd_opts){0};
     if (o.lr == 0) o.lr = 0.01;
     if (!nonneg(o.lr))
         return gad_error_set(GAD_ERR_DOMAIN, op,
-                             "lr = %g (must be finite and >= 0)", o.lr);
+                             "lr = %g (must be finite and >= 0)", o.lr), -1;
     if (!nonneg(o.momentum))
         return gad_error_set(GAD_ERR_DOMAIN, op,
                              "momentum = %g (must be finite and >= 0)",
-                             o.momentum);
+                             o.momentum), -1;
     if (o.nesterov && o.momentum == 0)
         return gad_error_set(GAD_ERR_DOMAIN, op,
                              "nesterov = %d needs momentum > 0 (momentum = %g)",
-                             o.nesterov, o.momentum);
+                             o.nesterov, o.momentum), -1;
     if (!nonneg(o.weight_decay))
         return gad_error_set(GAD_ERR_DOMAIN, op,
                              "weight_decay = %g (must be finite and >= 0)",
-                             o.weight_decay);
-    if (check_params(op, params, n)) return NULL;
-    gad_optim *opt = optim_alloc(op, OPTIM_SGD, params, n);
-    if (!opt) return NULL;
-    opt->lr = o.lr;
-    opt->momentum = o.momentum;
-    opt->nesterov = o.nesterov != 0;
-    opt->weight_decay = o.weight_decay;
-    return opt;
+                             o.weight_decay), -1;
+    *out = o;
+    return 0;
 }
 
-gad_optim *gad_adamw_new(gad_tensor *const *params, int n,
-                         const gad_adamw_opts *opts) {
-    const char *op = "adamw_new";
+static int adamw_resolve(const char *op, const gad_adamw_opts *opts, gad_adamw_opts *out) {
     gad_adamw_opts o = opts ? *opts : (gad_adamw_opts){0};
     if (o.lr == 0) o.lr = 1e-3;
     if (o.beta1 == 0) o.beta1 = 0.9;
@@ -314,29 +320,265 @@ gad_optim *gad_adamw_new(gad_tensor *const *params, int n,
     else if (o.weight_decay == 0) o.weight_decay = 0.01;
     if (!nonneg(o.lr))
         return gad_error_set(GAD_ERR_DOMAIN, op,
-                             "lr = %g (must be finite and >= 0)", o.lr);
+                             "lr = %g (must be finite and >= 0)", o.lr), -1;
     if (!(o.beta1 >= 0 && o.beta1 < 1))
         return gad_error_set(GAD_ERR_DOMAIN, op,
-                             "beta1 = %g is outside [0, 1)", o.beta1);
+                             "beta1 = %g is outside [0, 1)", o.beta1), -1;
     if (!(o.beta2 >= 0 && o.beta2 < 1))
         return gad_error_set(GAD_ERR_DOMAIN, op,
-                             "beta2 = %g is outside [0, 1)", o.beta2);
+                             "beta2 = %g is outside [0, 1)", o.beta2), -1;
     if (!(isfinite(o.eps) && o.eps > 0))
         return gad_error_set(GAD_ERR_DOMAIN, op,
-                             "eps = %g (must be finite and > 0)", o.eps);
+                             "eps = %g (must be finite and > 0)", o.eps), -1;
     if (!nonneg(o.weight_decay))
         return gad_error_set(GAD_ERR_DOMAIN, op,
                              "weight_decay = %g (must be finite and >= 0)",
-                             o.weight_decay);
-    if (check_params(op, params, n)) return NULL;
-    gad_optim *opt = optim_alloc(op, OPTIM_ADAMW, params, n);
+                             o.weight_decay), -1;
+    *out = o;
+    return 0;
+}
+
+/* The settings of a group: a 0 field takes the optimizer's (lr, wd). */
+static int group_resolve(const char *op, int k, const gad_param_group *g, double lr,
+                         double wd, optim_group *out) {
+    out->lr = g->lr == 0 ? lr : g->lr;
+    out->weight_decay = g->no_weight_decay ? 0 : g->weight_decay == 0 ? wd : g->weight_decay;
+    if (!nonneg(out->lr)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "groups[%d].lr = %g (must be finite and >= 0)", k,
+                      out->lr);
+        return -1;
+    }
+    if (!nonneg(out->weight_decay)) {
+        gad_error_set(GAD_ERR_DOMAIN, op,
+                      "groups[%d].weight_decay = %g (must be finite and >= 0)", k,
+                      out->weight_decay);
+        return -1;
+    }
+    return 0;
+}
+
+/* The parameters of an optimizer in groups, as its constructors collected
+ * them: params[0..n) with group_of[i] in [0, ngroups). */
+typedef struct optim_plan {
+    gad_tensor **params;
+    int *group_of;
+    optim_group *groups;
+    int n, ngroups, frozen; /* frozen: tensors off the tape are allowed */
+} optim_plan;
+
+static void plan_free(optim_plan *pl) {
+    gad_mem_free(pl->params);
+    gad_mem_free(pl->group_of);
+    gad_mem_free(pl->groups);
+}
+
+/* One group of params[0..n) with lr and wd (the classic constructors). */
+static int plan_single(const char *op, optim_plan *pl, gad_tensor *const *params, int n,
+                       double lr, double wd) {
+    *pl = (optim_plan){0};
+    if (check_params(op, params, n, 0)) return -1;
+    size_t cnt = n > 0 ? (size_t)n : 1;
+    pl->params = zalloc(cnt, sizeof *pl->params);
+    pl->group_of = zalloc(cnt, sizeof *pl->group_of);
+    pl->groups = zalloc(1, sizeof *pl->groups);
+    if (!pl->params || !pl->group_of || !pl->groups) return fail_memory(op), -1;
+    if (n > 0) memcpy(pl->params, params, (size_t)n * sizeof *params);
+    pl->n = n;
+    pl->ngroups = 1;
+    pl->groups[0] = (optim_group){lr, wd};
+    return 0;
+}
+
+/* groups[0..ng) given by their tensors, in order. */
+static int plan_groups(const char *op, optim_plan *pl, const gad_param_group *groups, int ng,
+                       double lr, double wd) {
+    *pl = (optim_plan){0};
+    if (ng < 1 || !groups) {
+        gad_error_set(GAD_ERR_DOMAIN, op, ng < 1 ? "ngroups = %d (at least one group)"
+                                                 : "groups is NULL (ngroups = %d)", ng);
+        return -1;
+    }
+    int64_t total = 0;
+    for (int k = 0; k < ng; k++) {
+        if (groups[k].n < 0 || (groups[k].n > 0 && !groups[k].params)) {
+            gad_error_set(GAD_ERR_DOMAIN, op, "groups[%d] has %s (n = %d)", k,
+                          groups[k].n < 0 ? "a negative count" : "no params array", groups[k].n);
+            return -1;
+        }
+        if (groups[k].match) {
+            gad_error_set(GAD_ERR_DOMAIN, op,
+                          "groups[%d].match is set: name patterns select the parameters of a "
+                          "set (gad_sgd_new_params, gad_adamw_new_params)", k);
+            return -1;
+        }
+        total += groups[k].n;
+    }
+    if (total > INT32_MAX) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "%lld parameters in all (at most %d)",
+                      (long long)total, INT32_MAX);
+        return -1;
+    }
+    size_t cnt = total > 0 ? (size_t)total : 1;
+    pl->params = zalloc(cnt, sizeof *pl->params);
+    pl->group_of = zalloc(cnt, sizeof *pl->group_of);
+    pl->groups = zalloc((size_t)ng, sizeof *pl->groups);
+    if (!pl->params || !pl->group_of || !pl->groups) return fail_memory(op), -1;
+    pl->ngroups = ng;
+    for (int k = 0; k < ng; k++) {
+        if (group_resolve(op, k, &groups[k], lr, wd, &pl->groups[k])) return -1;
+        for (int j = 0; j < groups[k].n; j++) {
+            pl->group_of[pl->n] = k;
+            pl->params[pl->n++] = groups[k].params[j];
+        }
+    }
+    return check_params(op, pl->params, pl->n, 0);
+}
+
+/* Every parameter of the set ps, in its order, each in the first of
+ * groups[0..ng) whose pattern matches its name, else in a last group with
+ * the optimizer's settings. */
+static int plan_set(const char *op, optim_plan *pl, gad_params *ps, const gad_param_group *groups,
+                    int ng, double lr, double wd) {
+    *pl = (optim_plan){0};
+    if (!ps) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "the parameter set is NULL");
+        return -1;
+    }
+    if (ng < 0 || (ng > 0 && !groups)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, ng < 0 ? "ngroups = %d is negative"
+                                                 : "groups is NULL (ngroups = %d)", ng);
+        return -1;
+    }
+    for (int k = 0; k < ng; k++)
+        if (!groups[k].match || groups[k].params || groups[k].n) {
+            gad_error_set(GAD_ERR_DOMAIN, op,
+                          "groups[%d] %s: the groups of a set are chosen by name patterns "
+                          "(.match), not by tensors", k,
+                          groups[k].match ? "also lists tensors" : "has no .match pattern");
+            return -1;
+        }
+    int n = gad_params_count(ps);
+    size_t cnt = n > 0 ? (size_t)n : 1;
+    pl->params = zalloc(cnt, sizeof *pl->params);
+    pl->group_of = zalloc(cnt, sizeof *pl->group_of);
+    pl->groups = zalloc((size_t)ng + 1, sizeof *pl->groups);
+    int *used = zalloc((size_t)ng + 1, sizeof *used);
+    if (!pl->params || !pl->group_of || !pl->groups || !used) {
+        gad_mem_free(used);
+        return fail_memory(op), -1;
+    }
+    pl->ngroups = ng + 1;
+    pl->groups[ng] = (optim_group){lr, wd};
+    int rc = 0;
+    for (int k = 0; k < ng && !rc; k++) rc = group_resolve(op, k, &groups[k], lr, wd, &pl->groups[k]);
+    for (int i = 0; i < n && !rc; i++) {
+        const char *name = gad_params_name(ps, i);
+        int k = 0;
+        while (k < ng && !gad__params_match(groups[k].match, name)) k++;
+        pl->group_of[i] = k;
+        pl->params[i] = gad_params_at(ps, i);
+        used[k]++;
+    }
+    pl->n = n;
+    for (int k = 0; k < ng && !rc; k++)
+        if (!used[k]) {
+            gad_error_set(GAD_ERR_INDEX, op,
+                          "groups[%d].match = \"%s\" matches no parameter that an earlier "
+                          "group did not take", k,
+                          gad__json_shown((char[64]){0}, 64, groups[k].match));
+            rc = -1;
+        }
+    gad_mem_free(used);
+    pl->frozen = 1;
+    return rc ? rc : check_params(op, pl->params, pl->n, 1);
+}
+
+/* The optimizer a plan describes (the plan is freed either way). */
+static gad_optim *optim_build(const char *op, optim_kind kind, optim_plan *pl) {
+    gad_optim *o = optim_alloc(op, kind, pl->params, pl->n, pl->ngroups);
+    if (o) {
+        memcpy(o->groups, pl->groups, (size_t)pl->ngroups * sizeof *o->groups);
+        if (pl->n > 0) memcpy(o->group_of, pl->group_of, (size_t)pl->n * sizeof *o->group_of);
+    }
+    plan_free(pl);
+    return o;
+}
+
+static gad_optim *sgd_from(const char *op, optim_plan *pl, const gad_sgd_opts *o) {
+    gad_optim *opt = optim_build(op, OPTIM_SGD, pl);
     if (!opt) return NULL;
-    opt->lr = o.lr;
-    opt->beta1 = o.beta1;
-    opt->beta2 = o.beta2;
-    opt->eps = o.eps;
-    opt->weight_decay = o.weight_decay;
+    opt->momentum = o->momentum;
+    opt->nesterov = o->nesterov != 0;
     return opt;
+}
+
+static gad_optim *adamw_from(const char *op, optim_plan *pl, const gad_adamw_opts *o) {
+    gad_optim *opt = optim_build(op, OPTIM_ADAMW, pl);
+    if (!opt) return NULL;
+    opt->beta1 = o->beta1;
+    opt->beta2 = o->beta2;
+    opt->eps = o->eps;
+    return opt;
+}
+
+gad_optim *gad_sgd_new(gad_tensor *const *params, int n,
+                       const gad_sgd_opts *opts) {
+    const char *op = "sgd_new";
+    gad_sgd_opts o;
+    optim_plan pl;
+    if (sgd_resolve(op, opts, &o)) return NULL;
+    if (plan_single(op, &pl, params, n, o.lr, o.weight_decay)) return plan_free(&pl), NULL;
+    return sgd_from(op, &pl, &o);
+}
+
+gad_optim *gad_adamw_new(gad_tensor *const *params, int n,
+                         const gad_adamw_opts *opts) {
+    const char *op = "adamw_new";
+    gad_adamw_opts o;
+    optim_plan pl;
+    if (adamw_resolve(op, opts, &o)) return NULL;
+    if (plan_single(op, &pl, params, n, o.lr, o.weight_decay)) return plan_free(&pl), NULL;
+    return adamw_from(op, &pl, &o);
+}
+
+gad_optim *gad_sgd_new_groups(const gad_param_group *groups, int ngroups,
+                              const gad_sgd_opts *opts) {
+    const char *op = "sgd_new_groups";
+    gad_sgd_opts o;
+    optim_plan pl;
+    if (sgd_resolve(op, opts, &o)) return NULL;
+    if (plan_groups(op, &pl, groups, ngroups, o.lr, o.weight_decay)) return plan_free(&pl), NULL;
+    return sgd_from(op, &pl, &o);
+}
+
+gad_optim *gad_adamw_new_groups(const gad_param_group *groups, int ngroups,
+                                const gad_adamw_opts *opts) {
+    const char *op = "adamw_new_groups";
+    gad_adamw_opts o;
+    optim_plan pl;
+    if (adamw_resolve(op, opts, &o)) return NULL;
+    if (plan_groups(op, &pl, groups, ngroups, o.lr, o.weight_decay)) return plan_free(&pl), NULL;
+    return adamw_from(op, &pl, &o);
+}
+
+gad_optim *gad_sgd_new_params(gad_params *ps, const gad_param_group *groups, int ngroups,
+                              const gad_sgd_opts *opts) {
+    const char *op = "sgd_new_params";
+    gad_sgd_opts o;
+    optim_plan pl;
+    if (sgd_resolve(op, opts, &o)) return NULL;
+    if (plan_set(op, &pl, ps, groups, ngroups, o.lr, o.weight_decay)) return plan_free(&pl), NULL;
+    return sgd_from(op, &pl, &o);
+}
+
+gad_optim *gad_adamw_new_params(gad_params *ps, const gad_param_group *groups, int ngroups,
+                                const gad_adamw_opts *opts) {
+    const char *op = "adamw_new_params";
+    gad_adamw_opts o;
+    optim_plan pl;
+    if (adamw_resolve(op, opts, &o)) return NULL;
+    if (plan_set(op, &pl, ps, groups, ngroups, o.lr, o.weight_decay)) return plan_free(&pl), NULL;
+    return adamw_from(op, &pl, &o);
 }
 
 void gad_optim_free(gad_optim *opt) { optim_destroy(opt); }
@@ -351,6 +593,7 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
     for (int i = 0; i < o->n; i++) {
         gad_tensor *p = o->params[i], *g;
         o->work[i] = (optim_work){0};
+        if (!gad_is_leaf(p)) continue; /* frozen (off the tape): skipped */
         if (grads) {
             g = grads[i];
             if (!g) {
@@ -426,21 +669,24 @@ static gad_status take_writable(gad_optim *o) {
  * (from 1). */
 static void apply_updates(gad_optim *o, int64_t t) {
     /* AdamW's coefficients, computed in double (the kernels round them to
-     * the parameter's dtype) */
-    const gad_adamw_coef ac = {
+     * the parameter's dtype); lr and the decay are the group's, the same
+     * bits as an optimizer of that group's settings alone */
+    gad_adamw_coef ac = {
         .beta1 = o->beta1, .one_minus_beta1 = 1.0 - o->beta1,
         .beta2 = o->beta2, .one_minus_beta2 = 1.0 - o->beta2,
         .bc1 = 1.0 - pow(o->beta1, (double)t),
         .bc2 = 1.0 - pow(o->beta2, (double)t),
-        .lr = o->lr, .eps = o->eps,
-        .decay = 1.0 - o->lr * o->weight_decay};
-    gad_sgd_coef sc = {.lr = o->lr, .weight_decay = o->weight_decay,
-                       .momentum = o->momentum, .nesterov = o->nesterov};
+        .eps = o->eps};
+    gad_sgd_coef sc = {.momentum = o->momentum, .nesterov = o->nesterov};
     int momentum = o->kind == OPTIM_SGD && o->momentum != 0;
     for (int i = 0; i < o->n; i++) {
         optim_work *w = &o->work[i];
         if (!w->g) continue;
         gad_tensor *p = o->params[i];
+        const optim_group *gr = &o->groups[o->group_of[i]];
+        ac.lr = sc.lr = gr->lr;
+        sc.weight_decay = gr->weight_decay;
+        ac.decay = 1.0 - gr->lr * gr->weight_decay;
         if (o->kind == OPTIM_ADAMW) {
             GAD_BE(p)->adamw_step(p, w->s1, o->s2[i], w->g, &ac);
         } else {
@@ -496,7 +742,7 @@ double gad_optim_lr(const gad_optim *opt) {
         gad_error_set(GAD_ERR_DOMAIN, "optim_lr", "the optimizer is NULL");
         return NAN;
     }
-    return opt->lr;
+    return opt->groups[0].lr;
 }
 
 void gad_optim_set_lr(gad_optim *opt, double lr) {
@@ -509,7 +755,47 @@ void gad_optim_set_lr(gad_optim *opt, double lr) {
                       "lr = %g (must be finite and >= 0)", lr);
         return;
     }
-    opt->lr = lr;
+    for (int k = 0; k < opt->ngroups; k++) opt->groups[k].lr = lr;
+}
+
+int gad_optim_group_count(const gad_optim *opt) {
+    if (!opt) {
+        gad_error_set(GAD_ERR_DOMAIN, "optim_group_count", "the optimizer is NULL");
+        return -1;
+    }
+    return opt->ngroups;
+}
+
+static int check_group(const char *op, const gad_optim *opt, int group) {
+    if (!opt) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "the optimizer is NULL");
+        return -1;
+    }
+    if (group < 0 || group >= opt->ngroups) {
+        gad_error_set(GAD_ERR_INDEX, op, "group %d is outside [0, %d)", group, opt->ngroups);
+        return -1;
+    }
+    return 0;
+}
+
+double gad_optim_group_lr(const gad_optim *opt, int group) {
+    return check_group("optim_group_lr", opt, group) ? NAN : opt->groups[group].lr;
+}
+
+double gad_optim_group_weight_decay(const gad_optim *opt, int group) {
+    return check_group("optim_group_weight_decay", opt, group) ? NAN
+                                                                : opt->groups[group].weight_decay;
+}
+
+gad_status gad_optim_set_group_lr(gad_optim *opt, int group, double lr) {
+    const char *op = "optim_set_group_lr";
+    if (check_group(op, opt, group)) return gad_last_error()->kind;
+    if (!nonneg(lr)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "lr = %g (must be finite and >= 0)", lr);
+        return GAD_ERR_DOMAIN;
+    }
+    opt->groups[group].lr = lr;
+    return GAD_OK;
 }
 
 int64_t gad_optim_steps(const gad_optim *opt) {

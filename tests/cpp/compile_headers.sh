@@ -4,7 +4,8 @@
 # tests/cpp/gad_h.cpp (gad.h alone) and tests/cpp/gad_hpp.cpp as C++11,
 # C++17 and (where the compiler has it) C++20, with -Wall -Wextra -Wpedantic
 # -Werror, then also with warnings strict C++ projects turn on, and
-# gad_hpp.cpp with -fno-exceptions and with GAD_HPP_NO_EXCEPTIONS. Exits 77 (ctest: skipped) when no
+# gad_hpp.cpp with -fno-exceptions and with GAD_HPP_NO_EXCEPTIONS, and both
+# with GAD_CALL_SITES (every call through gad_call_sites.h). Exits 77 (ctest: skipped) when no
 # compiler is given.
 # Usage: tests/cpp/compile_headers.sh SOURCE_DIR OUT_DIR [CXX...]
 set -eu
@@ -39,6 +40,9 @@ for cxx in "$@"; do
     build "$cxx" "$std" gad_h.cpp $strict
     build "$cxx" "$std" gad_hpp.cpp
     build "$cxx" "$std" gad_hpp.cpp $strict
+    # every function through its call-site macro (gad_call_sites.h)
+    build "$cxx" "$std" gad_h.cpp -DGAD_CALL_SITES $strict
+    build "$cxx" "$std" gad_hpp.cpp -DGAD_CALL_SITES $strict
   done
   build "$cxx" c++17 gad_hpp.cpp -fno-exceptions
   build "$cxx" c++17 gad_hpp.cpp -DGAD_HPP_NO_EXCEPTIONS

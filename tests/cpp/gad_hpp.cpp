@@ -27,6 +27,7 @@ gad::tensor all_of_it(gad::tensor a, gad::tensor b) {
     gad_tensor *raw = o.release();
     gad_release(raw);
     gad::unique<gad_rng> rng{gad::check(gad_rng_new(1))};
+    gad::unique<gad_params> ps{gad::check(gad_params_new())};
     double sum = t.item() + t.rank() + static_cast<double>(t.numel()) +
                  static_cast<int>(t.dtype());
     if (sum > 1e300) t.print();

@@ -1,0 +1,9 @@
+/* params.h: what optim.c shares with params.c. */
+#ifndef GAD_NN_PARAMS_H
+#define GAD_NN_PARAMS_H
+
+/* 1 if s matches pattern, in which '*' matches any run of bytes (none
+ * included) and every other byte itself; else 0. */
+int gad__params_match(const char *pattern, const char *s);
+
+#endif
