@@ -493,7 +493,8 @@ gad_sampler *gad_sampler_new(int64_t n, int64_t batch, uint64_t seed,
     gad_sampler_opts o = opts ? *opts : (gad_sampler_opts){0};
     gad_sampler *s = gad_mem_alloc(sizeof *s);
     int64_t *perm = gad_mem_alloc(n ? (size_t)n * sizeof *perm : 1);
-    gad_rng *rng = gad_rng_new(seed);
+    /* the generator last: when only it fails, its error (rng_new) stands */
+    gad_rng *rng = s && perm ? gad_rng_new(seed) : NULL;
     if (!s || !perm || !rng) {
         gad_mem_free(s);
         gad_mem_free(perm);
