@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
      * second (360 rows) the test set. Rows are picked with index_select:
      * the labels stay integers. */
     gad_sampler *split = gad_sampler_new(NROWS, NTRAIN, SEED, NULL);
-    gad_tensor *train_rows, *test_rows;
+    gad_tensor *train_rows = NULL, *test_rows = NULL;
     check(split && gad_sampler_next(split, &train_rows) == 1 &&
           gad_sampler_next(split, &test_rows) == 1);
     gad_tensor *x_train = gad_index_select(xs, 0, train_rows);

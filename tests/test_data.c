@@ -827,26 +827,34 @@ TEST(index_select_gradient) {
     CHECK_OK();
 }
 
+/* Each test in a scope of its own: what it makes without one is freed. */
+#define RUN_SCOPED(name) \
+    do {                 \
+        gad_scope_begin(); \
+        RUN(name);       \
+        gad_scope_end(); \
+    } while (0)
+
 int main(void) {
     if (test_make_tmpdir(g_dir, sizeof g_dir, "gad_data", 0)) return 1;
     printf("zlib: %s\n", gad_zlib_available() ? "yes" : "no");
-    RUN(read_bytes_plain);
-    RUN(read_bytes_special_files);
-    RUN(read_bytes_gzip_by_hand);
-    RUN(read_bytes_gzip_truncated);
-    RUN(read_bytes_gzip_zlib);
-    RUN(csv_good);
-    RUN(csv_locale);
-    RUN(csv_bad_fields);
-    RUN(csv_ragged_and_empty);
-    RUN(csv_limits_and_options);
-    RUN(csv_gzip);
-    RUN(sampler_epochs);
-    RUN(sampler_generator_and_determinism);
-    RUN(sampler_errors);
-    RUN(gather_i64_data);
-    RUN(index_select_rows);
-    RUN(index_select_gradient);
+    RUN_SCOPED(read_bytes_plain);
+    RUN_SCOPED(read_bytes_special_files);
+    RUN_SCOPED(read_bytes_gzip_by_hand);
+    RUN_SCOPED(read_bytes_gzip_truncated);
+    RUN_SCOPED(read_bytes_gzip_zlib);
+    RUN_SCOPED(csv_good);
+    RUN_SCOPED(csv_locale);
+    RUN_SCOPED(csv_bad_fields);
+    RUN_SCOPED(csv_ragged_and_empty);
+    RUN_SCOPED(csv_limits_and_options);
+    RUN_SCOPED(csv_gzip);
+    RUN_SCOPED(sampler_epochs);
+    RUN_SCOPED(sampler_generator_and_determinism);
+    RUN_SCOPED(sampler_errors);
+    RUN_SCOPED(gather_i64_data);
+    RUN_SCOPED(index_select_rows);
+    RUN_SCOPED(index_select_gradient);
     test_remove_tree(g_dir, 0);
     return test_summary();
 }
