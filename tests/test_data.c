@@ -116,6 +116,7 @@ static unsigned char *gzip_zlib(const unsigned char *data, size_t n, size_t *out
 }
 #endif
 
+#ifdef GAD_HAVE_ZLIB
 /* Some text of n bytes, varied enough not to be trivial. */
 static unsigned char *some_text(size_t n, uint64_t seed) {
     unsigned char *t = malloc(n + 1);
@@ -128,6 +129,7 @@ static unsigned char *some_text(size_t n, uint64_t seed) {
     gad_rng_free(r);
     return t;
 }
+#endif
 
 /* ------------------------------------------------------------ read_bytes */
 
@@ -212,6 +214,21 @@ TEST(read_bytes_gzip_by_hand) {
         CHECK(gad_read_bytes(tpath("badlen.gz"), 0, &d, &n) == GAD_ERR_FORMAT);
         CHECK_ERR_HAS(GAD_ERR_FORMAT, "read_bytes", "badlen.gz", "not a valid gzip");
         gz[13] ^= 0x40;
+        /* a trailer that claims 4 GiB - 1 bytes: the claim is never
+         * trusted for an allocation, and the length check fails */
+        unsigned char isz[4];
+        memcpy(isz, gz + na - 4, 4);
+        put_le32(gz + na - 4, 0xffffffffu);
+        CHECK(write_file("claim.gz", gz, na));
+        CHECK(gad_read_bytes(tpath("claim.gz"), 0, &d, &n) == GAD_ERR_FORMAT);
+        CHECK_ERR_HAS(GAD_ERR_FORMAT, "read_bytes", "claim.gz", "not a valid gzip");
+        memcpy(gz + na - 4, isz, 4);
+        /* a header whose extra field (FEXTRA) claims 65535 bytes that the
+         * file does not have */
+        unsigned char hx[16] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 'a', 'b'};
+        CHECK(write_file("extra.gz", hx, 14));
+        CHECK(gad_read_bytes(tpath("extra.gz"), 0, &d, &n) == GAD_ERR_FORMAT);
+        CHECK_ERR_HAS(GAD_ERR_FORMAT, "read_bytes", "extra.gz", "truncated");
         /* bytes after the last member that are not a member */
         memcpy(gz + na, "junk", 4);
         CHECK(write_file("junk.gz", gz, na + 4));
