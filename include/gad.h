@@ -1124,9 +1124,10 @@ int gad_zlib_available(void);
  * error. max_bytes (0: GAD_READ_MAX_DEFAULT) bounds the bytes made: a
  * plain file larger than it, or a gzip file that inflates past it (a gzip
  * bomb), is a format error naming the limit, with at most about 1.5 times
- * max_bytes allocated (the buffer grows as the stream inflates). The buffer comes from gad's allocator: free it with
- * gad_mem_free. Returns GAD_OK, or the error's kind with *data NULL and *n
- * 0 (io errors name the path and the system's reason). */
+ * max_bytes allocated (the buffer grows as the stream inflates). The
+ * buffer comes from gad's allocator: free it with gad_mem_free. Returns
+ * GAD_OK, or the error's kind with *data NULL and *n 0 (io errors name the
+ * path and the system's reason). */
 gad_status gad_read_bytes(const char *path, size_t max_bytes, unsigned char **data,
                          size_t *n);
 
@@ -1142,12 +1143,15 @@ typedef struct gad_csv_opts {
  * [rows, columns] tensor of opts->dtype. Each field is a decimal or
  * scientific number as strtod reads it in the "C" locale (also "inf",
  * "nan"), with spaces or tabs around it allowed; lines end in \n or \r\n,
- * the last one's is optional, and empty lines are skipped. Format errors
- * name the file, the line and the column (from 1): a field that is not a
- * number (quoted), empty, or out of the dtype's range; a row with another
- * number of fields than the first; a file with no rows of numbers. A
- * domain error for a dtype other than f32/f64 or a delimiter that is a
- * digit, sign, '.', space, tab, CR or LF. The whole file is held in memory
+ * the last one's is optional, and empty lines are skipped. Quotes are not
+ * parsed (a header may hold any text but its own newline). Format errors
+ * name the file, the line and the column (from 1; the header is line 1): a
+ * field that is not a number (quoted in the message, its unprintable
+ * bytes as \xNN), empty, longer than 256 characters or out of the dtype's
+ * range (underflow to 0 is fine); a row with another number of fields than
+ * the first; a file with no rows of numbers. A domain error for a dtype
+ * other than f32/f64 or a delimiter that is a digit, sign, '.', 'e', 'E',
+ * space, CR or LF (a tab is fine: TSV). The whole file is held in memory
  * while it is parsed (max_bytes bounds it; the tensor takes at most 4 or 8
  * bytes per two bytes of file). */
 gad_tensor *gad_read_csv(const char *path, const gad_csv_opts *opts);
