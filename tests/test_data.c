@@ -359,6 +359,72 @@ TEST(read_bytes_gzip_zlib) {
 #endif
 }
 
+/* An allocator that fails the k-th allocation (from 0) and counts the
+ * bytes live, for the allocation-failure sweep. */
+static long g_fail_at, g_calls;
+static size_t g_sweep_live;
+
+static void *sweep_alloc(void *ctx, size_t size, size_t align) {
+    (void)ctx;
+    if (g_calls++ == g_fail_at) return NULL;
+    void *p = NULL;
+    if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
+        return NULL;
+    g_sweep_live += size;
+    return p;
+}
+
+static void sweep_free(void *ctx, void *p, size_t size) {
+    (void)ctx;
+    g_sweep_live -= size;
+    free(p);
+}
+
+/* Fail each allocation of a CSV read in turn (a plain file, and a gzip
+ * one where zlib is): every failure is a memory error and frees all it
+ * took; past the last allocation the read succeeds. */
+TEST(read_alloc_failure_sweep) {
+    const char *text = "a,b\n1,2\n3,4\n";
+    unsigned char gz[128];
+    size_t gn = gzip_stored((const unsigned char *)text, strlen(text), gz);
+    CHECK(write_str("sweep.csv", text) && write_file("sweep.csv.gz", gz, gn));
+    const char *files[2] = {"sweep.csv", "sweep.csv.gz"};
+    for (int f = 0; f < (gad_zlib_available() ? 2 : 1); f++) {
+        int failures = 0, done = 0;
+        for (long k = 0; k < 200 && !done; k++) {
+            gad_cache_trim();
+            gad_mem_stats m0, m1;
+            gad_mem_stats_get(&m0);
+            g_fail_at = k, g_calls = 0, g_sweep_live = 0;
+            gad_set_allocator(&(gad_allocator){sweep_alloc, sweep_free, NULL});
+            gad_scope_begin();
+            gad_tensor *t = gad_read_csv(tpath(files[f]), &(gad_csv_opts){.header = 1});
+            int ok = t && gad_dim(t, 0) == 2 && gad_item(gad_sum_all(t)) == 10;
+            gad_scope_end();
+            gad_set_allocator(NULL); /* empties the caches, into sweep_free */
+            size_t live = g_sweep_live;
+            gad_mem_stats_get(&m1);
+            /* a failed read gives back every byte it took (a successful
+             * one may leave core's per-thread structures grown) */
+            CHECK_MSG(m1.live_tensors == m0.live_tensors && (t || live == 0),
+                      "%s, allocation %ld: %zu bytes left", files[f], k, live);
+            if (t) {
+                CHECK(ok);
+                done = 1;
+            } else {
+                const gad_error *e = gad_last_error();
+                CHECK_MSG(e && e->kind == GAD_ERR_MEMORY, "%s, allocation %ld: %s", files[f],
+                          k, e ? e->text : "no error");
+                failures++;
+            }
+            gad_clear_error();
+        }
+        CHECK(done && failures >= 2);
+        printf("  %s: %d allocations failed in turn, each a memory error\n", files[f],
+               failures);
+    }
+}
+
 /* -------------------------------------------------------------- read_csv */
 
 TEST(csv_good) {
@@ -860,6 +926,7 @@ int main(void) {
     RUN_SCOPED(read_bytes_gzip_by_hand);
     RUN_SCOPED(read_bytes_gzip_truncated);
     RUN_SCOPED(read_bytes_gzip_zlib);
+    RUN_SCOPED(read_alloc_failure_sweep);
     RUN_SCOPED(csv_good);
     RUN_SCOPED(csv_locale);
     RUN_SCOPED(csv_bad_fields);
