@@ -855,6 +855,13 @@ TEST(index_select_rows) {
                 int64_t r = i2[k] < 0 ? i2[k] + 5 : i2[k];
                 CHECK(zv[(a * 4 + k) * 3 + c] == x3[(a * 5 + r) * 3 + c]);
             }
+    /* a strided (transposed) index: [[4, 2], [0, -1]] read as its view */
+    gad_tensor *it = gad_transpose(gad_from_i64((int64_t[]){4, 0, 2, -1}, (int64_t[]){2, 2}, 2));
+    gad_tensor *zt = gad_index_select(labels, 0, it);
+    int64_t ztv[4];
+    CHECK_SHAPE(zt, 2, 2);
+    CHECK(zt && gad_read_i64(zt, ztv, 4) == GAD_OK);
+    CHECK(ztv[0] == lab[4] && ztv[1] == lab[2] && ztv[2] == lab[0] && ztv[3] == lab[5]);
     /* an empty index, a scalar index (drops the axis) */
     gad_tensor *e = gad_index_select(x, 0, gad_zeros((int64_t[]){0}, 1, GAD_I64));
     CHECK_SHAPE(e, 0, 3);
