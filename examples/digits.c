@@ -2,14 +2,16 @@
  *
  * The UCI "Optical Recognition of Handwritten Digits" set: 1797 images of
  * 8x8 pixels (0..16) with their labels 0..9, one per line of a gzipped CSV
- * (read with zlib). A fixed, seeded shuffle splits it into 1437 training
- * and 360 test images. A 64 -> 128 ReLU -> 10 network is trained with
- * cross-entropy and AdamW on shuffled minibatches, on one thread.
+ * (gad_read_csv reads it, plain or gzip). A seeded sampler splits it into
+ * 1437 training and 360 test images. A 64 -> 128 ReLU -> 10 network is
+ * trained with cross-entropy and AdamW on shuffled minibatches (another
+ * sampler), on one thread.
  *
  * It shows a complete small supervised-learning program: loading data,
- * a train/test split, minibatches, a named parameter set and an optimizer
- * over it with a parameter group (no weight decay on the biases), several
- * epochs, and evaluation with gradients off (gad_no_grad_begin).
+ * a train/test split, minibatches picked by index (gad_index_select, the
+ * labels as integers), a named parameter set and an optimizer over it with
+ * a parameter group (no weight decay on the biases), several epochs, and
+ * evaluation with gradients off (gad_no_grad_begin).
  *
  * Usage: digits [--quick] [path/to/digits.csv.gz]
  * (--quick is accepted and ignored: the full run takes well under a second.)
@@ -23,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
 
 #include "gad.h"
 
@@ -51,71 +52,26 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Read NROWS lines of 64 pixels and a label. Pixels are scaled to [0, 1].
- * Returns 0 on success, -1 (with a message) on any problem. */
-static int load_digits(const char *path, float *pixels, int64_t *labels) {
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "digits: cannot open %s\n", path);
+/* The CSV as pixels x [N, 64] scaled to [0, 1] and labels y [N] (i64),
+ * both kept by the caller. 0, or -1 with a message. */
+static int load_digits(const char *path, gad_tensor **x, gad_tensor **y) {
+    gad_scope_begin();
+    gad_tensor *t = gad_read_csv(path, NULL); /* [N, 65] f32: 64 pixels, a label */
+    if (t && (gad_dim(t, 0) != NROWS || gad_dim(t, 1) != NPIX + 1)) {
+        fprintf(stderr, "digits: %s is [%lld, %lld], expected [%d, %d]\n", path,
+                (long long)gad_dim(t, 0), (long long)gad_dim(t, 1), NROWS, NPIX + 1);
+        gad_scope_end();
         return -1;
     }
-    char line[1024];
-    int row = 0;
-    while (gzgets(f, line, sizeof line)) {
-        if (line[0] == '\n' || line[0] == '\0') continue;
-        if (row == NROWS) {
-            fprintf(stderr, "digits: %s has more than %d rows\n", path, NROWS);
-            gzclose(f);
-            return -1;
-        }
-        char *p = line;
-        for (int k = 0; k <= NPIX; k++) {
-            char *end;
-            long v = strtol(p, &end, 10);
-            int bad = end == p || (k < NPIX ? (v < 0 || v > 16 || *end != ',')
-                                            : (v < 0 || v >= NCLASS));
-            if (bad) {
-                fprintf(stderr, "digits: %s: malformed row %d, field %d\n", path, row + 1,
-                        k + 1);
-                gzclose(f);
-                return -1;
-            }
-            if (k < NPIX)
-                pixels[row * NPIX + k] = (float)v / 16.0f;
-            else
-                labels[row] = v;
-            p = end + 1;
-        }
-        row++;
-    }
-    gzclose(f);
-    if (row != NROWS) {
-        fprintf(stderr, "digits: %s has %d rows, expected %d\n", path, row, NROWS);
+    gad_tensor *px = gad_slice(t, (gad_range[]){GAD_ALL, GAD_RANGE(0, NPIX)}, 2);
+    *x = gad_keep(gad_contiguous(gad_mul_scalar(px, 1.0 / 16)));
+    *y = gad_keep(gad_cast(gad_select(t, 1, NPIX), GAD_I64)); /* whole numbers */
+    gad_scope_end();
+    if (!*x || !*y) {
+        fprintf(stderr, "digits: %s\n", gad_last_error() ? gad_last_error()->text : "?");
         return -1;
     }
     return 0;
-}
-
-/* Fisher-Yates shuffle of idx[0..n) with the seeded generator. */
-static void shuffle(int *idx, int n, gad_rng *rng) {
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)gad_rng_int(rng, 0, i + 1);
-        int t = idx[i];
-        idx[i] = idx[j], idx[j] = t;
-    }
-}
-
-/* Copy the rows rows[0..n) of pixels/labels into tensors x [n,64], y [n]. */
-static void gather_rows(const float *pixels, const int64_t *labels, const int *rows,
-                        int n, float *xbuf, int64_t *ybuf, gad_tensor **x,
-                        gad_tensor **y) {
-    for (int i = 0; i < n; i++) {
-        memcpy(xbuf + (size_t)i * NPIX, pixels + (size_t)rows[i] * NPIX,
-               NPIX * sizeof(float));
-        ybuf[i] = labels[rows[i]];
-    }
-    *x = gad_from_f32(xbuf, (int64_t[]){n, NPIX}, 2);
-    *y = gad_from_i64(ybuf, (int64_t[]){n}, 1);
 }
 
 /* randn(shape, seed) * scale. */
@@ -133,18 +89,23 @@ int main(int argc, char **argv) {
     gad_set_num_threads(1); /* the criterion is for one core */
     double t0 = now();      /* the whole run is timed, loading included */
 
-    static float pixels[NROWS * NPIX], xbuf[NROWS * NPIX];
-    static int64_t labels[NROWS], ybuf[NROWS];
-    if (load_digits(path, pixels, labels) != 0) return 1;
+    gad_tensor *xs, *ys; /* all images [1797, 64] and labels [1797] */
+    if (load_digits(path, &xs, &ys) != 0) return 1;
 
-    /* A fixed split: shuffle the row numbers with a seeded generator, then
-     * the first 1437 are for training and the last 360 for testing. */
-    gad_rng *rng = gad_rng_new(SEED);
-    check(rng != NULL);
-    int order[NROWS];
-    for (int i = 0; i < NROWS; i++) order[i] = i;
-    shuffle(order, NROWS, rng);
-    int *train = order, *test = order + NTRAIN;
+    /* A fixed split: one epoch of a seeded sampler over the row numbers in
+     * batches of 1437, whose first batch is the training set and whose
+     * second (360 rows) the test set. Rows are picked with index_select:
+     * the labels stay integers. */
+    gad_sampler *split = gad_sampler_new(NROWS, NTRAIN, SEED, NULL);
+    gad_tensor *train_rows = NULL, *test_rows = NULL;
+    check(split && gad_sampler_next(split, &train_rows) == 1 &&
+          gad_sampler_next(split, &test_rows) == 1);
+    gad_tensor *x_train = gad_index_select(xs, 0, train_rows);
+    gad_tensor *y_train = gad_index_select(ys, 0, train_rows);
+    gad_tensor *x_test = gad_index_select(xs, 0, test_rows);
+    gad_tensor *y_test = gad_index_select(ys, 0, test_rows);
+    check(x_train && y_train && x_test && y_test);
+    gad_sampler_free(split);
 
     /* 64 -> 128 ReLU -> 10, He-scaled normal weights, zero biases, in a
      * set that owns them once the scope ends. AdamW decays the weights
@@ -161,15 +122,19 @@ int main(int argc, char **argv) {
     gad_optim *adamw = gad_adamw_new_params(ps, &biases, 1, &(gad_adamw_opts){.lr = 3e-3});
     check(adamw != NULL);
 
+    /* Minibatches of 32 training rows, a new order every epoch (the last
+     * batch of each epoch has the 29 rows left). */
+    gad_sampler *batches = gad_sampler_new(NTRAIN, BATCH, SEED + 1, NULL);
+    check(batches != NULL);
     for (int epoch = 0; epoch < EPOCHS; epoch++) {
-        shuffle(train, NTRAIN, rng); /* a new minibatch order every epoch */
         double loss_sum = 0;
         int nbatch = 0;
-        for (int start = 0; start < NTRAIN; start += BATCH) {
-            int n = NTRAIN - start < BATCH ? NTRAIN - start : BATCH;
+        gad_tensor *rows;
+        int more;
+        while ((more = gad_sampler_next(batches, &rows)) == 1) {
             gad_scope_begin();
-            gad_tensor *x, *y;
-            gather_rows(pixels, labels, train + start, n, xbuf, ybuf, &x, &y);
+            gad_tensor *x = gad_index_select(x_train, 0, rows);
+            gad_tensor *y = gad_index_select(y_train, 0, rows);
             gad_tensor *h = gad_relu(gad_linear(x, w1, b1));
             gad_tensor *loss =
                 gad_cross_entropy(gad_linear(h, w2, b2), y, GAD_REDUCE_MEAN);
@@ -179,21 +144,23 @@ int main(int argc, char **argv) {
             loss_sum += gad_item(loss);
             nbatch++;
             gad_scope_end();
+            gad_release(rows); /* made outside any scope: ours */
         }
+        check(more == 0);
         if (epoch % 5 == 4 || epoch == 0)
             printf("epoch %2d  train loss %.4f\n", epoch + 1, loss_sum / nbatch);
     }
+    gad_sampler_free(batches);
 
     /* Evaluate on the held-out images; no tape is needed for that. */
     gad_no_grad_begin();
     gad_scope_begin();
-    gad_tensor *x, *y;
-    gather_rows(pixels, labels, test, NTEST, xbuf, ybuf, &x, &y);
-    gad_tensor *logits = gad_linear(gad_relu(gad_linear(x, w1, b1)), w2, b2);
-    int64_t guess[NTEST];
-    check(gad_read_i64(gad_argmax(logits, -1, 0), guess, NTEST) == GAD_OK);
+    gad_tensor *logits = gad_linear(gad_relu(gad_linear(x_test, w1, b1)), w2, b2);
+    int64_t guess[NTEST], truth[NTEST];
+    check(gad_read_i64(gad_argmax(logits, -1, 0), guess, NTEST) == GAD_OK &&
+          gad_read_i64(y_test, truth, NTEST) == GAD_OK);
     int right = 0;
-    for (int i = 0; i < NTEST; i++) right += guess[i] == ybuf[i];
+    for (int i = 0; i < NTEST; i++) right += guess[i] == truth[i];
     gad_scope_end();
     gad_no_grad_end();
     double secs = now() - t0;
@@ -204,7 +171,8 @@ int main(int argc, char **argv) {
 
     gad_optim_free(adamw);
     gad_params_free(ps);
-    gad_rng_free(rng);
+    gad_tensor *data[8] = {xs, ys, train_rows, test_rows, x_train, y_train, x_test, y_test};
+    for (int i = 0; i < 8; i++) gad_release(data[i]);
 
     int ok = 1;
     if (!(acc >= 96.0)) {

@@ -807,9 +807,13 @@ gad_status gad_set_offload_devices(const gad_device *devs, int n);
  * once (+dim); anything still outside [0, dim) is an index error naming the
  * index and the bound. */
 
+/* gather, take and index_select take f32, f64 or i64 data x; an i64
+ * result is off the tape (integers have no gradient), so that labels or
+ * tokens are picked as integers, without a round trip through f32. */
+
 /* out[..i..] = x[..index[..i..]..] along axis. index has x's rank; off the
  * axis each index dim is at most x's (as PyTorch), or x's is 1 and
- * broadcasts. The output has index's shape. Float data. */
+ * broadcasts. The output has index's shape. */
 gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index);
 
 /* A copy of dst with src added at the index positions along axis
@@ -821,6 +825,15 @@ gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
 /* NumPy's take_along_axis with the axis dropped: index has x's shape without
  * `axis` and picks one element per position; the output has index's shape. */
 gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index);
+
+/* Whole slices of x along axis picked by index (any shape, as NumPy's
+ * take with an axis; torch.index_select for a 1-D index): the output is
+ * x.shape[:axis] + index.shape + x.shape[axis+1:], e.g. the rows idx [B]
+ * of x [N, D] give [B, D] (axis 0), and of labels [N] give [B]. A result
+ * of rank above GAD_MAX_RANK is a shape error. Made of a reshape, a
+ * broadcast view of index and gad_gather, so its gradient (float x) is
+ * gather's: rows picked twice add. */
+gad_tensor *gad_index_select(gad_tensor *x, int axis, gad_tensor *index);
 
 /* Join n tensors along an existing axis (cat) or a new one (stack). Same
  * dtype (f32, f64 or i64) and rank; other dims equal. n = 0 is a shape
@@ -1424,6 +1437,112 @@ gad_status gad_params_load(gad_params *ps, const char *path, int strict,
                            gad_params_load_info *info);
 gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp,
                                       int strict, gad_params_load_info *info);
+/* ======================================================================== */
+/* Data: files, CSV, batches (src/nn/data.c)                                 */
+/* ======================================================================== */
+/* Files are hostile input: only a regular file is opened (a FIFO, socket,
+ * directory or device is an io error, refused without being opened, as in
+ * gad_load), memory grows only up to a limit the caller sets, counts never
+ * overflow, and a malformed file is a format error that says where. */
+
+/* 1 if gad was built with zlib (gzip files can be read), else 0. */
+int gad_zlib_available(void);
+
+/* The largest file (after decompression) gad_read_bytes and gad_read_csv
+ * read when their limit is 0: 1 GiB. */
+#define GAD_READ_MAX_DEFAULT ((size_t)1 << 30)
+
+/* Read the whole file at path into a new buffer: *data (n bytes, plus a
+ * NUL after them that n does not count) and *n. A file that starts with
+ * gzip's magic bytes (1f 8b, RFC 1952) is decompressed, whatever its name:
+ * every member of a multi-member file, each one's CRC-32 and length
+ * checked; a truncated or corrupt stream, or bytes after the last member
+ * that are not another member, are a format error naming the file and the
+ * compressed offset; a gzip file in a build without zlib is an unsupported
+ * error. max_bytes (0: GAD_READ_MAX_DEFAULT) bounds the bytes made: a
+ * plain file larger than it, or a gzip file that inflates past it (a gzip
+ * bomb), is a format error naming the limit, with at most about 1.5 times
+ * max_bytes allocated (the buffer grows as the stream inflates). The
+ * buffer comes from gad's allocator: free it with gad_mem_free. Returns
+ * GAD_OK, or the error's kind with *data NULL and *n 0 (io errors name the
+ * path and the system's reason). */
+gad_status gad_read_bytes(const char *path, size_t max_bytes, unsigned char **data,
+                         size_t *n);
+
+/* Options of gad_read_csv; a zeroed struct (or NULL) takes the defaults. */
+typedef struct gad_csv_opts {
+    gad_dtype_t dtype; /* GAD_F32 (0, the default) or GAD_F64 */
+    int header;        /* 1: the first line is a header, skipped unread */
+    char delimiter;    /* between fields; 0 means ',' */
+    size_t max_bytes;  /* as gad_read_bytes's (0: GAD_READ_MAX_DEFAULT) */
+} gad_csv_opts;
+
+/* A CSV file of numbers (plain or gzip, read by gad_read_bytes) as a new
+ * [rows, columns] tensor of opts->dtype. Each field is a decimal or
+ * scientific number as strtod reads it in the "C" locale (also "inf",
+ * "nan"), with spaces or tabs around it allowed; lines end in \n or \r\n,
+ * the last one's is optional, and empty lines are skipped. Quotes are not
+ * parsed (a header may hold any text but its own newline). Format errors
+ * name the file, the line and the column (from 1; the header is line 1): a
+ * field that is not a number (quoted in the message, its unprintable
+ * bytes as \xNN), empty, longer than 256 characters or out of the dtype's
+ * range (underflow to 0 is fine); a row with another number of fields than
+ * the first; a file with no rows of numbers. A domain error for a dtype
+ * other than f32/f64 or a delimiter that is a digit, sign, '.', 'e', 'E',
+ * space, CR or LF (a tab is fine: TSV). The whole file is held in memory
+ * while it is parsed (max_bytes bounds it; the tensor takes at most 4 or 8
+ * bytes per two bytes of file). */
+gad_tensor *gad_read_csv(const char *path, const gad_csv_opts *opts);
+
+/* A sampler of minibatches: each epoch a permutation of the n example
+ * numbers 0..n-1, cut into batches of `batch` (the last one smaller unless
+ * drop_last). Epoch e's permutation is a function of (seed, e) alone, so a
+ * run resumes at any epoch and batch (gad_sampler_seek) with the same
+ * batches, on every platform: a Fisher-Yates shuffle (Durstenfeld's loop,
+ * i from n-1 down to 1 swapping i with gad_rng_int(rng, 0, i + 1)) of
+ * 0..n-1 by a gad_rng (xoshiro256**) seeded with gad_sampler_epoch_seed(
+ * seed, e). Holds n int64 values. One thread at a time. */
+typedef struct gad_sampler gad_sampler;
+
+typedef struct gad_sampler_opts {
+    int drop_last;  /* 1: drop a last batch smaller than `batch` */
+    int sequential; /* 1: no shuffle, every epoch in the order 0..n-1 */
+} gad_sampler_opts;
+
+/* A sampler starting at epoch 0, batch 0 (opts NULL: shuffled, keeping
+ * the last batch). n >= 0 and batch >= 1, else a domain error and NULL;
+ * a memory error and NULL when its permutation cannot be allocated. Free
+ * it with gad_sampler_free. */
+gad_sampler *gad_sampler_new(int64_t n, int64_t batch, uint64_t seed,
+                             const gad_sampler_opts *opts);
+void gad_sampler_free(gad_sampler *s); /* accepts NULL */
+
+/* The next batch of the current epoch: returns 1 and *batch, a new 1-D
+ * i64 tensor of example numbers (owned as rule 2 says); or 0 and *batch
+ * NULL when the epoch has no batch left, and then the sampler moves to the
+ * next epoch, so that `while (gad_sampler_next(s, &idx) == 1) {...}` is one
+ * epoch; or -1, *batch NULL and an error (a memory error, or a domain error
+ * for a NULL sampler). */
+int gad_sampler_next(gad_sampler *s, gad_tensor **batch);
+
+/* The batches per epoch: n / batch rounded up, or down with drop_last. */
+int64_t gad_sampler_num_batches(const gad_sampler *s);
+
+/* The epoch the next call of gad_sampler_next serves (from 0), and the
+ * number of its batches already given. */
+int64_t gad_sampler_epoch(const gad_sampler *s);
+int64_t gad_sampler_batch_index(const gad_sampler *s);
+
+/* Move to batch `b` of epoch `epoch`, as if every earlier batch had been
+ * taken: a resumed run continues where a saved one stopped. A domain error
+ * for a negative epoch or b outside [0, num_batches]. */
+gad_status gad_sampler_seek(gad_sampler *s, int64_t epoch, int64_t b);
+
+/* The generator seed of an epoch's permutation: splitmix64's finalizer of
+ * seed + (epoch + 1) * 0x9E3779B97F4A7C15 (Steele, Lea and Flood, "Fast
+ * splittable pseudorandom number generators", OOPSLA 2014), so that
+ * nearby seeds and epochs give unrelated streams. */
+uint64_t gad_sampler_epoch_seed(uint64_t seed, int64_t epoch);
 
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop

@@ -812,6 +812,12 @@ GAD_CS_INLINE_ gad_tensor *gad__at_take(const char *gad_file_, int gad_line_, ga
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_index_select(const char *gad_file_, int gad_line_, gad_tensor *x, int axis, gad_tensor *index) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_index_select)(x, axis, index);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_cat(const char *gad_file_, int gad_line_, gad_tensor *const *ts, int n, int axis) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_cat)(ts, n, axis);
@@ -1314,6 +1320,71 @@ GAD_CS_INLINE_ gad_status gad__at_params_load_checkpoint(const char *gad_file_, 
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ int gad__at_zlib_available(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_zlib_available)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_read_bytes(const char *gad_file_, int gad_line_, const char *path, size_t max_bytes, unsigned char **data, size_t *n) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_read_bytes)(path, max_bytes, data, n);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_read_csv(const char *gad_file_, int gad_line_, const char *path, const gad_csv_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_read_csv)(path, opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_sampler *gad__at_sampler_new(const char *gad_file_, int gad_line_, int64_t n, int64_t batch, uint64_t seed, const gad_sampler_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_sampler *gad_r_ = (gad_sampler_new)(n, batch, seed, opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ void gad__at_sampler_free(const char *gad_file_, int gad_line_, gad_sampler *s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    (gad_sampler_free)(s);
+    gad_call_site_leave(gad_prev_);
+}
+GAD_CS_INLINE_ int gad__at_sampler_next(const char *gad_file_, int gad_line_, gad_sampler *s, gad_tensor **batch) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_sampler_next)(s, batch);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int64_t gad__at_sampler_num_batches(const char *gad_file_, int gad_line_, const gad_sampler *s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int64_t gad_r_ = (gad_sampler_num_batches)(s);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int64_t gad__at_sampler_epoch(const char *gad_file_, int gad_line_, const gad_sampler *s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int64_t gad_r_ = (gad_sampler_epoch)(s);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int64_t gad__at_sampler_batch_index(const char *gad_file_, int gad_line_, const gad_sampler *s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int64_t gad_r_ = (gad_sampler_batch_index)(s);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_sampler_seek(const char *gad_file_, int gad_line_, gad_sampler *s, int64_t epoch, int64_t b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_sampler_seek)(s, epoch, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ uint64_t gad__at_sampler_epoch_seed(const char *gad_file_, int gad_line_, uint64_t seed, int64_t epoch) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    uint64_t gad_r_ = (gad_sampler_epoch_seed)(seed, epoch);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 
 /* The macros, after every wrapper: one per function of gad.h. */
 #define gad_dtype_name(...) gad__at_dtype_name(__FILE__, __LINE__, __VA_ARGS__)
@@ -1451,6 +1522,7 @@ GAD_CS_INLINE_ gad_status gad__at_params_load_checkpoint(const char *gad_file_, 
 #define gad_gather(...) gad__at_gather(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_scatter_add(...) gad__at_scatter_add(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_take(...) gad__at_take(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_index_select(...) gad__at_index_select(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_cat(...) gad__at_cat(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_stack(...) gad__at_stack(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_requires_grad(...) gad__at_requires_grad(__FILE__, __LINE__, __VA_ARGS__)
@@ -1536,5 +1608,16 @@ GAD_CS_INLINE_ gad_status gad__at_params_load_checkpoint(const char *gad_file_, 
 #define gad_params_save(...) gad__at_params_save(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_load(...) gad__at_params_load(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_load_checkpoint(...) gad__at_params_load_checkpoint(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_zlib_available() gad__at_zlib_available(__FILE__, __LINE__)
+#define gad_read_bytes(...) gad__at_read_bytes(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_read_csv(...) gad__at_read_csv(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sampler_new(...) gad__at_sampler_new(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sampler_free(...) gad__at_sampler_free(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sampler_next(...) gad__at_sampler_next(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sampler_num_batches(...) gad__at_sampler_num_batches(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sampler_epoch(...) gad__at_sampler_epoch(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sampler_batch_index(...) gad__at_sampler_batch_index(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sampler_seek(...) gad__at_sampler_seek(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sampler_epoch_seed(...) gad__at_sampler_epoch_seed(__FILE__, __LINE__, __VA_ARGS__)
 
 #endif /* GAD_CALL_SITES_H */

@@ -1804,8 +1804,9 @@ TBAD(gather_null_x, "gad_gather", "NULL", "x NULL", E_DOMAIN, "gather", NULL,
      gad_gather(NULL, 0, I64T(2, 3)))
 TBAD(gather_null_index, "gad_gather", "NULL", "index NULL", E_DOMAIN, "gather", NULL,
      gad_gather(F32T(2, 3), 0, NULL))
-TBAD(gather_x_i64, "gad_gather", "dtype", "x i64", E_DTYPE, "gather", "i64",
-     gad_gather(I64T(2, 3), 0, I64T(2, 3)))
+GOOD(gather_x_i64, "gad_gather", "dtype", "x i64", "an i64 result, off the tape",
+     gad_dtype(gad_gather(I64T(2, 3), 0, I64T(2, 3))) == GAD_I64 &&
+     !gad_is_tracked(gad_gather(I64T(2, 3), 0, I64T(2, 3))))
 TBAD(gather_index_f32, "gad_gather", "dtype", "index f32", E_DTYPE, "gather", "f32",
      gad_gather(F32T(2, 3), 0, F32T(2, 3)))
 TBAD(gather_axis, "gad_gather", "axis", "axis 2 of a [2,3] x", E_SHAPE, "gather",
@@ -1847,8 +1848,8 @@ GOOD(scatter_dup, "gad_scatter_add", "index", "the same index twice", "the sum",
      at(gad_scatter_add(F32T(3), 0, IDX(1, 1), VALS32(2, 3)), 1) == 4.5)
 TBAD(take_null, "gad_take", "NULL", "index NULL", E_DOMAIN, "take", NULL,
      gad_take(F32T(2, 3), 1, NULL))
-TBAD(take_x_i64, "gad_take", "dtype", "x i64", E_DTYPE, "take", "i64",
-     gad_take(I64T(2, 3), 1, I64T(2)))
+GOOD(take_x_i64, "gad_take", "dtype", "x i64", "an i64 result",
+     gad_dtype(gad_take(I64T(2, 3), 1, I64T(2))) == GAD_I64)
 TBAD(take_index_f64, "gad_take", "dtype", "index f64", E_DTYPE, "take", "f64",
      gad_take(F32T(2, 3), 1, F64T(2)))
 TBAD(take_axis, "gad_take", "axis", "axis 2 of a [2,3] x", E_SHAPE, "take", "axis 2",
@@ -1861,6 +1862,24 @@ TBAD(take_rank0, "gad_take", "rank 0", "axis 0 of a scalar", E_SHAPE, "take", "r
      gad_take(S32(1), 0, I64T(1)))
 GOOD(take_1d, "gad_take", "rank 0", "a [3] x with a scalar index", "a scalar",
      SCALAR_IS(gad_take(F32T(3), 0, gad_reshape(IDX(2), NULL, 0))))
+TBAD(isel_null, "gad_index_select", "NULL", "index NULL", E_DOMAIN, "index_select", NULL,
+     gad_index_select(F32T(2, 3), 0, NULL))
+TBAD(isel_index_f32, "gad_index_select", "dtype", "index f32", E_DTYPE, "index_select",
+     "f32", gad_index_select(F32T(2, 3), 0, F32T(2)))
+GOOD(isel_x_i64, "gad_index_select", "dtype", "x i64 (labels)", "an i64 result",
+     gad_dtype(gad_index_select(I64T(4), 0, IDX(3, 0, 3))) == GAD_I64)
+TBAD(isel_axis, "gad_index_select", "axis", "axis 2 of a [2,3] x", E_SHAPE,
+     "index_select", "axis 2", gad_index_select(F32T(2, 3), 2, IDX(0)))
+TBAD(isel_rank, "gad_index_select", "rank", "an index [1,1] on a rank-8 x", E_SHAPE,
+     "index_select", "rank 9",
+     gad_index_select(F32T(1, 1, 1, 1, 1, 1, 1, 2), 0, I64T(1, 1)))
+TBAD(isel_index, "gad_index_select", "index", "index 2 on an axis of 2", E_INDEX,
+     "index_select", "index 2 out of bounds for size 2",
+     gad_index_select(F32T(2, 3), 0, IDX(0, 2)))
+GOOD(isel_empty, "gad_index_select", "empty", "an index [0]", "[0,3]",
+     SHAPE_IS(gad_index_select(F32T(2, 3), 0, I64T(0)), 0, 3))
+GOOD(isel_rank0, "gad_index_select", "rank 0", "a scalar index", "the axis dropped",
+     SHAPE_IS(gad_index_select(F32T(2, 3), 1, gad_reshape(IDX(2), NULL, 0)), 2))
 TBAD(cat_zero, "gad_cat", "empty", "n = 0", E_SHAPE, "cat", "n = 0",
      gad_cat((gad_tensor *[]){NULL}, 0, 0))
 TBAD(cat_nullarray, "gad_cat", "NULL", "ts NULL with n = 2", E_DOMAIN, "cat", NULL,
@@ -3465,5 +3484,139 @@ ROW(optim_set_group_lr_nan, "gad_optim_set_group_lr", "NaN/Inf", "lr NaN", "stat
     return ok;)
 SBAD(optim_set_group_lr_null, "gad_optim_set_group_lr", "NULL", "opt NULL", E_DOMAIN,
      "optim_set_group_lr", NULL, gad_optim_set_group_lr(NULL, 0, 0.1))
+AREA("Data")
+
+GOOD(zlib_available, "gad_zlib_available", "odd", "any build", "0 or 1",
+     gad_zlib_available() == 0 || gad_zlib_available() == 1)
+ROW(rb_null, "gad_read_bytes", "NULL", "path NULL", "status", E_DOMAIN, "read_bytes",
+    "path", 0,
+    unsigned char *d;
+    size_t n;
+    return gad_read_bytes(NULL, 0, &d, &n) == E_DOMAIN && d == NULL && n == 0;)
+ROW(rb_missing, "gad_read_bytes", "io", "a file that does not exist", "status", E_IO,
+    "read_bytes", "missing.txt", 0,
+    unsigned char *d;
+    size_t n;
+    return gad_read_bytes(tpath("missing.txt"), 0, &d, &n) == E_IO && d == NULL;)
+ROW(rb_dir, "gad_read_bytes", "io", "a directory", "status", E_IO, "read_bytes",
+    "directory", 0,
+    unsigned char *d;
+    size_t n;
+    return gad_read_bytes(g_tmpdir, 0, &d, &n) == E_IO;)
+ROW(rb_fifo, "gad_read_bytes", "io", "a FIFO (named pipe) with no writer",
+    "status, at once", E_IO, "read_bytes", "FIFO", ISOLATE,
+    unsigned char *d;
+    size_t n;
+    unlink(tpath("fifo.txt"));
+    int ok = mkfifo(tpath("fifo.txt"), 0600) == 0 &&
+             gad_read_bytes(tpath("fifo.txt"), 0, &d, &n) == E_IO;
+    unlink(tpath("fifo.txt"));
+    return ok;)
+ROW(rb_limit, "gad_read_bytes", "format", "a 10-byte file, max_bytes 9", "status",
+    E_FORMAT, "read_bytes", "limit of 9 bytes", 0,
+    unsigned char *d;
+    size_t n;
+    return write_bytes("ten.txt", "0123456789", 10) &&
+           gad_read_bytes(tpath("ten.txt"), 9, &d, &n) == E_FORMAT && d == NULL;)
+ROW(rb_nomem, "gad_read_bytes", "memory", "the allocator fails", "status", E_MEM,
+    "read_bytes", "ten.txt", 0,
+    unsigned char *d;
+    size_t n;
+    int ok = write_bytes("ten.txt", "0123456789", 10);
+    failing_allocator(1);
+    gad_status st = gad_read_bytes(tpath("ten.txt"), 0, &d, &n);
+    failing_allocator(0);
+    return ok && st == E_MEM && d == NULL;)
+ROW(rb_empty, "gad_read_bytes", "empty", "an empty file", "GAD_OK, n = 0", E_OK, "", NULL,
+    0,
+    unsigned char *d = NULL;
+    size_t n = 1;
+    int ok = write_bytes("empty.txt", "", 0) &&
+             gad_read_bytes(tpath("empty.txt"), 0, &d, &n) == GAD_OK && d && n == 0 &&
+             d[0] == 0;
+    gad_mem_free(d);
+    return ok;)
+TBAD(csv_null, "gad_read_csv", "NULL", "path NULL", E_DOMAIN, "read_csv", "path",
+     gad_read_csv(NULL, NULL))
+TBAD(csv_dtype, "gad_read_csv", "dtype", "opts dtype i64", E_DOMAIN, "read_csv", "i64",
+     gad_read_csv(tpath("x.csv"), &(gad_csv_opts){.dtype = GAD_I64}))
+TBAD(csv_delim, "gad_read_csv", "value", "delimiter '.'", E_DOMAIN, "read_csv",
+     "delimiter", gad_read_csv(tpath("x.csv"), &(gad_csv_opts){.delimiter = '.'}))
+TBAD(csv_missing, "gad_read_csv", "io", "a file that does not exist", E_IO, "read_csv",
+     "missing.csv", gad_read_csv(tpath("missing.csv"), NULL))
+ROW(csv_field, "gad_read_csv", "format", "the field \"x\" on line 2", "NULL", E_FORMAT,
+    "read_csv", "line 2, column 2: 'x' is not a number", 0,
+    return write_bytes("bad.csv", "1,2\n3,x\n", 8) && gad_read_csv(tpath("bad.csv"), NULL) ==
+           NULL;)
+ROW(csv_ragged, "gad_read_csv", "format", "a row of 1 field after one of 2", "NULL",
+    E_FORMAT, "read_csv", "line 2 has 1 field, line 1 has 2", 0,
+    return write_bytes("ragged.csv", "1,2\n3\n", 6) &&
+           gad_read_csv(tpath("ragged.csv"), NULL) == NULL;)
+ROW(csv_empty, "gad_read_csv", "empty", "an empty file", "NULL", E_FORMAT, "read_csv",
+    "no rows of numbers", 0,
+    return write_bytes("empty.csv", "", 0) && gad_read_csv(tpath("empty.csv"), NULL) == NULL;)
+ROW(csv_limit, "gad_read_csv", "huge", "a file past max_bytes", "NULL", E_FORMAT,
+    "read_csv", "limit of 4 bytes", 0,
+    return write_bytes("five.csv", "1,2,3", 5) &&
+           gad_read_csv(tpath("five.csv"), &(gad_csv_opts){.max_bytes = 4}) == NULL;)
+ROW(csv_nomem, "gad_read_csv", "memory", "the allocator fails", "NULL", E_MEM, "read_csv",
+    NULL, 0,
+    int ok = write_bytes("one.csv", "1\n", 2);
+    failing_allocator(1);
+    gad_tensor *t = gad_read_csv(tpath("one.csv"), NULL);
+    failing_allocator(0);
+    return ok && t == NULL;)
+TBAD(sampler_neg, "gad_sampler_new", "value", "n = -1", E_DOMAIN, "sampler_new", "n = -1",
+     (void *)gad_sampler_new(-1, 4, 0, NULL))
+TBAD(sampler_batch0, "gad_sampler_new", "value", "batch = 0", E_DOMAIN, "sampler_new",
+     "batch = 0", (void *)gad_sampler_new(8, 0, 0, NULL))
+TBAD(sampler_huge, "gad_sampler_new", "huge", "n = INT64_MAX", E_MEM, "sampler_new",
+     "cannot allocate", (void *)gad_sampler_new(INT64_MAX, 4, 0, NULL))
+ROW(sampler_nomem, "gad_sampler_new", "memory", "the allocator fails", "NULL", E_MEM,
+    "sampler_new", NULL, 0,
+    failing_allocator(1);
+    gad_sampler *s = gad_sampler_new(8, 4, 0, NULL);
+    failing_allocator(0);
+    gad_sampler_free(s);
+    return s == NULL;)
+ROW(sampler_zero, "gad_sampler_new", "empty", "n = 0", "a sampler of no batches", E_OK, "",
+    NULL, 0,
+    gad_sampler *s = gad_sampler_new(0, 4, 0, NULL);
+    gad_tensor *b = NULL;
+    int ok = s && gad_sampler_num_batches(s) == 0 && gad_sampler_next(s, &b) == 0 && !b;
+    gad_sampler_free(s);
+    return ok;)
+ROW(sampler_free_null, "gad_sampler_free", "NULL", "s NULL", "nothing (a no-op)", E_OK, "",
+    NULL, 0, gad_sampler_free(NULL); return 1;)
+ROW(sampler_next_null, "gad_sampler_next", "NULL", "s NULL", "-1", E_DOMAIN, "sampler_next",
+    "sampler", 0,
+    gad_tensor *b;
+    return gad_sampler_next(NULL, &b) == -1 && b == NULL;)
+ROW(sampler_next_nomem, "gad_sampler_next", "memory", "the allocator fails", "-1", E_MEM,
+    "from_i64", NULL, 0,
+    gad_sampler *s = gad_sampler_new(8, 4, 0, NULL);
+    gad_tensor *b = NULL;
+    failing_allocator(1);
+    int r = s ? gad_sampler_next(s, &b) : 0;
+    failing_allocator(0);
+    int ok = r == -1 && b == NULL && gad_sampler_batch_index(s) == 0;
+    gad_sampler_free(s);
+    return ok;)
+GOOD(sampler_nb_null, "gad_sampler_num_batches", "NULL", "s NULL", "0",
+     gad_sampler_num_batches(NULL) == 0)
+GOOD(sampler_epoch_null, "gad_sampler_epoch", "NULL", "s NULL", "0",
+     gad_sampler_epoch(NULL) == 0)
+GOOD(sampler_bi_null, "gad_sampler_batch_index", "NULL", "s NULL", "0",
+     gad_sampler_batch_index(NULL) == 0)
+SBAD(sampler_seek_null, "gad_sampler_seek", "NULL", "s NULL", E_DOMAIN, "sampler_seek",
+     "sampler", gad_sampler_seek(NULL, 0, 0))
+ROW(sampler_seek_range, "gad_sampler_seek", "index", "batch 3 of 2 per epoch", "status",
+    E_DOMAIN, "sampler_seek", "[0, 2]", 0,
+    gad_sampler *s = gad_sampler_new(8, 4, 0, NULL);
+    int ok = s && gad_sampler_seek(s, 0, 3) == E_DOMAIN;
+    gad_sampler_free(s);
+    return ok;)
+GOOD(sampler_seed_odd, "gad_sampler_epoch_seed", "odd", "a negative epoch", "a seed",
+     gad_sampler_epoch_seed(1, -1) != gad_sampler_epoch_seed(1, 0))
 
 #endif /* BAD_ROWS_PASS */

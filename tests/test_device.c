@@ -332,6 +332,43 @@ TEST(checks_in_the_back_end) {
     gad_scope_end();
 }
 
+/* Integer data (labels, tokens) gathered on the device: gather, take and
+ * index_select of i64 x give the CPU's values, stay on the device and copy
+ * nothing to the host. */
+TEST(integer_gather_on_the_device) {
+    gad_scope_begin();
+    int64_t xv[12];
+    for (int i = 0; i < 12; i++) xv[i] = INT64_MAX - 100 + 9 * i;
+    gad_tensor *x = gad_from_i64(xv, (int64_t[]){3, 4}, 2);
+    gad_tensor *gi = gad_from_i64((int64_t[]){2, 0, -1, 1, 0, 2, 1, -3}, (int64_t[]){2, 4}, 2);
+    gad_tensor *ti = gad_from_i64((int64_t[]){3, -4, 1}, (int64_t[]){3}, 1);
+    gad_tensor *si = gad_from_i64((int64_t[]){2, 2, 0, -1, 1}, (int64_t[]){5}, 1);
+    gad_tensor *dx = to_td(x), *dgi = to_td(gi), *dti = to_td(ti), *dsi = to_td(si);
+    long long th = atomic_load(&td_to_host);
+    gad_tensor *cpu[4] = {gad_gather(x, 0, gi), gad_take(x, 1, ti), gad_index_select(x, 0, si),
+                          gad_index_select(x, 1, si)};
+    gad_tensor *dev[4] = {gad_gather(dx, 0, dgi), gad_take(dx, 1, dti),
+                          gad_index_select(dx, 0, dsi), gad_index_select(dx, 1, dsi)};
+    CHECK(atomic_load(&td_to_host) == th);
+    for (int k = 0; k < 4; k++) {
+        CHECK_MSG(cpu[k] && dev[k] && dev[k]->dev == TD && gad_dtype(dev[k]) == GAD_I64,
+                  "case %d: %s", k, gad_last_error() ? gad_last_error()->text : "");
+        int64_t a[20], b[20];
+        int64_t n = gad_numel(cpu[k]);
+        CHECK(n <= 20 && n == gad_numel(dev[k]));
+        CHECK(gad_read_i64(cpu[k], a, 20) == GAD_OK && gad_read_i64(dev[k], b, 20) == GAD_OK);
+        CHECK_MSG(memcmp(a, b, (size_t)n * sizeof a[0]) == 0, "case %d differs", k);
+    }
+    /* a bad index is found on the device too */
+    th = atomic_load(&td_to_host);
+    CHECK(gad_index_select(dx, 0, to_td(gad_from_i64((int64_t[]){3}, (int64_t[]){1}, 1))) ==
+          NULL);
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "index_select", "index 3 out of bounds for size 3");
+    gad_clear_error();
+    CHECK(atomic_load(&td_to_host) == th);
+    gad_scope_end();
+}
+
 /* The engine refuses a VJP that fills a gradient it was not asked for or
  * of the wrong shape: an op's bug becomes an error, not a wrong sum. */
 static int bad_vjp(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
@@ -599,6 +636,7 @@ int main(void) {
     RUN(placement_and_read_back);
     RUN(copy_on_write_on_the_device);
     RUN(checks_in_the_back_end);
+    RUN(integer_gather_on_the_device);
     RUN(engine_checks_what_a_vjp_fills);
     RUN(devices_are_counted_and_named);
     RUN(to_device_moves_and_differentiates);

@@ -3,60 +3,35 @@
  * step and the validation windows. */
 #include "data.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "util.h"
 
-/* Read a .txt or .txt.gz file (zlib reads plain files as they are). */
+/* Read a .txt or .txt.gz file: gad_read_bytes tells gzip by its first
+ * bytes and inflates it (up to its default limit, 1 GiB), and says where
+ * a truncated or corrupt file goes wrong. The bytes are copied to memory
+ * of malloc's, which the callers give back with free(). */
 int load_text(const char *path, dataset *ds) {
     memset(ds, 0, sizeof *ds);
-    errno = 0;
-    gzFile f = gzopen(path, "rb");
-    if (!f)
-        return fail("cannot open the data file '%s': %s", path,
-                    errno ? strerror(errno) : "out of memory");
-    size_t cap = 1 << 20, n = 0;
-    unsigned char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (cap - n < (1 << 16)) {
-            unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-            if (!nb) {
-                rc = fail("out of memory reading '%s'", path);
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t room = cap - n < ((size_t)1 << 30) ? cap - n : (size_t)1 << 30;
-        int got = gzread(f, buf + n, (unsigned)room);
-        if (got < 0) {
-            int errnum = 0;
-            const char *msg = gzerror(f, &errnum);
-            rc = fail("cannot read the data file '%s': %s", path,
-                      errnum == Z_ERRNO ? strerror(errno) : msg);
-            break;
-        }
-        if (got == 0) {
-            int errnum = 0;
-            gzerror(f, &errnum);
-            if (errnum == Z_BUF_ERROR) /* the input ended inside a gzip stream */
-                rc = fail("cannot read the data file '%s': it is truncated", path);
-            break;
-        }
-        n += (size_t)got;
-    }
-    gzclose(f);
-    if (!buf) return fail("out of memory reading '%s'", path);
-    if (rc != 0) {
-        free(buf);
+    unsigned char *data;
+    size_t n;
+    gad_status st = gad_read_bytes(path, 0, &data, &n);
+    if (st != GAD_OK) {
+        const gad_error *e = gad_last_error();
+        fail("cannot %s the data file: %s", st == GAD_ERR_IO ? "open" : "read",
+             e ? e->message : gad_status_str(st));
+        gad_clear_error();
         return -1;
     }
-    ds->bytes = buf;
+    ds->bytes = malloc(n ? n : 1);
+    if (!ds->bytes) {
+        gad_mem_free(data);
+        return fail("out of memory reading '%s'", path);
+    }
+    memcpy(ds->bytes, data, n);
+    gad_mem_free(data);
     ds->n = (int64_t)n;
     ds->n_train = ds->n - ds->n / 20;
     return 0;

@@ -71,7 +71,8 @@ typedef struct gad_backend {
     /* Whether every element of x (any strides, float) is finite. */
     bool (*all_finite)(const gad_tensor *x);
 
-    /* -- indexing (index: i64, any strides) */
+    /* -- indexing (index: i64, any strides; gather and take read f32, f64
+     * or i64 x, scatter_add float only) */
     /* The first position (row-major) of index whose value lies outside
      * [lo, hi), its value in *bad; -1 when every value is inside. The
      * caller words the error: the check runs on the device, and only this

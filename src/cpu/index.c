@@ -66,9 +66,14 @@ static void pick(const gad_tensor *x, int axis, const gad_tensor *index,
         float *yp = gad__ptr(y);
         WALK(index->shape, index->rank, index->strides, xs,
              yp[pos] = xp[doff + wrap(ip[ioff], d) * sa]);
-    } else {
+    } else if (x->dtype == GAD_F64) {
         const double *xp = gad__ptr(x);
         double *yp = gad__ptr(y);
+        WALK(index->shape, index->rank, index->strides, xs,
+             yp[pos] = xp[doff + wrap(ip[ioff], d) * sa]);
+    } else { /* i64 data (labels, tokens): forward only */
+        const int64_t *xp = gad__ptr(x);
+        int64_t *yp = gad__ptr(y);
         WALK(index->shape, index->rank, index->strides, xs,
              yp[pos] = xp[doff + wrap(ip[ioff], d) * sa]);
     }

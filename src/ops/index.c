@@ -38,9 +38,9 @@ gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index) {
     const char *op = "gather";
     if (!x || !index) return gad__null_arg(op);
     int a;
-    if (gad__need_float(op, x) || gad__need_i64(op, index) ||
-        gad__norm_axis(op, axis, x->rank, &a) || same_rank(op, x, index) ||
-        same_dev(op, x, index))
+    /* x of any dtype: an i64 x is never on the tape (gad.h) */
+    if (gad__need_i64(op, index) || gad__norm_axis(op, axis, x->rank, &a) ||
+        same_rank(op, x, index) || same_dev(op, x, index))
         return NULL;
     for (int d = 0; d < x->rank; d++) {
         if (d == a) continue;
@@ -106,8 +106,8 @@ gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
     const char *op = "take";
     if (!x || !index) return gad__null_arg(op);
     int a;
-    if (gad__need_float(op, x) || gad__need_i64(op, index) ||
-        gad__norm_axis(op, axis, x->rank, &a) || same_dev(op, x, index))
+    if (gad__need_i64(op, index) || gad__norm_axis(op, axis, x->rank, &a) ||
+        same_dev(op, x, index))
         return NULL;
     int64_t want[GAD_MAX_RANK];
     for (int d = 0, o = 0; d < x->rank; d++)
@@ -128,6 +128,45 @@ gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
     y = gad__track(y, GAD_OP(TAKE), in, 2, &index, 1);
     if (y && y->node) GAD_NP(y->node)->i[0] = a;
     return gad__own(y);
+}
+
+/* gather with index's values spread over every position off the axis: a
+ * reshape of index to 1-D, a broadcast view of it with x's shape except K
+ * on the axis (no copy: stride 0 off the axis), gather, then the axis
+ * unflattened into index's shape. The tape records the reshapes and the
+ * gather, whose VJP (scatter_add over the same view) is this op's. */
+gad_tensor *gad_index_select(gad_tensor *x, int axis, gad_tensor *index) {
+    const char *op = "index_select";
+    if (!x || !index) return gad__null_arg(op);
+    int a;
+    if (gad__need_i64(op, index) || gad__norm_axis(op, axis, x->rank, &a) ||
+        same_dev(op, x, index))
+        return NULL;
+    int rank = x->rank - 1 + index->rank;
+    if (rank > GAD_MAX_RANK) {
+        char s1[GAD_SHAPE_BUF], s2[GAD_SHAPE_BUF];
+        return gad__err(GAD_ERR_SHAPE, op,
+                        "index %s on axis %d of %s gives rank %d, above %d",
+                        gad__shape_str(s1, index->shape, index->rank), axis,
+                        gad__shape_str(s2, x->shape, x->rank), rank, GAD_MAX_RANK);
+    }
+    /* checked here too, so that an error names this op (gather checks the
+     * view again) */
+    if (check_index_values(op, index, x->shape[a])) return NULL;
+    int64_t k = index->numel, col[GAD_MAX_RANK], full[GAD_MAX_RANK], out[GAD_MAX_RANK];
+    for (int d = 0; d < x->rank; d++) {
+        col[d] = d == a ? k : 1;
+        full[d] = d == a ? k : x->shape[d];
+    }
+    int o = 0;
+    for (int d = 0; d < a; d++) out[o++] = x->shape[d];
+    for (int d = 0; d < index->rank; d++) out[o++] = index->shape[d];
+    for (int d = a + 1; d < x->rank; d++) out[o++] = x->shape[d];
+    gad_scope_begin();
+    gad_tensor *view = gad_broadcast_to(gad_reshape(index, col, x->rank), full, x->rank);
+    gad_tensor *y = gad_keep(gad_reshape(gad_gather(x, a, view), out, rank));
+    gad_scope_end();
+    return y;
 }
 
 gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
