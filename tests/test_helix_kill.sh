@@ -70,7 +70,7 @@ start() {
 # at the fixed points of saves (3 | step)
 for point in csv@6 checkpoint@9 save-begin@12 plot@15 csv@18; do
     start HELIX_LM_TEST_KILL=$point
-    wait $pid
+    { wait $pid; } 2> /dev/null # (no "Killed" from the shell)
     rc=$?
     [ $rc -eq 137 ] || { tail -n 20 "$DIR/run.log"; fail "HELIX_LM_TEST_KILL=$point: exit $rc, not a SIGKILL"; }
     kills=$((kills + 1))
@@ -84,7 +84,7 @@ for d in $delays; do
     start HELIX_LM_TEST_KILL=
     sleep "$d"
     if kill -9 "$pid" 2> /dev/null; then kills=$((kills + 1)); fi
-    wait "$pid"
+    { wait "$pid"; } 2> /dev/null
 done
 
 # to the end
