@@ -190,8 +190,8 @@ int cmd_quick(const config *base, const given_set *given) {
             int64_t n = 3 * saved.seq < ds.n ? 3 * saved.seq : ds.n;
             if (ok && check_carried_state(&m, ds.bytes, n, &worst) != 0) ok = 0;
             if (ok)
-                printf("quick: the carried state over %lld bytes: the next-byte distributions of "
-                       "a forward pass within %.2g\n",
+                printf("quick: the carried state over %lld bytes: every next-byte distribution "
+                       "within %.2g of a forward pass over the whole prefix\n",
                        (long long)n, worst);
             free(ds.bytes);
             if (ok && !same_double(v, b2.val)) {
