@@ -1088,7 +1088,7 @@ gad_tensor *gad_init_kaiming_normal(gad_rng *rng, int64_t fan_in,
                                     int64_t fan_out, double gain);
 
 /* ======================================================================== */
-/* Fused kernels (one tape node each; SPEC section 4)                        */
+/* Fused kernels (one tape node each; docs/helix.md)                         */
 /* ======================================================================== */
 /* f32, multithreaded, each with a hand-written backward that saves only
  * what it needs. Each has an unfused composition of ordinary ops with the
@@ -1104,7 +1104,7 @@ gad_tensor *gad_gated_scan(gad_tensor *a, gad_tensor *b);
  * square root). Rank 0 is a shape error. */
 gad_tensor *gad_rms_norm(gad_tensor *x, double eps);
 
-/* Weighted cross-entropy as one node (SPEC 4.3): logits [N,V], targets
+/* Weighted cross-entropy as one node (docs/helix.md): logits [N,V], targets
  * (i64, N entries), mask (f32, N signed row weights). loss = -(1/sum|m|)
  * sum_i m_i log softmax(logits_i)[t_i]; rows with m_i = 0 contribute
  * exactly 0 and their targets are not read; a target of a weighted row
@@ -1117,7 +1117,7 @@ gad_tensor *gad_masked_ce(gad_tensor *logits, gad_tensor *targets,
  * idx.shape + [D]. An index outside [0, V) is an index error. */
 gad_tensor *gad_embedding_fused(gad_tensor *table, gad_tensor *idx);
 
-/* The weights of a HELIX block of width D (SPEC 4.5). */
+/* The weights of a HELIX block of width D (docs/helix.md). */
 typedef struct gad_helix_weights {
     gad_tensor *wa;  /* [D+1, D]: gate weights; the last row is the gate bias */
     gad_tensor *wb;  /* [D, D]: scan input */
@@ -1127,7 +1127,7 @@ typedef struct gad_helix_weights {
     gad_tensor *g1, *g2, *g3, *g4; /* [D] gains */
 } gad_helix_weights;
 
-/* One HELIX layer over x [B,T,D] (SPEC 4.5): a gated linear recurrence with
+/* One HELIX layer over x [B,T,D] (docs/helix.md): a gated linear recurrence with
  * an RMSNorm before it and a SiLU FFN after it, both residual. One node
  * with ten gradients. Shapes are checked up front (a shape error names the
  * weight). */

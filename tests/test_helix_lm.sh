@@ -3,10 +3,18 @@
 #
 #   1. Train a tiny model for K steps with checkpoints (the uninterrupted run).
 #   2. Train the same configuration, stopped after k < K steps, then resume
-#      it to K: every column of metrics.csv but the wall clock (step, tokens,
-#      train loss, validation loss, learning rate, gradient norm) must be the
-#      same text as the uninterrupted run's, so the losses from step k on are
-#      identical bit for bit (the CSV prints each f32 loss exactly).
+#      it to K: every column of metrics.csv but the wall clock and the
+#      session (step, tokens, train loss, validation loss, learning rate,
+#      gradient norm) must be the same text as the uninterrupted run's, so
+#      the losses and learning rates from step k on are identical bit for
+#      bit (the CSV prints each f32 loss exactly). Resumed with a longer
+#      --steps, the learning rate goes on from its value at step k and
+#      decays to --min-lr at the new end (schedule.h's formula, checked row
+#      by row); a finished run resumed for more steps stays at --min-lr.
+#      The fresh model's loss is at most ln 256, a uniform guess; --steps at
+#      or below the warm-up warns; progress lines show a validation loss
+#      only where the step has a new one; the plot has the learning rate and
+#      the resume.
 #   3. eval of the checkpoint prints a finite loss, the one training ended at.
 #   4. sample prints the prompt and exactly the requested number of bytes.
 #   5. Errors give a message and a non-zero exit, never a crash: a missing
@@ -50,6 +58,27 @@ grep -q '<svg' "$DIR/full/loss.svg" && grep -q '</svg>' "$DIR/full/loss.svg" ||
     fail "loss.svg is not an SVG document"
 rows=$(($(wc -l < "$DIR/full/metrics.csv") - 2)) # less the header and step 0
 [ "$rows" -eq "$K" ] || fail "metrics.csv has $rows step rows, not $K"
+# the fresh model: a loss no worse than a uniform guess, ln 256 = 5.5451774
+v0=$(awk -F, 'NR == 2 { print $5 }' "$DIR/full/metrics.csv")
+awk -v v="$v0" 'BEGIN { exit !(v + 0 > 0 && v <= 5.5451775 + 1e-6) }' ||
+    fail "the initial validation loss $v0 is above ln 256 = 5.5451774"
+echo "init: the fresh model's validation loss is $v0 (ln 256 = 5.5451774)"
+# plain progress lines: a validation loss on exactly the lines of the steps
+# that have one in metrics.csv (every 10 and the end), with that value
+# shellcheck disable=SC2086
+"$BIN" train $CONF --out "$DIR/logs" --log-every 5 --plain > "$DIR/logs.log" 2>&1 ||
+    { cat "$DIR/logs.log"; fail "training with --log-every 5 failed"; }
+awk -F, 'NR > 2 && $5 != "" { printf "%d %.4f\n", $1, $5 }' "$DIR/logs/metrics.csv" > "$DIR/val.csv"
+sed -n 's/^step \([0-9]*\) .* val \([0-9.]*\) .*/\1 \2/p' "$DIR/logs.log" | grep -v '^0 ' |
+    sort -un -k1,1 > "$DIR/val.log"
+cmp -s "$DIR/val.csv" "$DIR/val.log" ||
+    { diff "$DIR/val.csv" "$DIR/val.log"; fail "the progress lines' validation losses are not the fresh ones"; }
+grep -q "^step 5/$K  loss [0-9.]*  lr " "$DIR/logs.log" ||
+    { cat "$DIR/logs.log"; fail "no plain progress line at step 5"; }
+if grep '^step [0-9]*/' "$DIR/logs.log" | grep -q ' val '; then
+    fail "a progress line without a new evaluation shows a validation loss"
+fi
+echo "progress: validation losses only on the lines of the steps that computed them"
 
 # 2. stopped at step k, then resumed (the configuration comes from the
 # checkpoint: only --out, --resume and the thread count are given)
@@ -60,8 +89,8 @@ grep -q "stopped at step $k" "$DIR/part1.log" || fail "the run did not stop at s
 "$BIN" train --out "$DIR/part" --resume --threads "$THREADS" --bytes 0 > "$DIR/part2.log" 2>&1 ||
     { cat "$DIR/part2.log"; fail "resuming failed"; }
 grep -q "resumed from .* at step $k" "$DIR/part2.log" || fail "the run did not resume at step $k"
-cut -d, -f1,3- "$DIR/full/metrics.csv" > "$DIR/full.cols"
-cut -d, -f1,3- "$DIR/part/metrics.csv" > "$DIR/part.cols"
+cut -d, -f1,3-7 "$DIR/full/metrics.csv" > "$DIR/full.cols"
+cut -d, -f1,3-7 "$DIR/part/metrics.csv" > "$DIR/part.cols"
 if ! cmp -s "$DIR/full.cols" "$DIR/part.cols"; then
     diff "$DIR/full.cols" "$DIR/part.cols" | head -20
     fail "the resumed run's metrics differ from the uninterrupted run's"
@@ -69,6 +98,66 @@ fi
 n_after=$(awk -F, -v k=$k 'NR > 1 && $1 >= k' "$DIR/part.cols" | wc -l)
 echo "resume: stopped at step $k and resumed to $K: the same losses, bit for bit" \
      "($n_after rows from step $k on)"
+grep -q 'data-step="'$k'"' "$DIR/part/loss.svg" || fail "loss.svg does not mark the resume at step $k"
+grep -q 'data-step=' "$DIR/full/loss.svg" && fail "loss.svg of a run never resumed marks a resume"
+# the learning rate's curve: one point per step row (every row has an lr)
+pts=$(sed -n '/<polyline id="lr"/,/"\/>/p' "$DIR/part/loss.svg" | grep -o '[0-9.]*,[0-9.]*' | wc -l)
+[ "$pts" -eq "$K" ] || fail "loss.svg's learning-rate curve has $pts points, not $K"
+echo "plot: the learning rate ($pts points) and the resume at step $k"
+
+# resumed with a longer --steps: the same rate at step k as the
+# uninterrupted run, then lr(s) = min + (l_k - min)(1 + cos(pi (s - k) / (E - k))) / 2
+# for the update s (the row of step s + 1), down to --min-lr at E
+E=90
+# shellcheck disable=SC2086
+"$BIN" train $CONF --out "$DIR/long" --stop-at $k > /dev/null 2>&1 || fail "the run to extend failed"
+"$BIN" train --out "$DIR/long" --resume --steps $E --threads "$THREADS" --bytes 0 \
+    > "$DIR/long.log" 2>&1 || { cat "$DIR/long.log"; fail "resuming with --steps $E failed"; }
+grep -q "from step $k the learning rate decays from" "$DIR/long.log" ||
+    { cat "$DIR/long.log"; fail "no note of the re-anchored schedule"; }
+awk -F, -v k=$k -v E=$E -v min=1e-3 '
+    FNR == NR { if (FNR > 1) full[$1] = $6; next }
+    FNR > 1 {
+        s = $1 - 1                             # the update of this row
+        if ($1 == k + 1) { lk = $6; if (lk != full[$1]) bad = bad " jump at " $1 ": " lk " vs " full[$1] }
+        if ($1 > k + 1) {
+            want = min + (lk - min) * (1 + cos(3.14159265358979324 * (s - k) / (E - k))) / 2
+            # (1e-7: the CSV prints 9 digits)
+            if ((want - $6) > 1e-7 * want || ($6 - want) > 1e-7 * want) bad = bad " row " $1 ": " $6 " vs " want
+            if ($6 > prev) bad = bad " rises at " $1
+        }
+        prev = $6; last = $1; lastlr = $6
+    }
+    END {
+        if (last != E) bad = bad " ends at " last
+        if (!(lastlr > min && lastlr < min * 1.01)) bad = bad " last lr " lastlr
+        if (bad != "") { print bad; exit 1 }
+    }' "$DIR/full/metrics.csv" "$DIR/long/metrics.csv" ||
+    fail "the extended schedule is not continuous at step $k or does not decay to --min-lr at $E"
+# a finished run resumed for more: it goes on at --min-lr
+cp -r "$DIR/full" "$DIR/more"
+"$BIN" train --out "$DIR/more" --resume --steps $((K + 10)) --threads "$THREADS" --bytes 0 \
+    > "$DIR/more.log" 2>&1 || { cat "$DIR/more.log"; fail "resuming a finished run failed"; }
+awk -F, -v K=$K 'NR > 1 && $1 > K && $6 != 0.001 { bad = 1 } END { exit bad }' "$DIR/more/metrics.csv" ||
+    fail "a finished run resumed for more steps does not stay at --min-lr"
+echo "schedule: resumed with --steps $E, the rate goes on from step $k's and decays to --min-lr at $E"
+
+# --steps at or below the warm-up: with the default warm-up it is shortened
+# (and the rate decays); with an explicit one, kept (and a warning says so)
+"$BIN" train --out "$DIR/short" --d 16 --layers 1 --batch 4 --seq 16 --steps 40 --val-windows 4 \
+    --threads "$THREADS" --bytes 0 > "$DIR/short.log" 2>&1 ||
+    { cat "$DIR/short.log"; fail "a run of 40 steps failed"; }
+grep -q "warning: --steps 40 is at or below the default warm-up of 300 steps: the warm-up is shortened to 4" \
+    "$DIR/short.log" || { cat "$DIR/short.log"; fail "no warning for --steps below the warm-up"; }
+awk -F, 'NR == 6 { peak = $6 } NR > 6 && $6 > prev { bad = 1 } { prev = $6 }
+         END { exit bad || !(prev < peak / 5) }' "$DIR/short/metrics.csv" ||
+    fail "a run shorter than the default warm-up does not decay after its shortened warm-up"
+"$BIN" train --out "$DIR/short2" --d 16 --layers 1 --batch 4 --seq 16 --steps 40 --warmup 40 \
+    --val-windows 4 --threads "$THREADS" --bytes 0 > "$DIR/short2.log" 2>&1 ||
+    { cat "$DIR/short2.log"; fail "a run of 40 steps with --warmup 40 failed"; }
+grep -q "warning: --steps 40 is at or below --warmup 40: the learning rate rises for the whole run" \
+    "$DIR/short2.log" || { cat "$DIR/short2.log"; fail "no warning for --steps at --warmup"; }
+echo "warm-up: --steps at or below it warns (and the default one is shortened)"
 
 # 3. eval prints a finite loss: the validation loss the run ended with
 "$BIN" eval --out "$DIR/part" --threads "$THREADS" > "$DIR/eval.log" 2>&1 ||
@@ -216,6 +305,20 @@ expect_error "--batch x --seq past the maximum" "= 8388608 bytes a step, above t
 expect_error "--bytes past its maximum" "wants an integer in \[0, 16777216\]" \
     timeout -s KILL 20 "$BIN" sample --out "$DIR/full" --bytes 16777217
 echo "hostile checkpoints: out-of-range, overflowing and non-finite values all rejected"
+
+# a checkpoint of version 1 (no output bias, no run.lr_*): eval and sample
+# read it (with a zero bias), train --resume says it cannot continue it
+craft "$SRC" "$H/v1.safetensors" drop=bout drop=run.lr_ run.version=I64:1 ||
+    fail "cannot write the version-1 checkpoint"
+"$BIN" eval --ckpt "$H/v1.safetensors" --threads 1 > "$DIR/v1.log" 2>&1 ||
+    { cat "$DIR/v1.log"; fail "eval of a version-1 checkpoint failed"; }
+grep -q "^validation loss [0-9.]* nats/byte" "$DIR/v1.log" || fail "eval of a version-1 checkpoint printed no loss"
+"$BIN" sample --ckpt "$H/v1.safetensors" --bytes 5 --threads 1 > /dev/null 2>&1 ||
+    fail "sample of a version-1 checkpoint failed"
+mkdir -p "$H/v1" && cp "$H/v1.safetensors" "$H/v1/checkpoint.safetensors"
+expect_error "train --resume of a version-1 checkpoint" "is a checkpoint of version 1" \
+    "$BIN" train --out "$H/v1" --resume --steps $((K + 1)) --threads 1 --bytes 0
+echo "version 1: eval and sample read it; resume says it cannot"
 
 # a model of width 8192 and 64 layers (120 GB) described by a 125 KB file:
 # rejected by its shapes before anything is allocated, in under 3 s, in

@@ -14,26 +14,44 @@
 
 #define NORM_EPS 1e-5
 #define NAME_CAP 48
-#define CKPT_VERSION 1
+#define CKPT_VERSION 2 /* 2 added bout and run.lr_*; version 1 still loads */
 
 typedef struct model {
     int64_t d, layers;
-    int np;                  /* 3 + 9 * layers */
-    gad_tensor **params;     /* owned leaves: emb, blocks..., gain, wout */
-    char (*names)[NAME_CAP]; /* "emb", "b0.wa", ..., "gain", "wout" */
-    gad_tensor *emb, *gain, *wout;
+    int np;                  /* 4 + 9 * layers */
+    gad_tensor **params;     /* owned leaves: emb, blocks..., gain, wout, bout */
+    char (*names)[NAME_CAP]; /* "emb", "b0.wa", ..., "gain", "wout", "bout" */
+    gad_tensor *emb, *gain, *wout, *bout;
     gad_helix_weights *blocks;
 } model;
 
 void model_free(model *m);
 int model_init(model *m, int64_t d, int64_t layers, uint64_t seed);
+int model_init_output_bias(model *m, const unsigned char *bytes, int64_t n);
 int64_t model_param_count(const model *m);
 gad_tensor *model_logits(const model *m, gad_tensor *idx);
 gad_tensor *model_loss(const model *m, const int64_t *in, const int64_t *tg, int64_t B,
                        int64_t T);
 int evaluate(const model *m, const dataset *ds, int64_t nw, int64_t B, int64_t T, double *out);
-int generate(const model *m, int64_t context, const char *prompt, int64_t nbytes,
-             double temperature, int64_t top_k, uint64_t seed, FILE *out);
+int generate(const model *m, const char *prompt, int64_t nbytes, double temperature,
+             int64_t top_k, uint64_t seed, FILE *out);
+
+/* The recurrent state of a model that reads its input a piece at a time:
+ * each block's scan state after the last byte so far (NULL before the
+ * first: the zero state). */
+typedef struct model_state {
+    int64_t layers;
+    gad_tensor **h; /* [1, 1, D] each, owned */
+} model_state;
+
+int model_state_init(model_state *s, const model *m);
+void model_state_free(model_state *s);
+/* The logits [1, P, 256] (in the current scope) of the P bytes that follow
+ * the ones s has seen; s moves on past them. Equal, up to rounding, to the
+ * last P positions of model_logits over all the bytes so far. NULL on an
+ * error (gad's record says which; s is unchanged). */
+gad_tensor *model_logits_carry(const model *m, const int64_t *bytes, int64_t P,
+                               model_state *s);
 
 /* checkpoints: the configuration is stored as the hp.* fields below */
 typedef struct hp_field {
@@ -49,6 +67,11 @@ typedef struct run_state {
     int64_t step;    /* optimizer updates done */
     double seconds;  /* training wall clock so far */
     int64_t threads; /* the thread count that trained it */
+    /* the learning-rate schedule (schedule.h): the anchor of a re-anchored
+     * decay (0: none) and its rate, and the end E that the last update
+     * used (-1: unknown, in a checkpoint of version 1) */
+    int64_t lr_anchor, lr_total;
+    double lr_anchor_lr;
 } run_state;
 
 int save_checkpoint(const char *path, const model *m, gad_optim *opt, const config *c,

@@ -8,7 +8,7 @@
  *   helix_lm eval   [options]   print a checkpoint's validation loss
  *   helix_lm --quick            a self-test of a few seconds (ctest runs it)
  *
- * The model (SPEC 4.5 and 6.13): bytes -> embedding [256, D] -> L fused
+ * The model (docs/helix.md): bytes -> embedding [256, D] -> L fused
  * HELIX blocks -> rms_norm * gain -> logits = h @ Wout [D, 256] -> mean
  * cross-entropy of the next byte. AdamW with linear warm-up and cosine
  * decay, gradient clipping by global norm. The last 5% of the text is held
@@ -71,10 +71,14 @@ static void usage(FILE *f) {
             "\n"
             "Training writes DIR/checkpoint.safetensors (atomically, every --ckpt-every\n"
             "steps and at the end), DIR/metrics.csv (step, seconds, tokens, train_loss,\n"
-            "val_loss, lr, grad_norm) and DIR/loss.svg (open it in a browser). Ctrl-C\n"
-            "saves a checkpoint and stops; `train --out DIR --resume` continues. A resumed\n"
-            "run replays the uninterrupted one bit for bit when it uses the same --threads\n"
-            "(and a --steps schedule: a --time-budget run depends on the clock).\n"
+            "val_loss, lr, grad_norm, session) and DIR/loss.svg (open it in a browser).\n"
+            "Ctrl-C saves a checkpoint and stops; `train --out DIR --resume` continues. A\n"
+            "resumed run replays the uninterrupted one bit for bit when it uses the same\n"
+            "--threads (and a --steps schedule: a --time-budget run depends on the clock).\n"
+            "Resumed with another --steps, --time-budget, --min-lr or --warmup, the\n"
+            "learning rate goes on from the value it had reached and decays (cosine) to\n"
+            "--min-lr at the new end; with another --lr, it decays from that --lr. A run\n"
+            "that had finished goes on at --min-lr unless --lr is given.\n"
             "\n"
             "A number outside its option's range is an error that gives the range. The\n"
             "largest: --d %d, --layers %d, --batch %d, --seq %d, at most %d\n"
@@ -161,14 +165,14 @@ static int cmd_sample(const config *c) {
     model m;
     char path[4200];
     if (load_model(c, &saved, &rs, &m, path, sizeof path) != 0) return 1;
-    fprintf(stderr, "%s: %s, step %lld (D=%lld, L=%lld); context %lld bytes\n", prog, path,
-            (long long)rs.step, (long long)saved.d, (long long)saved.layers,
+    fprintf(stderr, "%s: %s, step %lld (D=%lld, L=%lld, trained on windows of %lld bytes)\n",
+            prog, path, (long long)rs.step, (long long)saved.d, (long long)saved.layers,
             (long long)saved.seq);
     /* one SIGINT or SIGTERM stops it after the current byte */
     signal_state ss;
     signals_catch(&ss);
-    int rc = generate(&m, saved.seq, c->prompt, c->bytes, c->temperature, c->top_k,
-                      (uint64_t)c->seed, stdout);
+    int rc = generate(&m, c->prompt, c->bytes, c->temperature, c->top_k, (uint64_t)c->seed,
+                      stdout);
     signals_restore(&ss);
     model_free(&m);
     if (rc > 0) {

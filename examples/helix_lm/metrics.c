@@ -28,7 +28,7 @@ static void put_num(FILE *f, const char *fmt, double v) {
 
 int write_csv(FILE *f, const void *ctx) {
     const metrics *mt = ctx;
-    fprintf(f, "step,seconds,tokens,train_loss,val_loss,lr,grad_norm\n");
+    fprintf(f, "step,seconds,tokens,train_loss,val_loss,lr,grad_norm,session\n");
     for (size_t i = 0; i < mt->n; i++) {
         const metric_row *r = &mt->rows[i];
         fprintf(f, "%lld", (long long)r->step);
@@ -40,13 +40,11 @@ int write_csv(FILE *f, const void *ctx) {
         put_num(f, "%.9g", r->val);
         put_num(f, "%.9g", r->lr);
         put_num(f, "%.6g", r->gnorm);
-        fputc('\n', f);
+        fprintf(f, ",%lld\n", (long long)r->session);
     }
     return 0;
 }
 
-/* Read back a CSV this program wrote, keeping the rows up to step
- * max_step (a resumed run continues it). A missing file gives no rows. */
 int read_csv(const char *path, int64_t max_step, metrics *mt) {
     FILE *f = fopen(path, "r");
     if (!f) return 0;
@@ -57,9 +55,9 @@ int read_csv(const char *path, int64_t max_step, metrics *mt) {
         return fail("'%s' is not a helix_lm metrics file", path);
     }
     while (rc == 0 && fgets(line, sizeof line, f)) {
-        double v[7];
+        double v[8];
         char *p = line;
-        for (int i = 0; i < 7; i++) {
+        for (int i = 0; i < 8; i++) {
             char *end;
             v[i] = strtod(p, &end);
             if (end == p) v[i] = NAN;
@@ -68,9 +66,16 @@ int read_csv(const char *path, int64_t max_step, metrics *mt) {
         }
         if (!(v[0] >= 0 && v[0] <= MAX_STEPS)) continue; /* not a step: no cast */
         if ((int64_t)v[0] > max_step) break;
-        rc = metrics_add(mt, (metric_row){(int64_t)v[0], v[1], v[3], v[4], v[5], v[6]});
+        int64_t session = v[7] >= 0 && v[7] <= MAX_STEPS ? (int64_t)v[7] : 0;
+        rc = metrics_add(mt, (metric_row){(int64_t)v[0], v[1], v[3], v[4], v[5], v[6], session});
     }
     fclose(f);
     return rc;
+}
+
+int metrics_contiguous(const metrics *mt) {
+    for (size_t i = 0; i < mt->n; i++)
+        if (mt->rows[i].step != (int64_t)i) return -1;
+    return 0;
 }
 

@@ -14,6 +14,7 @@ typedef struct metric_row {
     double val;      /* validation loss after `step` updates (NaN: not evaluated) */
     double lr;       /* learning rate of update `step` (NaN: none) */
     double gnorm;    /* gradient norm before clipping (NaN: none) */
+    int64_t session; /* 0 for the run's first session, +1 for each resume */
 } metric_row;
 
 typedef struct metrics {
@@ -24,6 +25,11 @@ typedef struct metrics {
 
 int metrics_add(metrics *mt, metric_row r);
 int write_csv(FILE *f, const void *ctx); /* a file_writer; ctx: the metrics */
+/* Read back a CSV this program wrote, keeping the rows up to step
+ * max_step (a resumed run continues it). A missing file gives no rows; a
+ * file of an older helix_lm (no session column) gives session 0. */
 int read_csv(const char *path, int64_t max_step, metrics *mt);
+/* 0 when the rows are the steps 0, 1, ..., last, each once. */
+int metrics_contiguous(const metrics *mt);
 
 #endif

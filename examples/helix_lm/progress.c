@@ -45,8 +45,8 @@ void progress_update(progress *p, const progress_info *in, int force) {
     p->last_draw = t;
     char eta[32], val[32], total[32];
     format_duration(eta, sizeof eta, in->eta);
-    if (isfinite(in->val))
-        snprintf(val, sizeof val, "%.4f", in->val);
+    if (isfinite(in->val)) /* with the step it is from: it may be old */
+        snprintf(val, sizeof val, "%.4f@%lld", in->val, (long long)in->val_step);
     else
         snprintf(val, sizeof val, "-");
     if (in->total > 0)
@@ -64,8 +64,8 @@ void progress_update(progress *p, const progress_info *in, int force) {
         p->bar_shown = 1;
         fflush(stdout);
     } else {
-        printf("step %lld%s  loss %.4f  val %s  lr %.2e  %.0f tok/s  ETA %s\n",
-               (long long)in->step, total, in->loss, val, in->lr, in->tok_per_s, eta);
+        printf("step %lld%s  loss %.4f  lr %.2e  %.0f tok/s  ETA %s\n", (long long)in->step,
+               total, in->loss, in->lr, in->tok_per_s, eta);
         fflush(stdout);
     }
 }

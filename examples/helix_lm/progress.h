@@ -24,10 +24,15 @@ void progress_line(progress *p, const char *fmt, ...)
 typedef struct progress_info {
     int64_t step, total;    /* total: 0 when unknown */
     double frac;            /* fraction done, 0..1 */
-    double loss, val, lr;   /* latest values (NaN: none yet) */
+    double loss, val;       /* latest values (NaN: none yet) */
+    int64_t val_step;       /* the step val is from */
+    double lr;
     double tok_per_s, eta;  /* eta in seconds (negative: unknown) */
 } progress_info;
 
+/* The bar (on a terminal: the last validation loss with the step it is
+ * from, "val 1.8311@200") or a plain line (no validation loss: the lines of
+ * the steps that have one are the permanent lines train.c prints). */
 void progress_update(progress *p, const progress_info *in, int force);
 
 #endif

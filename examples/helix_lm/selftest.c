@@ -28,6 +28,65 @@ static int same_double(double a, double b) {
     return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
 }
 
+/* softmax(logits[0..VOCAB)) into p, in double. */
+static void softmax256(const float *logits, double *p) {
+    double top = logits[0], sum = 0;
+    for (int i = 1; i < VOCAB; i++) top = fmax(top, logits[i]);
+    for (int i = 0; i < VOCAB; i++) sum += p[i] = exp((double)logits[i] - top);
+    for (int i = 0; i < VOCAB; i++) p[i] /= sum;
+}
+
+/* Sampling's carried state against the forward pass: the model reads the
+ * first n bytes of text in pieces (37 bytes from the zero state, 40 more
+ * from the carried state, then one byte at a time, as sampling does), and
+ * after every byte i its next-byte distribution must equal, within 1e-5 in
+ * every probability, the one of model_logits run over text[0..i] whole
+ * (the fused blocks, from the zero state). n is past the training window,
+ * which the carried state is not limited to. Returns 0 or -1. */
+static int check_carried_state(const model *m, const unsigned char *text, int64_t n,
+                               double *worst) {
+    model_state st;
+    if (model_state_init(&st, m) != 0) return -1;
+    int64_t *all = alloc_array(n, sizeof *all);
+    float *carried = alloc_array(n * VOCAB, sizeof *carried), full[VOCAB];
+    int rc = all && carried ? 0 : fail("quick: out of memory");
+    for (int64_t i = 0; i < n && rc == 0; i++) all[i] = text[i];
+    *worst = 0;
+    gad_no_grad_begin();
+    for (int64_t i = 0; i < n && rc == 0;) { /* the carried state, in pieces */
+        int64_t len = i == 0 ? 37 : i == 37 ? 40 : 1;
+        gad_scope_begin();
+        gad_tensor *lg = model_logits_carry(m, all + i, len, &st);
+        if (!lg || gad_read_f32(lg, carried + i * VOCAB, (size_t)(len * VOCAB)) != GAD_OK)
+            rc = fail_gad("quick: the carried state");
+        gad_scope_end();
+        i += len;
+    }
+    for (int64_t i = 0; i < n && rc == 0; i++) { /* a forward pass over each prefix */
+        gad_scope_begin();
+        gad_tensor *idx = gad_from_i64(all, (int64_t[]){1, i + 1}, 2);
+        gad_tensor *last = gad_select(gad_select(model_logits(m, idx), 0, 0), 0, i);
+        if (!last || gad_read_f32(last, full, VOCAB) != GAD_OK) {
+            rc = fail_gad("quick: the forward pass");
+        } else {
+            double p[VOCAB], q[VOCAB];
+            softmax256(carried + i * VOCAB, p);
+            softmax256(full, q);
+            for (int v = 0; v < VOCAB; v++) *worst = fmax(*worst, fabs(p[v] - q[v]));
+        }
+        gad_scope_end();
+    }
+    gad_no_grad_end();
+    model_state_free(&st);
+    free(all);
+    free(carried);
+    if (rc == 0 && !(*worst <= 1e-5))
+        rc = fail("quick: the carried state's next-byte distribution differs from the forward "
+                  "pass's by %.3g (more than 1e-5)",
+                  *worst);
+    return rc;
+}
+
 /* A tiny model trained for a few seconds, exercising everything: training
  * with checkpoints, CSV and SVG; a run stopped half-way and resumed, which
  * must match the uninterrupted one bit for bit; eval of the checkpoint,
@@ -68,8 +127,8 @@ int cmd_quick(const config *base, const given_set *given) {
            (long long)c.layers, (long long)c.batch, (long long)c.seq, (long long)c.steps,
            gad_num_threads());
 
-    /* 1. the uninterrupted run learns: below 2.0 nats per byte (SPEC 6.13;
-     * the uniform guess is 5.545) */
+    /* 1. the uninterrupted run learns: below 2.0 nats per byte (the
+     * uniform guess is 5.545) */
     c.out = dir_a;
     if (train(&c, &none, 1, &a) != 0) ok = 0;
     if (ok) {
@@ -77,6 +136,12 @@ int cmd_quick(const config *base, const given_set *given) {
                (long long)a.steps, a.mt.rows[0].val, a.val, now_seconds() - t0);
         if (a.steps != c.steps || !(a.val < 2.0)) {
             fail("quick: the validation loss %.4f is not below 2.0", a.val);
+            ok = 0;
+        }
+        /* a fresh model predicts no worse than a uniform guess */
+        if (a.mt.n == 0 || !(a.mt.rows[0].val <= LN_VOCAB + 1e-4)) {
+            fail("quick: the initial validation loss %.6f is above ln 256 = %.6f",
+                 a.mt.n ? a.mt.rows[0].val : NAN, LN_VOCAB);
             ok = 0;
         }
     }
@@ -120,6 +185,14 @@ int cmd_quick(const config *base, const given_set *given) {
             if (load_text(c.data, &ds) != 0 ||
                 evaluate(&m, &ds, saved.val_windows, saved.batch, saved.seq, &v) != 0)
                 ok = 0;
+            /* the carried state over 3 training windows of text */
+            double worst = NAN;
+            int64_t n = 3 * saved.seq < ds.n ? 3 * saved.seq : ds.n;
+            if (ok && check_carried_state(&m, ds.bytes, n, &worst) != 0) ok = 0;
+            if (ok)
+                printf("quick: the carried state over %lld bytes: every next-byte distribution "
+                       "within %.2g of a forward pass over the whole prefix\n",
+                       (long long)n, worst);
             free(ds.bytes);
             if (ok && !same_double(v, b2.val)) {
                 fail("quick: eval gives %.9g, training ended at %.9g", v, b2.val);
@@ -128,7 +201,7 @@ int cmd_quick(const config *base, const given_set *given) {
             char *buf = NULL;
             size_t len = 0;
             FILE *mem = ok ? open_memstream(&buf, &len) : NULL;
-            if (ok && (!mem || generate(&m, saved.seq, "And God said", 60, 0.8, 40, 1, mem) != 0))
+            if (ok && (!mem || generate(&m, "And God said", 60, 0.8, 40, 1, mem) != 0))
                 ok = 0;
             if (mem) fclose(mem);
             if (ok && len != strlen("And God said") + 60 + 1) {

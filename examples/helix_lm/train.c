@@ -15,25 +15,10 @@
 #include "helix_model.h"
 #include "plot.h"
 #include "progress.h"
+#include "rundir.h"
+#include "schedule.h"
 #include "signals.h"
 #include "util.h"
-
-/* The learning rate of update `step` (0-based): linear warm-up, then cosine
- * decay to min_lr at the last step. With a time budget the last step is not
- * known in advance: it is estimated from the pace so far (so such a run
- * depends on the clock, unlike a --steps run). */
-static double learning_rate(const config *c, int64_t step, double seconds) {
-    int64_t total = c->steps;
-    if (c->time_budget > 0) {
-        int64_t est = INT64_MAX / 4;
-        if (step >= 10 && seconds > 0) {
-            double e = (double)step * c->time_budget / seconds;
-            if (e < 1e15) est = (int64_t)e;
-        }
-        if (total <= 0 || est < total) total = est;
-    }
-    return gad_lr_warmup_cosine(step, c->warmup, total, c->lr, c->min_lr);
-}
 
 /* Everything a training run holds. */
 typedef struct trainer {
@@ -48,9 +33,12 @@ typedef struct trainer {
     int64_t *in, *tg; /* one batch: inputs and targets, B*T each */
     metrics *mt;
     run_state rs;      /* the step and the clock */
+    lr_schedule sched; /* the learning rate of every update (schedule.h) */
     double t_start;    /* now_seconds() - rs.seconds: the run's clock origin */
     double last_val;
-    int64_t saved_step; /* the step of the last checkpoint written */
+    int64_t last_val_step; /* the step last_val is from (-1: none) */
+    int64_t session;       /* 0 for a fresh run, +1 for each resume (metrics.csv) */
+    int64_t saved_step;    /* the step of the last checkpoint written */
     progress pg;
 } trainer;
 
@@ -92,18 +80,106 @@ static void trainer_free(trainer *tr) {
     free(tr->ds.bytes);
 }
 
+/* A --steps run at or below its warm-up would only warm up: the rate would
+ * rise for the whole run and never decay. With the default warm-up it is
+ * shortened to a tenth of the run (so that the rate still decays to
+ * --min-lr), with an explicit --warmup it is kept; a warning says which. */
+static void check_warmup(config *c, const given_set *given, int quiet) {
+    if (c->steps <= 0 || c->steps > c->warmup) return;
+    if (was_given(given, "warmup")) {
+        if (!quiet)
+            fprintf(stderr,
+                    "%s: warning: --steps %lld is at or below --warmup %lld: the learning rate "
+                    "rises for the whole run (to %g) and never decays\n",
+                    prog, (long long)c->steps, (long long)c->warmup,
+                    c->lr * (double)c->steps / (double)(c->warmup > 0 ? c->warmup : 1));
+        return;
+    }
+    int64_t w = c->steps / 10;
+    if (!quiet)
+        fprintf(stderr,
+                "%s: warning: --steps %lld is at or below the default warm-up of %lld steps: "
+                "the warm-up is shortened to %lld (a tenth of the run) so that the learning "
+                "rate still decays to --min-lr; --warmup sets it\n",
+                prog, (long long)c->steps, (long long)c->warmup, (long long)w);
+    c->warmup = w;
+}
+
+/* The schedule of the run (schedule.h): a fresh run's warm-up and cosine,
+ * or, resuming (saved: the checkpoint's configuration), the checkpoint's
+ * schedule continued, re-anchored at the resume step when a setting of
+ * the schedule changed. */
+static void setup_schedule(trainer *tr, const config *saved, const given_set *given) {
+    const config *c = tr->c;
+    lr_schedule next = {c->lr, c->min_lr, c->warmup, 0, 0};
+    if (!saved) {
+        tr->sched = next;
+        return;
+    }
+    lr_schedule old = {saved->lr, saved->min_lr, saved->warmup, tr->rs.lr_anchor,
+                       tr->rs.lr_anchor_lr};
+    int64_t k = tr->rs.step, old_total = tr->rs.lr_total;
+    if (old_total < 0) /* a checkpoint of version 1: the end its last update used */
+        old_total = schedule_total(saved->steps, saved->time_budget, k > 0 ? k - 1 : 0,
+                                   tr->rs.seconds);
+    int changed = saved->steps != c->steps || saved->time_budget != c->time_budget ||
+                  saved->lr != c->lr || saved->min_lr != c->min_lr ||
+                  saved->warmup != c->warmup;
+    int lr_given = was_given(given, "lr") && saved->lr != c->lr;
+    tr->sched = schedule_resume(&old, old_total, next, k, changed, lr_given);
+    if (changed && !tr->quiet) {
+        if (tr->sched.anchor > 0)
+            fprintf(stderr,
+                    "%s: note: the schedule changed: from step %lld the learning rate decays "
+                    "from %.3g (%s) to --min-lr %g at the new end\n",
+                    prog, (long long)k, tr->sched.anchor_lr,
+                    lr_given ? "--lr" : "its value at that step", c->min_lr);
+        else
+            fprintf(stderr,
+                    "%s: note: the schedule changed during its warm-up: the warm-up goes on, "
+                    "then the decay to --min-lr %g at the new end\n",
+                    prog, c->min_lr);
+    }
+    tr->rs.lr_anchor = tr->sched.anchor;
+    tr->rs.lr_anchor_lr = tr->sched.anchor_lr;
+}
+
+/* Resuming: the metrics up to the checkpoint's step, and metrics.csv
+ * rewritten (atomically) with just those rows, so that rows a killed run
+ * wrote past its last checkpoint are not kept twice when the steps after
+ * it are trained again. The session of the new rows is one past the last. */
+static int resume_metrics(trainer *tr) {
+    metrics *mt = tr->mt;
+    int rc = read_csv(tr->csv_path, tr->rs.step, mt);
+    if (rc == 0 && !tr->quiet &&
+        (metrics_contiguous(mt) != 0 || mt->n != (size_t)tr->rs.step + 1))
+        fprintf(stderr,
+                "%s: note: %s does not hold every step from 0 to the checkpoint's %lld once "
+                "(%zu rows): the metrics of the missing steps are lost\n",
+                prog, tr->csv_path, (long long)tr->rs.step, mt->n);
+    if (rc == 0) rc = write_atomic(tr->csv_path, write_csv, mt);
+    tr->session = mt->n > 0 ? mt->rows[mt->n - 1].session + 1 : 1;
+    for (size_t i = 0; i < mt->n; i++)
+        if (isfinite(mt->rows[i].val)) {
+            tr->last_val = mt->rows[i].val;
+            tr->last_val_step = mt->rows[i].step;
+        }
+    return rc;
+}
+
 /* Read the configuration (and, resuming, the checkpoint), the data; build
  * the model and the optimizer. */
 static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics *mt) {
     tr->c = c;
     tr->mt = mt;
     tr->last_val = NAN;
+    tr->last_val_step = -1;
     join_path(tr->ckpt_path, sizeof tr->ckpt_path, c->out, "checkpoint.safetensors");
     join_path(tr->csv_path, sizeof tr->csv_path, c->out, "metrics.csv");
     join_path(tr->svg_path, sizeof tr->svg_path, c->out, "loss.svg");
     gad_checkpoint *cp = NULL;
+    config saved = *c;
     if (c->resume) {
-        config saved = *c;
         cp = open_checkpoint(tr->ckpt_path, &saved, &tr->rs);
         if (!cp || resume_config(c, &saved, given, tr->quiet) != 0) {
             gad_checkpoint_free(cp);
@@ -118,6 +194,9 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
                     prog, c->out);
     }
     if (c->steps <= 0 && c->time_budget <= 0) c->time_budget = 180;
+    remove_stale_tmp(c->out, tr->quiet);
+    if (!cp) check_warmup(c, given, tr->quiet);
+    setup_schedule(tr, cp ? &saved : NULL, given);
     int rc = 0;
     if (c->min_lr > c->lr) rc = fail("--min-lr %g is above --lr %g", c->min_lr, c->lr);
     if (rc == 0) rc = check_step_bytes(c->batch, c->seq, NULL);
@@ -133,6 +212,7 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
         if (!tr->in || !tr->tg || !tr->batch_rng) rc = fail("out of memory");
     }
     if (rc == 0) rc = model_init(&tr->m, c->d, c->layers, (uint64_t)c->seed);
+    if (rc == 0 && !cp) rc = model_init_output_bias(&tr->m, tr->ds.bytes, tr->ds.n_train);
     if (rc == 0) {
         gad_adamw_opts ao = {.lr = c->lr, .beta1 = c->beta1, .beta2 = c->beta2, .eps = 1e-8,
                              .weight_decay = c->wd, .no_weight_decay = c->wd == 0};
@@ -148,12 +228,10 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
             rc = fail("'%s': the optimizer state is at step %lld but the run at step %lld",
                       tr->ckpt_path, (long long)gad_optim_steps(tr->opt),
                       (long long)tr->rs.step);
-        if (rc == 0) rc = read_csv(tr->csv_path, tr->rs.step, mt);
+        if (rc == 0) rc = resume_metrics(tr);
     }
     tr->saved_step = cp ? tr->rs.step : -1;
     gad_checkpoint_free(cp);
-    for (size_t i = 0; i < mt->n; i++)
-        if (isfinite(mt->rows[i].val)) tr->last_val = mt->rows[i].val;
     return rc;
 }
 
@@ -162,7 +240,8 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
 static int trainer_step(trainer *tr, double seconds, metric_row *row) {
     const config *c = tr->c;
     int64_t step = tr->rs.step;
-    double lr = learning_rate(c, step, seconds), loss = NAN, gnorm = NAN;
+    int64_t total = schedule_total(c->steps, c->time_budget, step, seconds);
+    double lr = schedule_lr(&tr->sched, step, total), loss = NAN, gnorm = NAN;
     sample_batch(&tr->ds, tr->batch_rng, (uint64_t)c->seed, step, c->batch, c->seq, tr->in,
                  tr->tg);
     int rc = 0;
@@ -184,21 +263,32 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
             gad_optim_set_lr(tr->opt, lr);
             if (gad_optim_step(tr->opt, tr->grads) != GAD_OK)
                 rc = fail_gad("the AdamW step failed");
+            else
+                tr->rs.lr_total = total;
         }
     }
     gad_scope_end();
-    *row = (metric_row){step + 1, NAN, loss, NAN, lr, gnorm};
+    *row = (metric_row){step + 1, NAN, loss, NAN, lr, gnorm, tr->session};
     return rc;
 }
 
-/* Write the checkpoint, the CSV and the plot. */
+/* Write the CSV, the checkpoint and the plot, each atomically, in that
+ * order: a kill between two of them leaves a CSV with rows up to this step
+ * beside the previous checkpoint, and a resume from that checkpoint cuts
+ * the CSV back to it (resume_metrics), so every step has one row (the other
+ * order lost the rows since the last save for good). The test_kill_point
+ * calls are the kill test's hook (rundir.h); they do nothing normally. */
 static int trainer_save(trainer *tr) {
     tr->rs.seconds = now_seconds() - tr->t_start;
     tr->rs.threads = gad_num_threads();
     plot_ctx pc = {tr->mt, tr->c};
-    int rc = save_checkpoint(tr->ckpt_path, &tr->m, tr->opt, tr->c, &tr->rs);
-    if (rc == 0) rc = write_atomic(tr->csv_path, write_csv, tr->mt);
+    test_kill_point("save-begin", tr->rs.step);
+    int rc = write_atomic(tr->csv_path, write_csv, tr->mt);
+    test_kill_point("csv", tr->rs.step);
+    if (rc == 0) rc = save_checkpoint(tr->ckpt_path, &tr->m, tr->opt, tr->c, &tr->rs);
+    test_kill_point("checkpoint", tr->rs.step);
     if (rc == 0) rc = write_atomic(tr->svg_path, write_svg, &pc);
+    test_kill_point("plot", tr->rs.step);
     if (rc == 0) tr->saved_step = tr->rs.step;
     return rc;
 }
@@ -210,7 +300,8 @@ static void trainer_progress(trainer *tr, const metric_row *row, int64_t first_s
     double el = now_seconds() - tr->t_start;
     double per_step = (el - session_start) / (double)(row->step - first_step);
     double tok_s = tr->pg.step_ema > 0 ? (double)(c->batch * c->seq) / tr->pg.step_ema : 0;
-    progress_info pi = {row->step, 0, 0, row->train, tr->last_val, row->lr, tok_s, -1};
+    progress_info pi = {row->step, 0, 0, row->train, tr->last_val, tr->last_val_step, row->lr,
+                        tok_s, -1};
     if (c->time_budget > 0) {
         pi.frac = el / c->time_budget;
         pi.eta = c->time_budget - el;
@@ -276,8 +367,9 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
     if (rc == 0 && tr.rs.step == 0 && tr.mt->n == 0) {
         double v;
         rc = evaluate(&tr.m, &tr.ds, c->val_windows, c->batch, c->seq, &v);
-        if (rc == 0) rc = metrics_add(tr.mt, (metric_row){0, 0, NAN, v, NAN, NAN});
+        if (rc == 0) rc = metrics_add(tr.mt, (metric_row){0, 0, NAN, v, NAN, NAN, 0});
         tr.last_val = v;
+        tr.last_val_step = 0;
         if (rc == 0 && !quiet)
             progress_line(&tr.pg, "step 0  val %.4f (a uniform guess: %.4f)", v, LN_VOCAB);
     }
@@ -316,10 +408,12 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
                    (c->time_budget > 0 && row.seconds >= c->time_budget);
         if ((c->eval_every > 0 && row.step % c->eval_every == 0) || last) {
             rc = evaluate(&tr.m, &tr.ds, c->val_windows, c->batch, c->seq, &row.val);
-            if (rc > 0) /* a signal stopped it: this step has no validation loss */
+            if (rc > 0) { /* a signal stopped it: this step has no validation loss */
                 rc = 0;
-            else
+            } else {
                 tr.last_val = row.val;
+                tr.last_val_step = row.step;
+            }
         }
         if (rc == 0) rc = metrics_add(tr.mt, row);
         int stopping = (c->stop_at > 0 && row.step >= c->stop_at) || g_interrupted;
@@ -340,6 +434,7 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
             stopped = 1;
         } else {
             tr.last_val = tail->val;
+            tr.last_val_step = tail->step;
             tr.saved_step = -1;
             if (rc == 0 && !quiet)
                 progress_line(&tr.pg, "step %lld  loss %.4f  val %.4f  (final)",
@@ -351,6 +446,12 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
     res->steps = tr.rs.step;
     res->val = tr.last_val;
     res->interrupted = stopped;
+    if (rc == 0 && !quiet && done && c->time_budget > 0 && tr.rs.step <= c->warmup)
+        fprintf(stderr,
+                "%s: warning: the time budget ran out after %lld steps, within the warm-up of "
+                "%lld: the learning rate never decayed (a smaller --warmup, or a larger "
+                "budget)\n",
+                prog, (long long)tr.rs.step, (long long)c->warmup);
 
     if (rc == 0 && !quiet) {
         double el = now_seconds() - tr.t_start;
@@ -373,7 +474,7 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
             printf("\nsample (prompt \"%s\", temperature %g, top-k %lld):\n", c->prompt,
                    c->temperature, (long long)c->top_k);
             fflush(stdout);
-            rc = generate(&tr.m, c->seq, c->prompt, c->bytes, c->temperature, c->top_k,
+            rc = generate(&tr.m, c->prompt, c->bytes, c->temperature, c->top_k,
                           (uint64_t)c->seed, stdout);
         }
     }

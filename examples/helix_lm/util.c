@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gad.h"
 
@@ -74,8 +75,8 @@ int make_dirs(const char *path) {
 }
 
 int write_atomic(const char *path, file_writer w, const void *ctx) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char tmp[4200]; /* path.tmp.<pid>: remove_stale_tmp knows a dead writer's */
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return fail("cannot write '%s': %s", tmp, strerror(errno));
     int rc = w(f, ctx);

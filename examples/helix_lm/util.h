@@ -31,8 +31,8 @@ int checked_mul(int64_t a, int64_t b, int64_t *out);
  * n * elem does not fit in a size_t, or when memory runs out. */
 void *alloc_array(int64_t n, size_t elem);
 
-/* Write a whole file atomically: to path.tmp, then renamed over path. The
- * writer returns 0 on success. */
+/* Write a whole file atomically: to path.tmp.<pid>, then renamed over
+ * path. The writer returns 0 on success. */
 typedef int (*file_writer)(FILE *f, const void *ctx);
 int write_atomic(const char *path, file_writer w, const void *ctx);
 

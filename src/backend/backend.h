@@ -91,7 +91,7 @@ typedef struct gad_backend {
     int (*matmul)(const char *op, const gad_tensor *a, const gad_tensor *b, gad_tensor *y,
                   int a1, int b1);
 
-    /* -- the fused HELIX kernels (packed tensors; SPEC 4; cpu/fused.h) */
+    /* -- the fused HELIX kernels (packed tensors; docs/helix.md; cpu/fused.h) */
     void (*scan_fwd)(const gad_tensor *a, const gad_tensor *b, gad_tensor *h);
     /* ga or gb NULL when not wanted */
     void (*scan_bwd)(const gad_tensor *a, const gad_tensor *h, const gad_tensor *gh,

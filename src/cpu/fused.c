@@ -1,4 +1,4 @@
-/* fused.c: the fused kernels of SPEC section 4, stamped for f32 and f64
+/* fused.c: the fused kernels of docs/helix.md, stamped for f32 and f64
  * from fused_tmpl.h. */
 #include "cpu.h"
 #include "cpu/fused.h"

@@ -1,4 +1,4 @@
-/* fused.h: fused kernels for the HELIX language model (SPEC section 4). Raw
+/* fused.h: fused kernels for the HELIX language model (docs/helix.md). Raw
  * contiguous buffers of one float type (the _f32 and _f64 versions are
  * stamped from one template, src/cpu/fused_tmpl.h); callers validate shapes
  * and allocate outputs. No gradients here: the backward kernels are plain
@@ -15,15 +15,15 @@
     }
 
 /* The block's forward writes all of these, [M, D] each (M = B*T) but f1,
- * [M, 2D]; its backward reads a, h, out1, f1 and f2 only (SPEC 4.5 saves s2
- * and xn2 too; the backward recomputes them, one cheap pass each, so that a
+ * [M, 2D]; its backward reads a, h, out1, f1 and f2 only (not s2 and xn2:
+ * the backward recomputes them, one cheap pass each, so that a
  * training step holds two fewer [M, D] buffers per block). */
 #define GAD_HELIX_SAVED(T)                                                     \
     struct {                                                                   \
         T *a, *h, *s2, *out1, *xn2, *f1, *f2;                                  \
     }
 
-/* Gradients of a HELIX block, in SPEC 4.5's order. */
+/* Gradients of a HELIX block, in gad_helix_weights' order after x. */
 #define GAD_HELIX_GRADS(T)                                                     \
     struct {                                                                   \
         T *x, *wa, *wb, *wo, *wf1, *wf2, *g1, *g2, *g3, *g4;                   \
@@ -44,7 +44,7 @@
     /* dx = g r - x r^3 (sum x g) / n, r = 1 / sqrt(mean(x^2) + eps). */       \
     void gad__rms_bwd_##sfx(const T *x, const T *g, T *dx, int64_t rows,      \
                             int64_t n, double eps);                            \
-    /* probs = softmax rows of logits [N,V]; *loss = the loss of SPEC 4.3     \
+    /* probs = softmax rows of logits [N,V]; *loss = the masked loss          \
      * (targets of weighted rows already checked to be in range). 0, or -1   \
      * when scratch memory could not be allocated. */                         \
     int gad__mce_fwd_##sfx(const T *logits, const int64_t *targets,           \

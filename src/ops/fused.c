@@ -1,4 +1,4 @@
-/* fused.c: the fused ops of SPEC section 4 (gated scan, RMS norm, masked
+/* fused.c: the fused ops of docs/helix.md (gated scan, RMS norm, masked
  * cross-entropy, embedding, the HELIX block), each one tape node with a
  * hand-written backward (the back end's fused kernels; the CPU's are
  * src/cpu/fused_tmpl.h), beside the unfused composition of ordinary ops
@@ -379,7 +379,7 @@ enum {
 static const char *const helix_names[HX_NIN] = {"x",  "wa",  "wb", "wo", "wf1",
                                                 "wf2", "g1", "g2", "g3", "g4"};
 
-/* The inputs in SPEC 4.5's order, and their shapes checked. */
+/* The inputs in gad_helix_weights' order, and their shapes checked. */
 static int helix_inputs(const char *op, gad_tensor *x, const gad_helix_weights *w,
                         gad_tensor **in) {
     if (!x || !w) return (gad__null_arg(op), -1);
@@ -401,7 +401,8 @@ static int helix_inputs(const char *op, gad_tensor *x, const gad_helix_weights *
     return 0;
 }
 
-/* SPEC 4.5 as ordinary ops, with the ones column built explicitly. */
+/* The block's equations (docs/helix.md) as ordinary ops, with the ones
+ * column built explicitly. */
 static gad_tensor *helix_compose(gad_tensor *const *in, double eps) {
     gad_tensor *x = in[HX_X];
     int64_t B = x->shape[0], T = x->shape[1];
