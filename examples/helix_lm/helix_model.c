@@ -308,7 +308,7 @@ int save_checkpoint(const char *path, const model *m, gad_optim *opt, const conf
                     const run_state *rs) {
     int nopt = gad_optim_state(opt, NULL, NULL, 0);
     if (nopt < 0) return fail_gad("cannot read the optimizer state");
-    int n = m->np + nopt + N_HP + 4;
+    int n = m->np + nopt + N_HP + 5;
     const char **names = calloc((size_t)n, sizeof *names);
     gad_tensor **ts = calloc((size_t)n, sizeof *ts);
     char(*buf)[NAME_CAP] = calloc((size_t)(nopt + N_HP + 3), sizeof *buf);
@@ -342,6 +342,9 @@ int save_checkpoint(const char *path, const model *m, gad_optim *opt, const conf
         ts[k++] = gad_scalar_f64(rs->seconds);
         names[k] = "run.threads";
         ts[k++] = gad_from_i64(&rs->threads, NULL, 0);
+        int64_t world = rs->world > 0 ? rs->world : 1;
+        names[k] = "run.world";
+        ts[k++] = gad_from_i64(&world, NULL, 0);
         int64_t version = CKPT_VERSION;
         names[k] = "run.version";
         ts[k++] = gad_from_i64(&version, NULL, 0);
@@ -434,6 +437,10 @@ static int ckpt_read_config(const gad_checkpoint *cp, const char *path, config *
         rc = ckpt_value(cp, path, "run.seconds", 0, 0, MAX_RUN_SECONDS, NULL, &rs->seconds);
     if (rc == 0)
         rc = ckpt_value(cp, path, "run.threads", 1, 0, MAX_RUN_THREADS, &rs->threads, NULL);
+    rs->world = 1; /* optional: checkpoints from before distributed training lack it */
+    if (rc == 0 && gad_checkpoint_get(cp, "run.world"))
+        rc = ckpt_value(cp, path, "run.world", 1, 1, MAX_RUN_THREADS, &rs->world, NULL);
+    gad_clear_error();
     gad_scope_end();
     if (rc == 0) rc = check_step_bytes(c->batch, c->seq, path);
     return rc;

@@ -49,6 +49,7 @@ typedef struct run_state {
     int64_t step;    /* optimizer updates done */
     double seconds;  /* training wall clock so far */
     int64_t threads; /* the thread count that trained it */
+    int64_t world;   /* the ranks that trained it (dist.c; 1 if the checkpoint does not say) */
 } run_state;
 
 int save_checkpoint(const char *path, const model *m, gad_optim *opt, const config *c,
