@@ -16,7 +16,7 @@
 #include "util.h"
 
 static char g_prog[48];
-static int64_t g_steps;      /* dist_sync calls: the steps of this session */
+static int64_t g_steps;      /* dist_average calls: the steps of this session */
 static double g_t0 = -1;     /* dist_setup's clock */
 
 int dist_rank(void) { return gad_dist_rank(); }
@@ -43,11 +43,11 @@ int dist_end(int rc) {
         gad_dist_stats_get(&st);
         double el = now_seconds() - g_t0;
         printf("distributed: %d ranks; %.2f s in collectives (%.2f ms a step over %lld steps, "
-               "%.1f%% of %.1f s), %.2f MB reduced a step\n",
+               "%.1f%% of %.1f s), %.0f bytes reduced a step\n",
                gad_dist_size(), st.seconds,
                g_steps > 0 ? 1e3 * st.seconds / (double)g_steps : 0.0, (long long)g_steps,
                el > 0 ? 100 * st.seconds / el : 0.0, el,
-               g_steps > 0 ? (double)st.bytes / (double)g_steps / 1e6 : 0.0);
+               g_steps > 0 ? (double)st.bytes / (double)g_steps : 0.0);
         fflush(stdout);
     }
     if (gad_dist_finalize() != GAD_OK) {
@@ -103,7 +103,6 @@ void dist_shard(int64_t B, int64_t *first, int64_t *count) {
 }
 
 int dist_sync(double *seconds) {
-    g_steps++;
     if (gad_dist_size() == 1) return 0;
     double v[2] = {gad_dist_rank() == 0 ? *seconds : 0, g_interrupted ? 1 : 0};
     if (gad_dist_allreduce_f64(v, 2, GAD_DIST_SUM) != GAD_OK)
@@ -120,6 +119,7 @@ int dist_average(int ok, gad_tensor *const *params, gad_tensor **grads, int n, d
         gad_dist_average_grads(params, grads, n);
         return -1;
     }
+    g_steps++;
     if (gad_dist_average_grads(params, grads, n) != GAD_OK ||
         gad_dist_allreduce_f64(loss, 1, GAD_DIST_MEAN) != GAD_OK)
         return fail_gad("averaging the gradients over the ranks failed");
