@@ -241,6 +241,16 @@ static gad_status begin(int opcode, int ok, int64_t n, int64_t numel, uint64_t h
     return s == GAD_OK && !ok ? local_kind() : s;
 }
 
+/* "[2,3]" (cut with "..." when long). */
+static const char *shape_text(char *buf, size_t cap, gad_tensor *t) {
+    size_t len = (size_t)snprintf(buf, cap, "[");
+    for (int d = 0; d < gad_rank(t) && len + 24 < cap; d++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%lld", d ? "," : "",
+                                (long long)gad_shape(t)[d]);
+    snprintf(buf + len, cap - len, len + 24 < cap || gad_rank(t) == 0 ? "]" : "...]");
+    return buf;
+}
+
 /* ---------------------------------------------------------------- buckets */
 
 typedef struct item {
@@ -517,12 +527,17 @@ gad_status gad_dist_average_grads(gad_tensor *const *params, gad_tensor *const *
                 break;
             }
         }
-        if (g && (gad_dtype(g) != gad_dtype(p) || gad_rank(g) != gad_rank(p) ||
+        if (g && gad_dtype(g) != gad_dtype(p)) {
+            gad_error_set(GAD_ERR_DTYPE, op, "the gradient of params[%d] is %s, the parameter %s",
+                          i, gad_dtype_name(gad_dtype(g)), gad_dtype_name(gad_dtype(p)));
+            ok = 0;
+            break;
+        }
+        if (g && (gad_rank(g) != gad_rank(p) ||
                   memcmp(gad_shape(g), gad_shape(p), sizeof(int64_t) * (size_t)gad_rank(p)))) {
-            gad_error_set(GAD_ERR_SHAPE, op, "the gradient of params[%d] is %s of rank %d, the "
-                          "parameter %s of rank %d (or their shapes differ)", i,
-                          gad_dtype_name(gad_dtype(g)), gad_rank(g), gad_dtype_name(gad_dtype(p)),
-                          gad_rank(p));
+            char gs_[96], ps_[96];
+            gad_error_set(GAD_ERR_SHAPE, op, "the gradient of params[%d] is %s, the parameter %s",
+                          i, shape_text(gs_, sizeof gs_, g), shape_text(ps_, sizeof ps_, p));
             ok = 0;
             break;
         }
