@@ -18,7 +18,7 @@ fail() {
     exit 1
 }
 command -v ip > /dev/null || { echo "no ip (iproute2): skipped"; exit 77; }
-"$MPIEXEC" --version 2>&1 | grep -q "Open MPI" || { echo "not OpenMPI (its --mca flags): skipped"; exit 77; }
+"$MPIEXEC" --version 2>&1 | grep -qE "Open MPI|OpenRTE" || { echo "not OpenMPI (its --mca flags): skipped"; exit 77; }
 rm -rf "$DIR" && mkdir -p "$DIR" || fail "cannot make $DIR"
 id=$$
 a=gadA$id b=gadB$id net=$((id % 200 + 20))
