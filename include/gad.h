@@ -1130,9 +1130,12 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name);
  * PMI_SIZE, PMIX_RANK, ...; GAD_DIST=mpi forces it, GAD_DIST=none makes a
  * world of one), unless the program initialized MPI itself (then gad uses
  * it and leaves its finalization to the program). argc and argv may be NULL.
- * Without MPI, or when not launched by one, a world of one. Calling it again
- * returns GAD_OK and does nothing. A comm error with MPI's text when MPI
- * fails to initialize. */
+ * In a build without MPI, or when not launched by one, a world of one.
+ * Calling it again returns GAD_OK and does nothing. A comm error with MPI's
+ * text when MPI fails to initialize; a domain error for a GAD_DIST_TIMEOUT
+ * that is not a number of seconds > 0 or a GAD_DIST_BUCKET_BYTES outside
+ * [4096, 2^40]. Call the gad_dist_* functions from the thread that called
+ * it. */
 gad_status gad_dist_init(int *argc, char ***argv);
 
 /* This process's rank in [0, size) and the world's size (0 and 1 before
