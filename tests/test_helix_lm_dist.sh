@@ -10,7 +10,8 @@
 #   3. A 2-rank run stopped at step 20 and resumed with 2 ranks gives the
 #      uninterrupted 2-rank run's metrics, bit for bit.
 #   4. A resume with another world size is an error naming both sizes; a
-#      global batch that the ranks do not divide is an error.
+#      global batch that the ranks do not divide is an error; ranks started
+#      with different models (mpirun's MPMD form) fail with a clear error.
 #   5. A rank killed with SIGKILL mid-run: the other stops, non-zero, with a
 #      message naming the rank (plain mpirun ends the job; under
 #      --enable-recovery gad's deadline, 5 s here, stops it), and the last
@@ -108,6 +109,17 @@ run odd 3 $CONF --out "$DIR/odd" && fail "a batch of 8 over 3 ranks succeeded"
 grep -q "batch 8 cannot be split over 3 ranks" "$DIR/odd.log" ||
     { cat "$DIR/odd.log"; fail "no message for a batch the ranks do not divide"; }
 echo "resume on 1 or 3 ranks of a 2-rank run, batch 8 on 3 ranks: errors naming the sizes"
+# a rank with another model (MPMD: --d 32 on rank 0, --d 48 on rank 1)
+MM="--layers 2 --batch 8 --seq 32 --steps 5 --val-windows 8 --threads 1 --bytes 0 --plain"
+# shellcheck disable=SC2086
+timeout 120 "$MPIEXEC" -np 1 "$BIN" train --d 32 $MM --out "$DIR/mm" : \
+    -np 1 "$BIN" train --d 48 $MM --out "$DIR/mm" > "$DIR/mm.log" 2>&1
+[ $? -ne 124 ] || fail "ranks with different models hung"
+for r in "helix_lm:" "helix_lm\[rank 1\]:"; do
+    grep -q "^$r cannot broadcast the parameters: shape error in dist_broadcast: the ranks disagree" \
+        "$DIR/mm.log" || { cat "$DIR/mm.log"; fail "no clear error from $r for a different model"; }
+done
+echo "a rank with another model (--d 48 against 32): a shape error on both ranks, no hang"
 
 # 5. a rank killed with SIGKILL mid-run
 kill_run() { # kill_run NAME EXTRA_MPIEXEC_FLAGS...
