@@ -9,6 +9,8 @@
 #     t = 2 (p-1)/p * bytes / bandwidth + 2 (p-1) * latency
 # (Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for clusters
 # of workstations", JPDC 2009). Nothing here is asserted by the tests.
+# COMPUTE_MS=ms takes that compute time for the estimate instead of the
+# measured one (a figure from a quieter run of the same machine, say).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -52,10 +54,10 @@ echo "  overlapping it with the backward pass could save at most the all-reduce 
 
 echo
 echo "ESTIMATE (a model, not a measurement): the step at p ranks, each with the per-rank"
-echo "batch above (16/2 = 8 rows) and the 2-rank compute time ($t2 ms less $comm ms),"
+echo "batch above (16/2 = 8 rows) and the 2-rank compute time (${COMPUTE_MS:-$t2 ms less $comm} ms),"
 echo "the $bytes-byte gradient reduced by a ring all-reduce, no overlap:"
-awk -v bytes="$bytes" -v t2="$t2" -v comm="$comm" 'BEGIN {
-    compute = t2 - comm
+awk -v bytes="$bytes" -v t2="$t2" -v comm="$comm" -v override="${COMPUTE_MS:-}" 'BEGIN {
+    compute = override != "" ? override + 0 : t2 - comm
     n = split("10GbE 100GbE IB-HDR NVLink", name, " ")
     split("1.25e9 12.5e9 25e9 300e9", bw, " ")     # bytes/s, one direction
     split("20e-6 5e-6 2e-6 3e-6", lat, " ")          # seconds a message
