@@ -140,7 +140,8 @@ size_t gad_dtype_size(gad_dtype_t dtype);
     X(GAD_ERR_MEMORY, "memory")           /* an allocation failed */           \
     X(GAD_ERR_IO, "io")                   /* a file operation failed */        \
     X(GAD_ERR_FORMAT, "format")           /* a malformed file */           \
-    X(GAD_ERR_DEVICE, "device")           /* on two devices, or not on host */
+    X(GAD_ERR_DEVICE, "device")           /* on two devices, or not on host */\
+    X(GAD_ERR_COMM, "comm")               /* a collective failed or timed out */
 
 typedef enum gad_status {
 #define GAD_STATUS_ENUM_(code, name) code,
@@ -1543,6 +1544,141 @@ gad_status gad_sampler_seek(gad_sampler *s, int64_t epoch, int64_t b);
  * splittable pseudorandom number generators", OOPSLA 2014), so that
  * nearby seeds and epochs give unrelated streams. */
 uint64_t gad_sampler_epoch_seed(uint64_t seed, int64_t epoch);
+/* ======================================================================== */
+/* Distributed data parallelism (src/dist)                                   */
+/* ======================================================================== */
+/* Several processes (ranks) train one model: each computes gradients on its
+ * own share of the batch, gad_dist_average_grads averages them over all
+ * ranks, and every rank takes the same optimizer step, so the parameters
+ * stay equal everywhere. The transport is MPI (any MPI the launcher runs:
+ * mpirun, srun), for host tensors. A gad built without MPI (GAD_MPI=OFF, or
+ * no MPI found), or a program not started by an MPI launcher, is a world of
+ * one: the same functions, rank 0 of size 1, every collective a no-op that
+ * leaves its data as it is (a mean over one rank is the value itself), so
+ * programs need no #ifdef.
+ *
+ * Rules of the game (as for MPI collectives): every rank calls the same
+ * collectives in the same order, with the same tensor count, shapes and
+ * dtypes, from the thread that called gad_dist_init. Each collective first
+ * compares a signature of its arguments across ranks (the op, the call's
+ * sequence number, the tensor count, the total element count, a hash of the
+ * dtypes and shapes): a mismatch is a shape error on every rank, naming
+ * what each rank passed, before any data moves.
+ *
+ * No hang: every collective is a nonblocking MPI call polled against a
+ * deadline, gad_dist_timeout() seconds (default 60; environment variable
+ * GAD_DIST_TIMEOUT, or gad_dist_set_timeout). When it passes, the call
+ * spends at most min(2 s, timeout / 2) more asking the other ranks which of
+ * them are still there, then fails with a comm error naming the op and the
+ * ranks that did not answer (dead, stuck elsewhere, or in another
+ * collective). An MPI error (MPI_ERRORS_RETURN is set on gad's
+ * communicators) is a comm error too, with MPI's text. gad never calls
+ * MPI_Abort. After a comm error the world is broken: every later
+ * collective fails at once with a comm error; end the program with a
+ * non-zero status (the launcher then stops the remaining ranks).
+ *
+ * Note that mpirun itself ends the whole job within about a second when a
+ * rank dies or exits non-zero; the deadline matters where the launcher
+ * does not (OpenMPI's --enable-recovery, other launchers) and when a rank
+ * hangs or runs into a different collective. */
+
+/* Join the world the launcher started: MPI_Init_thread(FUNNELED) when the
+ * environment says an MPI launcher started this process (OMPI_COMM_WORLD_SIZE,
+ * PMI_SIZE, PMIX_RANK, ...; GAD_DIST=mpi forces it, GAD_DIST=none makes a
+ * world of one), unless the program initialized MPI itself (then gad uses
+ * it and leaves its finalization to the program). argc and argv may be NULL.
+ * In a build without MPI, or when not launched by one, a world of one.
+ * Calling it again returns GAD_OK and does nothing. A comm error with MPI's
+ * text when MPI fails to initialize; a domain error for a GAD_DIST_TIMEOUT
+ * that is not a number of seconds > 0 or a GAD_DIST_BUCKET_BYTES outside
+ * [4096, 2^40]. Call the gad_dist_* functions from the thread that called
+ * it. */
+gad_status gad_dist_init(int *argc, char ***argv);
+
+/* This process's rank in [0, size) and the world's size (0 and 1 before
+ * gad_dist_init and in a world of one). */
+int gad_dist_rank(void);
+int gad_dist_size(void);
+
+/* The transport: "mpi", or "none" for a world of one. */
+const char *gad_dist_backend(void);
+
+/* The deadline of every collective, in seconds (default 60, or
+ * GAD_DIST_TIMEOUT at gad_dist_init). gad_dist_set_timeout returns the
+ * previous value; a value that is not > 0 leaves it unchanged. */
+double gad_dist_timeout(void);
+double gad_dist_set_timeout(double seconds);
+
+typedef enum gad_dist_op {
+    GAD_DIST_SUM = 0,
+    GAD_DIST_MEAN = 1, /* the sum divided by the world's size */
+    GAD_DIST_MIN = 2,
+    GAD_DIST_MAX = 3
+} gad_dist_op;
+
+/* Reduce tensors[0..n) (f32 or f64, host) element by element over all
+ * ranks, in place: afterwards every rank holds the same values. Writes
+ * through gad_data_mut (copy-on-write: each tensor keeps its identity, and
+ * other tensors that shared its storage keep the old values). The data of
+ * all tensors of one dtype travel packed in buckets (gad_dist_bucket_bytes),
+ * one MPI all-reduce per bucket. Sums of integer-valued floats are exact;
+ * other sums depend on MPI's reduction order, which is fixed for a given
+ * world size and message size (the same run gives the same bits). A domain
+ * error for NULL or i64 tensors or a bad op, a not-unique error for an
+ * output of a tracked op, a shape error for a mismatch across ranks, a
+ * comm error as above. */
+gad_status gad_dist_allreduce(gad_tensor *const *tensors, int n, gad_dist_op op);
+
+/* The same for n doubles in host memory (losses, counts, flags). */
+gad_status gad_dist_allreduce_f64(double *values, int n, gad_dist_op op);
+
+/* Copy root's tensors[0..n) (any dtype) into the tensors of every other
+ * rank, in place (through gad_data_mut, as above): initial parameters from
+ * rank 0. Errors as gad_dist_allreduce; a domain error when root is not a
+ * rank. */
+gad_status gad_dist_broadcast(gad_tensor *const *tensors, int n, int root);
+
+/* Average the gradients of params[0..n) over all ranks, in place: the mean
+ * (the sum divided by the size) of every gradient, packed into buckets of
+ * gad_dist_bucket_bytes(), one all-reduce per bucket and dtype (f32, f64),
+ * not one per tensor. grads[i] is params[i]'s gradient (as gad_grad returns
+ * them); grads NULL takes the leaves' slots (as gad_backward fills them and
+ * gad_optim_step reads them), where an empty slot is skipped, and must be
+ * empty on every rank. Call it between the backward pass and
+ * gad_clip_grad_norm / gad_optim_step: every rank then clips by the norm of
+ * the averaged gradients, which is the global norm, and steps the same way.
+ * Errors as gad_dist_allreduce; a shape error names a gradient whose shape
+ * is not its parameter's. */
+gad_status gad_dist_average_grads(gad_tensor *const *params, gad_tensor *const *grads,
+                                  int n);
+
+/* The size of one bucket: 25 MiB (GAD_DIST_BUCKET_BYTES in the environment
+ * at gad_dist_init changes it; at least 4 KiB). */
+size_t gad_dist_bucket_bytes(void);
+
+/* Block until every rank has called it (polled against the deadline). */
+gad_status gad_dist_barrier(void);
+
+/* What the collectives of this process cost since gad_dist_init (or the
+ * last reset): calls, bytes reduced or broadcast (this rank's buffers, not
+ * the wire's), and seconds spent inside them, waiting for slower ranks
+ * included. */
+typedef struct gad_dist_stats {
+    int64_t calls;
+    int64_t bytes;
+    double seconds;
+} gad_dist_stats;
+
+void gad_dist_stats_get(gad_dist_stats *out);
+void gad_dist_stats_reset(void);
+
+/* Leave the world: a barrier (against the deadline), then MPI_Finalize when
+ * gad initialized MPI. After a comm error, or when the barrier times out,
+ * it does not call MPI_Finalize (it could wait forever for a lost rank) and
+ * returns a comm error: exit non-zero. A program that fails may exit
+ * without calling it; the launcher then ends the job. A world of one
+ * returns GAD_OK. */
+gad_status gad_dist_finalize(void);
 
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop

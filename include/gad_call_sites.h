@@ -1385,6 +1385,94 @@ GAD_CS_INLINE_ uint64_t gad__at_sampler_epoch_seed(const char *gad_file_, int ga
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_status gad__at_dist_init(const char *gad_file_, int gad_line_, int *argc, char ***argv) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_dist_init)(argc, argv);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int gad__at_dist_rank(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_dist_rank)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int gad__at_dist_size(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_dist_size)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ const char *gad__at_dist_backend(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    const char *gad_r_ = (gad_dist_backend)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ double gad__at_dist_timeout(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    double gad_r_ = (gad_dist_timeout)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ double gad__at_dist_set_timeout(const char *gad_file_, int gad_line_, double seconds) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    double gad_r_ = (gad_dist_set_timeout)(seconds);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_dist_allreduce(const char *gad_file_, int gad_line_, gad_tensor *const *tensors, int n, gad_dist_op op) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_dist_allreduce)(tensors, n, op);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_dist_allreduce_f64(const char *gad_file_, int gad_line_, double *values, int n, gad_dist_op op) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_dist_allreduce_f64)(values, n, op);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_dist_broadcast(const char *gad_file_, int gad_line_, gad_tensor *const *tensors, int n, int root) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_dist_broadcast)(tensors, n, root);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_dist_average_grads(const char *gad_file_, int gad_line_, gad_tensor *const *params, gad_tensor *const *grads, int n) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_dist_average_grads)(params, grads, n);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ size_t gad__at_dist_bucket_bytes(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    size_t gad_r_ = (gad_dist_bucket_bytes)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_dist_barrier(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_dist_barrier)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ void gad__at_dist_stats_get(const char *gad_file_, int gad_line_, gad_dist_stats *out) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    (gad_dist_stats_get)(out);
+    gad_call_site_leave(gad_prev_);
+}
+GAD_CS_INLINE_ void gad__at_dist_stats_reset(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    (gad_dist_stats_reset)();
+    gad_call_site_leave(gad_prev_);
+}
+GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_dist_finalize)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 
 /* The macros, after every wrapper: one per function of gad.h. */
 #define gad_dtype_name(...) gad__at_dtype_name(__FILE__, __LINE__, __VA_ARGS__)
@@ -1619,5 +1707,20 @@ GAD_CS_INLINE_ uint64_t gad__at_sampler_epoch_seed(const char *gad_file_, int ga
 #define gad_sampler_batch_index(...) gad__at_sampler_batch_index(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_sampler_seek(...) gad__at_sampler_seek(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_sampler_epoch_seed(...) gad__at_sampler_epoch_seed(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_dist_init(...) gad__at_dist_init(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_dist_rank() gad__at_dist_rank(__FILE__, __LINE__)
+#define gad_dist_size() gad__at_dist_size(__FILE__, __LINE__)
+#define gad_dist_backend() gad__at_dist_backend(__FILE__, __LINE__)
+#define gad_dist_timeout() gad__at_dist_timeout(__FILE__, __LINE__)
+#define gad_dist_set_timeout(...) gad__at_dist_set_timeout(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_dist_allreduce(...) gad__at_dist_allreduce(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_dist_allreduce_f64(...) gad__at_dist_allreduce_f64(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_dist_broadcast(...) gad__at_dist_broadcast(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_dist_average_grads(...) gad__at_dist_average_grads(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_dist_bucket_bytes() gad__at_dist_bucket_bytes(__FILE__, __LINE__)
+#define gad_dist_barrier() gad__at_dist_barrier(__FILE__, __LINE__)
+#define gad_dist_stats_get(...) gad__at_dist_stats_get(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_dist_stats_reset() gad__at_dist_stats_reset(__FILE__, __LINE__)
+#define gad_dist_finalize() gad__at_dist_finalize(__FILE__, __LINE__)
 
 #endif /* GAD_CALL_SITES_H */

@@ -3618,5 +3618,89 @@ ROW(sampler_seek_range, "gad_sampler_seek", "index", "batch 3 of 2 per epoch", "
     return ok;)
 GOOD(sampler_seed_odd, "gad_sampler_epoch_seed", "odd", "a negative epoch", "a seed",
      gad_sampler_epoch_seed(1, -1) != gad_sampler_epoch_seed(1, 0))
+AREA("Distributed (a world of one: this test is not run by an MPI launcher)")
+ROW(dist_init_env, "gad_dist_init", "value", "GAD_DIST_TIMEOUT=abc in the environment",
+    "status", E_DOMAIN, "dist_init", "GAD_DIST_TIMEOUT", 0,
+    setenv("GAD_DIST_TIMEOUT", "abc", 1);
+    gad_status s = gad_dist_init(NULL, NULL);
+    unsetenv("GAD_DIST_TIMEOUT");
+    return s == GAD_ERR_DOMAIN && gad_dist_size() == 1;)
+GOOD(dist_init_null, "gad_dist_init", "NULL", "argc and argv NULL, twice",
+     "GAD_OK, a world of one", gad_dist_init(NULL, NULL) == GAD_OK &&
+     gad_dist_init(NULL, NULL) == GAD_OK && gad_dist_size() == 1)
+GOOD(dist_rank_one, "gad_dist_rank", "odd", "a world of one", "0", gad_dist_rank() == 0)
+GOOD(dist_size_one, "gad_dist_size", "odd", "a world of one", "1", gad_dist_size() == 1)
+GOOD(dist_backend_one, "gad_dist_backend", "odd", "a world of one", "\"none\"",
+     strcmp(gad_dist_backend(), "none") == 0)
+GOOD(dist_timeout_pos, "gad_dist_timeout", "odd", "no setting made", "> 0",
+     gad_dist_timeout() > 0)
+GOOD(dist_set_timeout_bad, "gad_dist_set_timeout", "NaN/Inf", "seconds = NaN, -1, inf",
+     "the previous value; the deadline is unchanged",
+     gad_dist_set_timeout(NAN) == gad_dist_timeout() &&
+     gad_dist_set_timeout(-1) == gad_dist_timeout() &&
+     gad_dist_set_timeout(INFINITY) == gad_dist_timeout())
+GOOD(dist_bucket_min, "gad_dist_bucket_bytes", "odd", "any build", ">= 4096",
+     gad_dist_bucket_bytes() >= 4096)
+SBAD(dist_allreduce_null, "gad_dist_allreduce", "NULL", "tensors NULL, n = 1", E_DOMAIN,
+     "dist_allreduce", "tensors", gad_dist_allreduce(NULL, 1, GAD_DIST_SUM))
+SBAD(dist_allreduce_nullitem, "gad_dist_allreduce", "NULL", "tensors[0] NULL", E_DOMAIN,
+     "dist_allreduce", "tensors[0]", gad_dist_allreduce((gad_tensor *[]){NULL}, 1, GAD_DIST_SUM))
+SBAD(dist_allreduce_neg, "gad_dist_allreduce", "value", "n = -1", E_DOMAIN, "dist_allreduce",
+     "-1", gad_dist_allreduce(NULL, -1, GAD_DIST_SUM))
+SBAD(dist_allreduce_op, "gad_dist_allreduce", "value", "op = 9", E_DOMAIN, "dist_allreduce",
+     "op = 9", gad_dist_allreduce((gad_tensor *[]){mk(GAD_F32, DIMS(2))}, 1, (gad_dist_op)9))
+SBAD(dist_allreduce_i64, "gad_dist_allreduce", "dtype", "an i64 tensor", E_DOMAIN,
+     "dist_allreduce", "i64", gad_dist_allreduce((gad_tensor *[]){mk(GAD_I64, DIMS(2))}, 1,
+                                                 GAD_DIST_SUM))
+SBAD(dist_allreduce_tracked, "gad_dist_allreduce", "tracked", "the output of a tracked op",
+     E_UNIQUE, "data_mut", NULL,
+     gad_dist_allreduce((gad_tensor *[]){tracked()}, 1, GAD_DIST_SUM))
+ROW(dist_allreduce_one, "gad_dist_allreduce", "odd", "a mean over a world of one, and empty",
+    "GAD_OK, the values unchanged", E_OK, "", NULL, 0,
+    gad_tensor *ts[2] = {mk(GAD_F64, DIMS(3)), mk(GAD_F32, DIMS(0))};
+    return gad_dist_allreduce(ts, 2, GAD_DIST_MEAN) == GAD_OK && at(ts[0], 1) == -0.5;)
+SBAD(dist_allreduce_f64_null, "gad_dist_allreduce_f64", "NULL", "values NULL, n = 2",
+     E_DOMAIN, "dist_allreduce_f64", "values", gad_dist_allreduce_f64(NULL, 2, GAD_DIST_SUM))
+SBAD(dist_allreduce_f64_op, "gad_dist_allreduce_f64", "value", "op = -1", E_DOMAIN,
+     "dist_allreduce_f64", "op = -1", gad_dist_allreduce_f64((double[]){1}, 1, (gad_dist_op)-1))
+ROW(dist_allreduce_f64_one, "gad_dist_allreduce_f64", "NaN/Inf", "NaN and inf, a world of one",
+    "GAD_OK, the values unchanged", E_OK, "", NULL, 0,
+    double v[2] = {NAN, INFINITY};
+    return gad_dist_allreduce_f64(v, 2, GAD_DIST_MEAN) == GAD_OK && isnan(v[0]) &&
+           v[1] == INFINITY;)
+SBAD(dist_broadcast_root, "gad_dist_broadcast", "index", "root = 1 in a world of one",
+     E_DOMAIN, "dist_broadcast", "root = 1",
+     gad_dist_broadcast((gad_tensor *[]){mk(GAD_F32, DIMS(2))}, 1, 1))
+SBAD(dist_broadcast_null, "gad_dist_broadcast", "NULL", "tensors NULL, n = 1", E_DOMAIN,
+     "dist_broadcast", "tensors", gad_dist_broadcast(NULL, 1, 0))
+GOOD(dist_broadcast_i64, "gad_dist_broadcast", "odd", "an i64 tensor from root 0",
+     "GAD_OK (any dtype)", gad_dist_broadcast((gad_tensor *[]){mk(GAD_I64, DIMS(2))}, 1, 0) == GAD_OK)
+SBAD(dist_avg_null, "gad_dist_average_grads", "NULL", "params NULL, n = 1", E_DOMAIN,
+     "dist_average_grads", "params", gad_dist_average_grads(NULL, NULL, 1))
+SBAD(dist_avg_nullgrad, "gad_dist_average_grads", "NULL", "grads[0] NULL", E_DOMAIN,
+     "dist_average_grads", "grads[0]",
+     gad_dist_average_grads((gad_tensor *[]){gad_requires_grad(mk(GAD_F32, DIMS(2)))},
+                            (gad_tensor *[]){NULL}, 1))
+SBAD(dist_avg_shape, "gad_dist_average_grads", "shape", "a [3] gradient of a [2] parameter",
+     E_SHAPE, "dist_average_grads", "[3]",
+     gad_dist_average_grads((gad_tensor *[]){gad_requires_grad(mk(GAD_F32, DIMS(2)))},
+                            (gad_tensor *[]){mk(GAD_F32, DIMS(3))}, 1))
+SBAD(dist_avg_dtype, "gad_dist_average_grads", "dtype", "an f64 gradient of an f32 parameter",
+     E_DTYPE, "dist_average_grads", "f64",
+     gad_dist_average_grads((gad_tensor *[]){gad_requires_grad(mk(GAD_F32, DIMS(2)))},
+                            (gad_tensor *[]){mk(GAD_F64, DIMS(2))}, 1))
+GOOD(dist_avg_empty_slot, "gad_dist_average_grads", "odd", "grads NULL, an empty slot",
+     "GAD_OK (the parameter is skipped)",
+     gad_dist_average_grads((gad_tensor *[]){gad_requires_grad(mk(GAD_F32, DIMS(2)))}, NULL, 1) ==
+         GAD_OK)
+GOOD(dist_barrier_one, "gad_dist_barrier", "odd", "a world of one", "GAD_OK",
+     gad_dist_barrier() == GAD_OK)
+ROW(dist_stats_null, "gad_dist_stats_get", "NULL", "out NULL", "nothing (a no-op)", E_OK, "",
+    NULL, 0, gad_dist_stats_get(NULL); return 1;)
+ROW(dist_stats_reset, "gad_dist_stats_reset", "odd", "then gad_dist_stats_get", "zeros", E_OK,
+    "", NULL, 0, gad_dist_stats st; gad_dist_stats_reset(); gad_dist_stats_get(&st);
+    return st.calls == 0 && st.bytes == 0 && st.seconds == 0;)
+GOOD(dist_finalize_one, "gad_dist_finalize", "odd", "a world of one, twice", "GAD_OK",
+     gad_dist_finalize() == GAD_OK && gad_dist_finalize() == GAD_OK)
 
 #endif /* BAD_ROWS_PASS */

@@ -1662,14 +1662,14 @@ TEST(allocator_keep_failure) {
 TEST(error_names) {
     const char *names[] = {"ok",     "shape",       "dtype",       "index",
                            "domain", "not-unique",  "unsupported", "memory",
-                           "io",     "format",      "device"};
+                           "io",     "format",      "device",      "comm"};
     const gad_status codes[] = {GAD_OK,           GAD_ERR_SHAPE,      GAD_ERR_DTYPE,
                                 GAD_ERR_INDEX,    GAD_ERR_DOMAIN,     GAD_ERR_NOT_UNIQUE,
                                 GAD_ERR_UNSUPPORTED, GAD_ERR_MEMORY,  GAD_ERR_IO,
-                                GAD_ERR_FORMAT,   GAD_ERR_DEVICE};
-    for (int i = 0; i < 11; i++) CHECK(strcmp(gad_status_str(codes[i]), names[i]) == 0);
-    CHECK(GAD_STATUS_COUNT_ == 11);
-    CHECK(strcmp(gad_status_str((gad_status)11), "unknown") == 0);
+                                GAD_ERR_FORMAT,   GAD_ERR_DEVICE,     GAD_ERR_COMM};
+    for (int i = 0; i < 12; i++) CHECK(strcmp(gad_status_str(codes[i]), names[i]) == 0);
+    CHECK(GAD_STATUS_COUNT_ == 12);
+    CHECK(strcmp(gad_status_str((gad_status)12), "unknown") == 0);
     CHECK(strcmp(gad_status_str((gad_status)-1), "unknown") == 0);
     CHECK(strcmp(gad_dtype_name(GAD_F32), "f32") == 0);
     CHECK(strcmp(gad_dtype_name(GAD_F64), "f64") == 0);

@@ -422,7 +422,7 @@ int save_checkpoint(const char *path, const model *m, gad_optim *opt, const conf
                     const run_state *rs) {
     int nopt = gad_optim_state(opt, NULL, NULL, 0);
     if (nopt < 0) return fail_gad("cannot read the optimizer state");
-    int n = m->np + nopt + N_HP + 7;
+    int n = m->np + nopt + N_HP + 8;
     const char **names = calloc((size_t)n, sizeof *names);
     gad_tensor **ts = calloc((size_t)n, sizeof *ts);
     char(*buf)[NAME_CAP] = calloc((size_t)(nopt + N_HP + 3), sizeof *buf);
@@ -462,6 +462,9 @@ int save_checkpoint(const char *path, const model *m, gad_optim *opt, const conf
         ts[k++] = gad_scalar_f64(rs->lr_anchor_lr);
         names[k] = "run.lr_total";
         ts[k++] = gad_from_i64(&rs->lr_total, NULL, 0);
+        int64_t world = rs->world > 0 ? rs->world : 1;
+        names[k] = "run.world";
+        ts[k++] = gad_from_i64(&world, NULL, 0);
         int64_t version = CKPT_VERSION;
         names[k] = "run.version";
         ts[k++] = gad_from_i64(&version, NULL, 0);
@@ -576,6 +579,10 @@ static int ckpt_read_config(const gad_checkpoint *cp, const char *path, config *
         if (rc == 0) /* a time budget's end before its pace is known: INT64_MAX / 4 */
             rc = ckpt_value(cp, path, "run.lr_total", 1, 0, MAX_LR_TOTAL, &rs->lr_total, NULL);
     }
+    rs->world = 1; /* optional: checkpoints from before distributed training lack it */
+    if (rc == 0 && gad_checkpoint_get(cp, "run.world"))
+        rc = ckpt_value(cp, path, "run.world", 1, 1, MAX_RUN_THREADS, &rs->world, NULL);
+    if (rc == 0) gad_clear_error(); /* the absent name's index error */
     gad_scope_end();
     if (rc == 0) rc = check_step_bytes(c->batch, c->seq, path);
     return rc;

@@ -72,6 +72,7 @@ typedef struct run_state {
      * used (-1: unknown, in a checkpoint of version 1) */
     int64_t lr_anchor, lr_total;
     double lr_anchor_lr;
+    int64_t world;   /* the ranks that trained it (dist.c; 1 if the checkpoint does not say) */
 } run_state;
 
 int save_checkpoint(const char *path, const model *m, gad_optim *opt, const config *c,

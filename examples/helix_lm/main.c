@@ -34,6 +34,7 @@
 
 #include "config.h"
 #include "data.h"
+#include "dist.h"
 #include "gad.h"
 #include "helix_model.h"
 #include "selftest.h"
@@ -217,11 +218,11 @@ static int cmd_eval(const config *c, const given_set *given) {
 
 static int cmd_train(config *c, const given_set *given) {
     if (c->threads > 0) gad_set_num_threads((int)c->threads);
+    if (dist_start(c) != 0) return 1; /* under mpirun: this rank's share (dist.c) */
     train_result res;
     int rc = train(c, given, 0, &res);
     free(res.mt.rows);
-    if (rc != 0) return 1;
-    return res.interrupted && g_interrupted ? 130 : 0;
+    return dist_end(rc != 0 ? 1 : res.interrupted && g_interrupted ? 130 : 0);
 }
 
 int main(int argc, char **argv) {

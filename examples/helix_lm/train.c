@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "data.h"
+#include "dist.h"
 #include "gad.h"
 #include "helix_model.h"
 #include "plot.h"
@@ -245,13 +246,17 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
     sample_batch(&tr->ds, tr->batch_rng, (uint64_t)c->seed, step, c->batch, c->seq, tr->in,
                  tr->tg);
     int rc = 0;
+    int64_t b0, nb; /* this rank's rows of the global batch (dist.c) */
+    dist_shard(c->batch, &b0, &nb);
     gad_scope_begin();
-    gad_tensor *lt = model_loss(&tr->m, tr->in, tr->tg, c->batch, c->seq);
+    gad_tensor *lt = model_loss(&tr->m, tr->in + b0 * c->seq, tr->tg + b0 * c->seq, nb, c->seq);
     if (!lt || gad_grad(lt, tr->m.params, tr->m.np, tr->grads) != GAD_OK) {
         rc = fail_gad("the training step failed");
+        dist_average(0, tr->m.params, tr->grads, tr->m.np, &loss);
     } else {
         loss = gad_item(lt);
-        if (c->clip > 0) {
+        if (dist_average(1, tr->m.params, tr->grads, tr->m.np, &loss) != 0) rc = -1;
+        if (rc == 0 && c->clip > 0) {
             gnorm = gad_clip_grad_norm(tr->grads, tr->m.np, c->clip);
             if (isnan(gnorm) && gad_last_error()) rc = fail_gad("gradient clipping failed");
         }
@@ -281,6 +286,11 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
 static int trainer_save(trainer *tr) {
     tr->rs.seconds = now_seconds() - tr->t_start;
     tr->rs.threads = gad_num_threads();
+    tr->rs.world = dist_size();
+    if (dist_rank() != 0) { /* rank 0 writes; the others hold the same state */
+        tr->saved_step = tr->rs.step;
+        return 0;
+    }
     plot_ctx pc = {tr->mt, tr->c};
     test_kill_point("save-begin", tr->rs.step);
     int rc = write_atomic(tr->csv_path, write_csv, tr->mt);
@@ -360,6 +370,7 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
     memset(&tr, 0, sizeof tr);
     tr.quiet = quiet;
     int rc = trainer_setup(&tr, c, given, &res->mt);
+    rc = dist_setup(rc, c, &tr.m, c->resume ? tr.rs.world : 0); /* mpirun: dist.c */
     tr.pg.tty = !quiet && !c->plain && isatty(STDOUT_FILENO);
     if (rc == 0 && !quiet) trainer_banner(&tr);
 
@@ -384,6 +395,7 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
     if (catching) signals_catch(&ss);
     while (rc == 0) {
         double t0 = now_seconds(), seconds = t0 - tr.t_start;
+        if ((rc = dist_sync(&seconds)) != 0) break; /* rank 0's clock, anyone's signal */
         if (g_interrupted) { /* even at the end: its evaluation may have been cut short */
             stopped = 1;
             break;

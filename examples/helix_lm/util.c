@@ -17,12 +17,15 @@
 const char *prog = "helix_lm";
 
 int fail(const char *fmt, ...) {
+    /* one write for the whole line, so that the lines of several ranks
+     * (mpirun, dist.c) do not interleave */
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s: ", prog);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", prog);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    if (n >= 0 && (size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "%s\n", line);
     return -1;
 }
 

@@ -1,0 +1,569 @@
+/* dist.c: data parallelism across processes (gad.h, "Distributed data
+ * parallelism"): the public calls, their checks, the signature every
+ * collective compares across ranks first, the packing of tensors into
+ * buckets, and the world of one. The data move through a transport table
+ * (dist_int.h): MPI when gad is built with it and the process was started
+ * by an MPI launcher, else the world of one below. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dist_int.h"
+
+#define DEFAULT_TIMEOUT 60.0
+#define DEFAULT_BUCKET ((size_t)25 << 20)
+#define MIN_BUCKET ((size_t)4096)
+
+double gad__dist_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------ the world of one */
+
+static gad_status one_init(int *argc, char ***argv, int *rank, int *size) {
+    *rank = 0, *size = 1;
+    return GAD_OK;
+}
+static gad_status one_allreduce(void *buf, int64_t n, gad_dtype_t dtype, dist_op rop,
+                                const char *op, double timeout) {
+    return GAD_OK; /* the sum, min and max over one rank are its values */
+}
+static gad_status one_broadcast(void *buf, size_t bytes, int root, const char *op,
+                                double timeout) {
+    return GAD_OK;
+}
+static gad_status one_allgather(const void *mine, void *all, size_t bytes, const char *op,
+                                double timeout) {
+    memmove(all, mine, bytes);
+    return GAD_OK;
+}
+static gad_status one_barrier(const char *op, double timeout) { return GAD_OK; }
+static gad_status one_finalize(int healthy, double timeout) { return GAD_OK; }
+
+static const dist_transport g_one = {"none",        one_init,    one_allreduce, one_broadcast,
+                                     one_allgather, one_barrier, one_finalize};
+
+/* ------------------------------------------------------------- the state */
+
+/* One world per process, used from the thread that called gad_dist_init. */
+static const dist_transport *g_tr = &g_one;
+static int g_inited, g_rank, g_size = 1, g_broken;
+static double g_timeout = DEFAULT_TIMEOUT;
+static size_t g_bucket_bytes = DEFAULT_BUCKET;
+static void *g_bucket;  /* g_bucket_bytes, made at the first packed call */
+static int64_t g_seq;   /* the public collectives called so far */
+static gad_dist_stats g_stats;
+
+gad_status gad_dist_init(int *argc, char ***argv) {
+    if (g_inited) return GAD_OK;
+    const char *t = getenv("GAD_DIST_TIMEOUT");
+    if (t && *t) {
+        char *end;
+        double v = strtod(t, &end);
+        if (*end || !(v > 0) || !isfinite(v)) {
+            gad_error_set(GAD_ERR_DOMAIN, "dist_init",
+                          "GAD_DIST_TIMEOUT='%s' is not a number of seconds > 0", t);
+            return GAD_ERR_DOMAIN;
+        }
+        g_timeout = v;
+    }
+    const char *b = getenv("GAD_DIST_BUCKET_BYTES");
+    if (b && *b) {
+        char *end;
+        unsigned long long v = strtoull(b, &end, 10);
+        if (*end || v < MIN_BUCKET || v > ((unsigned long long)1 << 40)) {
+            gad_error_set(GAD_ERR_DOMAIN, "dist_init",
+                          "GAD_DIST_BUCKET_BYTES='%s' is not a byte count in [4096, 2^40]", b);
+            return GAD_ERR_DOMAIN;
+        }
+        g_bucket_bytes = (size_t)v;
+    }
+    const dist_transport *tr = &g_one;
+#ifdef GAD_HAVE_MPI
+    if (gad__dist_mpi_launched()) tr = &gad__dist_mpi;
+#endif
+    int rank = 0, size = 1;
+    gad_status s = tr->init(argc, argv, &rank, &size);
+    if (s != GAD_OK) return s;
+    g_tr = tr;
+    g_rank = rank, g_size = size;
+    g_inited = 1;
+    return GAD_OK;
+}
+
+int gad_dist_rank(void) { return g_rank; }
+int gad_dist_size(void) { return g_size; }
+const char *gad_dist_backend(void) { return g_tr->name; }
+double gad_dist_timeout(void) { return g_timeout; }
+size_t gad_dist_bucket_bytes(void) { return g_bucket_bytes; }
+
+double gad_dist_set_timeout(double seconds) {
+    double old = g_timeout;
+    if (seconds > 0 && isfinite(seconds)) g_timeout = seconds;
+    return old;
+}
+
+void gad_dist_stats_get(gad_dist_stats *out) {
+    if (out) *out = g_stats;
+}
+void gad_dist_stats_reset(void) { memset(&g_stats, 0, sizeof g_stats); }
+
+gad_status gad_dist_finalize(void) {
+    if (!g_inited) return GAD_OK;
+    gad_status s = g_tr->finalize(!g_broken, g_timeout);
+    gad_mem_free(g_bucket);
+    g_bucket = NULL;
+    g_inited = 0;
+    g_tr = &g_one;
+    g_rank = 0, g_size = 1;
+    if (s != GAD_OK) g_broken = 1;
+    return s;
+}
+
+/* A transport call's status: a comm error breaks the world. */
+static gad_status tr_done(gad_status s) {
+    if (s == GAD_ERR_COMM) g_broken = 1;
+    return s;
+}
+
+/* ------------------------------------------------------------ signatures */
+
+/* The kind of this rank's recorded error (a domain error if none). */
+static gad_status local_kind(void) {
+    return gad_last_error() ? gad_last_error()->kind : GAD_ERR_DOMAIN;
+}
+
+/* What every rank must agree on before a collective moves data. */
+enum { SIG_OP, SIG_SEQ, SIG_N, SIG_NUMEL, SIG_HASH, SIG_ARG, SIG_OK, SIG_LEN };
+
+static const char *op_names[] = {"?", "dist_allreduce", "dist_allreduce_f64", "dist_broadcast",
+                                 "dist_average_grads", "dist_barrier"};
+
+static uint64_t fnv(uint64_t h, uint64_t v) {
+    for (int i = 0; i < 8; i++) h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+/* The hash of a tensor's dtype and shape (skipped: an empty slot). */
+static uint64_t hash_tensor(uint64_t h, gad_tensor *t) {
+    if (!t) return fnv(h, 0xfeedull);
+    h = fnv(h, (uint64_t)gad_dtype(t));
+    h = fnv(h, (uint64_t)gad_rank(t));
+    for (int d = 0; d < gad_rank(t); d++) h = fnv(h, (uint64_t)gad_shape(t)[d]);
+    return h;
+}
+
+/* Compare sig across ranks: an all-reduce max of sig and of its bitwise
+ * complement (~x reverses the order without overflow: the min). On a
+ * mismatch every rank sees it, gathers all signatures and records an
+ * error naming what the ranks passed. */
+static gad_status sig_check(const char *op, int64_t sig[SIG_LEN]) {
+    int64_t mm[2 * SIG_LEN];
+    for (int i = 0; i < SIG_LEN; i++) mm[i] = sig[i], mm[SIG_LEN + i] = ~sig[i];
+    gad_status s = tr_done(g_tr->allreduce(mm, 2 * SIG_LEN, GAD_I64, DIST_MAX, op, g_timeout));
+    if (s != GAD_OK) return s;
+    int same = 1;
+    for (int i = 0; i < SIG_LEN; i++)
+        if (mm[i] != ~mm[SIG_LEN + i]) same = 0;
+    if (same) return GAD_OK;
+    int64_t *all = malloc((size_t)g_size * sizeof(int64_t) * SIG_LEN);
+    if (!all) {
+        gad_error_set(GAD_ERR_MEMORY, op, "the ranks disagree (and the report is out of memory)");
+        g_broken = 1;
+        return GAD_ERR_MEMORY;
+    }
+    s = tr_done(g_tr->allgather(sig, all, sizeof(int64_t) * SIG_LEN, op, g_timeout));
+    if (s != GAD_OK) {
+        free(all);
+        return s;
+    }
+    char msg[240];
+    size_t len = 0;
+    gad_status kind = GAD_ERR_SHAPE;
+    /* a rank that failed first: its own error says why */
+    for (int r = 0; r < g_size && len + 40 < sizeof msg; r++)
+        if (!all[r * SIG_LEN + SIG_OK]) {
+            len += (size_t)snprintf(msg + len, sizeof msg - len, "%srank %d", len ? ", " : "", r);
+            kind = GAD_ERR_COMM;
+        }
+    if (kind == GAD_ERR_COMM) {
+        if (!sig[SIG_OK]) { /* this rank's own error is the one to keep */
+            free(all);
+            return local_kind();
+        }
+        gad_error_set(kind, op, "%s failed before the collective (its own error says why)",
+                      msg);
+    } else {
+        len = 0;
+        for (int r = 0; r < g_size && len + 64 < sizeof msg; r++) {
+            const int64_t *q = all + r * SIG_LEN;
+            int differs = r == 0 || memcmp(q, all, sizeof(int64_t) * SIG_LEN) != 0;
+            if (!differs) continue;
+            int64_t o = q[SIG_OP];
+            len += (size_t)snprintf(msg + len, sizeof msg - len,
+                                    "%srank %d: %s #%lld, %lld tensor(s), %lld elements", len ? "; " : "",
+                                    r, o > 0 && o < 6 ? op_names[o] : "?", (long long)q[SIG_SEQ],
+                                    (long long)q[SIG_N], (long long)q[SIG_NUMEL]);
+        }
+        int only_hash = 1;
+        for (int r = 1; r < g_size; r++)
+            for (int i = 0; i < SIG_LEN; i++)
+                if (i != SIG_HASH && all[r * SIG_LEN + i] != all[i]) only_hash = 0;
+        gad_error_set(kind, op, "the ranks disagree: %s%s", msg,
+                      only_hash ? " (the same counts: different dtypes or shapes)" : "");
+    }
+    free(all);
+    return kind;
+}
+
+/* A collective's start: its signature, checked across ranks. ok = 0 when
+ * this rank already failed (its error is recorded): the others then fail
+ * too, at once, instead of waiting for it. */
+static gad_status begin(int opcode, int ok, int64_t n, int64_t numel, uint64_t hash,
+                        int64_t arg) {
+    const char *op = op_names[opcode];
+    g_seq++;
+    g_stats.calls++;
+    if (g_broken) {
+        if (!ok) return local_kind();
+        gad_error_set(GAD_ERR_COMM, op,
+                      "an earlier collective failed on this rank: the world is broken");
+        return GAD_ERR_COMM;
+    }
+    if (g_size == 1) return ok ? GAD_OK : local_kind();
+    int64_t sig[SIG_LEN] = {opcode, g_seq, n, numel, (int64_t)hash, arg, ok};
+    gad_status s = sig_check(op, sig);
+    /* every rank failed the same way: each keeps its own error */
+    return s == GAD_OK && !ok ? local_kind() : s;
+}
+
+/* "[2,3]" (cut with "..." when long). */
+static const char *shape_text(char *buf, size_t cap, gad_tensor *t) {
+    size_t len = (size_t)snprintf(buf, cap, "[");
+    for (int d = 0; d < gad_rank(t) && len + 24 < cap; d++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%lld", d ? "," : "",
+                                (long long)gad_shape(t)[d]);
+    snprintf(buf + len, cap - len, len + 24 < cap || gad_rank(t) == 0 ? "]" : "...]");
+    return buf;
+}
+
+/* ---------------------------------------------------------------- buckets */
+
+typedef struct item {
+    void *p;
+    int64_t n; /* elements (bytes for a broadcast) */
+} item;
+
+/* Divide n elements by the world's size (the mean after a sum). */
+static void divide(void *p, int64_t n, gad_dtype_t dt) {
+    if (dt == GAD_F32) {
+        float *q = p, s = (float)g_size;
+        for (int64_t i = 0; i < n; i++) q[i] /= s;
+    } else {
+        double *q = p, s = (double)g_size;
+        for (int64_t i = 0; i < n; i++) q[i] /= s;
+    }
+}
+
+/* One transport call on n elements at p: a reduction (dt a float dtype)
+ * or, with dt GAD_I64 and bcast set, a broadcast of n bytes. */
+static gad_status move(const char *op, void *p, int64_t n, gad_dtype_t dt, int bcast,
+                       dist_op rop, int mean, int root) {
+    gad_status s;
+    if (bcast) {
+        s = g_tr->broadcast(p, (size_t)n, root, op, g_timeout);
+    } else {
+        s = g_tr->allreduce(p, n, dt, rop, op, g_timeout);
+        if (s == GAD_OK && mean) divide(p, n, dt);
+    }
+    return tr_done(s);
+}
+
+/* Move items[0..k) packed into buckets: items are copied into the bucket
+ * in order until the next would not fit, the bucket moves in one call and
+ * is copied back; an item as large as a bucket moves in place. */
+static gad_status move_packed(const char *op, item *items, int k, gad_dtype_t dt, int bcast,
+                              dist_op rop, int mean, int root) {
+    size_t esz = bcast ? 1 : gad_dtype_size(dt);
+    int64_t cap = (int64_t)(g_bucket_bytes / esz);
+    if (!g_bucket) {
+        g_bucket = gad_mem_alloc(g_bucket_bytes);
+        if (!g_bucket) {
+            gad_error_set(GAD_ERR_MEMORY, op, "cannot allocate a bucket of %zu bytes",
+                          g_bucket_bytes);
+            g_broken = 1; /* the others go on with the collective */
+            return GAD_ERR_MEMORY;
+        }
+    }
+    char *bk = g_bucket;
+    int first = 0; /* items[first..i) are in the bucket */
+    int64_t fill = 0;
+    for (int i = 0; i <= k; i++) {
+        int last = i == k;
+        int big = !last && items[i].n >= cap;
+        if (last || big || fill + items[i].n > cap) { /* flush the bucket */
+            if (fill > 0) {
+                gad_status s = move(op, bk, fill, dt, bcast, rop, mean, root);
+                if (s != GAD_OK) return s;
+                int64_t at = 0;
+                for (int j = first; j < i; j++) {
+                    if (items[j].n == 0) continue;
+                    memcpy(items[j].p, bk + (size_t)at * esz, (size_t)items[j].n * esz);
+                    at += items[j].n;
+                }
+            }
+            first = i, fill = 0;
+            if (last) break;
+        }
+        if (big) {
+            gad_status s = move(op, items[i].p, items[i].n, dt, bcast, rop, mean, root);
+            if (s != GAD_OK) return s;
+            first = i + 1;
+            continue;
+        }
+        if (items[i].n > 0)
+            memcpy(bk + (size_t)fill * esz, items[i].p, (size_t)items[i].n * esz);
+        fill += items[i].n;
+    }
+    return GAD_OK;
+}
+
+/* --------------------------------------------------------- the collectives */
+
+/* Writable pointers to ts[0..n) for a collective: items (NULL entries of ts
+ * are skipped), their dtypes' totals and the shapes' hash. Returns 1, or 0
+ * after recording an error (float_only: f32 and f64 only). */
+static int prepare(const char *op, gad_tensor *const *ts, int n, int float_only, item *items,
+                   gad_dtype_t *dts, int64_t *numel, uint64_t *hash) {
+    *numel = 0;
+    *hash = 0xcbf29ce484222325ull;
+    for (int i = 0; i < n; i++) {
+        gad_tensor *t = ts[i];
+        *hash = hash_tensor(*hash, t);
+        items[i] = (item){NULL, 0};
+        dts[i] = GAD_DTYPE_INVALID;
+        if (!t) continue;
+        gad_dtype_t dt = gad_dtype(t);
+        if (float_only && dt != GAD_F32 && dt != GAD_F64) {
+            gad_error_set(GAD_ERR_DOMAIN, op, "tensors[%d] is %s: a reduction takes f32 or f64", i,
+                          gad_dtype_name(dt));
+            return 0;
+        }
+        void *p = gad_numel(t) > 0 ? gad_data_mut(t) : NULL;
+        if (gad_numel(t) > 0 && !p) return 0; /* gad_data_mut said why */
+        items[i] = (item){p, gad_numel(t)};
+        dts[i] = dt;
+        *numel += gad_numel(t);
+    }
+    return 1;
+}
+
+/* Reduce (or broadcast) the prepared items, one dtype after the other. */
+static gad_status run(const char *op, item *items, const gad_dtype_t *dts, int n, int bcast,
+                      dist_op rop, int mean, int root) {
+    if (g_size == 1) return GAD_OK; /* nothing moves, a mean over one is the value */
+    double t0 = gad__dist_now();
+    gad_status s = GAD_OK;
+    item *sel = malloc((size_t)(n > 0 ? n : 1) * sizeof *sel);
+    if (!sel) {
+        gad_error_set(GAD_ERR_MEMORY, op, "out of memory for %d tensors", n);
+        g_broken = 1;
+        return GAD_ERR_MEMORY;
+    }
+    if (bcast) { /* bytes: every dtype in one stream */
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (dts[i] != GAD_DTYPE_INVALID)
+                sel[k++] = (item){items[i].p, items[i].n * (int64_t)gad_dtype_size(dts[i])},
+                g_stats.bytes += items[i].n * (int64_t)gad_dtype_size(dts[i]);
+        s = move_packed(op, sel, k, GAD_I64, 1, rop, 0, root);
+    } else {
+        const gad_dtype_t order[2] = {GAD_F32, GAD_F64};
+        for (int d = 0; d < 2 && s == GAD_OK; d++) {
+            int k = 0;
+            for (int i = 0; i < n; i++)
+                if (dts[i] == order[d]) sel[k++] = items[i];
+            for (int i = 0; i < k; i++) g_stats.bytes += sel[i].n * (int64_t)gad_dtype_size(order[d]);
+            if (k > 0) s = move_packed(op, sel, k, order[d], 0, rop, mean, root);
+        }
+    }
+    free(sel);
+    g_stats.seconds += gad__dist_now() - t0;
+    return s;
+}
+
+static int reduce_op(gad_dist_op op, dist_op *rop, int *mean) {
+    switch (op) {
+    case GAD_DIST_SUM: *rop = DIST_SUM, *mean = 0; return 1;
+    case GAD_DIST_MEAN: *rop = DIST_SUM, *mean = 1; return 1;
+    case GAD_DIST_MIN: *rop = DIST_MIN, *mean = 0; return 1;
+    case GAD_DIST_MAX: *rop = DIST_MAX, *mean = 0; return 1;
+    }
+    return 0;
+}
+
+/* The tensor collectives: checks, prepare, signature, run. */
+static gad_status tensor_collective(int opcode, gad_tensor *const *ts, int n, int bcast,
+                                    gad_dist_op rop_in, int root) {
+    const char *op = op_names[opcode];
+    int ok = 1;
+    dist_op rop = DIST_SUM;
+    int mean = 0;
+    item *items = NULL;
+    gad_dtype_t *dts = NULL;
+    int64_t numel = 0;
+    uint64_t hash = 0;
+    if (n < 0 || (n > 0 && !ts)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, n < 0 ? "n = %d is negative" : "tensors is NULL (n = %d)", n);
+        ok = 0;
+    } else if (!bcast && !reduce_op(rop_in, &rop, &mean)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "op = %d is not a gad_dist_op", (int)rop_in);
+        ok = 0;
+    } else if (bcast && (root < 0 || root >= g_size)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "root = %d is not a rank of a world of %d", root, g_size);
+        ok = 0;
+    }
+    if (ok) {
+        for (int i = 0; i < n && ok; i++)
+            if (!ts[i]) {
+                gad_error_set(GAD_ERR_DOMAIN, op, "tensors[%d] is NULL", i);
+                ok = 0;
+            }
+    }
+    if (ok) {
+        items = malloc((size_t)(n > 0 ? n : 1) * sizeof *items);
+        dts = malloc((size_t)(n > 0 ? n : 1) * sizeof *dts);
+        if (!items || !dts) {
+            gad_error_set(GAD_ERR_MEMORY, op, "out of memory for %d tensors", n);
+            ok = 0;
+        }
+    }
+    gad_scope_begin(); /* gad_data_mut's copies, if any, stay with the tensors */
+    if (ok) ok = prepare(op, ts, n, !bcast, items, dts, &numel, &hash);
+    gad_scope_end();
+    gad_status s = begin(opcode, ok, ok ? n : -1, numel, hash, bcast ? root : (int64_t)rop_in);
+    if (s == GAD_OK) s = run(op, items, dts, n, bcast, rop, mean, root);
+    free(items);
+    free(dts);
+    return s;
+}
+
+gad_status gad_dist_allreduce(gad_tensor *const *tensors, int n, gad_dist_op op) {
+    return tensor_collective(1, tensors, n, 0, op, 0);
+}
+
+gad_status gad_dist_broadcast(gad_tensor *const *tensors, int n, int root) {
+    return tensor_collective(3, tensors, n, 1, GAD_DIST_SUM, root);
+}
+
+gad_status gad_dist_allreduce_f64(double *values, int n, gad_dist_op op) {
+    const char *o = op_names[2];
+    dist_op rop = DIST_SUM;
+    int mean = 0, ok = 1;
+    if (n < 0 || (n > 0 && !values)) {
+        gad_error_set(GAD_ERR_DOMAIN, o, n < 0 ? "n = %d is negative" : "values is NULL (n = %d)", n);
+        ok = 0;
+    } else if (!reduce_op(op, &rop, &mean)) {
+        gad_error_set(GAD_ERR_DOMAIN, o, "op = %d is not a gad_dist_op", (int)op);
+        ok = 0;
+    }
+    gad_status s = begin(2, ok, ok ? n : -1, ok ? n : -1, 0, (int64_t)op);
+    if (s != GAD_OK || g_size == 1 || n == 0) return s;
+    double t0 = gad__dist_now();
+    g_stats.bytes += (int64_t)n * 8;
+    s = move(o, values, n, GAD_F64, 0, rop, mean, 0);
+    g_stats.seconds += gad__dist_now() - t0;
+    return s;
+}
+
+gad_status gad_dist_barrier(void) {
+    /* the signature's all-reduce is the barrier: no rank has its result
+     * before every rank has given its part */
+    double t0 = gad__dist_now();
+    gad_status s = begin(5, 1, 0, 0, 0, 0);
+    g_stats.seconds += gad__dist_now() - t0;
+    return s;
+}
+
+gad_status gad_dist_average_grads(gad_tensor *const *params, gad_tensor *const *grads, int n) {
+    const char *op = op_names[4];
+    int ok = 1;
+    gad_tensor **gs = NULL;
+    if (n < 0 || (n > 0 && !params)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, n < 0 ? "n = %d is negative" : "params is NULL (n = %d)", n);
+        ok = 0;
+    } else {
+        gs = malloc((size_t)(n > 0 ? n : 1) * sizeof *gs);
+        if (!gs) {
+            gad_error_set(GAD_ERR_MEMORY, op, "out of memory for %d gradients", n);
+            ok = 0;
+        }
+    }
+    gad_scope_begin(); /* the slots' references */
+    for (int i = 0; ok && i < n; i++) {
+        gad_tensor *p = params[i];
+        gs[i] = NULL;
+        if (!p) {
+            gad_error_set(GAD_ERR_DOMAIN, op, "params[%d] is NULL", i);
+            ok = 0;
+            break;
+        }
+        gad_tensor *g = NULL;
+        if (grads) {
+            g = grads[i];
+            if (!g) {
+                gad_error_set(GAD_ERR_DOMAIN, op, "grads[%d] is NULL", i);
+                ok = 0;
+                break;
+            }
+        } else if (gad_leaf_has_grad(p)) {
+            g = gad_leaf_grad(p);
+            if (!g) {
+                ok = 0;
+                break;
+            }
+        }
+        if (g && gad_dtype(g) != gad_dtype(p)) {
+            gad_error_set(GAD_ERR_DTYPE, op, "the gradient of params[%d] is %s, the parameter %s",
+                          i, gad_dtype_name(gad_dtype(g)), gad_dtype_name(gad_dtype(p)));
+            ok = 0;
+            break;
+        }
+        if (g && (gad_rank(g) != gad_rank(p) ||
+                  memcmp(gad_shape(g), gad_shape(p), sizeof(int64_t) * (size_t)gad_rank(p)))) {
+            char gs_[96], ps_[96];
+            gad_error_set(GAD_ERR_SHAPE, op, "the gradient of params[%d] is %s, the parameter %s",
+                          i, shape_text(gs_, sizeof gs_, g), shape_text(ps_, sizeof ps_, p));
+            ok = 0;
+            break;
+        }
+        gs[i] = g;
+    }
+    gad_status s = ok ? GAD_OK : GAD_ERR_DOMAIN;
+    if (ok) {
+        /* as tensor_collective, but NULL entries (empty slots) are skipped
+         * and are part of the signature */
+        item *items = malloc((size_t)(n > 0 ? n : 1) * sizeof *items);
+        gad_dtype_t *dts = malloc((size_t)(n > 0 ? n : 1) * sizeof *dts);
+        int64_t numel = 0;
+        uint64_t hash = 0;
+        if (!items || !dts) {
+            gad_error_set(GAD_ERR_MEMORY, op, "out of memory for %d gradients", n);
+            ok = 0;
+        }
+        if (ok) ok = prepare(op, gs, n, 1, items, dts, &numel, &hash);
+        s = begin(4, ok, ok ? n : -1, numel, hash, 0);
+        if (s == GAD_OK) s = run(op, items, dts, n, 0, DIST_SUM, 1, 0);
+        free(items);
+        free(dts);
+    } else {
+        s = begin(4, 0, -1, 0, 0, 0);
+    }
+    gad_scope_end();
+    free(gs);
+    return s;
+}
