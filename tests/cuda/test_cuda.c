@@ -383,6 +383,69 @@ TEST(bad_index_reports_and_device_stays_usable) {
     gad_scope_end();
 }
 
+/* --------------------------------------------------- the other entries */
+
+/* Host and device copies of one random tensor (scope-owned). */
+static void pair_of(gad_rng *r, int64_t n, gad_dtype_t t, double lo, double hi, gad_tensor **h,
+                    gad_tensor **d) {
+    *h = gad_rng_uniform_tensor(r, &n, 1, t, lo, hi);
+    *d = gad__own(gad__to_dev("test", *h, CU));
+}
+
+/* The optimizers' entries give the CPU's bits (optim.cu rounds every
+ * operation as src/cpu/optim.c does); sumsq too (the same order). */
+TEST(optimizers_match_the_cpu_bitwise) {
+    const gad_backend *cpu = &gad__cpu_backend, *cu = gad__backends[CU];
+    gad_rng *r = gad_rng_new(8);
+    for (int dt = 0; dt < 2; dt++) {
+        gad_dtype_t t = dt ? GAD_F64 : GAD_F32;
+        gad_scope_begin();
+        int64_t n = 100003; /* several of the CPU's threaded blocks, and a tail */
+        gad_tensor *p, *dp, *m, *dm, *v, *dv, *g, *dg;
+        pair_of(r, n, t, -1, 1, &p, &dp);
+        pair_of(r, n, t, -0.1, 0.1, &m, &dm);
+        pair_of(r, n, t, 0, 0.01, &v, &dv);
+        pair_of(r, n, t, -2, 2, &g, &dg);
+        gad_adamw_coef c = {0.9, 0.1, 0.999, 0.001, 1 - pow(0.9, 3), 1 - pow(0.999, 3),
+                            1e-3, 1e-8, 1 - 1e-3 * 0.01};
+        for (int step = 0; step < 3; step++) {
+            cpu->adamw_step(p, m, v, g, &c);
+            cu->adamw_step(dp, dm, dv, dg, &c);
+        }
+        CHECK_MSG(same_bits(dp, p) && same_bits(dm, m) && same_bits(dv, v),
+                  "adamw %s differs from the CPU", dt ? "f64" : "f32");
+        gad_tensor *b, *db;
+        pair_of(r, n, t, -1, 1, &b, &db);
+        for (int k = 0; k < 4; k++) {
+            gad_sgd_coef sc = {0.01, k & 1 ? 0.001 : 0, 0.9, k == 0, k >= 2};
+            cpu->sgd_step(p, k < 3 ? b : NULL, g, &sc);
+            cu->sgd_step(dp, k < 3 ? db : NULL, dg, &sc);
+        }
+        CHECK_MSG(same_bits(dp, p) && same_bits(db, b), "sgd %s differs from the CPU",
+                  dt ? "f64" : "f32");
+        double s0 = cpu->sumsq(g), s1 = cu->sumsq(dg);
+        CHECK_MSG(memcmp(&s0, &s1, sizeof s0) == 0, "sumsq %s: %.17g vs the CPU's %.17g",
+                  dt ? "f64" : "f32", s1, s0);
+        cpu->scale(g, 0.37);
+        cu->scale(dg, 0.37);
+        CHECK(same_bits(dg, g));
+        /* all_finite and index_check, called as the ops call them */
+        CHECK(cu->all_finite(dg) == true);
+        gad_tensor *bad = to_cu(gad_div(gad_ones((int64_t[]){7}, 1, t),
+                                        gad_cast(gad_from_f64((double[]){1, 1, 0, 1, 1, 1, 1},
+                                                              (int64_t[]){7}, 1), t)));
+        CHECK(bad && cu->all_finite(bad) == false);
+        gad_tensor *ix = to_cu(gad_from_i64((int64_t[]){0, 4, 9, -3, 12, 2}, (int64_t[]){6}, 1));
+        int64_t badv = 0;
+        CHECK(cu->index_check(ix, -5, 10, &badv) == 4 && badv == 12);
+        CHECK(cu->index_check(ix, -5, 13, &badv) == -1);
+        CHECK(dev_sync() == 0);
+        gad_clear_error();
+        gad_scope_end();
+    }
+    gad_rng_free(r);
+}
+
 /* ------------------------------------------------------------- timing */
 
 static double now(void) {
@@ -471,6 +534,7 @@ int main(void) {
     RUN(broadcasts_and_products);
     RUN(empty_tensors);
     RUN(two_runs_same_bits);
+    RUN(optimizers_match_the_cpu_bitwise);
     RUN(out_of_memory_reports_and_recovers);
     RUN(bad_index_reports_and_device_stays_usable);
     RUN(gemm_timing);
