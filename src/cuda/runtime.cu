@@ -68,6 +68,11 @@ struct gcu_tls {
 
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+/* The thread's state: made on first use, freed by the key's destructor
+ * when the thread ends (which clears this, so that a storage freed later
+ * in the thread's exit, by another destructor, makes a fresh one instead
+ * of touching freed memory). */
+static thread_local gcu_tls *mine = NULL;
 
 /* A thread that ends gives its streams and handles back (the main
  * thread's live until the process ends, when the driver reclaims them). */
@@ -81,6 +86,7 @@ static void tls_free(void *p) {
             cudaStreamDestroy(t->stream[d]);
         }
     }
+    if (mine == t) mine = NULL;
     free(t);
 }
 
@@ -92,7 +98,6 @@ static void tls_init(void) { tls_key_ok = pthread_key_create(&tls_key, tls_free)
 /* The thread's state, NULL only when even that small block could not be
  * had. */
 static gcu_tls *tls(void) {
-    static thread_local gcu_tls *mine = NULL;
     if (mine) return mine;
     pthread_once(&tls_once, tls_init);
     gcu_tls *t = (gcu_tls *)calloc(1, sizeof *t);
