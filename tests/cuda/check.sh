@@ -25,7 +25,7 @@ nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 
 echo "== configure and build ($build, $jobs jobs)"
 t0=$(date +%s)
-if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGAD_CUDA=ON -DGAD_WERROR=ON \
+if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGAD_CUDA=ON -DGAD_WERROR=OFF \
      -DCMAKE_CUDA_COMPILER="$nvcc" >"$log" 2>&1; then
   tail -n 40 "$log"
   fail_line "check.sh: configure failed"

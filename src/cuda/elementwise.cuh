@@ -1,9 +1,14 @@
-/* elementwise.cu: the unary, binary and gradient kernels, generated from the
- * rows of src/backend/elementwise.def with the same expressions the CPU's
- * kernels use (src/cpu/elementwise.c): a new row needs no edit here. Each
- * row becomes a functor whose operator() is the row's expression over the
- * element type E; one templated kernel per family walks any strides and
- * broadcasts (zero strides) over the C side's merged axes. */
+/* elementwise.cuh: the unary, binary and gradient kernels, generated from
+ * the rows of src/backend/elementwise.def with the same expressions the
+ * CPU's kernels use (src/cpu/elementwise.c): a new row needs no edit here.
+ * Each row becomes a functor whose operator() is the row's expression over
+ * the element type E; one templated kernel per family walks any strides and
+ * broadcasts (zero strides) over the C side's merged axes. Included by
+ * elementwise_{unary,binary,grad}.cu, one family each (three files that
+ * nvcc compiles side by side). */
+#ifndef GAD_CUDA_ELEMENTWISE_CUH
+#define GAD_CUDA_ELEMENTWISE_CUH
+
 #include "cuda/cuda_int.cuh"
 
 #include "gad.h"
@@ -163,46 +168,4 @@ static void launch_grad(cudaStream_t s, int dtype, const gcu_iter *it, const voi
                                                     (const double *)v, (double *)y, a, b);
 }
 
-extern "C" void gcu_unary(int ord, int k, int dtype, const gcu_iter *it, const void *x, void *y,
-                          double a, double b) {
-    if (it->n == 0) return;
-    cudaStream_t s = gcu_stream(ord);
-    if (!s) return;
-    switch (k) {
-#define UNARY(ID, ...)                                                         \
-    case GAD_UK_##ID: launch_unary<uf_##ID>(s, dtype, it, x, y, a, b); break;
-#define UKERNEL(ID, ...) UNARY(ID)
-#include "backend/elementwise.def"
-    default: gcu_fault_set(ord, "unary: unknown kernel"); return;
-    }
-    GCU_LAUNCHED(ord, "unary kernel");
-}
-
-extern "C" void gcu_binary(int ord, int k, int dtype, const gcu_iter *it, const void *x0,
-                           const void *x1, void *y) {
-    if (it->n == 0) return;
-    cudaStream_t s = gcu_stream(ord);
-    if (!s) return;
-    switch (k) {
-#define BINARY(ID, ...)                                                        \
-    case GAD_BK_##ID: launch_binary<bf_##ID>(s, dtype, it, x0, x1, y); break;
-#define BKERNEL(ID, ...) BINARY(ID)
-#include "backend/elementwise.def"
-    default: gcu_fault_set(ord, "binary: unknown kernel"); return;
-    }
-    GCU_LAUNCHED(ord, "binary kernel");
-}
-
-extern "C" void gcu_grad(int ord, int k, int dtype, const gcu_iter *it, const void *gy,
-                         const void *v, void *y, double a, double b) {
-    if (it->n == 0) return;
-    cudaStream_t s = gcu_stream(ord);
-    if (!s) return;
-    switch (k) {
-#define CASE_GRAD(ID) case GAD_GK_##ID: launch_grad<gf_##ID>(s, dtype, it, gy, v, y, a, b); break;
-#define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, ...) GAD_EW_##vjp(CASE_GRAD(ID))
-#include "backend/elementwise.def"
-    default: gcu_fault_set(ord, "grad: unknown kernel"); return;
-    }
-    GCU_LAUNCHED(ord, "gradient kernel");
-}
+#endif
