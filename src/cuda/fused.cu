@@ -8,6 +8,8 @@
  * order (fixed trees, or one thread walking rows in order): no atomics. */
 #include "cuda/cuda_int.cuh"
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include "gad.h"
 
 template <class T>
@@ -417,17 +419,71 @@ __global__ void k_emb_fwd(const T *table, const int64_t *idx, T *y, int64_t R, i
     }
 }
 
-/* A thread per column walks the rows in order: rows sharing an index never
- * race and each gradient element sums in row order (the CPU's order). */
+/* The backward scatters rows of gy into gt by index, deterministically and
+ * in parallel: the (index, row) pairs are sorted by index with CUB's radix
+ * sort, which is stable (rows that share an index stay in row order), then
+ * a thread per (first row of an index's run, column) adds the run's rows in
+ * row order and adds that sum to gt. gt was zeroed by the caller, so each
+ * element gets 0 + the rows in order: the CPU's sum, bit for bit. Without
+ * scratch for the sort, a thread per column walks every row instead (the
+ * same order, D threads). */
 template <class T>
-__global__ void k_emb_bwd(const int64_t *idx, const T *gy, T *gt, int64_t R, int64_t D,
-                          int64_t V) {
+__global__ void k_emb_bwd_cols(const int64_t *idx, const T *gy, T *gt, int64_t R, int64_t D,
+                               int64_t V) {
     GCU_FOR(j, D) {
         for (int64_t r = 0; r < R; r++) {
             int64_t v = idx[r];
             if (v >= 0 && v < V) gt[v * D + j] += gy[r * D + j];
         }
     }
+}
+
+template <class T>
+__global__ void k_emb_bwd_runs(const int64_t *key, const int64_t *row, const T *gy, T *gt,
+                               int64_t R, int64_t D, int64_t V) {
+    GCU_FOR(k, R * D) {
+        int64_t p = k / D, j = k - p * D, v = key[p];
+        if ((p > 0 && key[p - 1] == v) || v < 0 || v >= V) continue; /* not a run's first */
+        T acc = 0;
+        for (int64_t q = p; q < R && key[q] == v; q++) acc += gy[row[q] * D + j];
+        gt[v * D + j] += acc;
+    }
+}
+
+__global__ void k_iota(int64_t *r, int64_t n) {
+    GCU_FOR(i, n) r[i] = i;
+}
+
+/* Sort (idx, 0..R-1) by idx into key and row; false when there is no
+ * scratch for it. */
+static bool sort_rows(int ord, cudaStream_t s, const int64_t *idx, int64_t R, int64_t V,
+                      int64_t **key, int64_t **row, void **buf) {
+    int bits = 1;
+    while (bits < 63 && ((int64_t)1 << bits) < V) bits++;
+    size_t temp = 0;
+    if (R > INT32_MAX ||
+        cub::DeviceRadixSort::SortPairs(NULL, temp, (const int64_t *)NULL, (int64_t *)NULL,
+                                        (const int64_t *)NULL, (int64_t *)NULL, (int)R, 0, bits,
+                                        s) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    size_t n8 = (size_t)R * sizeof(int64_t);
+    char *b = (char *)gcu_alloc(ord, 3 * n8 + temp + 256);
+    if (!b) return false;
+    int64_t *iota = (int64_t *)b;
+    *key = (int64_t *)(b + n8);
+    *row = (int64_t *)(b + 2 * n8);
+    void *tmp = b + 3 * n8;
+    k_iota<<<gcu_blocks(R), GCU_THREADS, 0, s>>>(iota, R);
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(tmp, temp, idx, *key, iota, *row, (int)R, 0,
+                                                    bits, s);
+    if (gcu_check(ord, e, "embedding backward (sort)")) {
+        gcu_free(ord, b);
+        return false;
+    }
+    *buf = b;
+    return true;
 }
 
 extern "C" void gcu_emb_fwd(int ord, int dtype, const void *table, const int64_t *idx, void *y,
@@ -449,12 +505,25 @@ extern "C" void gcu_emb_bwd(int ord, int dtype, const int64_t *idx, const void *
     if (R * D == 0) return;
     cudaStream_t s = gcu_stream(ord);
     if (!s) return;
+    int64_t *key = NULL, *row = NULL;
+    void *buf = NULL;
+    if (sort_rows(ord, s, idx, R, V, &key, &row, &buf)) {
+        if (dtype == GAD_F32)
+            k_emb_bwd_runs<float><<<gcu_blocks(R * D), GCU_THREADS, 0, s>>>(
+                key, row, (const float *)gy, (float *)gt, R, D, V);
+        else
+            k_emb_bwd_runs<double><<<gcu_blocks(R * D), GCU_THREADS, 0, s>>>(
+                key, row, (const double *)gy, (double *)gt, R, D, V);
+        GCU_LAUNCHED(ord, "embedding backward");
+        gcu_free(ord, buf);
+        return;
+    }
     if (dtype == GAD_F32)
-        k_emb_bwd<float><<<gcu_blocks(D), GCU_THREADS, 0, s>>>(idx, (const float *)gy, (float *)gt,
-                                                              R, D, V);
+        k_emb_bwd_cols<float><<<gcu_blocks(D), GCU_THREADS, 0, s>>>(idx, (const float *)gy,
+                                                                   (float *)gt, R, D, V);
     else
-        k_emb_bwd<double><<<gcu_blocks(D), GCU_THREADS, 0, s>>>(idx, (const double *)gy,
-                                                               (double *)gt, R, D, V);
+        k_emb_bwd_cols<double><<<gcu_blocks(D), GCU_THREADS, 0, s>>>(idx, (const double *)gy,
+                                                                    (double *)gt, R, D, V);
     GCU_LAUNCHED(ord, "embedding backward");
 }
 
