@@ -56,6 +56,31 @@ __global__ void k_sum_chunks(gcu_rspace s, const T *x, double *part, int64_t chu
     if (threadIdx.x == 0) part[k * nchunks + c] = acc;
 }
 
+/* The innermost axis kept: a block takes 32 neighbouring outputs (tx) and
+ * chunk blockIdx.y of their reduced positions, 8 lanes (ty) of rows each;
+ * the 32 threads of a row read neighbouring elements. The 8 lanes are added
+ * by a fixed tree, the chunks by k_sum_finish. */
+template <class T>
+__global__ void k_sum_cols(gcu_rspace s, const T *x, double *part, int64_t chunk,
+                           int64_t nchunks) {
+    __shared__ double sh[8][33];
+    int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    int64_t k = (int64_t)blockIdx.x * 32 + tx, c = blockIdx.y;
+    int64_t lo = c * chunk, hi = lo + chunk < s.rtotal ? lo + chunk : s.rtotal;
+    double acc = 0;
+    if (k < s.ktotal) {
+        const T *b = x + koff(s, k);
+        for (int64_t r = lo + ty; r < hi; r += 8) acc += (double)b[roff(s, r)];
+    }
+    sh[ty][tx] = acc;
+    __syncthreads();
+    for (int w = 4; w > 0; w /= 2) {
+        if (ty < w) sh[ty][tx] += sh[ty + w][tx];
+        __syncthreads();
+    }
+    if (ty == 0 && k < s.ktotal) part[k * nchunks + c] = sh[0][tx];
+}
+
 /* The chunks of each output added in order. */
 template <class T>
 __global__ void k_sum_finish(const double *part, int64_t nchunks, int64_t nout, T *y,
@@ -71,7 +96,7 @@ template <class T>
 static void sum_t(int ord, cudaStream_t st, const gcu_rspace *s, const T *x, T *y, double scale) {
     /* many outputs, or short reductions: a thread each */
     bool inner_kept = s->nk > 0 && s->kstride[s->nk - 1] == 1;
-    if (s->rtotal <= 64 || (s->ktotal >= 4096 && inner_kept)) {
+    if (s->rtotal <= 64 || (s->ktotal >= 262144 && inner_kept)) {
         k_sum_thread<T><<<gcu_blocks(s->ktotal), GCU_THREADS, 0, st>>>(*s, x, y, scale);
         GCU_LAUNCHED(ord, "sum");
         return;
@@ -82,6 +107,29 @@ static void sum_t(int ord, cudaStream_t st, const gcu_rspace *s, const T *x, T *
         nchunks = 1024;
         chunk = (s->rtotal + nchunks - 1) / nchunks;
         nchunks = (s->rtotal + chunk - 1) / chunk;
+    }
+    if (inner_kept) {
+        /* 32 outputs a block, chunks of 1024 reduced positions (128 a lane),
+         * at most 2^24 partial sums in all */
+        int64_t ch = 1024, nch = (s->rtotal + ch - 1) / ch, most = ((int64_t)1 << 24) / s->ktotal;
+        if (most < 1) most = 1;
+        if (most > 65535) most = 65535;
+        if (nch > most) {
+            nch = most;
+            ch = (s->rtotal + nch - 1) / nch;
+            nch = (s->rtotal + ch - 1) / ch;
+        }
+        int64_t tiles = (s->ktotal + 31) / 32;
+        double *part = (double *)gcu_scratch(ord, (size_t)(nch * s->ktotal) * sizeof(double));
+        if (!part) return;
+        dim3 grid((unsigned)tiles, (unsigned)nch);
+        k_sum_cols<T><<<grid, GCU_THREADS, 0, st>>>(*s, x, part, ch, nch);
+        GCU_LAUNCHED(ord, "sum");
+        k_sum_finish<T><<<gcu_blocks(s->ktotal), GCU_THREADS, 0, st>>>(part, nch, s->ktotal, y,
+                                                                      scale);
+        GCU_LAUNCHED(ord, "sum");
+        gcu_free(ord, part);
+        return;
     }
     if (s->ktotal > 65535) { /* grid.y's limit: one thread per output */
         k_sum_thread<T><<<gcu_blocks(s->ktotal), GCU_THREADS, 0, st>>>(*s, x, y, scale);

@@ -62,7 +62,7 @@ static gad_tensor *strided(gad_tensor *t) {
     return t;
 }
 
-#define MAXEL (1 << 16)
+#define MAXEL (1 << 20)
 
 /* a's values within tol of b's, relative to max(1, |b|); NaN equal to NaN.
  * Shapes and dtypes must agree. */
@@ -291,6 +291,51 @@ TEST(empty_tensors) {
     CHECK(dev_sync() == 0);
     gad_clear_error();
     gad_scope_end();
+}
+
+/* Reductions and softmax on shapes that take the back end's other paths
+ * (the registry's samples are small): many rows or many outputs, the
+ * innermost axis kept or reduced, rows longer than a block. */
+TEST(large_reductions) {
+    gad_rng *r = gad_rng_new(23);
+    static const int64_t shapes[][3] = {{3000, 40, 1}, {40, 3000, 1}, {7, 500, 9},
+                                        {300000, 3, 1}, {2, 3, 70000}};
+    for (int dt = 0; dt < 2; dt++) {
+        gad_dtype_t t = dt ? GAD_F64 : GAD_F32;
+        for (int k = 0; k < 5; k++) {
+            gad_scope_begin();
+            int rank = shapes[k][2] == 1 ? 2 : 3;
+            gad_tensor *x = gad_rng_normal_tensor(r, shapes[k], rank, t, 0, 1);
+            gad_tensor *dx = to_cu(x);
+            double w;
+            for (int ax = 0; ax < rank; ax++) {
+                int axes[2] = {ax, (ax + 2) % rank};
+                int na = rank == 3 && ax != 1 ? 2 : 1;
+                gad_tensor *y = gad_sum(x, axes, na, 0), *dy = gad_sum(dx, axes, na, 0);
+                CHECK_MSG(close_to(dy, y, tol_of(y), &w), "sum %d axis %d: worst %g", k, ax, w);
+                y = gad_amax(x, ax, 0);
+                dy = gad_amax(dx, ax, 0);
+                CHECK_MSG(close_to(dy, y, 0, &w), "amax %d axis %d", k, ax);
+                y = gad_argmax(x, ax, 0);
+                dy = gad_argmax(dx, ax, 0);
+                CHECK_MSG(close_to(dy, y, 0, &w), "argmax %d axis %d", k, ax);
+                y = gad_softmax(x, ax);
+                dy = gad_softmax(dx, ax);
+                CHECK_MSG(close_to(dy, y, tol_of(y), &w), "softmax %d axis %d: worst %g", k, ax,
+                          w);
+                y = gad_log_softmax(x, ax);
+                dy = gad_log_softmax(dx, ax);
+                CHECK_MSG(close_to(dy, y, tol_of(y), &w), "log_softmax %d axis %d: worst %g", k,
+                          ax, w);
+            }
+            gad_tensor *y = gad_sum_all(x), *dy = gad_sum_all(dx);
+            CHECK_MSG(close_to(dy, y, tol_of(y), &w), "sum_all %d: worst %g", k, w);
+            CHECK(dev_sync() == 0);
+            gad_clear_error();
+            gad_scope_end();
+        }
+    }
+    gad_rng_free(r);
 }
 
 /* -------------------------------------------------------- determinism */
@@ -533,6 +578,7 @@ int main(void) {
     RUN(every_op_on_strided_inputs);
     RUN(broadcasts_and_products);
     RUN(empty_tensors);
+    RUN(large_reductions);
     RUN(two_runs_same_bits);
     RUN(optimizers_match_the_cpu_bitwise);
     RUN(out_of_memory_reports_and_recovers);
