@@ -20,6 +20,7 @@
 
 #include "backend/backend.h"
 #include "cuda/cuda.h"
+#include "cuda/cuda_abi.h"
 #include "gad_int.h"
 #include "ops/ops_int.h"
 #include "test_registry.h"
@@ -491,6 +492,33 @@ TEST(optimizers_match_the_cpu_bitwise) {
     gad_rng_free(r);
 }
 
+/* A fault the back end records (as a failed launch or a kernel's error
+ * would be) is reported by the next synchronising call, a read-back or a
+ * sync, as a device error with its text, once; the device then works. */
+TEST(a_fault_surfaces_at_the_next_sync) {
+    int ord = gad__cuda_ordinal(CU);
+    CHECK(ord >= 0);
+    gad_scope_begin();
+    gad_tensor *x = to_cu(gad_ones((int64_t[]){4}, 1, GAD_F64));
+    double v[4] = {0};
+    gcu_fault_set(ord, "an injected launch");
+    CHECK(gad_read_f64(x, v, 4) != GAD_OK);
+    const gad_error *e = gad_last_error();
+    CHECK_MSG(e && e->kind == GAD_ERR_DEVICE && strstr(e->text, "injected"), "got: %s",
+              err_text());
+    gad_clear_error();
+    CHECK(gad_read_f64(x, v, 4) == GAD_OK && v[3] == 1);
+    gcu_fault_set(ord, "an injected launch");
+    CHECK(dev_sync() == -1);
+    e = gad_last_error();
+    CHECK_MSG(e && e->kind == GAD_ERR_DEVICE && strstr(e->text, "injected"), "got: %s",
+              err_text());
+    gad_clear_error();
+    CHECK(dev_sync() == 0);
+    CHECK(gad_item(gad_sum_all(x)) == 4);
+    gad_scope_end();
+}
+
 /* ------------------------------------------------------------- timing */
 
 static double now(void) {
@@ -583,6 +611,7 @@ int main(void) {
     RUN(optimizers_match_the_cpu_bitwise);
     RUN(out_of_memory_reports_and_recovers);
     RUN(bad_index_reports_and_device_stays_usable);
+    RUN(a_fault_surfaces_at_the_next_sync);
     RUN(gemm_timing);
     return test_summary();
 }
