@@ -251,12 +251,64 @@ __global__ void k_softmax_rows(int log_, const T *x, T *y, int64_t rows, int64_t
     }
 }
 
+/* amax (0), argmax (1) and amax's mask (2) of long rows (inner == 1): a
+ * block per row. Each thread keeps the first maximum of its elements (i =
+ * t, t + 256, ...; NaN skipped), and a fixed tree keeps the larger value,
+ * or at a tie the smaller position: the row's first maximum, as the
+ * CPU's walk finds it. */
+template <class T>
+__global__ void k_max_rows(int op, const T *x, void *yv, int64_t rows, int64_t n) {
+    __shared__ T shv[GCU_THREADS];
+    __shared__ int64_t shi[GCU_THREADS];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *s = x + r * n;
+        T m = -INFINITY;
+        int64_t best = -1;
+        for (int64_t i = threadIdx.x; i < n; i += GCU_THREADS) {
+            T v = s[i];
+            if (v != v) continue;
+            if (best < 0 || v > m) {
+                m = v;
+                best = i;
+            }
+        }
+        shv[threadIdx.x] = m;
+        shi[threadIdx.x] = best;
+        __syncthreads();
+        for (int w = GCU_THREADS / 2; w > 0; w /= 2) {
+            int t = threadIdx.x;
+            if (t < w) {
+                T v = shv[t + w];
+                int64_t b = shi[t + w];
+                if (b >= 0 && (shi[t] < 0 || v > shv[t] || (v == shv[t] && b < shi[t]))) {
+                    shv[t] = v;
+                    shi[t] = b;
+                }
+            }
+            __syncthreads();
+        }
+        m = shv[0];
+        best = shi[0];
+        __syncthreads();
+        if (op == 0) {
+            if (threadIdx.x == 0) ((T *)yv)[r] = best < 0 ? (T)-INFINITY : m;
+        } else if (op == 1) {
+            if (threadIdx.x == 0) ((int64_t *)yv)[r] = best < 0 ? 0 : best;
+        } else {
+            T *y = (T *)yv + r * n;
+            for (int64_t i = threadIdx.x; i < n; i += GCU_THREADS) y[i] = i == best ? (T)1 : (T)0;
+        }
+    }
+}
+
 template <class T>
 static void axis_t(int ord, cudaStream_t st, int op, const T *x, void *y, int64_t outer,
                    int64_t n, int64_t inner) {
+    unsigned g = outer > 65536 ? 65536u : (unsigned)outer;
     if ((op == 3 || op == 4) && inner == 1 && n >= 1024) {
-        unsigned g = outer > 65536 ? 65536u : (unsigned)outer;
         k_softmax_rows<T><<<g, GCU_THREADS, 0, st>>>(op == 4, x, (T *)y, outer, n);
+    } else if (op <= 2 && inner == 1 && n >= 1024) {
+        k_max_rows<T><<<g, GCU_THREADS, 0, st>>>(op, x, y, outer, n);
     } else {
         k_axis<T><<<gcu_blocks(outer * inner), GCU_THREADS, 0, st>>>(op, x, y, outer, n, inner);
     }
