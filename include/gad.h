@@ -578,6 +578,13 @@ gad_tensor *gad_to_device(gad_tensor *t, gad_device dev);
 gad_device gad_set_default_device(gad_device dev);
 gad_device gad_default_device(void);
 
+/* TF32 tensor-core arithmetic for f32 matrix products on CUDA devices
+ * (10-bit mantissas in the products, f32 sums: about 3 decimal digits;
+ * faster on the GPU). Off by default: f32 products are strict f32, as on
+ * the CPU; the environment variable GAD_CUDA_TF32=1 turns it on at start.
+ * Returns the previous setting; without CUDA it changes nothing (0). */
+int gad_set_tf32(int on);
+
 /* The address of t's element 0 in its device's memory (a host pointer for
  * the CPU), for handing to other libraries (a CUDA kernel, cuBLAS): valid
  * while t lives; the elements are laid out with t's strides. Reading it is

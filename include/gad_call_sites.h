@@ -464,6 +464,12 @@ GAD_CS_INLINE_ gad_device gad__at_default_device(const char *gad_file_, int gad_
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ int gad__at_set_tf32(const char *gad_file_, int gad_line_, int on) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_set_tf32)(on);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ void *gad__at_device_ptr(const char *gad_file_, int gad_line_, gad_tensor *t) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     void *gad_r_ = (gad_device_ptr)(t);
@@ -1552,6 +1558,7 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_to_device(...) gad__at_to_device(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_set_default_device(...) gad__at_set_default_device(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_default_device() gad__at_default_device(__FILE__, __LINE__)
+#define gad_set_tf32(...) gad__at_set_tf32(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_device_ptr(...) gad__at_device_ptr(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_contiguous(...) gad__at_contiguous(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_clone(...) gad__at_clone(__FILE__, __LINE__, __VA_ARGS__)

@@ -1384,6 +1384,8 @@ GOOD(default_device_first, "gad_default_device", "odd", "a thread that never set
      "GAD_CPU", gad_default_device() == GAD_CPU)
 TBAD(device_ptr_null, "gad_device_ptr", "NULL", "t NULL", E_DOMAIN, "device_ptr", NULL,
      gad_device_ptr(NULL))
+GOOD(set_tf32_twice, "gad_set_tf32", "odd", "on, then off (no GPU here)", "the previous setting",
+     gad_set_tf32(1) >= 0 && gad_set_tf32(0) >= 0)
 
 AREA("Views")
 

@@ -6,17 +6,11 @@
 
 #include <pthread.h>
 
-#ifdef GAD_HAVE_CUDA
-int gad__cuda_init(void); /* src/cuda: registers every GPU; how many */
-#endif
+#include "cuda/cuda.h" /* src/cuda, or its stand-in without CUDA (none.c) */
 
 static pthread_once_t probed = PTHREAD_ONCE_INIT;
 
-static void probe(void) {
-#ifdef GAD_HAVE_CUDA
-    (void)gad__cuda_init();
-#endif
-}
+static void probe(void) { (void)gad__cuda_init(); }
 
 static void ensure_probed(void) { pthread_once(&probed, probe); }
 
@@ -84,4 +78,9 @@ gad_status gad_device_sync(gad_device dev) {
         return e ? e->kind : GAD_ERR_DEVICE;
     }
     return GAD_OK;
+}
+
+int gad_set_tf32(int on) {
+    ensure_probed();
+    return gad__cuda_set_tf32(on ? 1 : 0);
 }

@@ -5,7 +5,8 @@
 # be defined in its own folder or in a folder below it:
 #   core <- backend, ad, cpu <- ops <- grad <- nn, dist
 # (cpu and any other back end implement backend's table with core alone;
-# backend's registry names the CPU's table, its first entry). It also checks
+# backend's registry names the CPU's table, its first entry, and probes the
+# back ends that need a driver through their one entry point, cuda/cuda.h). It also checks
 # the #include lines of the sources, so that a header of an upper layer is
 # not even seen from below. Exit 1 and a line per arrow that runs up.
 set -eu
@@ -14,7 +15,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)/src
 allowed() {
     case $1 in
     core) echo "core" ;;
-    backend) echo "backend core cpu" ;;
+    backend) echo "backend core cpu cuda" ;;
     cpu|cuda) echo "cpu cuda backend core" ;;
     ad) echo "ad core" ;;
     ops) echo "ops ad backend core" ;;

@@ -1,0 +1,36 @@
+/* cuda.h: the CUDA back end's entry points for the rest of gad (the public
+ * device API calls these; nothing else of src/cuda is visible). Built with
+ * GAD_CUDA; without it, none.c gives the same functions, which find no
+ * device. */
+#ifndef GAD_CUDA_H
+#define GAD_CUDA_H
+
+#include <stddef.h>
+
+/* Register every CUDA device as a gad device (once; later calls return the
+ * same answer). Returns how many were registered: 0, and no error, when
+ * gad was built without CUDA, when there is no driver or no GPU, or when
+ * every device slot is taken. Thread-safe. */
+int gad__cuda_init(void);
+
+/* gad's device number of CUDA device ord (0..), -1 when none; and the CUDA
+ * ordinal of gad device dev, -1 when dev is not a CUDA device. */
+int gad__cuda_device(int ord);
+int gad__cuda_ordinal(int dev);
+
+/* The device's name (e.g. "NVIDIA H200"), total and free memory, and the
+ * bytes its caching allocator holds (in use and cached). 0, or -1 when
+ * dev is not a CUDA device. */
+int gad__cuda_info(int dev, char *name, size_t cap, size_t *total, size_t *free_,
+                   long long *pool_bytes);
+
+/* Give the cached device memory of every CUDA device back to the driver
+ * (waits for each device's work first). */
+void gad__cuda_trim(void);
+
+/* TF32 tensor-core arithmetic for f32 matrix products (off by default:
+ * strict f32; the environment variable GAD_CUDA_TF32=1 turns it on at
+ * start). Returns the previous setting. */
+int gad__cuda_set_tf32(int on);
+
+#endif

@@ -1,0 +1,216 @@
+/* cuda_abi.h: the C ABI between the CUDA back end's C side (backend.c, C11,
+ * which sees gad's tensors) and its .cu files (C++, which see only what is
+ * here: device pointers, dtypes, shapes and strides in plain structs). The
+ * rest of gad never includes this header; it reaches the back end through
+ * its table (src/backend/backend.h) and gad__cuda_init (cuda.h).
+ *
+ * Conventions of every gcu_ function:
+ * - `ord` is the CUDA device ordinal (not gad's device number); the
+ *   function makes that device current on the calling thread and queues
+ *   its work on the thread's stream for it (one per thread and device).
+ * - Pointers are device pointers to element 0 of a view; strides are in
+ *   elements; dtypes are gad's (GAD_F32, GAD_F64, GAD_I64).
+ * - A void function cannot fail in its caller's eyes: a failed launch or
+ *   scratch allocation is recorded as the thread's pending fault for that
+ *   device (gcu_fault_take), which the next synchronising call reports.
+ * - An int function returns 0, or -1 with the fault pending. */
+#ifndef GAD_CUDA_ABI_H
+#define GAD_CUDA_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GCU_MAXR 8 /* GAD_MAX_RANK */
+#define GCU_MAXOPS 2
+
+/* A walk over a shape (axes already merged and size-1 axes dropped by the
+ * C side's gad__iter_init) with the strides of up to two operands. n is the
+ * number of positions (0: nothing to do). */
+typedef struct gcu_iter {
+    int nd;
+    int64_t n;
+    int64_t shape[GCU_MAXR];
+    int64_t st[GCU_MAXOPS][GCU_MAXR];
+} gcu_iter;
+
+/* A view as the kernels of the indexing family see it. */
+typedef struct gcu_view {
+    void *p;
+    int dtype, rank;
+    int64_t numel;
+    int64_t shape[GCU_MAXR], strides[GCU_MAXR];
+} gcu_view;
+
+/* ------------------------------------------------------------ runtime */
+
+/* The number of CUDA devices, 0 when there is no driver or no GPU (never
+ * an error). Reads GAD_CUDA_TF32 from the environment once. */
+int gcu_device_count(void);
+/* Name ("NVIDIA H200"), total and free memory of device ord; 0 or -1. */
+int gcu_device_info(int ord, char *name, size_t cap, size_t *total, size_t *free_);
+/* Prepare device ord: its memory pool keeps freed memory for reuse (the
+ * caching allocator). 0 or -1 (fault pending). */
+int gcu_device_setup(int ord);
+
+/* Device memory of at least n bytes from device ord's pool, ordered on the
+ * thread's stream; when the pool cannot grow, the cached memory of every
+ * pool is given back and the allocation tried once more; NULL then (no
+ * fault recorded: out of memory is the caller's error to report). */
+void *gcu_alloc(int ord, size_t n);
+/* Give p back to the pool, ordered after the work queued on the thread's
+ * stream. */
+void gcu_free(int ord, void *p);
+/* Bytes device ord's pool holds (in use and cached), -1 when unknown. */
+long long gcu_pool_bytes(int ord);
+/* Give every cached byte of device ord's pool back to the driver. */
+void gcu_trim(int ord);
+
+/* The device that owns device pointer p, -1 when it is not one. */
+int gcu_ptr_device(const void *p);
+/* n bytes device -> host and host -> device on the thread's stream, waiting
+ * for them (the host buffer may be reused at once); 0 or -1 (fault
+ * pending). */
+int gcu_to_host(int ord, void *dst, const void *src, size_t n);
+int gcu_from_host(int ord, void *dst, const void *src, size_t n);
+/* Wait for the thread's work on device ord. 0, or -1 when that work, or
+ * anything queued before, failed: the fault's text in msg. The pending
+ * fault is taken (cleared) either way. */
+int gcu_sync(int ord, char *msg, size_t cap);
+/* The pending fault of device ord (its text in msg) without waiting: 1 and
+ * cleared, or 0 when none. */
+int gcu_fault_take(int ord, char *msg, size_t cap);
+/* Record a fault (for the C side's own failures, such as scratch it could
+ * not get in a void entry). */
+void gcu_fault_set(int ord, const char *what);
+
+/* TF32 for f32 GEMMs (off by default: strict f32). Returns the old value. */
+int gcu_set_tf32(int on);
+
+/* ------------------------------------------------------ copies, fills */
+
+/* dst (same dtype, elements of es bytes) = src, walked by it: operand 0
+ * src's strides, operand 1 dst's. */
+void gcu_copy(int ord, size_t es, const gcu_iter *it, const void *src, void *dst);
+/* n elements of dtype at p = value (gad_full's conversion). */
+void gcu_fill(int ord, void *p, int dtype, int64_t n, double value);
+/* y (packed, dtype to) = x (dtype from, walked by it, operand 0)
+ * converted as gad_cast does (float -> i64 truncates, saturates, NaN ->
+ * 0). */
+void gcu_convert(int ord, const gcu_iter *it, const void *x, int from, void *y, int to);
+/* Whether every element (walked by it) is finite: 1, 0, or -1 (fault
+ * pending). Waits. */
+int gcu_all_finite(int ord, const gcu_iter *it, const void *x, int dtype);
+
+/* -------------------------------------------------------- elementwise */
+
+/* y (packed) = kernel k of elementwise.def over the walk (operand 0 x; for
+ * binary and grad operand 1 the second input), parameters a, b. */
+void gcu_unary(int ord, int k, int dtype, const gcu_iter *it, const void *x, void *y,
+               double a, double b);
+void gcu_binary(int ord, int k, int dtype, const gcu_iter *it, const void *x0,
+                const void *x1, void *y);
+void gcu_grad(int ord, int k, int dtype, const gcu_iter *it, const void *gy, const void *v,
+              void *y, double a, double b);
+
+/* --------------------------------------------------------- reductions */
+
+/* A packed tensor's axes split into the kept ones (the outputs, row-major)
+ * and the reduced ones, each grouped, with element strides. */
+typedef struct gcu_rspace {
+    int nk, nr;
+    int64_t ksize[GCU_MAXR], kstride[GCU_MAXR];
+    int64_t rsize[GCU_MAXR], rstride[GCU_MAXR];
+    int64_t ktotal, rtotal;
+} gcu_rspace;
+
+/* y[k] = scale * sum over the reduced space, in double, in a fixed order. */
+void gcu_sum(int ord, int dtype, const gcu_rspace *s, const void *x, void *y, double scale);
+/* Along an axis of a packed [outer, n, inner] view: op 0 amax, 1 argmax
+ * (i64 y), 2 amax_mask (y of x's shape), 3 softmax, 4 log_softmax. */
+void gcu_axis(int ord, int op, int dtype, const void *x, void *y, int64_t outer, int64_t n,
+              int64_t inner);
+
+/* ----------------------------------------------------------- indexing */
+
+/* The first position (row-major over it) whose value lies outside [lo,
+ * hi), its value in *bad; -1 when none; -2 on a fault (pending). Waits. */
+int64_t gcu_index_check(int ord, const gcu_iter *it, const int64_t *index, int64_t lo,
+                        int64_t hi, int64_t *bad);
+/* y[pos] = x[off_x(pos) + wrap(index[off_i(pos)]) * sa] over index's
+ * positions (row-major over idx: operand 0 index's strides, operand 1 x's
+ * strides for those positions); d the axis's size. */
+void gcu_pick(int ord, int dtype, const gcu_iter *it, const int64_t *index, const void *x,
+              int64_t d, int64_t sa, void *y);
+/* y (packed) += src (packed, index's shape) at index along axis, in index
+ * order, duplicates adding: y, index and src as views (index any strides). */
+void gcu_scatter_add(int ord, const gcu_view *y, int axis, const gcu_view *index,
+                     const gcu_view *src);
+
+/* ------------------------------------------------------------ GEMM */
+
+/* Row-major C [M, N] (ldc) = alpha op(A) op(B) + beta C for `batch`
+ * products whose operands lie sa, sb, sc elements apart; ta: element (i, k)
+ * of A at A[k * lda + i] instead of A[i * lda + k]; tb likewise. Through
+ * cuBLAS (a column-major library) by the transpose identity C^T = B^T A^T.
+ * 0 or -1 (fault pending). */
+int gcu_gemm(int ord, int dtype, int ta, int tb, int64_t M, int64_t N, int64_t K,
+             double alpha, const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
+             int64_t sb, double beta, void *C, int64_t ldc, int64_t sc, int64_t batch);
+
+/* ------------------------------------------------- the fused kernels */
+
+void gcu_scan_fwd(int ord, int dtype, const void *a, const void *b, void *h, int64_t B,
+                  int64_t T, int64_t D);
+void gcu_scan_bwd(int ord, int dtype, const void *a, const void *h, const void *gh, void *ga,
+                  void *gb, int64_t B, int64_t T, int64_t D);
+void gcu_rms_fwd(int ord, int dtype, const void *x, void *y, int64_t rows, int64_t n,
+                 double eps);
+void gcu_rms_bwd(int ord, int dtype, const void *x, const void *g, void *dx, int64_t rows,
+                 int64_t n, double eps);
+/* safe (packed i64 [N]) holds the targets; unweighted rows' become 0;
+ * count (f64) = sum |mask|, nscale (dtype) = -1/count (0 when count is 0).
+ * The first weighted row whose target is outside [0, V): its row in
+ * *bad_row and value in *bad_val, returning 1; 0 when none; -1 on a fault
+ * (pending). Waits. */
+int gcu_mce_prep(int ord, int dtype, int64_t *safe, const void *mask, int64_t N, int64_t V,
+                 double *count, void *nscale, int64_t *bad_row, int64_t *bad_val);
+/* probs = softmax rows; loss (dtype, rank 0) as SPEC 4.3. 0 or -1. */
+int gcu_mce_fwd(int ord, int dtype, const void *logits, const int64_t *safe, const void *mask,
+                void *probs, void *loss, int64_t N, int64_t V);
+void gcu_mce_bwd(int ord, int dtype, const void *probs, const int64_t *safe, const void *mask,
+                 const double *count, const void *gy, void *dlogits, int64_t N, int64_t V);
+void gcu_emb_fwd(int ord, int dtype, const void *table, const int64_t *idx, void *y,
+                 int64_t R, int64_t D, int64_t V);
+void gcu_emb_bwd(int ord, int dtype, const int64_t *idx, const void *gy, void *gt, int64_t R,
+                 int64_t D, int64_t V);
+/* The HELIX block (SPEC 4.5), the CPU's algorithm (src/cpu/fused_tmpl.h)
+ * on the device: t[] the GAD_HX_* pointers (backend.h's order; s2 and xn2
+ * NULL in the backward), grads[] the ten gradients (NULL skipped). 0, or
+ * -1: scratch memory (*oom set) or a fault (pending). */
+int gcu_helix_fwd(int ord, int dtype, void *const *t, void *y, int64_t B, int64_t T,
+                  int64_t D, double eps, int *oom);
+int gcu_helix_bwd(int ord, int dtype, void *const *t, const void *gy, void *const *grads,
+                  int64_t B, int64_t T, int64_t D, double eps, int *oom);
+
+/* --------------------------------------------------------- optimizers */
+
+/* src/cpu/optim.h's formulas, in the same order, each operation rounded
+ * (optim.cu is compiled without contraction into FMAs). */
+void gcu_adamw(int ord, int dtype, void *p, void *m, void *v, const void *g, int64_t n,
+               const double *c9); /* beta1, 1-beta1, beta2, 1-beta2, bc1, bc2, lr, eps, decay */
+void gcu_sgd(int ord, int dtype, void *p, void *b, const void *g, int64_t n, double lr,
+             double wd, double mu, int first, int nesterov);
+/* optim.h's order exactly (blocks of 4096, four lanes each, the blocks in
+ * order): the CPU's bits. NaN on a fault (pending). Waits. */
+double gcu_sumsq(int ord, int dtype, const void *g, int64_t n);
+void gcu_scale(int ord, int dtype, void *x, int64_t n, double s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

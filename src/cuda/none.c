@@ -1,0 +1,16 @@
+/* none.c: the CUDA back end's entry points in a build without CUDA
+ * (GAD_CUDA off or nvcc not found): no device, no error. */
+#include "cuda/cuda.h"
+
+int gad__cuda_init(void) { return 0; }
+int gad__cuda_device(int ord) { return (void)ord, -1; }
+int gad__cuda_ordinal(int dev) { return (void)dev, -1; }
+
+int gad__cuda_info(int dev, char *name, size_t cap, size_t *total, size_t *free_,
+                   long long *pool_bytes) {
+    (void)dev, (void)name, (void)cap, (void)total, (void)free_, (void)pool_bytes;
+    return -1;
+}
+
+void gad__cuda_trim(void) {}
+int gad__cuda_set_tf32(int on) { return (void)on, 0; }

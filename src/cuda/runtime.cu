@@ -1,0 +1,439 @@
+/* runtime.cu: the CUDA back end's runtime: devices, one stream and one
+ * cuBLAS handle per (thread, device), the caching allocator, the pending
+ * fault, and the copies, fills and conversions of the memory half of the
+ * table (gad_devmem).
+ *
+ * Memory is the device's stream-ordered pool (cudaMallocAsync, CUDA
+ * Programming Guide, "Stream Ordered Memory Allocator"), with its release
+ * threshold raised to the maximum: freed blocks stay in the pool and are
+ * handed out again, so a training step that reuses its sizes does not
+ * reach the driver's allocator. Blocks are reused in stream order; work of
+ * another thread (its own stream) that touches a tensor must be waited for
+ * (gad's sync) before this thread frees it.
+ *
+ * Faults: a CUDA call that fails records the thread's pending fault for
+ * that device (the first one is kept). Kernels are queued, so an error in
+ * one shows at the next synchronising call: gcu_sync, gcu_to_host and the
+ * entries that wait for an answer (index checks, all_finite, sumsq). The
+ * back end never aborts. */
+#include "cuda/cuda_int.cuh"
+
+#include <atomic>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gad.h"
+
+/* ------------------------------------------------------------ cuBLAS */
+
+/* cuBLAS is opened at run time (dlopen), not linked: a gad built with CUDA
+ * then needs neither the driver nor the toolkit's libraries on a machine
+ * that has no GPU, and libgad.so names no CUDA library. The functions gad
+ * calls, by their names in cublas_api.h. */
+gcu_cublas_fns gcu_cb;
+
+static pthread_once_t cb_once = PTHREAD_ONCE_INIT;
+static bool cb_ok;
+
+#define CB_LOAD(h, f) (gcu_cb.f = (decltype(&::f))dlsym((h), #f)) != NULL
+
+static void cb_open(void) {
+    void *h = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    cb_ok = CB_LOAD(h, cublasCreate_v2) && CB_LOAD(h, cublasDestroy_v2) &&
+            CB_LOAD(h, cublasSetStream_v2) && CB_LOAD(h, cublasSetMathMode) &&
+            CB_LOAD(h, cublasGetStatusString) && CB_LOAD(h, cublasSgemm_v2_64) &&
+            CB_LOAD(h, cublasDgemm_v2_64) && CB_LOAD(h, cublasSgemmStridedBatched_64) &&
+            CB_LOAD(h, cublasDgemmStridedBatched_64);
+}
+
+bool gcu_cublas_open(void) {
+    pthread_once(&cb_once, cb_open);
+    return cb_ok;
+}
+
+/* ------------------------------------------------------------ per thread */
+
+struct gcu_tls {
+    cudaStream_t stream[GCU_MAXDEV];
+    cublasHandle_t blas[GCU_MAXDEV];
+    int blas_tf32[GCU_MAXDEV]; /* the math mode the handle has: -1 unset */
+    bool fault[GCU_MAXDEV];
+    char msg[GCU_MAXDEV][256];
+};
+
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+/* The thread's state: made on first use, freed by the key's destructor
+ * when the thread ends (which clears this, so that a storage freed later
+ * in the thread's exit, by another destructor, makes a fresh one instead
+ * of touching freed memory). */
+static thread_local gcu_tls *mine = NULL;
+
+/* A thread that ends gives its streams and handles back (the main
+ * thread's live until the process ends, when the driver reclaims them). */
+static void tls_free(void *p) {
+    gcu_tls *t = (gcu_tls *)p;
+    for (int d = 0; d < GCU_MAXDEV; d++) {
+        if (!t->stream[d]) continue;
+        if (cudaSetDevice(d) == cudaSuccess) {
+            cudaStreamSynchronize(t->stream[d]);
+            if (t->blas[d]) gcu_cb.cublasDestroy_v2(t->blas[d]);
+            cudaStreamDestroy(t->stream[d]);
+        }
+    }
+    if (mine == t) mine = NULL;
+    free(t);
+}
+
+/* Without a key (it could not be made) threads keep their state: a leak at
+ * each thread's end, nothing worse. */
+static bool tls_key_ok;
+static void tls_init(void) { tls_key_ok = pthread_key_create(&tls_key, tls_free) == 0; }
+
+/* The thread's state, NULL only when even that small block could not be
+ * had. */
+static gcu_tls *tls(void) {
+    if (mine) return mine;
+    pthread_once(&tls_once, tls_init);
+    gcu_tls *t = (gcu_tls *)calloc(1, sizeof *t);
+    if (!t) return NULL;
+    for (int d = 0; d < GCU_MAXDEV; d++) t->blas_tf32[d] = -1;
+    if (tls_key_ok) pthread_setspecific(tls_key, t);
+    mine = t;
+    return t;
+}
+
+static void fault_set(int ord, const char *what, const char *why) {
+    gcu_tls *t = tls();
+    if (!t || ord < 0 || ord >= GCU_MAXDEV || t->fault[ord]) return;
+    t->fault[ord] = true;
+    snprintf(t->msg[ord], sizeof t->msg[ord], "cuda:%d: %s failed: %s", ord, what, why);
+}
+
+extern "C" void gcu_fault_set(int ord, const char *what) {
+    fault_set(ord, what, "out of device memory for scratch");
+}
+
+bool gcu_check(int ord, cudaError_t e, const char *what) {
+    if (e == cudaSuccess) return false;
+    fault_set(ord, what, cudaGetErrorString(e));
+    return true;
+}
+
+bool gcu_check_blas(int ord, cublasStatus_t s, const char *what) {
+    if (s == CUBLAS_STATUS_SUCCESS) return false;
+    fault_set(ord, what, gcu_cb.cublasGetStatusString ? gcu_cb.cublasGetStatusString(s) : "cuBLAS error");
+    return true;
+}
+
+extern "C" int gcu_fault_take(int ord, char *msg, size_t cap) {
+    gcu_tls *t = tls();
+    if (!t || ord < 0 || ord >= GCU_MAXDEV || !t->fault[ord]) return 0;
+    if (msg && cap) snprintf(msg, cap, "%s", t->msg[ord]);
+    t->fault[ord] = false;
+    return 1;
+}
+
+/* ------------------------------------------------------------ devices */
+
+static int ndev = -1;
+static cudaMemPool_t pools[GCU_MAXDEV];
+static std::atomic<int> tf32_on(0);
+
+extern "C" int gcu_device_count(void) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    if (ndev < 0) {
+        int n = 0;
+        /* no driver, no GPU: an error here means "none", never a failure */
+        if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+        cudaGetLastError();
+        ndev = n > GCU_MAXDEV ? GCU_MAXDEV : n;
+        const char *e = getenv("GAD_CUDA_TF32");
+        if (e && e[0] == '1') tf32_on.store(1);
+    }
+    pthread_mutex_unlock(&lock);
+    return ndev;
+}
+
+extern "C" int gcu_device_info(int ord, char *name, size_t cap, size_t *total, size_t *free_) {
+    cudaDeviceProp p;
+    if (gcu_check(ord, cudaGetDeviceProperties(&p, ord), "cudaGetDeviceProperties")) return -1;
+    if (name && cap) snprintf(name, cap, "%s", p.name);
+    if (total) *total = p.totalGlobalMem;
+    if (free_) {
+        size_t f = 0, t = 0;
+        if (cudaSetDevice(ord) != cudaSuccess || cudaMemGetInfo(&f, &t) != cudaSuccess) {
+            cudaGetLastError();
+            f = 0;
+        }
+        *free_ = f;
+    }
+    return 0;
+}
+
+extern "C" int gcu_device_setup(int ord) {
+    if (gcu_check(ord, cudaSetDevice(ord), "cudaSetDevice")) return -1;
+    if (gcu_check(ord, cudaDeviceGetDefaultMemPool(&pools[ord], ord), "cudaDeviceGetDefaultMemPool"))
+        return -1;
+    uint64_t keep = UINT64_MAX; /* cache every freed block */
+    if (gcu_check(ord, cudaMemPoolSetAttribute(pools[ord], cudaMemPoolAttrReleaseThreshold, &keep),
+                  "cudaMemPoolSetAttribute"))
+        return -1;
+    return 0;
+}
+
+extern "C" int gcu_set_tf32(int on) { return tf32_on.exchange(on ? 1 : 0); }
+
+cudaStream_t gcu_stream(int ord) {
+    gcu_tls *t = tls();
+    if (!t) return NULL;
+    if (gcu_check(ord, cudaSetDevice(ord), "cudaSetDevice")) return NULL;
+    if (!t->stream[ord]) {
+        cudaStream_t s;
+        if (gcu_check(ord, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+                      "cudaStreamCreate"))
+            return NULL;
+        t->stream[ord] = s;
+    }
+    return t->stream[ord];
+}
+
+cublasHandle_t gcu_blas(int ord) {
+    cudaStream_t s = gcu_stream(ord);
+    if (!s) return NULL;
+    gcu_tls *t = tls();
+    if (!t->blas[ord]) {
+        if (!gcu_cublas_open()) {
+            fault_set(ord, "cuBLAS", "libcublas.so.13 could not be loaded");
+            return NULL;
+        }
+        cublasHandle_t h;
+        if (gcu_check_blas(ord, gcu_cb.cublasCreate_v2(&h), "cublasCreate")) return NULL;
+        if (gcu_check_blas(ord, gcu_cb.cublasSetStream_v2(h, s), "cublasSetStream")) {
+            gcu_cb.cublasDestroy_v2(h);
+            return NULL;
+        }
+        t->blas[ord] = h;
+    }
+    int want = tf32_on.load();
+    if (t->blas_tf32[ord] != want) {
+        /* strict f32 unless asked: CUBLAS_DEFAULT_MATH never uses TF32 for
+         * SGEMM (cuBLAS documentation, cublasMath_t) */
+        cublasMath_t mode = want ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+        if (gcu_check_blas(ord, gcu_cb.cublasSetMathMode(t->blas[ord], mode), "cublasSetMathMode"))
+            return NULL;
+        t->blas_tf32[ord] = want;
+    }
+    return t->blas[ord];
+}
+
+/* ------------------------------------------------------------ memory */
+
+extern "C" void *gcu_alloc(int ord, size_t n) {
+    cudaStream_t s = gcu_stream(ord);
+    if (!s) return NULL;
+    void *p = NULL;
+    size_t want = n ? n : 1;
+    cudaError_t e = cudaMallocAsync(&p, want, s);
+    if (e == cudaErrorMemoryAllocation) {
+        /* out of memory: wait for the frees queued so far, give the cache
+         * back to the driver and try once more */
+        cudaGetLastError();
+        cudaDeviceSynchronize();
+        cudaGetLastError();
+        cudaMemPoolTrimTo(pools[ord], 0);
+        p = NULL;
+        e = cudaMallocAsync(&p, want, s);
+    }
+    if (e != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: the device stays usable */
+        if (e != cudaErrorMemoryAllocation) gcu_check(ord, e, "cudaMallocAsync");
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void gcu_free(int ord, void *p) {
+    if (!p) return;
+    cudaStream_t s = gcu_stream(ord);
+    if (s) gcu_check(ord, cudaFreeAsync(p, s), "cudaFreeAsync");
+}
+
+void *gcu_scratch(int ord, size_t n) {
+    void *p = gcu_alloc(ord, n);
+    if (!p) gcu_fault_set(ord, "scratch");
+    return p;
+}
+
+extern "C" long long gcu_pool_bytes(int ord) {
+    uint64_t v = 0;
+    if (!pools[ord] ||
+        cudaMemPoolGetAttribute(pools[ord], cudaMemPoolAttrReservedMemCurrent, &v) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    return (long long)v;
+}
+
+extern "C" void gcu_trim(int ord) {
+    if (!pools[ord] || cudaSetDevice(ord) != cudaSuccess) return;
+    cudaDeviceSynchronize();
+    cudaMemPoolTrimTo(pools[ord], 0);
+    cudaGetLastError();
+}
+
+extern "C" int gcu_ptr_device(const void *p) {
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    return a.type == cudaMemoryTypeDevice ? a.device : -1;
+}
+
+static int copy_wait(int ord, void *dst, const void *src, size_t n, cudaMemcpyKind kind,
+                     const char *what) {
+    cudaStream_t s = gcu_stream(ord);
+    if (!s) return -1;
+    if (n && gcu_check(ord, cudaMemcpyAsync(dst, src, n, kind, s), what)) return -1;
+    if (gcu_check(ord, cudaStreamSynchronize(s), what)) return -1;
+    gcu_tls *t = tls();
+    return t && t->fault[ord] ? -1 : 0; /* an earlier kernel's fault */
+}
+
+extern "C" int gcu_to_host(int ord, void *dst, const void *src, size_t n) {
+    return copy_wait(ord, dst, src, n, cudaMemcpyDeviceToHost, "copy to the host");
+}
+
+extern "C" int gcu_from_host(int ord, void *dst, const void *src, size_t n) {
+    return copy_wait(ord, dst, src, n, cudaMemcpyHostToDevice, "copy from the host");
+}
+
+extern "C" int gcu_sync(int ord, char *msg, size_t cap) {
+    cudaStream_t s = gcu_stream(ord);
+    if (s) gcu_check(ord, cudaStreamSynchronize(s), "the queued work");
+    return gcu_fault_take(ord, msg, cap) ? -1 : 0;
+}
+
+/* ------------------------------------------------ copies, fills, casts */
+
+template <class U>
+__global__ void k_copy(gcu_iter it, const U *src, U *dst) {
+    GCU_FOR(i, it.n) {
+        int64_t off[2];
+        gcu_offsets(it, i, 2, off);
+        dst[off[1]] = src[off[0]];
+    }
+}
+
+extern "C" void gcu_copy(int ord, size_t es, const gcu_iter *it, const void *src, void *dst) {
+    if (it->n == 0) return;
+    cudaStream_t s = gcu_stream(ord);
+    if (!s) return;
+    if (it->nd == 1 && it->st[0][0] == 1 && it->st[1][0] == 1) {
+        gcu_check(ord, cudaMemcpyAsync(dst, src, (size_t)it->n * es, cudaMemcpyDeviceToDevice, s),
+                  "device copy");
+        return;
+    }
+    if (es == 4) k_copy<uint32_t><<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(
+        *it, (const uint32_t *)src, (uint32_t *)dst);
+    else k_copy<uint64_t><<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(
+        *it, (const uint64_t *)src, (uint64_t *)dst);
+    GCU_LAUNCHED(ord, "strided copy");
+}
+
+template <class T>
+__global__ void k_fill(T *p, int64_t n, T v) {
+    GCU_FOR(i, n) p[i] = v;
+}
+
+extern "C" void gcu_fill(int ord, void *p, int dtype, int64_t n, double v) {
+    if (n <= 0) return;
+    cudaStream_t s = gcu_stream(ord);
+    if (!s) return;
+    if (v == 0.0 && !signbit(v)) { /* all-zero bits, whatever the dtype */
+        size_t es = dtype == GAD_F32 ? 4 : 8;
+        gcu_check(ord, cudaMemsetAsync(p, 0, (size_t)n * es, s), "fill");
+        return;
+    }
+    if (dtype == GAD_F32) k_fill<float><<<gcu_blocks(n), GCU_THREADS, 0, s>>>((float *)p, n, (float)v);
+    else if (dtype == GAD_F64) k_fill<double><<<gcu_blocks(n), GCU_THREADS, 0, s>>>((double *)p, n, v);
+    else k_fill<int64_t><<<gcu_blocks(n), GCU_THREADS, 0, s>>>((int64_t *)p, n, (int64_t)v);
+    GCU_LAUNCHED(ord, "fill");
+}
+
+/* gad_cast's conversions (SPEC 1.9): float -> i64 truncates toward zero,
+ * saturates, NaN -> 0; i64 -> f32 in one rounding. */
+template <class To, class From>
+__device__ __forceinline__ To cvt(From v) {
+    return (To)v;
+}
+template <>
+__device__ __forceinline__ int64_t cvt<int64_t, double>(double v) {
+    if (v != v) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+template <>
+__device__ __forceinline__ int64_t cvt<int64_t, float>(float v) {
+    return cvt<int64_t, double>((double)v);
+}
+
+template <class From, class To>
+__global__ void k_convert(gcu_iter it, const From *x, To *y) {
+    GCU_FOR(i, it.n) {
+        int64_t off[2];
+        gcu_offsets(it, i, 1, off);
+        y[i] = cvt<To, From>(x[off[0]]);
+    }
+}
+
+template <class From>
+static void convert_from(cudaStream_t s, const gcu_iter *it, const void *x, void *y, int to) {
+    unsigned g = gcu_blocks(it->n);
+    if (to == GAD_F32) k_convert<From, float><<<g, GCU_THREADS, 0, s>>>(*it, (const From *)x, (float *)y);
+    else if (to == GAD_F64) k_convert<From, double><<<g, GCU_THREADS, 0, s>>>(*it, (const From *)x, (double *)y);
+    else k_convert<From, int64_t><<<g, GCU_THREADS, 0, s>>>(*it, (const From *)x, (int64_t *)y);
+}
+
+extern "C" void gcu_convert(int ord, const gcu_iter *it, const void *x, int from, void *y, int to) {
+    if (it->n == 0) return;
+    cudaStream_t s = gcu_stream(ord);
+    if (!s) return;
+    if (from == GAD_F32) convert_from<float>(s, it, x, y, to);
+    else if (from == GAD_F64) convert_from<double>(s, it, x, y, to);
+    else convert_from<int64_t>(s, it, x, y, to);
+    GCU_LAUNCHED(ord, "convert");
+}
+
+template <class T>
+__global__ void k_finite(gcu_iter it, const T *x, int *bad) {
+    GCU_FOR(i, it.n) {
+        int64_t off[2];
+        gcu_offsets(it, i, 1, off);
+        if (!isfinite(x[off[0]])) *bad = 1; /* every writer stores the same 1 */
+    }
+}
+
+extern "C" int gcu_all_finite(int ord, const gcu_iter *it, const void *x, int dtype) {
+    if (it->n == 0) return 1;
+    cudaStream_t s = gcu_stream(ord);
+    if (!s) return -1;
+    int *flag = (int *)gcu_scratch(ord, sizeof(int));
+    if (!flag) return -1;
+    int host = 0;
+    gcu_check(ord, cudaMemsetAsync(flag, 0, sizeof(int), s), "all_finite");
+    if (dtype == GAD_F32) k_finite<float><<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(*it, (const float *)x, flag);
+    else k_finite<double><<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(*it, (const double *)x, flag);
+    GCU_LAUNCHED(ord, "all_finite");
+    int rc = gcu_to_host(ord, &host, flag, sizeof host);
+    gcu_free(ord, flag);
+    return rc ? -1 : !host;
+}
