@@ -182,14 +182,24 @@ void *gad_error_set(gad_status kind, const char *op, const char *fmt, ...)
 /* ======================================================================== */
 
 /* Add a reference to t and return t (NULL passes through). Use it for a
- * tensor stored in a long-lived structure; give it back with gad_release. */
+ * tensor stored in a long-lived structure; give it back with gad_release.
+ * A released t: NULL and a domain error. */
 gad_tensor *gad_retain(gad_tensor *t);
 
 /* Drop one reference; the tensor is freed when none remain. NULL is a no-op.
  * Release only references you own: ones returned with no scope open, ones
- * you took with gad_retain, and ones gad_keep handed to you. Releasing a
- * freed tensor is a bug that gad catches only while the freed header waits
- * in the thread's cache (then: a domain error, nothing freed twice). */
+ * you took with gad_retain, and ones gad_keep handed to you.
+ *
+ * Using a tensor after its last reference is gone (released here or by the
+ * end of the scope that owned it), in this call or any other function of
+ * this header, is a domain error under that function's name, "use of a
+ * released tensor", and nothing is freed twice or read from freed memory:
+ * a released header is poisoned and quarantined (see gad_cache_trim) until
+ * 4096 more tensors have been released on the releasing thread, and is
+ * never given back to the allocator before that unless that thread exits
+ * or gad_set_allocator runs. Past that window the pointer may name a new
+ * tensor and the misuse is no longer caught. (The nn layers report it
+ * under the name of the first op they call.) */
 void gad_release(gad_tensor *t);
 
 /* Open a scope on this thread. Until the matching gad_scope_end, every tensor
@@ -219,7 +229,10 @@ typedef struct gad_allocator {
 
 /* Install an allocator (NULL restores the default, aligned malloc). It empties
  * this thread's caches first. Call it while no tensor is alive, as tests do
- * to fail the k-th allocation. */
+ * to fail the k-th allocation. Every other thread that has used gad gives
+ * its cached blocks back to the allocator they came from the next time it
+ * makes or frees a tensor, calls gad_cache_trim or exits: the old
+ * allocator's free (and its ctx) must stay callable until then. */
 void gad_set_allocator(const gad_allocator *allocator);
 
 /* Memory from the installed allocator, for code built on gad that wants its
@@ -234,7 +247,12 @@ void gad_mem_free(void *p);
 /* Return every cached buffer, tensor header and graph node of this thread
  * to the allocator. gad keeps freed buffers by size class, and headers and
  * nodes in pools, so that a training loop does not call malloc per op; this
- * gives the memory back. */
+ * gives the memory back. The quarantine stays: the headers of the last 4096
+ * tensors this thread released (176 bytes each, outside the cache limit and
+ * kept with the cache disabled too) are reused only after 4096 more, so
+ * that a released tensor passed to gad is an error ("use of a released
+ * tensor") instead of an alias of a newer one; they go back to the
+ * allocator when the thread exits or with gad_set_allocator. */
 void gad_cache_trim(void);
 
 /* Memory counters of the calling thread's caches and of the whole process. */
@@ -246,6 +264,21 @@ typedef struct gad_mem_stats {
 } gad_mem_stats;
 
 void gad_mem_stats_get(gad_mem_stats *out);
+
+/* Leak hunting. While tracking is on, gad records every tensor made, with
+ * the op that made it ("add", "from_f32", ...), the thread (numbered 1, 2,
+ * ... in the order they first made one) and a serial number, and forgets it
+ * when it is freed; gad_debug_live_report prints those still alive to f
+ * (stderr when NULL), oldest first, one line each ("#12 add f32 [2,3]
+ * thread 1"), at most 100 lines and then a count, and returns how many are
+ * alive. gad_debug_track(1) turns tracking on (only tensors made from then
+ * on are recorded), 0 off (the records stay until their tensors are
+ * freed); it returns the previous setting; call it while no other thread
+ * uses gad. The environment variable GAD_DEBUG_LEAKS=1 turns it on from
+ * the start and prints the report to stderr at exit. Off, it costs one
+ * predictable branch per tensor. */
+int gad_debug_track(int on);
+int64_t gad_debug_live_report(FILE *f);
 
 /* Set the most bytes this thread's caches (buffers, headers and nodes) may
  * hold (default 1 GiB: enough to rebuild a graph of a million small ops
@@ -987,7 +1020,10 @@ typedef struct gad_adamw_opts {
 gad_optim *gad_sgd_new(gad_tensor *const *params, int n, const gad_sgd_opts *opts);
 gad_optim *gad_adamw_new(gad_tensor *const *params, int n,
                          const gad_adamw_opts *opts);
-void gad_optim_free(gad_optim *opt); /* accepts NULL */
+/* Accepts NULL. Freeing twice, or any call on a freed optimizer, is a domain
+ * error ("use of a freed optimizer"), not a use after free: the freed
+ * struct is poisoned and kept until 256 more optimizers have been freed. */
+void gad_optim_free(gad_optim *opt);
 
 /* One update. grads[i] is the gradient of params[i] (its shape and dtype);
  * grads NULL uses the leaves' slots (as gad_backward filled them), and a

@@ -20,6 +20,7 @@ gad_node *gad__node_new(int nparents, int nsaved, int rank, int pwords) {
     int c = 0;
     while (c < NODE_CLASSES - 1 && rank + pwords > class_words[c]) c++;
     size_t size = class_size(c);
+    gad__cache_check(); /* nodes of an allocator since replaced go back first */
     gad_node *n = tl_free_nodes[c];
     if (n) {
         tl_free_nodes[c] = (gad_node *)n->grad;

@@ -24,12 +24,26 @@ static void default_free(void *ctx, void *p, size_t size) {
 
 static gad_allocator g_alloc = {default_alloc, default_free, NULL};
 
+/* gad_set_allocator counts its calls here. A thread's caches hold blocks
+ * of the allocator that was installed when it last synchronised
+ * (tl.alloc, gad__tl_epoch): the first time it touches its caches after a
+ * change (gad__cache_check), it gives them back through that old
+ * allocator, then caches from the new one. */
+atomic_uint gad__alloc_epoch;
+_Thread_local unsigned gad__tl_epoch; /* the epoch of this thread's caches */
+
+/* While a thread gives back the blocks of an old allocator, gad__free goes
+ * to it (the hooks of gad__on_cache_trim free through gad__free). */
+static _Thread_local const gad_allocator *tl_free_via;
+
 void *gad__alloc(size_t n) { return g_alloc.alloc(g_alloc.ctx, n, GAD_ALIGN); }
 
 void *gad__alloc_obj(size_t n) { return g_alloc.alloc(g_alloc.ctx, n, 16); }
 
 void gad__free(void *p, size_t n) {
-    if (p) g_alloc.free(g_alloc.ctx, p, n);
+    if (!p) return;
+    const gad_allocator *a = GAD_UNLIKELY(tl_free_via != NULL) ? tl_free_via : &g_alloc;
+    a->free(a->ctx, p, n);
 }
 
 /* The public allocations keep their size in a 16-byte header. */
@@ -104,14 +118,25 @@ typedef struct thread_state {
     size_t cached_bytes;
     size_t limit;
     gad_tensor *free_headers;
+    /* The last GAD_QUARANTINE released headers, oldest first, linked
+     * through `st`, refs 0: a header is reused only after that many others
+     * have been released, so a released tensor passed to gad is still seen
+     * as released (refs 0) instead of aliasing a new tensor. Not counted in
+     * the cache limit: it is kept even with the cache disabled. */
+    gad_tensor *quar_head, *quar_tail;
+    size_t quar_len;
     scope_state scopes;
     bool registered; /* thread-exit destructor armed */
+    gad_allocator alloc; /* the allocator of the cached blocks */
+    unsigned debug_id;   /* this thread's number in the live-tensor report */
 } thread_state;
 
 /* The default limit holds the tensor headers, nodes and buffers of a graph
  * of about a million small ops (W1's longest chain needs 0.6 GB), so that
  * building it again allocates nothing. */
-static _Thread_local thread_state tl = {.limit = (size_t)1 << 30};
+static _Thread_local thread_state tl = {.limit = (size_t)1 << 30,
+                                        .alloc = {default_alloc, default_free, NULL}};
+
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -179,6 +204,7 @@ static int alloc_run(void **run, size_t size, size_t cost) {
 int gad__alloc_run(void **run, size_t size) { return alloc_run(run, size, size); }
 
 bool gad__cache_admit(size_t n) {
+    gad__cache_check();
     if (tl.cached_bytes > tl.limit || n > tl.limit - tl.cached_bytes) return false;
     arm_thread_exit(); /* the exit hook gives the caches back */
     tl.cached_bytes += n;
@@ -240,6 +266,8 @@ static void storage_free(gad_storage *s) {
     gad__free((char *)s - s->shift, block_size(s->cap));
 }
 
+static void cache_trim(void);
+
 /* A storage of class c (-1: uncached, exactly nbytes) from the allocator. */
 static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
     size_t cap = c >= 0 ? class_cap(c) : nbytes;
@@ -248,7 +276,7 @@ static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
     if (!b) {
         /* Give the cache back and try once more before failing. */
         if (tl.cached_bytes == 0) return NULL;
-        gad_cache_trim();
+        cache_trim();
         b = gad__alloc_obj(block_size(cap));
         if (!b) return NULL;
     }
@@ -267,6 +295,7 @@ static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
 }
 
 gad_storage *gad__storage_new(size_t nbytes) {
+    gad__cache_check();
     int c = size_class(nbytes);
     gad_storage *s;
     if (c >= 0 && (s = tl.heads[c]) != NULL) {
@@ -331,6 +360,7 @@ static GAD_COLD gad_tensor *header_alloc(void) {
 }
 
 gad_tensor *gad__header_new(void) {
+    gad__cache_check();
     gad_tensor *t = tl.free_headers;
     if (t) {
         tl.free_headers = (gad_tensor *)t->st;
@@ -344,18 +374,51 @@ gad_tensor *gad__header_new(void) {
     t->st = NULL;
     t->node = NULL;
     count(&tl.live.tensors, 1);
+    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_made(t, NULL);
     return t;
 }
 
-void gad__header_free(gad_tensor *t) {
-    count(&tl.live.tensors, -1);
+/* A header that leaves the quarantine: to the free list, or back to the
+ * allocator when the cache is full. */
+static void header_unquarantine(gad_tensor *t) {
     if (gad__cache_admit(sizeof *t)) { /* which arms the exit hook */
         t->st = (gad_storage *)tl.free_headers;
         tl.free_headers = t;
         return;
     }
-    arm_thread_exit(); /* the count above is summed while this thread lives */
     gad__free(t, sizeof *t);
+}
+
+void gad__header_free(gad_tensor *t) {
+    gad__cache_check();
+    count(&tl.live.tensors, -1);
+    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_gone(t);
+    /* poisoned (refs 0: gad_release left it so, a header that never held a
+     * tensor is marked here) and queued behind the others */
+    atomic_store_explicit(&t->refs, 0, memory_order_relaxed);
+    t->st = NULL;
+    if (tl.quar_tail) tl.quar_tail->st = (gad_storage *)t;
+    else tl.quar_head = t;
+    tl.quar_tail = t;
+    if (GAD_LIKELY(tl.quar_len == GAD_QUARANTINE)) {
+        gad_tensor *o = tl.quar_head; /* the oldest (never t: the queue holds more) */
+        tl.quar_head = (gad_tensor *)o->st;
+        header_unquarantine(o);
+        return;
+    }
+    tl.quar_len++;
+    arm_thread_exit(); /* the quarantine is given back at thread exit */
+}
+
+/* Give every quarantined header back to the allocator. */
+static void quarantine_empty(void) {
+    while (tl.quar_head) {
+        gad_tensor *t = tl.quar_head;
+        tl.quar_head = (gad_tensor *)t->st;
+        gad__free(t, sizeof *t);
+    }
+    tl.quar_tail = NULL;
+    tl.quar_len = 0;
 }
 
 /* ---------------------------------------------------------------- scopes */
@@ -468,6 +531,7 @@ gad_tensor *gad__own(gad_tensor *t) {
 gad_tensor *gad_keep(gad_tensor *t) {
     /* Under a scope that failed to open, t already lives in the scope that
      * encloses it. */
+    if (t && gad__released(t)) return gad__err_released("keep");
     if (!t || tl.scopes.depth == 0 || tl.scopes.lost) return t;
     gad_retain(t);
     if (scope_push((gad_tensor *)((uintptr_t)t | KEPT_BIT)) != 0) {
@@ -481,21 +545,39 @@ gad_tensor *gad_keep(gad_tensor *t) {
 /* --------------------------------------------------------------- tensors */
 
 gad_tensor *gad_retain(gad_tensor *t) {
-    if (t) atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+    if (!t) return t;
+    if (GAD_UNLIKELY(gad__released(t))) return gad__err_released("retain");
+    atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
     return t;
 }
 
 void gad_release(gad_tensor *t) {
     if (!t) return;
-    if (GAD_UNLIKELY(atomic_load_explicit(&t->refs, memory_order_relaxed) <= 0)) {
-        /* a freed header waiting in the cache for reuse */
-        gad__err(GAD_ERR_DOMAIN, "release", "tensor was already released");
+    /* a released header waits in the quarantine (or the cache) with refs 0 */
+    if (GAD_UNLIKELY(gad__released(t))) {
+        gad__err_released("release");
         return;
     }
     if (!gad__unref(&t->refs)) return;
     gad__storage_release(t->st);
     if (t->node) gad__node_free_hook(t->node);
     gad__header_free(t);
+}
+
+void *gad__err_released(const char *op) {
+    return gad__err(GAD_ERR_DOMAIN, op,
+                    "use of a released tensor (released with gad_release or by "
+                    "the end of the scope that owned it)");
+}
+
+void *gad__bad_arg(const char *op, const gad_tensor *t) {
+    return t ? gad__err_released(op) : gad__null_arg(op);
+}
+
+void *gad__bad_of(const char *op, int n, const gad_tensor *const *ts) {
+    for (int i = 0; i < n; i++)
+        if (gad__bad_tensor(ts[i])) return gad__bad_arg(op, ts[i]);
+    return NULL;
 }
 
 /* ------------------------------------------------------------ the caches */
@@ -521,7 +603,9 @@ void gad__on_cache_trim(void (*fn)(void)) {
     pthread_mutex_unlock(&hooks_lock);
 }
 
-void gad_cache_trim(void) {
+/* Give this thread's cached buffers, headers and nodes back (not the
+ * quarantine). */
+static void cache_trim(void) {
     for (int c = 0; c < NCLASS; c++) {
         gad_storage *s = tl.heads[c];
         while (s) {
@@ -542,18 +626,72 @@ void gad_cache_trim(void) {
     for (int i = 0; i < nh; i++) trim_hooks[i]();
 }
 
+void gad_cache_trim(void) {
+    gad__cache_check();
+    cache_trim();
+}
+
 size_t gad_set_cache_limit(size_t bytes) {
+    gad__cache_check();
     size_t old = tl.limit;
     tl.limit = bytes;
-    if (tl.cached_bytes > bytes) gad_cache_trim();
+    if (tl.cached_bytes > bytes) cache_trim();
     return old;
+}
+
+/* The scope stacks' arrays: freed when no scope is open, else moved to
+ * the allocator now installed (gad__free goes where they came from). */
+static void scope_arrays_renew(void) {
+    scope_state *s = &tl.scopes;
+    if (s->depth == 0 && !s->lost) {
+        gad__free(s->items, s->cap * sizeof(gad_tensor *));
+        if (s->marks != s->marks_small)
+            gad__free(s->marks, (size_t)s->mark_cap * sizeof(size_t));
+        *s = (scope_state){0};
+        return;
+    }
+    if (s->items) {
+        gad_tensor **n = gad__alloc(s->cap * sizeof *n);
+        if (n) { /* else it stays: freed through the new allocator later */
+            memcpy(n, s->items, s->len * sizeof *n);
+            gad__free(s->items, s->cap * sizeof *n);
+            s->items = n;
+        }
+    }
+    if (s->marks && s->marks != s->marks_small) {
+        size_t *m = gad__alloc((size_t)s->mark_cap * sizeof *m);
+        if (m) {
+            memcpy(m, s->marks, (size_t)s->depth * sizeof *m);
+            gad__free(s->marks, (size_t)s->mark_cap * sizeof *m);
+            s->marks = m;
+        }
+    }
+}
+
+/* Everything this thread caches goes back to the allocator it came from
+ * (tl.alloc), and the thread caches from the one installed now. */
+static void give_back_all(bool scopes) {
+    tl_free_via = &tl.alloc;
+    cache_trim();
+    quarantine_empty();
+    if (scopes) scope_arrays_renew();
+    tl_free_via = NULL;
+}
+
+GAD_COLD void gad__cache_resync(void) {
+    unsigned e = atomic_load_explicit(&gad__alloc_epoch, memory_order_acquire);
+    gad__tl_epoch = e; /* first: what follows touches the caches */
+    give_back_all(true);
+    tl.alloc = g_alloc;
 }
 
 static void thread_exit(void *arg) {
     (void)arg;
+    gad__cache_check();
     /* Scopes left open by a finished thread: release what they own. */
     while (tl.scopes.depth > 0) gad_scope_end();
-    gad_cache_trim();
+    cache_trim();
+    quarantine_empty();
     gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
     if (tl.scopes.marks != tl.scopes.marks_small)
         gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
@@ -563,8 +701,9 @@ static void thread_exit(void *arg) {
 }
 
 void gad_set_allocator(const gad_allocator *allocator) {
-    gad_cache_trim();
-    if (tl.scopes.depth == 0) {
+    gad__cache_check();
+    give_back_all(false);
+    if (tl.scopes.depth == 0) { /* (an open scope's arrays stay: see below) */
         gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
         if (tl.scopes.marks != tl.scopes.marks_small)
             gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
@@ -574,6 +713,10 @@ void gad_set_allocator(const gad_allocator *allocator) {
         g_alloc = *allocator;
     else
         g_alloc = (gad_allocator){default_alloc, default_free, NULL};
+    tl.alloc = g_alloc;
+    /* the other threads give back their caches when they next touch them;
+     * the release pairs with gad__cache_resync's acquire (g_alloc is set) */
+    gad__tl_epoch = atomic_fetch_add_explicit(&gad__alloc_epoch, 1, memory_order_release) + 1;
 }
 
 void gad_mem_stats_get(gad_mem_stats *out) {

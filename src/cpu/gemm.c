@@ -215,6 +215,7 @@ static _Thread_local size_t gemm_lent_cap;
 
 static void *gemm_scratch_get(size_t n) {
     if (gemm_lent) return n <= gemm_lent_cap ? gemm_lent : NULL;
+    gad__cache_check(); /* a block of an allocator since replaced goes back first */
     if (n <= gemm_scratch_cap) return gemm_scratch;
     gad__free(gemm_scratch, gemm_scratch_cap);
     gemm_scratch = NULL;
