@@ -185,7 +185,9 @@ gad_tensor *gad__header_new(void);
  * the thread's quarantine of the last GAD_QUARANTINE released headers
  * before it can be reused (memory.c), even with the cache disabled. */
 void gad__header_free(gad_tensor *t);
+#ifndef GAD_QUARANTINE
 #define GAD_QUARANTINE 4096
+#endif
 
 /* Whether t (not NULL) is a released header: refs 0 from its release until
  * the quarantine lets it be reused. Every public function that takes a
