@@ -396,6 +396,10 @@ void gad__header_free(gad_tensor *t) {
     /* poisoned (refs 0: gad_release left it so, a header that never held a
      * tensor is marked here) and queued behind the others */
     atomic_store_explicit(&t->refs, 0, memory_order_relaxed);
+#if GAD_QUARANTINE == 0 /* (an experiment: no quarantine) */
+    header_unquarantine(t);
+    return;
+#endif
     t->st = NULL;
     if (tl.quar_tail) tl.quar_tail->st = (gad_storage *)t;
     else tl.quar_head = t;
