@@ -229,10 +229,11 @@ typedef struct gad_allocator {
 
 /* Install an allocator (NULL restores the default, aligned malloc). It empties
  * this thread's caches first. Call it while no tensor is alive, as tests do
- * to fail the k-th allocation. Every other thread that has used gad gives
- * its cached blocks back to the allocator they came from the next time it
- * makes or frees a tensor, calls gad_cache_trim or exits: the old
- * allocator's free (and its ctx) must stay callable until then. */
+ * to fail the k-th allocation. It gives back the caches of every thread
+ * that has used gad (buffers, headers, nodes, GEMM's scratch) to the
+ * allocator they came from, the old one, so that no thread later hands one
+ * of its blocks to the new allocator's free: this is why no other thread
+ * may use gad (nor exit, if it used gad) during the call. */
 void gad_set_allocator(const gad_allocator *allocator);
 
 /* Memory from the installed allocator, for code built on gad that wants its

@@ -336,19 +336,16 @@ int gad__alloc_run(void **run, size_t size);
 
 /* ----------------------------------------------------------------- memory */
 
-/* gad_set_allocator bumps gad__alloc_epoch; a thread whose caches are of
- * an older epoch gives them back through the allocator they came from
- * before it takes from or adds to them again (gad__cache_resync). Every
- * cache (core's, the tape's node pool, GEMM's scratch) calls
- * gad__cache_check before it hands out or takes in a block. */
-extern atomic_uint gad__alloc_epoch;
-extern _Thread_local unsigned gad__tl_epoch;
-void gad__cache_resync(void);
-static inline void gad__cache_check(void) {
-    if (GAD_UNLIKELY(atomic_load_explicit(&gad__alloc_epoch, memory_order_relaxed) !=
-                     gad__tl_epoch))
-        gad__cache_resync();
-}
+/* A layer above core that keeps blocks from the allocator per thread (the
+ * tape's node pool, GEMM's scratch) registers, once on each thread, the
+ * address of that thread's cache and a function that gives back every
+ * block of a cache at that address through gad__free, touching nothing
+ * else of the thread (no gad__cache_withdraw: the caller zeroes the
+ * thread's count). gad_set_allocator calls it for every thread, while they
+ * do not use gad, so that no block outlives the allocator that made it. At
+ * most GAD_THREAD_CACHES per thread. */
+#define GAD_THREAD_CACHES 4
+void gad__register_thread_cache(void *state, void (*flush)(void *state));
 
 /* Through the allocator hook; aligned to GAD_ALIGN; NULL on failure. */
 void *gad__alloc(size_t n);

@@ -24,26 +24,12 @@ static void default_free(void *ctx, void *p, size_t size) {
 
 static gad_allocator g_alloc = {default_alloc, default_free, NULL};
 
-/* gad_set_allocator counts its calls here. A thread's caches hold blocks
- * of the allocator that was installed when it last synchronised
- * (tl.alloc, gad__tl_epoch): the first time it touches its caches after a
- * change (gad__cache_check), it gives them back through that old
- * allocator, then caches from the new one. */
-atomic_uint gad__alloc_epoch;
-_Thread_local unsigned gad__tl_epoch; /* the epoch of this thread's caches */
-
-/* While a thread gives back the blocks of an old allocator, gad__free goes
- * to it (the hooks of gad__on_cache_trim free through gad__free). */
-static _Thread_local const gad_allocator *tl_free_via;
-
 void *gad__alloc(size_t n) { return g_alloc.alloc(g_alloc.ctx, n, GAD_ALIGN); }
 
 void *gad__alloc_obj(size_t n) { return g_alloc.alloc(g_alloc.ctx, n, 16); }
 
 void gad__free(void *p, size_t n) {
-    if (!p) return;
-    const gad_allocator *a = GAD_UNLIKELY(tl_free_via != NULL) ? tl_free_via : &g_alloc;
-    a->free(a->ctx, p, n);
+    if (p) g_alloc.free(g_alloc.ctx, p, n);
 }
 
 /* The public allocations keep their size in a 16-byte header. */
@@ -127,15 +113,19 @@ typedef struct thread_state {
     size_t quar_len;
     scope_state scopes;
     bool registered; /* thread-exit destructor armed */
-    gad_allocator alloc; /* the allocator of the cached blocks */
-    unsigned debug_id;   /* this thread's number in the live-tensor report */
+    /* the per-thread caches of the layers above (the tape's node pool,
+     * GEMM's scratch), which gad_set_allocator empties for every thread */
+    struct {
+        void *state;
+        void (*flush)(void *state);
+    } ext[GAD_THREAD_CACHES];
+    int next;
 } thread_state;
 
 /* The default limit holds the tensor headers, nodes and buffers of a graph
  * of about a million small ops (W1's longest chain needs 0.6 GB), so that
  * building it again allocates nothing. */
-static _Thread_local thread_state tl = {.limit = (size_t)1 << 30,
-                                        .alloc = {default_alloc, default_free, NULL}};
+static _Thread_local thread_state tl = {.limit = (size_t)1 << 30};
 
 
 static pthread_key_t exit_key;
@@ -204,7 +194,6 @@ static int alloc_run(void **run, size_t size, size_t cost) {
 int gad__alloc_run(void **run, size_t size) { return alloc_run(run, size, size); }
 
 bool gad__cache_admit(size_t n) {
-    gad__cache_check();
     if (tl.cached_bytes > tl.limit || n > tl.limit - tl.cached_bytes) return false;
     arm_thread_exit(); /* the exit hook gives the caches back */
     tl.cached_bytes += n;
@@ -295,7 +284,6 @@ static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
 }
 
 gad_storage *gad__storage_new(size_t nbytes) {
-    gad__cache_check();
     int c = size_class(nbytes);
     gad_storage *s;
     if (c >= 0 && (s = tl.heads[c]) != NULL) {
@@ -360,7 +348,6 @@ static GAD_COLD gad_tensor *header_alloc(void) {
 }
 
 gad_tensor *gad__header_new(void) {
-    gad__cache_check();
     gad_tensor *t = tl.free_headers;
     if (t) {
         tl.free_headers = (gad_tensor *)t->st;
@@ -390,7 +377,6 @@ static void header_unquarantine(gad_tensor *t) {
 }
 
 void gad__header_free(gad_tensor *t) {
-    gad__cache_check();
     count(&tl.live.tensors, -1);
     if (GAD_UNLIKELY(gad__debug_live)) gad__debug_gone(t);
     /* poisoned (refs 0: gad_release left it so, a header that never held a
@@ -630,68 +616,60 @@ static void cache_trim(void) {
     for (int i = 0; i < nh; i++) trim_hooks[i]();
 }
 
-void gad_cache_trim(void) {
-    gad__cache_check();
-    cache_trim();
-}
+void gad_cache_trim(void) { cache_trim(); }
 
 size_t gad_set_cache_limit(size_t bytes) {
-    gad__cache_check();
     size_t old = tl.limit;
     tl.limit = bytes;
     if (tl.cached_bytes > bytes) cache_trim();
     return old;
 }
 
-/* The scope stacks' arrays: freed when no scope is open, else moved to
- * the allocator now installed (gad__free goes where they came from). */
-static void scope_arrays_renew(void) {
-    scope_state *s = &tl.scopes;
+void gad__register_thread_cache(void *state, void (*flush)(void *state)) {
+    arm_thread_exit(); /* on the list gad_set_allocator walks */
+    if (tl.next < GAD_THREAD_CACHES)
+        tl.ext[tl.next++] = (__typeof__(tl.ext[0])){state, flush};
+}
+
+/* Give back everything thread ts caches (ts: this thread, or one that does
+ * not use gad meanwhile, as gad_set_allocator requires): buffers, headers,
+ * the quarantine, the layers' caches, and the scope stacks' arrays when no
+ * scope is open. Through the allocator installed now. */
+static void thread_give_back(thread_state *ts) {
+    for (int c = 0; c < NCLASS; c++) {
+        gad_storage *s = ts->heads[c];
+        while (s) {
+            gad_storage *next = s->next;
+            storage_free(s);
+            s = next;
+        }
+        ts->heads[c] = NULL;
+    }
+    while (ts->free_headers) {
+        gad_tensor *t = ts->free_headers;
+        ts->free_headers = (gad_tensor *)t->st;
+        gad__free(t, sizeof *t);
+    }
+    while (ts->quar_head) {
+        gad_tensor *t = ts->quar_head;
+        ts->quar_head = (gad_tensor *)t->st;
+        gad__free(t, sizeof *t);
+    }
+    ts->quar_tail = NULL;
+    ts->quar_len = 0;
+    for (int i = 0; i < ts->next; i++) ts->ext[i].flush(ts->ext[i].state);
+    ts->cached_bytes = 0; /* every cache of ts is empty */
+    scope_state *s = &ts->scopes;
     if (s->depth == 0 && !s->lost) {
         gad__free(s->items, s->cap * sizeof(gad_tensor *));
         if (s->marks != s->marks_small)
             gad__free(s->marks, (size_t)s->mark_cap * sizeof(size_t));
         *s = (scope_state){0};
-        return;
     }
-    if (s->items) {
-        gad_tensor **n = gad__alloc(s->cap * sizeof *n);
-        if (n) { /* else it stays: freed through the new allocator later */
-            memcpy(n, s->items, s->len * sizeof *n);
-            gad__free(s->items, s->cap * sizeof *n);
-            s->items = n;
-        }
-    }
-    if (s->marks && s->marks != s->marks_small) {
-        size_t *m = gad__alloc((size_t)s->mark_cap * sizeof *m);
-        if (m) {
-            memcpy(m, s->marks, (size_t)s->depth * sizeof *m);
-            gad__free(s->marks, (size_t)s->mark_cap * sizeof *m);
-            s->marks = m;
-        }
-    }
-}
-
-/* Everything this thread caches goes back to the allocator it came from
- * (tl.alloc), and the thread caches from the one installed now. */
-static void give_back_all(bool scopes) {
-    tl_free_via = &tl.alloc;
-    cache_trim();
-    quarantine_empty();
-    if (scopes) scope_arrays_renew();
-    tl_free_via = NULL;
-}
-
-GAD_COLD void gad__cache_resync(void) {
-    unsigned e = atomic_load_explicit(&gad__alloc_epoch, memory_order_acquire);
-    gad__tl_epoch = e; /* first: what follows touches the caches */
-    give_back_all(true);
-    tl.alloc = g_alloc;
 }
 
 static void thread_exit(void *arg) {
     (void)arg;
-    gad__cache_check();
     /* Scopes left open by a finished thread: release what they own. */
     while (tl.scopes.depth > 0) gad_scope_end();
     cache_trim();
@@ -705,22 +683,21 @@ static void thread_exit(void *arg) {
 }
 
 void gad_set_allocator(const gad_allocator *allocator) {
-    gad__cache_check();
-    give_back_all(false);
-    if (tl.scopes.depth == 0) { /* (an open scope's arrays stay: see below) */
-        gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
-        if (tl.scopes.marks != tl.scopes.marks_small)
-            gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
-        tl.scopes = (scope_state){0};
-    }
+    /* Every thread's caches go back to the allocator they came from, the
+     * one installed now: an idle thread would otherwise later hand its
+     * blocks to the new allocator's free. (The calling thread's own too,
+     * and its layers' caches through the trim hooks, in case it never
+     * counted.) No other thread uses gad meanwhile (gad.h). */
+    cache_trim();
+    quarantine_empty();
+    pthread_mutex_lock(&threads_lock);
+    for (thread_state *ts = threads; ts; ts = ts->next_thread) thread_give_back(ts);
+    pthread_mutex_unlock(&threads_lock);
+    if (!tl.counted) thread_give_back(&tl);
     if (allocator && allocator->alloc && allocator->free)
         g_alloc = *allocator;
     else
         g_alloc = (gad_allocator){default_alloc, default_free, NULL};
-    tl.alloc = g_alloc;
-    /* the other threads give back their caches when they next touch them;
-     * the release pairs with gad__cache_resync's acquire (g_alloc is set) */
-    gad__tl_epoch = atomic_fetch_add_explicit(&gad__alloc_epoch, 1, memory_order_release) + 1;
 }
 
 void gad_mem_stats_get(gad_mem_stats *out) {
