@@ -104,13 +104,16 @@ typedef struct thread_state {
     size_t cached_bytes;
     size_t limit;
     gad_tensor *free_headers;
-    /* The last GAD_QUARANTINE released headers, oldest first, linked
-     * through `st`, refs 0: a header is reused only after that many others
-     * have been released, so a released tensor passed to gad is still seen
-     * as released (refs 0) instead of aliasing a new tensor. Not counted in
-     * the cache limit: it is kept even with the cache disabled. */
-    gad_tensor *quar_head, *quar_tail;
-    size_t quar_len;
+    /* The last GAD_QUARANTINE released headers (refs 0), in a ring: a
+     * header is reused only after that many others have been released, so
+     * a released tensor passed to gad is still seen as released instead of
+     * aliasing a new tensor. Not counted in the cache limit: it is kept
+     * even with the cache disabled. A ring of pointers, not a list through
+     * the headers, so that the header that leaves it a few releases later
+     * can be asked for ahead (it has been out of the cache since). From
+     * malloc on first use (NULL: no quarantine on this thread). */
+    gad_tensor **quar;
+    size_t quar_i;
     scope_state scopes;
     bool registered; /* thread-exit destructor armed */
     /* the per-thread caches of the layers above (the tape's node pool,
@@ -376,40 +379,46 @@ static void header_unquarantine(gad_tensor *t) {
     gad__free(t, sizeof *t);
 }
 
+_Static_assert((GAD_QUARANTINE & (GAD_QUARANTINE - 1)) == 0, "a power of two");
+
+static GAD_COLD void quarantine_make(void) {
+    tl.quar = calloc(GAD_QUARANTINE, sizeof *tl.quar);
+    arm_thread_exit(); /* the quarantine is given back at thread exit */
+}
+
 void gad__header_free(gad_tensor *t) {
     count(&tl.live.tensors, -1);
     if (GAD_UNLIKELY(gad__debug_live)) gad__debug_gone(t);
     /* poisoned (refs 0: gad_release left it so, a header that never held a
      * tensor is marked here) and queued behind the others */
     atomic_store_explicit(&t->refs, 0, memory_order_relaxed);
-#if GAD_QUARANTINE == 0 /* (an experiment: no quarantine) */
-    header_unquarantine(t);
-    return;
-#endif
-    t->st = NULL;
-    if (tl.quar_tail) tl.quar_tail->st = (gad_storage *)t;
-    else tl.quar_head = t;
-    tl.quar_tail = t;
-    if (GAD_LIKELY(tl.quar_len == GAD_QUARANTINE)) {
-        gad_tensor *o = tl.quar_head; /* the oldest (never t: the queue holds more) */
-        tl.quar_head = (gad_tensor *)o->st;
-        header_unquarantine(o);
-        return;
+    if (GAD_UNLIKELY(!tl.quar)) {
+        quarantine_make();
+        if (!tl.quar) { /* out of memory: no quarantine */
+            header_unquarantine(t);
+            return;
+        }
     }
-    tl.quar_len++;
-    arm_thread_exit(); /* the quarantine is given back at thread exit */
+    size_t i = tl.quar_i;
+    gad_tensor *o = tl.quar[i];
+    tl.quar[i] = t;
+    tl.quar_i = (i + 1) & (GAD_QUARANTINE - 1);
+    /* the header that leaves 8 releases from now */
+    GAD_PREFETCH_W(tl.quar[(i + 8) & (GAD_QUARANTINE - 1)], 64);
+    if (GAD_LIKELY(o != NULL)) header_unquarantine(o);
 }
 
-/* Give every quarantined header back to the allocator. */
-static void quarantine_empty(void) {
-    while (tl.quar_head) {
-        gad_tensor *t = tl.quar_head;
-        tl.quar_head = (gad_tensor *)t->st;
-        gad__free(t, sizeof *t);
+/* Give every quarantined header of ts back to the allocator. */
+static void quarantine_empty_of(thread_state *ts) {
+    if (!ts->quar) return;
+    for (size_t i = 0; i < GAD_QUARANTINE; i++) {
+        gad__free(ts->quar[i], sizeof(gad_tensor));
+        ts->quar[i] = NULL;
     }
-    tl.quar_tail = NULL;
-    tl.quar_len = 0;
+    ts->quar_i = 0;
 }
+
+static void quarantine_empty(void) { quarantine_empty_of(&tl); }
 
 /* ---------------------------------------------------------------- scopes */
 
@@ -650,13 +659,7 @@ static void thread_give_back(thread_state *ts) {
         ts->free_headers = (gad_tensor *)t->st;
         gad__free(t, sizeof *t);
     }
-    while (ts->quar_head) {
-        gad_tensor *t = ts->quar_head;
-        ts->quar_head = (gad_tensor *)t->st;
-        gad__free(t, sizeof *t);
-    }
-    ts->quar_tail = NULL;
-    ts->quar_len = 0;
+    quarantine_empty_of(ts);
     for (int i = 0; i < ts->next; i++) ts->ext[i].flush(ts->ext[i].state);
     ts->cached_bytes = 0; /* every cache of ts is empty */
     scope_state *s = &ts->scopes;
@@ -674,6 +677,8 @@ static void thread_exit(void *arg) {
     while (tl.scopes.depth > 0) gad_scope_end();
     cache_trim();
     quarantine_empty();
+    free(tl.quar);
+    tl.quar = NULL;
     gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
     if (tl.scopes.marks != tl.scopes.marks_small)
         gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
