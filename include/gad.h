@@ -249,8 +249,9 @@ void gad_mem_free(void *p);
  * to the allocator. gad keeps freed buffers by size class, and headers and
  * nodes in pools, so that a training loop does not call malloc per op; this
  * gives the memory back. The quarantine stays: the headers of the last 4096
- * tensors this thread released (176 bytes each, outside the cache limit and
- * kept with the cache disabled too) are reused only after 4096 more, so
+ * tensors this thread released (176 bytes each, and a 32 KiB ring that
+ * lists them; outside the cache limit, and kept with the cache disabled
+ * too) are reused only after 4096 more, so
  * that a released tensor passed to gad is an error ("use of a released
  * tensor") instead of an alias of a newer one; they go back to the
  * allocator when the thread exits or with gad_set_allocator. */
