@@ -1868,10 +1868,21 @@ static void run_threaded(const uint8_t *data, size_t size) {
 /* Under ASan and TSan, an allocation too large to make returns NULL (gad
  * reports a memory error) instead of ending the run: programs on empty
  * tensors with huge dims may legitimately ask for 2^59 elements. */
+/* They run before the sanitizer is initialized: no instrumentation (TSan's
+ * function-entry hook crashed the libFuzzer build there). */
+#if defined(__clang__) && __clang_major__ >= 14
+#define NO_SANITIZER_HOOKS __attribute__((disable_sanitizer_instrumentation))
+#else
+#define NO_SANITIZER_HOOKS
+#endif
 const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+NO_SANITIZER_HOOKS const char *__asan_default_options(void) {
+    return "allocator_may_return_null=1";
+}
 const char *__tsan_default_options(void);
-const char *__tsan_default_options(void) { return "allocator_may_return_null=1"; }
+NO_SANITIZER_HOOKS const char *__tsan_default_options(void) {
+    return "allocator_may_return_null=1";
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
