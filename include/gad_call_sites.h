@@ -115,6 +115,24 @@ GAD_CS_INLINE_ void gad__at_mem_stats_get(const char *gad_file_, int gad_line_, 
     (gad_mem_stats_get)(out);
     gad_call_site_leave(gad_prev_);
 }
+GAD_CS_INLINE_ int gad__at_debug_track(const char *gad_file_, int gad_line_, int on) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_debug_track)(on);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int64_t gad__at_debug_live_report(const char *gad_file_, int gad_line_, FILE *f) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int64_t gad_r_ = (gad_debug_live_report)(f);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int gad__at_debug_quarantine(const char *gad_file_, int gad_line_, int on) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_debug_quarantine)(on);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ size_t gad__at_set_cache_limit(const char *gad_file_, int gad_line_, size_t bytes) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     size_t gad_r_ = (gad_set_cache_limit)(bytes);
@@ -1499,6 +1517,9 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_mem_free(...) gad__at_mem_free(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_cache_trim() gad__at_cache_trim(__FILE__, __LINE__)
 #define gad_mem_stats_get(...) gad__at_mem_stats_get(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_debug_track(...) gad__at_debug_track(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_debug_live_report(...) gad__at_debug_live_report(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_debug_quarantine(...) gad__at_debug_quarantine(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_set_cache_limit(...) gad__at_set_cache_limit(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_set_num_threads(...) gad__at_set_num_threads(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_num_threads() gad__at_num_threads(__FILE__, __LINE__)

@@ -77,6 +77,8 @@ typedef struct bad_row {
 /* The input classes (the doc explains each). */
 static const char *const class_names[][2] = {
     {"NULL", "a NULL tensor, array or object"},
+    {"released", "a tensor already released (or freed with the scope that owned it), "
+                 "a freed optimizer"},
     {"dtype", "a dtype the function does not take, or mixed dtypes"},
     {"rank", "a rank the function does not take"},
     {"shape", "shapes that do not fit together"},
@@ -293,6 +295,23 @@ static gad_params *set2(void) {
     gad_params_add(ps, "a", F32T(2, 3));
     gad_params_add(ps, "a.b", F32T(3));
     return ps;
+}
+
+/* A released tensor: made in an inner scope, kept past it, released. Its
+ * header waits in the quarantine, poisoned. */
+static gad_tensor *dead(void) {
+    gad_scope_begin();
+    gad_tensor *t = gad_retain(F32T(2, 3));
+    gad_scope_end();
+    gad_release(t);
+    return t;
+}
+
+/* A freed optimizer (the struct waits in the optimizers' quarantine). */
+static gad_optim *dead_optim(void) {
+    gad_optim *o = sgd1(0);
+    gad_optim_free(o);
+    return o;
 }
 
 /* Valid HELIX weights for D = 2 (f32), scope-owned. */
@@ -662,6 +681,7 @@ static void print_markdown(FILE *f) {
 /* ---------------------------------------------------------------- main */
 
 int main(int argc, char **argv) {
+    gad_debug_quarantine(1); /* what these tests check needs it (gad_release) */
     if (argc > 1 && strcmp(argv[1], "--markdown") == 0) {
         print_markdown(stdout);
         return 0;
@@ -799,9 +819,17 @@ ROW(error_set_long_op, "gad_error_set", "odd", "an op name of 40 characters",
 AREA("Memory, scopes and the allocator")
 
 GOOD(retain_null, "gad_retain", "NULL", "t NULL", "NULL", gad_retain(NULL) == NULL)
+TBAD(retain_released, "gad_retain", "released", "t released", E_DOMAIN, "retain",
+     "use of a released tensor", gad_retain(dead()))
 ROW(release_null, "gad_release", "NULL", "t NULL", "nothing (a no-op)", E_OK, "", NULL, 0,
     gad_release(NULL);
     return 1;)
+ROW(release_twice, "gad_release", "released", "t released already (a newer tensor made since)",
+    "nothing (the newer tensor lives on)", E_DOMAIN, "release", "use of a released tensor", 0,
+    gad_tensor *t = dead();
+    gad_tensor *u = F32T(2, 3);
+    gad_release(t);
+    return at(u, 1) == -0.5;)
 ROW(scope_begin_deep, "gad_scope_begin", "odd", "100 nested scopes", "nothing",
     E_OK, "", NULL, 0,
     int d = gad_scope_depth();
@@ -813,9 +841,18 @@ ROW(scope_end_none, "gad_scope_end", "odd", "no scope open", "nothing (a no-op)"
     E_OK, "", NULL, NOSCOPE,
     gad_scope_end();
     return gad_scope_depth() == 0;)
+ROW(scope_end_released, "gad_scope_end", "released", "a tensor of the scope released by hand",
+    "nothing (it is not released twice)", E_DOMAIN, "release", "use of a released tensor", 0,
+    gad_scope_begin();
+    gad_tensor *t = F32T(2);
+    gad_release(t);
+    gad_scope_end();
+    return 1;)
 ROW(scope_depth_none, "gad_scope_depth", "odd", "no scope open", "0", E_OK, "",
     NULL, NOSCOPE, return gad_scope_depth() == 0;)
 GOOD(keep_null, "gad_keep", "NULL", "t NULL", "NULL", gad_keep(NULL) == NULL)
+TBAD(keep_released, "gad_keep", "released", "t released", E_DOMAIN, "keep",
+     "use of a released tensor", gad_keep(dead()))
 ROW(keep_noscope, "gad_keep", "odd", "no scope open", "t (the caller owns it)",
     E_OK, "", NULL, NOSCOPE,
     gad_tensor *t = gad_zeros(DIMS(2), GAD_F32);
@@ -881,6 +918,13 @@ ROW(mem_stats_null, "gad_mem_stats_get", "NULL", "out NULL", "nothing (a no-op)"
     E_OK, "", NULL, 0,
     gad_mem_stats_get(NULL);
     return 1;)
+ROW(debug_track_twice, "gad_debug_track", "odd", "on twice, then off",
+    "the previous setting (0, 1, 1)", E_OK, "", NULL, 0,
+    int a = gad_debug_track(1), b = gad_debug_track(1), c = gad_debug_track(0);
+    return a == 0 && b == 1 && c == 1;)
+ROW(debug_report_null, "gad_debug_live_report", "NULL", "f NULL (tracking off)",
+    "0 (the report goes to stderr)", E_OK, "", NULL, 0,
+    return gad_debug_live_report(NULL) == 0;)
 ROW(cache_limit_zero, "gad_set_cache_limit", "odd", "limit 0 (no cache)",
     "the previous limit", E_OK, "", NULL, 0,
     size_t old = gad_set_cache_limit(0);
@@ -1159,6 +1203,8 @@ GOOD(rng_it_rank0, "gad_rng_int_tensor", "rank 0", "rank 0", "a scalar in range"
 AREA("Accessors and reading")
 
 GOOD(rank_null, "gad_rank", "NULL", "t NULL", "-1 (no error)", gad_rank(NULL) == -1)
+ROW(rank_released, "gad_rank", "released", "t released", "-1", E_DOMAIN, "rank",
+    "use of a released tensor", 0, return gad_rank(dead()) == -1;)
 GOOD(rank_0, "gad_rank", "rank 0", "a scalar", "0", gad_rank(S32(1)) == 0)
 GOOD(shape_null, "gad_shape", "NULL", "t NULL", "NULL (no error)", gad_shape(NULL) == NULL)
 GOOD(strides_null, "gad_strides", "NULL", "t NULL", "NULL (no error)",
@@ -1186,6 +1232,8 @@ GOOD(is_contig_bcast, "gad_is_contiguous", "odd", "a broadcast view [2,3] of one
      "0", gad_is_contiguous(bview(2, 3)) == 0)
 ROW(item_null, "gad_item", "NULL", "t NULL", "NaN", E_DOMAIN, "item", NULL, 0,
     return isnan(gad_item(NULL));)
+ROW(item_released, "gad_item", "released", "t released", "NaN", E_DOMAIN, "item",
+    "use of a released tensor", 0, return isnan(gad_item(dead()));)
 ROW(item_many, "gad_item", "shape", "t [2,3]", "NaN", E_SHAPE, "item", "[2,3]", 0,
     return isnan(gad_item(F32T(2, 3)));)
 ROW(item_empty, "gad_item", "empty", "t [0]", "NaN", E_SHAPE, "item", "[0]", 0,
@@ -1223,6 +1271,8 @@ ROW(read_i64_nan, "gad_read_i64", "NaN/Inf", "f32 NaN, inf and -inf",
     return gad_read_i64(VALS32(NAN, INFINITY, -INFINITY), d, 3) == GAD_OK &&
            d[0] == 0 && d[1] == INT64_MAX && d[2] == INT64_MIN;)
 TBAD(data_null, "gad_data", "NULL", "t NULL", E_DOMAIN, "data", NULL, gad_data(NULL))
+TBAD(data_released, "gad_data", "released", "t released", E_DOMAIN, "data",
+     "use of a released tensor", gad_data(dead()))
 TBAD(data_noncontig, "gad_data", "shape", "a non-contiguous [3,2] view", E_SHAPE,
      "data", "[3,2]", gad_data(noncontig()))
 TBAD(data_bcast, "gad_data", "shape", "a broadcast view [2,3]", E_SHAPE, "data",
@@ -1384,6 +1434,8 @@ GOOD(default_device_first, "gad_default_device", "odd", "a thread that never set
      "GAD_CPU", gad_default_device() == GAD_CPU)
 TBAD(device_ptr_null, "gad_device_ptr", "NULL", "t NULL", E_DOMAIN, "device_ptr", NULL,
      gad_device_ptr(NULL))
+GOOD(debug_quarantine_twice, "gad_debug_quarantine", "odd", "on (as the suite runs), then on again",
+     "the previous setting (1)", gad_debug_quarantine(1) == 1 && gad_debug_quarantine(1) == 1)
 GOOD(set_tf32_twice, "gad_set_tf32", "odd", "on, then off (no GPU here)", "the previous setting",
      gad_set_tf32(1) >= 0 && gad_set_tf32(0) >= 0)
 
@@ -1552,6 +1604,8 @@ AREA("Elementwise ops")
          gad_##name(NULL, F32T(2, 3)))                                         \
     TBAD(name##_null_b, "gad_" #name, "NULL", "b NULL", E_DOMAIN, #name, NULL, \
          gad_##name(F32T(2, 3), NULL))                                         \
+    TBAD(name##_released, "gad_" #name, "released", "a released", E_DOMAIN,    \
+         #name, "use of a released tensor", gad_##name(dead(), F32T(2, 3)))    \
     TBAD(name##_mixed, "gad_" #name, "dtype", "a f32, b f64", E_DTYPE, #name,  \
          "f32 and f64", gad_##name(F32T(2, 3), F64T(2, 3)))                    \
     TBAD(name##_i64, "gad_" #name, "dtype", "a and b i64", E_DTYPE, #name,     \
@@ -1582,6 +1636,8 @@ BINARY_ROWS(minimum)
 #define UNARY_ROWS(name)                                                       \
     TBAD(name##_null, "gad_" #name, "NULL", "x NULL", E_DOMAIN, #name, NULL,   \
          gad_##name(NULL))                                                     \
+    TBAD(name##_released, "gad_" #name, "released", "x released", E_DOMAIN,    \
+         #name, "use of a released tensor", gad_##name(dead()))                \
     TBAD(name##_i64, "gad_" #name, "dtype", "x i64", E_DTYPE, #name, "i64",    \
          gad_##name(I64T(2, 3)))                                               \
     GOOD(name##_empty, "gad_" #name, "empty", "x [0,3]", "[0,3]",              \
@@ -1688,6 +1744,8 @@ GOOD(mean_empty, "gad_mean", "empty", "axis 0 of [0,3]", "[3] of NaN (no error)"
      all_nan(gad_mean(F32T(0, 3), AX(0), 1, 0)))
 TBAD(sum_all_null, "gad_sum_all", "NULL", "x NULL", E_DOMAIN, "sum_all", NULL,
      gad_sum_all(NULL))
+TBAD(sum_all_released, "gad_sum_all", "released", "x released", E_DOMAIN, "sum_all",
+     "use of a released tensor", gad_sum_all(dead()))
 TBAD(sum_all_chain, "gad_sum_all", "NULL",
      "x NULL because an earlier op failed: gad_sum_all(gad_matmul([2,3], [2,3]))",
      E_SHAPE, "matmul", "[2,3] @ [2,3]", gad_sum_all(gad_matmul(F32T(2, 3), F32T(2, 3))))
@@ -1763,6 +1821,8 @@ TBAD(matmul_null_a, "gad_matmul", "NULL", "a NULL", E_DOMAIN, "matmul", NULL,
      gad_matmul(NULL, F32T(2, 3)))
 TBAD(matmul_null_b, "gad_matmul", "NULL", "b NULL", E_DOMAIN, "matmul", NULL,
      gad_matmul(F32T(2, 3), NULL))
+TBAD(matmul_released, "gad_matmul", "released", "b released (made in a scope that ended)",
+     E_DOMAIN, "matmul", "use of a released tensor", gad_matmul(F32T(3, 2), dead()))
 TBAD(matmul_mixed, "gad_matmul", "dtype", "a f32, b f64", E_DTYPE, "matmul",
      "f32 and f64", gad_matmul(F32T(2, 3), F64T(3, 2)))
 TBAD(matmul_i64, "gad_matmul", "dtype", "a and b i64", E_DTYPE, "matmul", "i64",
@@ -1888,6 +1948,8 @@ TBAD(cat_nullarray, "gad_cat", "NULL", "ts NULL with n = 2", E_DOMAIN, "cat", NU
      gad_cat(NULL, 2, 0))
 TBAD(cat_null, "gad_cat", "NULL", "ts[1] NULL", E_DOMAIN, "cat", NULL,
      gad_cat((gad_tensor *[]){F32T(2), NULL}, 2, 0))
+TBAD(cat_released, "gad_cat", "released", "ts[1] released", E_DOMAIN, "cat",
+     "use of a released tensor", gad_cat((gad_tensor *[]){F32T(2, 3), dead()}, 2, 0))
 TBAD(cat_axis, "gad_cat", "axis", "axis 1 of [2] tensors", E_SHAPE, "cat", "axis 1",
      gad_cat((gad_tensor *[]){F32T(2), F32T(3)}, 2, 1))
 TBAD(cat_mixed, "gad_cat", "dtype", "f32 with i64", E_DTYPE, "cat", "i64",
@@ -2075,6 +2137,8 @@ ROW(grad_ex_empty, "gad_grad_ex", "empty", "out [0] with a seed [0]", "GAD_OK; z
     return gad_grad_ex(gad_neg(x), F32T(0), &x, 1, g, 0) == GAD_OK && SHAPE_IS(g[0], 0);)
 SBAD(backward_null, "gad_backward", "NULL", "out NULL", E_DOMAIN, "backward", NULL,
      gad_backward(NULL))
+SBAD(backward_released, "gad_backward", "released", "out released", E_DOMAIN, "backward",
+     "use of a released tensor", gad_backward(dead()))
 SBAD(backward_nonscalar, "gad_backward", "shape", "out [2]", E_SHAPE, "backward", "[2]",
      gad_backward(gad_neg(LEAF32(2))))
 SBAD(backward_i64, "gad_backward", "dtype", "out i64", E_DTYPE, "backward", "i64",
@@ -2616,6 +2680,8 @@ AREA("Optimizers")
 ROW(sgd_neg_n, "gad_sgd_new", "value", "n = -1", "NULL", E_DOMAIN, "sgd_new", "-1", 0,
     gad_tensor *p = LEAF32(2);
     return gad_sgd_new(&p, -1, NULL) == NULL;)
+TBAD(sgd_released, "gad_sgd_new", "released", "params[0] released", E_DOMAIN, "sgd_new",
+     "params[0]: use of a released tensor", gad_sgd_new((gad_tensor *[]){dead()}, 1, NULL))
 TBAD(sgd_noparams, "gad_sgd_new", "NULL", "params NULL with n = 1", E_DOMAIN, "sgd_new",
      "NULL", gad_sgd_new(NULL, 1, NULL))
 TBAD(sgd_null_param, "gad_sgd_new", "NULL", "params[0] NULL", E_DOMAIN, "sgd_new",
@@ -2699,8 +2765,14 @@ ROW(adamw_empty, "gad_adamw_new", "empty", "a parameter [0]", "an optimizer", E_
     return ok;)
 ROW(optim_free_null, "gad_optim_free", "NULL", "opt NULL", "nothing (a no-op)", E_OK, "",
     NULL, 0, gad_optim_free(NULL); return 1;)
+ROW(optim_free_twice, "gad_optim_free", "released", "opt freed already", "nothing",
+    E_DOMAIN, "optim_free", "use of a freed optimizer", 0,
+    gad_optim_free(dead_optim());
+    return 1;)
 SBAD(step_null, "gad_optim_step", "NULL", "opt NULL", E_DOMAIN, "optim_step", NULL,
      gad_optim_step(NULL, NULL))
+SBAD(step_freed, "gad_optim_step", "released", "opt freed", E_DOMAIN, "optim_step",
+     "use of a freed optimizer", gad_optim_step(dead_optim(), NULL))
 ROW(step_null_grad, "gad_optim_step", "NULL", "grads[0] NULL", "status", E_DOMAIN,
     "optim_step", "grads[0]", 0,
     gad_optim *o = sgd1(0);

@@ -1337,7 +1337,7 @@ TEST(double_release_caught) {
     CHECK_OK();
     gad_release(t);
     CHECK(gad_last_error() && gad_last_error()->kind == GAD_ERR_DOMAIN &&
-          strstr(gad_last_error()->text, "already released"));
+          strstr(gad_last_error()->text, "use of a released tensor"));
     gad_clear_error();
     gad_tensor *a = gad_full(SHP(4), 1, GAD_F32, 2.0);
     gad_tensor *b = gad_full(SHP(4), 1, GAD_F32, 3.0);

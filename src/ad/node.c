@@ -11,6 +11,21 @@ _Static_assert(sizeof(gad_node) == 128, "a node's fixed part is two cache lines"
 #define NODE_CLASSES 4
 static const int class_words[NODE_CLASSES] = {2, 4, 8, 3 * GAD_MAX_RANK};
 static _Thread_local gad_node *tl_free_nodes[NODE_CLASSES];
+static _Thread_local bool tl_nodes_registered;
+
+static size_t class_size(int c);
+
+/* Give back every node of the lists at state (a thread's tl_free_nodes;
+ * gad_set_allocator calls it for every thread). */
+static void nodes_flush(void *state) {
+    gad_node **lists = state;
+    for (int c = 0; c < NODE_CLASSES; c++)
+        while (lists[c]) {
+            gad_node *n = lists[c];
+            lists[c] = (gad_node *)n->grad;
+            gad__free(n, class_size(c));
+        }
+}
 
 static size_t class_size(int c) {
     return sizeof(gad_node) + (size_t)class_words[c] * sizeof(int64_t);
@@ -27,6 +42,10 @@ GAD_HOT gad_node *gad__node_new(int nparents, int nsaved, int rank, int pwords) 
         if (tl_free_nodes[c]) GAD_PREFETCH_W(tl_free_nodes[c]->grad, size);
         gad__cache_withdraw(size);
     } else {
+        if (GAD_UNLIKELY(!tl_nodes_registered)) {
+            tl_nodes_registered = true;
+            gad__register_thread_cache(tl_free_nodes, nodes_flush);
+        }
         n = gad__alloc_obj(size);
         if (!n) return NULL;
         void *run[GAD_RUN_MAX]; /* and a run more, handed out in address order */

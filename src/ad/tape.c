@@ -67,7 +67,7 @@ GAD_HOT gad_tensor *gad__saved(gad_node *n, int i) {
 /* ------------------------------------------------------------------ leaves */
 
 gad_tensor *gad_requires_grad(gad_tensor *t) {
-    if (!t) return gad__null_arg("requires_grad");
+    if (gad__bad_tensor(t)) return gad__bad_arg("requires_grad", t);
     if (gad__need_float("requires_grad", t)) return NULL;
     if (t->node) return t;
     gad_node *leaf = gad__node_new(0, 0, t->rank, 0);
@@ -79,16 +79,24 @@ gad_tensor *gad_requires_grad(gad_tensor *t) {
     return t;
 }
 
-int gad_is_tracked(const gad_tensor *t) { return t && t->node; }
-int gad_is_leaf(const gad_tensor *t) { return t && t->node && !t->node->info; }
+/* A released tensor is neither (and the error says why). */
+static bool live(const char *op, const gad_tensor *t) {
+    if (!t) return false;
+    if (GAD_LIKELY(!gad__released(t))) return true;
+    gad__err_released(op);
+    return false;
+}
+
+int gad_is_tracked(const gad_tensor *t) { return live("is_tracked", t) && t->node; }
+int gad_is_leaf(const gad_tensor *t) { return live("is_leaf", t) && t->node && !t->node->info; }
 
 gad_tensor *gad_detach(gad_tensor *t) {
-    if (!t) return gad__null_arg("detach");
+    if (gad__bad_tensor(t)) return gad__bad_arg("detach", t);
     return gad__own(gad__alias("detach", t));
 }
 
 gad_tensor *gad_leaf_grad(gad_tensor *t) {
-    if (!t) return gad__null_arg("leaf_grad");
+    if (gad__bad_tensor(t)) return gad__bad_arg("leaf_grad", t);
     if (!gad_is_leaf(t))
         return gad__err(GAD_ERR_DOMAIN, "leaf_grad", "tensor is not a leaf");
     return t->node->grad ? gad__own(gad_retain(t->node->grad)) : NULL;
@@ -98,6 +106,10 @@ int gad_leaf_has_grad(const gad_tensor *t) { return gad_is_leaf(t) && t->node->g
 
 void gad_zero_grad(gad_tensor *const *params, int n) {
     for (int i = 0; params && i < n; i++) {
+        if (params[i] && gad__released(params[i])) {
+            gad__err_released("zero_grad");
+            continue;
+        }
         if (!gad_is_leaf(params[i])) continue;
         gad_node *leaf = params[i]->node;
         gad_release(leaf->grad);

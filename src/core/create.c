@@ -63,11 +63,11 @@ gad_tensor *gad_scalar_f64(double value) {
     return full_op("scalar", gad__default_dev, NULL, 0, GAD_F64, value);
 }
 gad_tensor *gad_zeros_like(gad_tensor *t) {
-    if (!t) return gad__null_arg("zeros_like");
+    if (gad__bad_tensor(t)) return gad__bad_arg("zeros_like", t);
     return full_op("zeros_like", t->dev, t->shape, t->rank, t->dtype, 0.0);
 }
 gad_tensor *gad_full_like(gad_tensor *t, double value) {
-    if (!t) return gad__null_arg("full_like");
+    if (gad__bad_tensor(t)) return gad__bad_arg("full_like", t);
     return full_op("full_like", t->dev, t->shape, t->rank, t->dtype, value);
 }
 

@@ -215,7 +215,40 @@ static inline void *gad__ptr(const gad_tensor *t) {
 
 /* A new header (refs = 1, not owned by any scope). */
 gad_tensor *gad__header_new(void);
+/* A header whose last reference is gone: poisoned (refs 0) and queued in
+ * the thread's quarantine of the last GAD_QUARANTINE released headers
+ * before it can be reused (memory.c), even with the cache disabled. */
 void gad__header_free(gad_tensor *t);
+#ifndef GAD_QUARANTINE
+#define GAD_QUARANTINE 4096
+#endif
+
+/* Whether t (not NULL) is a released header: refs 0 from its release until
+ * the quarantine lets it be reused. Every public function that takes a
+ * tensor checks it (GAD_NEED, gad__bad_tensor): using a released or
+ * scope-ended tensor is an error, not a silent alias of a newer one. */
+static inline bool gad__released(const gad_tensor *t) {
+    return GAD_UNLIKELY(atomic_load_explicit(&((gad_tensor *)t)->refs,
+                                             memory_order_relaxed) <= 0);
+}
+/* NULL or released: the argument check of the public functions. */
+static inline bool gad__bad_tensor(const gad_tensor *t) {
+    return GAD_UNLIKELY(!t) || gad__released(t);
+}
+/* The error for an argument gad__bad_tensor refused: a NULL argument
+ * (gad__null_arg) or "use of a released tensor" (a domain error), under
+ * op. Returns NULL. */
+void *gad__bad_arg(const char *op, const gad_tensor *t);
+void *gad__err_released(const char *op);
+/* The same for the first of n arguments that gad__bad_tensor refuses. */
+void *gad__bad_of(const char *op, int n, const gad_tensor *const *ts);
+
+/* The live-tensor report (debug.c; gad_debug_live_report): while on, every
+ * new header is recorded with the op that made it, and forgotten when it
+ * is freed. Off by default (one predictable branch per header). */
+extern bool gad__debug_live;
+void gad__debug_made(const gad_tensor *t, const char *op);
+void gad__debug_gone(const gad_tensor *t);
 
 /* A new contiguous tensor on device dev with uninitialized elements,
  * refs = 1, not yet owned by a scope. Records a shape or memory error under
@@ -336,6 +369,17 @@ void gad__cache_withdraw(size_t n);
 int gad__alloc_run(void **run, size_t size);
 
 /* ----------------------------------------------------------------- memory */
+
+/* A layer above core that keeps blocks from the allocator per thread (the
+ * tape's node pool, GEMM's scratch) registers, once on each thread, the
+ * address of that thread's cache and a function that gives back every
+ * block of a cache at that address through gad__free, touching nothing
+ * else of the thread (no gad__cache_withdraw: the caller zeroes the
+ * thread's count). gad_set_allocator calls it for every thread, while they
+ * do not use gad, so that no block outlives the allocator that made it. At
+ * most GAD_THREAD_CACHES per thread. */
+#define GAD_THREAD_CACHES 4
+void gad__register_thread_cache(void *state, void (*flush)(void *state));
 
 /* Through the allocator hook; aligned to GAD_ALIGN; NULL on failure. */
 void *gad__alloc(size_t n);

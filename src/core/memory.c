@@ -104,14 +104,32 @@ typedef struct thread_state {
     size_t cached_bytes;
     size_t limit;
     gad_tensor *free_headers;
+    /* The last GAD_QUARANTINE released headers (refs 0), in a ring: a
+     * header is reused only after that many others have been released, so
+     * a released tensor passed to gad is still seen as released instead of
+     * aliasing a new tensor. Not counted in the cache limit: it is kept
+     * even with the cache disabled. A ring of pointers, not a list through
+     * the headers, so that the header that leaves it a few releases later
+     * can be asked for ahead (it has been out of the cache since). From
+     * malloc on first use (NULL: no quarantine on this thread). */
+    gad_tensor **quar;
+    size_t quar_i;
     scope_state scopes;
     bool registered; /* thread-exit destructor armed */
+    /* the per-thread caches of the layers above (the tape's node pool,
+     * GEMM's scratch), which gad_set_allocator empties for every thread */
+    struct {
+        void *state;
+        void (*flush)(void *state);
+    } ext[GAD_THREAD_CACHES];
+    int next;
 } thread_state;
 
 /* The default limit holds the tensor headers, nodes and buffers of a graph
  * of about a million small ops (W1's longest chain needs 0.6 GB), so that
  * building it again allocates nothing. */
 static _Thread_local thread_state tl = {.limit = (size_t)1 << 30};
+
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -240,6 +258,8 @@ static void storage_free(gad_storage *s) {
     gad__free((char *)s - s->shift, block_size(s->cap));
 }
 
+static void cache_trim(void);
+
 /* A storage of class c (-1: uncached, exactly nbytes) from the allocator. */
 static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
     size_t cap = c >= 0 ? class_cap(c) : nbytes;
@@ -248,7 +268,7 @@ static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
     if (!b) {
         /* Give the cache back and try once more before failing. */
         if (tl.cached_bytes == 0) return NULL;
-        gad_cache_trim();
+        cache_trim();
         b = gad__alloc_obj(block_size(cap));
         if (!b) return NULL;
     }
@@ -344,19 +364,78 @@ GAD_HOT gad_tensor *gad__header_new(void) {
     t->st = NULL;
     t->node = NULL;
     count(&tl.live.tensors, 1);
+    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_made(t, NULL);
     return t;
 }
 
-GAD_HOT void gad__header_free(gad_tensor *t) {
-    count(&tl.live.tensors, -1);
+/* A header that leaves the quarantine: to the free list, or back to the
+ * allocator when the cache is full. */
+static void header_unquarantine(gad_tensor *t) {
     if (gad__cache_admit(sizeof *t)) { /* which arms the exit hook */
         t->st = (gad_storage *)tl.free_headers;
         tl.free_headers = t;
         return;
     }
-    arm_thread_exit(); /* the count above is summed while this thread lives */
     gad__free(t, sizeof *t);
 }
+
+_Static_assert((GAD_QUARANTINE & (GAD_QUARANTINE - 1)) == 0, "a power of two");
+
+/* The quarantine is a debug option (gad_debug_quarantine, GAD_QUARANTINE=1
+ * in the environment): it delays every header's reuse by GAD_QUARANTINE
+ * releases, which costs the per-op path 6-10% (W1), so it is off unless
+ * asked for. Once a thread has its ring it keeps using it. */
+static atomic_int g_quarantine;
+
+GAD_CONSTRUCTOR(quarantine_from_env) {
+    const char *e = getenv("GAD_QUARANTINE");
+    if (e && *e && strcmp(e, "0") != 0) atomic_store(&g_quarantine, 1);
+}
+
+int gad_debug_quarantine(int on) { return atomic_exchange(&g_quarantine, on ? 1 : 0); }
+
+static GAD_COLD void quarantine_make(void) {
+    tl.quar = calloc(GAD_QUARANTINE, sizeof *tl.quar);
+    arm_thread_exit(); /* the quarantine is given back at thread exit */
+}
+
+GAD_HOT void gad__header_free(gad_tensor *t) {
+    count(&tl.live.tensors, -1);
+    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_gone(t);
+    /* poisoned (refs 0: gad_release left it so, a header that never held a
+     * tensor is marked here) and queued behind the others */
+    atomic_store_explicit(&t->refs, 0, memory_order_relaxed);
+    if (GAD_LIKELY(!tl.quar)) {
+        if (GAD_LIKELY(!atomic_load_explicit(&g_quarantine, memory_order_relaxed))) {
+            header_unquarantine(t); /* no quarantine: reused at once */
+            return;
+        }
+        quarantine_make();
+        if (!tl.quar) { /* out of memory: no quarantine */
+            header_unquarantine(t);
+            return;
+        }
+    }
+    size_t i = tl.quar_i;
+    gad_tensor *o = tl.quar[i];
+    tl.quar[i] = t;
+    tl.quar_i = (i + 1) & (GAD_QUARANTINE - 1);
+    /* the header that leaves 8 releases from now */
+    GAD_PREFETCH_W(tl.quar[(i + 8) & (GAD_QUARANTINE - 1)], 64);
+    if (GAD_LIKELY(o != NULL)) header_unquarantine(o);
+}
+
+/* Give every quarantined header of ts back to the allocator. */
+static void quarantine_empty_of(thread_state *ts) {
+    if (!ts->quar) return;
+    for (size_t i = 0; i < GAD_QUARANTINE; i++) {
+        gad__free(ts->quar[i], sizeof(gad_tensor));
+        ts->quar[i] = NULL;
+    }
+    ts->quar_i = 0;
+}
+
+static void quarantine_empty(void) { quarantine_empty_of(&tl); }
 
 /* ---------------------------------------------------------------- scopes */
 
@@ -468,6 +547,7 @@ GAD_HOT gad_tensor *gad__own(gad_tensor *t) {
 gad_tensor *gad_keep(gad_tensor *t) {
     /* Under a scope that failed to open, t already lives in the scope that
      * encloses it. */
+    if (t && gad__released(t)) return gad__err_released("keep");
     if (!t || tl.scopes.depth == 0 || tl.scopes.lost) return t;
     gad_retain(t);
     if (scope_push((gad_tensor *)((uintptr_t)t | KEPT_BIT)) != 0) {
@@ -481,21 +561,39 @@ gad_tensor *gad_keep(gad_tensor *t) {
 /* --------------------------------------------------------------- tensors */
 
 GAD_HOT gad_tensor *gad_retain(gad_tensor *t) {
-    if (t) atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+    if (!t) return t;
+    if (GAD_UNLIKELY(gad__released(t))) return gad__err_released("retain");
+    atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
     return t;
 }
 
 GAD_HOT void gad_release(gad_tensor *t) {
     if (!t) return;
-    if (GAD_UNLIKELY(atomic_load_explicit(&t->refs, memory_order_relaxed) <= 0)) {
-        /* a freed header waiting in the cache for reuse */
-        gad__err(GAD_ERR_DOMAIN, "release", "tensor was already released");
+    /* a released header waits in the quarantine (or the cache) with refs 0 */
+    if (GAD_UNLIKELY(gad__released(t))) {
+        gad__err_released("release");
         return;
     }
     if (!gad__unref(&t->refs)) return;
     gad__storage_release(t->st);
     if (t->node) gad__node_free_hook(t->node);
     gad__header_free(t);
+}
+
+void *gad__err_released(const char *op) {
+    return gad__err(GAD_ERR_DOMAIN, op,
+                    "use of a released tensor (released with gad_release or by "
+                    "the end of the scope that owned it)");
+}
+
+void *gad__bad_arg(const char *op, const gad_tensor *t) {
+    return t ? gad__err_released(op) : gad__null_arg(op);
+}
+
+void *gad__bad_of(const char *op, int n, const gad_tensor *const *ts) {
+    for (int i = 0; i < n; i++)
+        if (gad__bad_tensor(ts[i])) return gad__bad_arg(op, ts[i]);
+    return NULL;
 }
 
 /* ------------------------------------------------------------ the caches */
@@ -521,7 +619,9 @@ void gad__on_cache_trim(void (*fn)(void)) {
     pthread_mutex_unlock(&hooks_lock);
 }
 
-void gad_cache_trim(void) {
+/* Give this thread's cached buffers, headers and nodes back (not the
+ * quarantine). */
+static void cache_trim(void) {
     for (int c = 0; c < NCLASS; c++) {
         gad_storage *s = tl.heads[c];
         while (s) {
@@ -542,18 +642,60 @@ void gad_cache_trim(void) {
     for (int i = 0; i < nh; i++) trim_hooks[i]();
 }
 
+void gad_cache_trim(void) { cache_trim(); }
+
 size_t gad_set_cache_limit(size_t bytes) {
     size_t old = tl.limit;
     tl.limit = bytes;
-    if (tl.cached_bytes > bytes) gad_cache_trim();
+    if (tl.cached_bytes > bytes) cache_trim();
     return old;
+}
+
+void gad__register_thread_cache(void *state, void (*flush)(void *state)) {
+    arm_thread_exit(); /* on the list gad_set_allocator walks */
+    if (tl.next < GAD_THREAD_CACHES)
+        tl.ext[tl.next++] = (__typeof__(tl.ext[0])){state, flush};
+}
+
+/* Give back everything thread ts caches (ts: this thread, or one that does
+ * not use gad meanwhile, as gad_set_allocator requires): buffers, headers,
+ * the quarantine, the layers' caches, and the scope stacks' arrays when no
+ * scope is open. Through the allocator installed now. */
+static void thread_give_back(thread_state *ts) {
+    for (int c = 0; c < NCLASS; c++) {
+        gad_storage *s = ts->heads[c];
+        while (s) {
+            gad_storage *next = s->next;
+            storage_free(s);
+            s = next;
+        }
+        ts->heads[c] = NULL;
+    }
+    while (ts->free_headers) {
+        gad_tensor *t = ts->free_headers;
+        ts->free_headers = (gad_tensor *)t->st;
+        gad__free(t, sizeof *t);
+    }
+    quarantine_empty_of(ts);
+    for (int i = 0; i < ts->next; i++) ts->ext[i].flush(ts->ext[i].state);
+    ts->cached_bytes = 0; /* every cache of ts is empty */
+    scope_state *s = &ts->scopes;
+    if (s->depth == 0 && !s->lost) {
+        gad__free(s->items, s->cap * sizeof(gad_tensor *));
+        if (s->marks != s->marks_small)
+            gad__free(s->marks, (size_t)s->mark_cap * sizeof(size_t));
+        *s = (scope_state){0};
+    }
 }
 
 static void thread_exit(void *arg) {
     (void)arg;
     /* Scopes left open by a finished thread: release what they own. */
     while (tl.scopes.depth > 0) gad_scope_end();
-    gad_cache_trim();
+    cache_trim();
+    quarantine_empty();
+    free(tl.quar);
+    tl.quar = NULL;
     gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
     if (tl.scopes.marks != tl.scopes.marks_small)
         gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
@@ -563,13 +705,17 @@ static void thread_exit(void *arg) {
 }
 
 void gad_set_allocator(const gad_allocator *allocator) {
-    gad_cache_trim();
-    if (tl.scopes.depth == 0) {
-        gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
-        if (tl.scopes.marks != tl.scopes.marks_small)
-            gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
-        tl.scopes = (scope_state){0};
-    }
+    /* Every thread's caches go back to the allocator they came from, the
+     * one installed now: an idle thread would otherwise later hand its
+     * blocks to the new allocator's free. (The calling thread's own too,
+     * and its layers' caches through the trim hooks, in case it never
+     * counted.) No other thread uses gad meanwhile (gad.h). */
+    cache_trim();
+    quarantine_empty();
+    pthread_mutex_lock(&threads_lock);
+    for (thread_state *ts = threads; ts; ts = ts->next_thread) thread_give_back(ts);
+    pthread_mutex_unlock(&threads_lock);
+    if (!tl.counted) thread_give_back(&tl);
     if (allocator && allocator->alloc && allocator->free)
         g_alloc = *allocator;
     else

@@ -148,6 +148,11 @@ static void repr_host(sbuf *b, gad_tensor *t, int dev);
 
 /* A device tensor prints from a host copy of it, and says where it lives. */
 static void repr(sbuf *b, gad_tensor *t) {
+    if (t && gad__released(t)) {
+        gad__err_released("print");
+        sb_str(b, "tensor(<released>)");
+        return;
+    }
     if (!t || t->dev == GAD_DEV_HOST) {
         repr_host(b, t, GAD_DEV_HOST);
         return;

@@ -45,6 +45,7 @@ static gad_tensor *contig_new(const char *op, int dev, int dtype, int rank, int6
     t->offset = 0;
     t->numel = numel;
     t->contig = 1;
+    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_made(t, op);
     return t;
 }
 
@@ -112,6 +113,7 @@ GAD_HOT gad_tensor *gad__alias(const char *op, gad_tensor *src) {
     t->contig = src->contig;
     memcpy(t->shape, src->shape, sizeof t->shape);
     memcpy(t->strides, src->strides, sizeof t->strides);
+    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_made(t, op);
     return t;
 }
 
@@ -240,21 +242,36 @@ int gad__make_unique(const char *op, gad_tensor *t) {
 
 /* ------------------------------------------------------------ accessors */
 
-int gad_rank(const gad_tensor *t) { return t ? t->rank : -1; }
-const int64_t *gad_shape(const gad_tensor *t) { return t ? t->shape : NULL; }
-const int64_t *gad_strides(const gad_tensor *t) { return t ? t->strides : NULL; }
-int64_t gad_numel(const gad_tensor *t) { return t ? t->numel : 0; }
-gad_dtype_t gad_dtype(const gad_tensor *t) {
-    return t ? (gad_dtype_t)t->dtype : GAD_DTYPE_INVALID;
+/* The accessors answer a released tensor as they answer NULL, and record
+ * the error (a NULL records none: it is how "no tensor" is asked about). */
+static bool released_arg(const char *op, const gad_tensor *t) {
+    if (!t) return true;
+    if (GAD_LIKELY(!gad__released(t))) return false;
+    gad__err_released(op);
+    return true;
 }
-int gad_is_contiguous(const gad_tensor *t) { return t && t->contig; }
+
+int gad_rank(const gad_tensor *t) { return released_arg("rank", t) ? -1 : t->rank; }
+const int64_t *gad_shape(const gad_tensor *t) {
+    return released_arg("shape", t) ? NULL : t->shape;
+}
+const int64_t *gad_strides(const gad_tensor *t) {
+    return released_arg("strides", t) ? NULL : t->strides;
+}
+int64_t gad_numel(const gad_tensor *t) { return released_arg("numel", t) ? 0 : t->numel; }
+gad_dtype_t gad_dtype(const gad_tensor *t) {
+    return released_arg("dtype", t) ? GAD_DTYPE_INVALID : (gad_dtype_t)t->dtype;
+}
+int gad_is_contiguous(const gad_tensor *t) {
+    return !released_arg("is_contiguous", t) && t->contig;
+}
 
 int gad_is_unique(const gad_tensor *t) {
-    return t && atomic_load(&t->st->refs) == 1;
+    return !released_arg("is_unique", t) && atomic_load(&t->st->refs) == 1;
 }
 
 int64_t gad_dim(const gad_tensor *t, int axis) {
-    if (!t) return (gad__null_arg("dim"), -1);
+    if (gad__bad_tensor(t)) return (gad__bad_arg("dim", t), -1);
     int a;
     if (gad__norm_axis("dim", axis, t->rank, &a)) return -1;
     return t->shape[a];
@@ -278,7 +295,7 @@ static inline int64_t f2i(double v) {
 }
 
 double gad_item(gad_tensor *t) {
-    if (!t) return (gad__null_arg("item"), NAN);
+    if (gad__bad_tensor(t)) return (gad__bad_arg("item", t), NAN);
     if (t->numel != 1) {
         char b[GAD_SHAPE_BUF];
         gad__err(GAD_ERR_SHAPE, "item", "needs exactly one element, shape is %s",
@@ -297,7 +314,7 @@ double gad_item(gad_tensor *t) {
 /* Copy t's elements, row-major, converting into dst of dtype `to`. */
 gad_status gad__convert(const char *op, gad_tensor *t, void *dst, size_t n,
                           int to) {
-    if (!t) return (gad__null_arg(op), gad_last_error()->kind);
+    if (gad__bad_tensor(t)) return (gad__bad_arg(op, t), gad_last_error()->kind);
     if (n < (size_t)t->numel) {
         char b[GAD_SHAPE_BUF];
         gad__err(GAD_ERR_SHAPE, op, "destination holds %zu elements, %s has %lld",
@@ -370,7 +387,7 @@ void *gad__need_host(const char *op, const gad_tensor *t) {
 }
 
 const void *gad_data(gad_tensor *t) {
-    if (!t) return gad__null_arg("data");
+    if (gad__bad_tensor(t)) return gad__bad_arg("data", t);
     if (t->dev != GAD_DEV_HOST) return gad__need_host("data", t);
     if (!t->contig) {
         char b[GAD_SHAPE_BUF];

@@ -204,8 +204,23 @@ static const gemm_ddesc *gemm_ddesc_get(void) {
 /* Scratch and threads                                                       */
 /* ======================================================================== */
 
-static _Thread_local void *gemm_scratch;
-static _Thread_local size_t gemm_scratch_cap;
+typedef struct gemm_scratch_t {
+    void *p;
+    size_t cap;
+    bool registered; /* with gad__register_thread_cache */
+} gemm_scratch_t;
+static _Thread_local gemm_scratch_t gemm_scr;
+#define gemm_scratch gemm_scr.p
+#define gemm_scratch_cap gemm_scr.cap
+
+/* Give back a thread's scratch block (gad_set_allocator, for every
+ * thread). */
+static void scratch_flush(void *state) {
+    gemm_scratch_t *s = state;
+    gad__free(s->p, s->cap);
+    s->p = NULL;
+    s->cap = 0;
+}
 
 /* At least n bytes of this thread's scratch (64-byte aligned), or NULL. The
  * packing buffers of every worker thread of one call are carved out of the
@@ -220,6 +235,10 @@ static void *gemm_scratch_get(size_t n) {
     gemm_scratch = NULL;
     gemm_scratch_cap = 0;
     size_t cap = (n + 65535) & ~(size_t)65535;
+    if (!gemm_scr.registered) {
+        gemm_scr.registered = true;
+        gad__register_thread_cache(&gemm_scr, scratch_flush);
+    }
     void *p = gad__alloc(cap);
     if (!p) return NULL;
     gemm_scratch = p;

@@ -355,13 +355,14 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
                       gad_tensor *const *inputs, int n, gad_tensor **grads,
                       unsigned flags, bool functional, bool nonleaves) {
     for (int i = 0; grads && i < n; i++) grads[i] = NULL;
-    if (!out) return (gad__null_arg(op), gad_last_error()->kind);
+    if (gad__bad_tensor(out)) return (gad__bad_arg(op, out), gad_last_error()->kind);
     char b1[GAD_SHAPE_BUF], b2[GAD_SHAPE_BUF];
     if (!gad__is_float(out->dtype)) {
         gad__err(GAD_ERR_DTYPE, op, "output must be a float tensor, got %s",
                  gad_dtype_name((gad_dtype_t)out->dtype));
         return GAD_ERR_DTYPE;
     }
+    if (seed && gad__released(seed)) return (gad__err_released(op), GAD_ERR_DOMAIN);
     if (seed) {
         if (seed->dev != out->dev) {
             gad__err_device(op, out->dev, seed->dev);
@@ -392,7 +393,7 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
     }
     int ncap = 0; /* inputs that are results of ops (grad takes those) */
     for (int i = 0; i < n; i++) {
-        if (!inputs[i]) return (gad__null_arg(op), gad_last_error()->kind);
+        if (gad__bad_tensor(inputs[i])) return (gad__bad_arg(op, inputs[i]), gad_last_error()->kind);
         if (gad_is_leaf(inputs[i])) continue;
         if (!inputs[i]->node || !nonleaves) {
             gad__err(GAD_ERR_DOMAIN, op,
@@ -555,7 +556,9 @@ static gad_tensor *dot_all(gad_tensor *const *a, gad_tensor *const *b, int n) {
 static int check_vectors(const char *op, gad_tensor *const *x,
                          gad_tensor *const *v, int n) {
     for (int i = 0; i < n; i++) {
-        if (!x || !v || !x[i] || !v[i]) return (gad__null_arg(op), -1);
+        if (!x || !v) return (gad__null_arg(op), -1);
+        if (gad__bad_tensor(x[i]) || gad__bad_tensor(v[i]))
+            return (gad__bad_arg(op, gad__bad_tensor(x[i]) ? x[i] : v[i]), -1);
         if (x[i]->dev != v[i]->dev) return (gad__err_device(op, x[i]->dev, v[i]->dev), -1);
         if (x[i]->dtype != v[i]->dtype) {
             gad__err(GAD_ERR_DTYPE, op, "v[%d] is %s, input %s", i,
@@ -618,7 +621,7 @@ gad_status gad_jvp(gad_tensor *out, gad_tensor *const *inputs,
         gad__err(GAD_ERR_DOMAIN, "jvp", "output pointer is NULL");
         return GAD_ERR_DOMAIN;
     }
-    if (!out) return (gad__null_arg("jvp"), gad_last_error()->kind);
+    if (gad__bad_tensor(out)) return (gad__bad_arg("jvp", out), gad_last_error()->kind);
     if (!gad__is_float(out->dtype)) {
         gad__err(GAD_ERR_DTYPE, "jvp", "output must be a float tensor, got %s",
                  gad_dtype_name((gad_dtype_t)out->dtype));
@@ -645,7 +648,7 @@ gad_status gad_jvp(gad_tensor *out, gad_tensor *const *inputs,
 /* -------------------------------------------------------------- DOT dump */
 
 gad_status gad_graph_dot(gad_tensor *out, FILE *f) {
-    if (!out) return (gad__null_arg("graph_dot"), gad_last_error()->kind);
+    if (gad__bad_tensor(out)) return (gad__bad_arg("graph_dot", out), gad_last_error()->kind);
     if (!f) {
         gad__err(GAD_ERR_IO, "graph_dot", "no output file");
         return GAD_ERR_IO;

@@ -69,6 +69,8 @@ static double eval_shifted(check_ctx *c, gad_tensor *const *in, int n, int k,
  * to check, and passing would say the gradients were checked. */
 static bool no_leaf(gad_tensor *const *in, int n, const char *op) {
     for (int i = 0; i < n; i++)
+        if (in[i] && gad__released(in[i])) return (gad__err_released(op), true);
+    for (int i = 0; i < n; i++)
         if (in[i] && gad_is_leaf(in[i])) return false;
     gad__err(GAD_ERR_DOMAIN, op, "none of the %d inputs is a leaf (requires grad): "
              "there is nothing to check", n);

@@ -50,6 +50,7 @@
 #include "ops/ops_int.h" /* the back-end table and gad__make_writable */
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +84,13 @@ typedef struct optim_group {
     double lr, weight_decay;
 } optim_group;
 
+/* A live optimizer's magic word; gad_optim_free overwrites it with
+ * OPTIM_FREED, so that any later call on the pointer is an error. */
+#define OPTIM_LIVE 0x6f7074696d4c4956ull  /* "optimLIV" */
+#define OPTIM_FREED 0x6f7074696d444541ull /* "optimDEA" */
+
 struct gad_optim {
+    uint64_t magic; /* OPTIM_LIVE, then OPTIM_FREED */
     optim_kind kind;
     int n;
     int ngroups;
@@ -176,6 +183,10 @@ static int check_params(const char *op, gad_tensor *const *params, int n, int fr
             gad_error_set(GAD_ERR_DOMAIN, op, "params[%d] is NULL", i);
             return -1;
         }
+        if (gad__released(p)) {
+            gad_error_set(GAD_ERR_DOMAIN, op, "params[%d]: use of a released tensor", i);
+            return -1;
+        }
         if (!is_float(gad_dtype(p))) {
             gad_error_set(GAD_ERR_DTYPE, op,
                           "params[%d] is %s; optimizers update f32 or f64 "
@@ -212,6 +223,36 @@ static int check_params(const char *op, gad_tensor *const *params, int n, int fr
     return r > 0 ? -1 : 0;
 }
 
+/* Freed optimizers: the struct itself (from malloc, not the allocator
+ * hook, so that it may outlive the allocator it was made under) waits
+ * here, poisoned, until OPTIM_QUARANTINE more have been freed; only then
+ * is it returned to malloc. A second gad_optim_free, or any call, on a
+ * freed optimizer is then an error and never a use after free, unless
+ * that many others were freed in between. */
+#define OPTIM_QUARANTINE 256
+static pthread_mutex_t quar_lock = PTHREAD_MUTEX_INITIALIZER;
+static gad_optim *quar[OPTIM_QUARANTINE];
+static int quar_next;
+
+static void optim_quarantine(gad_optim *o) {
+    o->magic = OPTIM_FREED;
+    pthread_mutex_lock(&quar_lock);
+    gad_optim *old = quar[quar_next];
+    quar[quar_next] = o;
+    quar_next = (quar_next + 1) % OPTIM_QUARANTINE;
+    pthread_mutex_unlock(&quar_lock);
+    free(old);
+}
+
+/* 0 when o is a live optimizer; else -1 with a domain error under op
+ * (NULL, or freed). */
+static int optim_bad(const char *op, const gad_optim *o) {
+    if (o && o->magic == OPTIM_LIVE) return 0;
+    gad_error_set(GAD_ERR_DOMAIN, op, o ? "use of a freed optimizer (gad_optim_free)"
+                                        : "the optimizer is NULL");
+    return -1;
+}
+
 static void optim_destroy(gad_optim *o) {
     if (!o) return;
     for (int i = 0; i < o->n; i++) {
@@ -227,18 +268,19 @@ static void optim_destroy(gad_optim *o) {
     gad_mem_free(o->work);
     gad_mem_free(o->groups);
     gad_mem_free(o->group_of);
-    gad_mem_free(o);
+    optim_quarantine(o);
 }
 
 /* The common part of the constructors: retain params, allocate the arrays,
  * and, for AdamW, zero m and v. */
 static gad_optim *optim_alloc(const char *op, optim_kind kind,
                               gad_tensor *const *params, int n, int ngroups) {
-    gad_optim *o = zalloc(1, sizeof *o);
+    gad_optim *o = calloc(1, sizeof *o);
     if (!o) {
         fail_memory(op);
         return NULL;
     }
+    o->magic = OPTIM_LIVE;
     o->kind = kind;
     size_t cnt = n > 0 ? (size_t)n : 1;
     o->params = zalloc(cnt, sizeof *o->params);
@@ -581,7 +623,10 @@ gad_optim *gad_adamw_new_params(gad_params *ps, const gad_param_group *groups, i
     return adamw_from(op, &pl, &o);
 }
 
-void gad_optim_free(gad_optim *opt) { optim_destroy(opt); }
+void gad_optim_free(gad_optim *opt) {
+    if (opt && optim_bad("optim_free", opt)) return; /* freed twice */
+    optim_destroy(opt);
+}
 
 /* -------------------------------------------------------------- step */
 
@@ -698,10 +743,7 @@ static void apply_updates(gad_optim *o, int64_t t) {
 }
 
 gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads) {
-    if (!opt) {
-        gad_error_set(GAD_ERR_DOMAIN, "optim_step", "the optimizer is NULL");
-        return GAD_ERR_DOMAIN;
-    }
+    if (optim_bad("optim_step", opt)) return GAD_ERR_DOMAIN;
     gad_scope_begin();
     gad_no_grad_begin();
     gad_status st = gather_grads(opt, grads);
@@ -729,27 +771,17 @@ gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads) {
 /* ------------------------------------------------------- accessors */
 
 void gad_optim_zero_grad(gad_optim *opt) {
-    if (!opt) {
-        gad_error_set(GAD_ERR_DOMAIN, "optim_zero_grad",
-                      "the optimizer is NULL");
-        return;
-    }
+    if (optim_bad("optim_zero_grad", opt)) return;
     gad_zero_grad(opt->params, opt->n);
 }
 
 double gad_optim_lr(const gad_optim *opt) {
-    if (!opt) {
-        gad_error_set(GAD_ERR_DOMAIN, "optim_lr", "the optimizer is NULL");
-        return NAN;
-    }
+    if (optim_bad("optim_lr", opt)) return NAN;
     return opt->groups[0].lr;
 }
 
 void gad_optim_set_lr(gad_optim *opt, double lr) {
-    if (!opt) {
-        gad_error_set(GAD_ERR_DOMAIN, "optim_set_lr", "the optimizer is NULL");
-        return;
-    }
+    if (optim_bad("optim_set_lr", opt)) return;
     if (!nonneg(lr)) {
         gad_error_set(GAD_ERR_DOMAIN, "optim_set_lr",
                       "lr = %g (must be finite and >= 0)", lr);
@@ -759,18 +791,12 @@ void gad_optim_set_lr(gad_optim *opt, double lr) {
 }
 
 int gad_optim_group_count(const gad_optim *opt) {
-    if (!opt) {
-        gad_error_set(GAD_ERR_DOMAIN, "optim_group_count", "the optimizer is NULL");
-        return -1;
-    }
+    if (optim_bad("optim_group_count", opt)) return -1;
     return opt->ngroups;
 }
 
 static int check_group(const char *op, const gad_optim *opt, int group) {
-    if (!opt) {
-        gad_error_set(GAD_ERR_DOMAIN, op, "the optimizer is NULL");
-        return -1;
-    }
+    if (optim_bad(op, opt)) return -1;
     if (group < 0 || group >= opt->ngroups) {
         gad_error_set(GAD_ERR_INDEX, op, "group %d is outside [0, %d)", group, opt->ngroups);
         return -1;
@@ -799,10 +825,7 @@ gad_status gad_optim_set_group_lr(gad_optim *opt, int group, double lr) {
 }
 
 int64_t gad_optim_steps(const gad_optim *opt) {
-    if (!opt) {
-        gad_error_set(GAD_ERR_DOMAIN, "optim_steps", "the optimizer is NULL");
-        return -1;
-    }
+    if (optim_bad("optim_steps", opt)) return -1;
     return opt->step;
 }
 
@@ -819,10 +842,7 @@ static int state_count(const gad_optim *o) {
 int gad_optim_state(gad_optim *opt, const char **names, gad_tensor **tensors,
                     int cap) {
     const char *op = "optim_state";
-    if (!opt) {
-        gad_error_set(GAD_ERR_DOMAIN, op, "the optimizer is NULL");
-        return -1;
-    }
+    if (optim_bad(op, opt)) return -1;
     if (cap < 0) {
         gad_error_set(GAD_ERR_DOMAIN, op, "cap = %d is negative", cap);
         return -1;
@@ -896,10 +916,7 @@ static int parse_index(const char *name, const char *prefix, int n) {
 gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
                                 gad_tensor *const *tensors, int n) {
     const char *op = "optim_load_state";
-    if (!opt) {
-        gad_error_set(GAD_ERR_DOMAIN, op, "the optimizer is NULL");
-        return GAD_ERR_DOMAIN;
-    }
+    if (optim_bad(op, opt)) return GAD_ERR_DOMAIN;
     if (n < 0 || (n > 0 && (!names || !tensors))) {
         gad_error_set(GAD_ERR_DOMAIN, op,
                       n < 0 ? "n = %d is negative"

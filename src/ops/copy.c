@@ -48,7 +48,7 @@ int gad__make_writable(const char *op, gad_tensor *t) {
 }
 
 void *gad_data_mut(gad_tensor *t) {
-    if (!t) return gad__null_arg("data_mut");
+    if (gad__bad_tensor(t)) return gad__bad_arg("data_mut", t);
     if (t->dev != GAD_DEV_HOST) return gad__need_host("data_mut", t);
     return gad__make_writable("data_mut", t) ? NULL : gad__ptr(t);
 }

@@ -33,7 +33,7 @@ static gad_tensor *saved_in(gad_node *n, int i) {
 enum { KEEP_NONE, KEEP_CROSS, KEEP_QUOT, KEEP_BOTH };
 
 GAD_HOT static gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
-    if (!a || !b) return gad__null_arg(op);
+    if (gad__bad_tensor(a) || gad__bad_tensor(b)) return gad__bad_of(op, 2, (const gad_tensor *const[]){a, b});
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
     if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
     gad_tensor *y;

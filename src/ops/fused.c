@@ -61,7 +61,7 @@ gad_tensor *gad__gated_scan_unfused(gad_tensor *a, gad_tensor *b) {
 
 gad_tensor *gad_gated_scan(gad_tensor *a, gad_tensor *b) {
     const char *op = "gated_scan";
-    if (!a || !b) return gad__null_arg(op);
+    if (gad__bad_tensor(a) || gad__bad_tensor(b)) return gad__bad_of(op, 2, (const gad_tensor *const[]){a, b});
     gad_tensor *in[2] = {a, b}, *save[2] = {a, NULL};
     if (gad__need_float(op, a) || gad__need_same_dtype(op, a, b) || same_devs(op, in, 2) ||
         need_rank(op, "a", a, 3) || need_shape(op, "b", b, a->shape, 3))
@@ -228,7 +228,7 @@ static gad_tensor *mce_compose(gad_tensor *logits, const mce_prep *p) {
 
 gad_tensor *gad__masked_ce_unfused(gad_tensor *logits, gad_tensor *targets, gad_tensor *mask) {
     const char *op = "masked_ce";
-    if (!logits || !targets || !mask) return gad__null_arg(op);
+    if (gad__bad_tensor(logits) || gad__bad_tensor(targets) || gad__bad_tensor(mask)) return gad__bad_of(op, 3, (const gad_tensor *const[]){logits, targets, mask});
     int64_t N, V;
     if (mce_check(op, logits, targets, mask, &N, &V)) return NULL;
     gad_scope_begin();
@@ -243,7 +243,7 @@ enum { MCE_LOGITS, MCE_SAFE, MCE_MASK, MCE_PROBS, MCE_COUNT, MCE_NSCALE, MCE_NSA
 
 gad_tensor *gad_masked_ce(gad_tensor *logits, gad_tensor *targets, gad_tensor *mask) {
     const char *op = "masked_ce";
-    if (!logits || !targets || !mask) return gad__null_arg(op);
+    if (gad__bad_tensor(logits) || gad__bad_tensor(targets) || gad__bad_tensor(mask)) return gad__bad_of(op, 3, (const gad_tensor *const[]){logits, targets, mask});
     int64_t N, V;
     if (mce_check(op, logits, targets, mask, &N, &V)) return NULL;
     gad_tensor *y = NULL;
@@ -308,7 +308,7 @@ static int emb_check(const char *op, gad_tensor *table, gad_tensor *idx) {
 
 gad_tensor *gad__embedding_unfused(gad_tensor *table, gad_tensor *idx) {
     const char *op = "embedding_fused";
-    if (!table || !idx) return gad__null_arg(op);
+    if (gad__bad_tensor(table) || gad__bad_tensor(idx)) return gad__bad_of(op, 2, (const gad_tensor *const[]){table, idx});
     if (emb_check(op, table, idx)) return NULL;
     int64_t R = idx->numel, D = table->shape[1];
     int64_t out[GAD_MAX_RANK];
@@ -327,7 +327,7 @@ gad_tensor *gad__embedding_unfused(gad_tensor *table, gad_tensor *idx) {
 
 gad_tensor *gad_embedding_fused(gad_tensor *table, gad_tensor *idx) {
     const char *op = "embedding_fused";
-    if (!table || !idx) return gad__null_arg(op);
+    if (gad__bad_tensor(table) || gad__bad_tensor(idx)) return gad__bad_of(op, 2, (const gad_tensor *const[]){table, idx});
     if (emb_check(op, table, idx)) return NULL;
     int64_t D = table->shape[1];
     int64_t out[GAD_MAX_RANK];
@@ -382,11 +382,11 @@ static const char *const helix_names[HX_NIN] = {"x",  "wa",  "wb", "wo", "wf1",
 /* The inputs in gad_helix_weights' order, and their shapes checked. */
 static int helix_inputs(const char *op, gad_tensor *x, const gad_helix_weights *w,
                         gad_tensor **in) {
-    if (!x || !w) return (gad__null_arg(op), -1);
+    if (!x || !w) return (gad__null_arg(op), -1); /* x is checked below */
     gad_tensor *const list[HX_NIN] = {x, w->wa, w->wb, w->wo, w->wf1, w->wf2,
                                       w->g1, w->g2, w->g3, w->g4};
     for (int i = 0; i < HX_NIN; i++) {
-        if (!list[i]) return (gad__null_arg(op), -1);
+        if (gad__bad_tensor(list[i])) return (gad__bad_arg(op, list[i]), -1);
         in[i] = list[i];
     }
     if (gad__need_float(op, x) || need_rank(op, "x", x, 3) || same_devs(op, in, HX_NIN))

@@ -36,7 +36,7 @@ static int same_rank(const char *op, const gad_tensor *x, const gad_tensor *inde
 
 gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index) {
     const char *op = "gather";
-    if (!x || !index) return gad__null_arg(op);
+    if (gad__bad_tensor(x) || gad__bad_tensor(index)) return gad__bad_of(op, 2, (const gad_tensor *const[]){x, index});
     int a;
     /* x of any dtype: an i64 x is never on the tape (gad.h) */
     if (gad__need_i64(op, index) || gad__norm_axis(op, axis, x->rank, &a) ||
@@ -66,7 +66,7 @@ gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index) {
 gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
                             gad_tensor *src) {
     const char *op = "scatter_add";
-    if (!dst || !index || !src) return gad__null_arg(op);
+    if (gad__bad_tensor(dst) || gad__bad_tensor(index) || gad__bad_tensor(src)) return gad__bad_of(op, 3, (const gad_tensor *const[]){dst, index, src});
     int a;
     if (gad__need_float(op, dst) || gad__need_same_dtype(op, dst, src) ||
         gad__need_i64(op, index) || gad__norm_axis(op, axis, dst->rank, &a) ||
@@ -104,7 +104,7 @@ gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
 
 gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
     const char *op = "take";
-    if (!x || !index) return gad__null_arg(op);
+    if (gad__bad_tensor(x) || gad__bad_tensor(index)) return gad__bad_of(op, 2, (const gad_tensor *const[]){x, index});
     int a;
     if (gad__need_i64(op, index) || gad__norm_axis(op, axis, x->rank, &a) ||
         same_dev(op, x, index))
@@ -175,7 +175,7 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
     if (n <= 0)
         return gad__err(GAD_ERR_SHAPE, op, "needs at least one tensor (n = %d)", n);
     for (int i = 0; i < n; i++)
-        if (!ts[i]) return gad__null_arg(op);
+        if (gad__bad_tensor(ts[i])) return gad__bad_arg(op, ts[i]);
     gad_tensor *t0 = ts[0];
     int a;
     if (gad__norm_axis(op, axis, t0->rank, &a)) return NULL;
@@ -245,7 +245,7 @@ gad_tensor *gad_stack(gad_tensor *const *ts, int n, int axis) {
     if (n <= 0)
         return gad__err(GAD_ERR_SHAPE, op, "needs at least one tensor (n = %d)", n);
     for (int i = 0; i < n; i++)
-        if (!ts[i]) return gad__null_arg(op);
+        if (gad__bad_tensor(ts[i])) return gad__bad_arg(op, ts[i]);
     int r = ts[0]->rank;
     if (r >= GAD_MAX_RANK) {
         char b[GAD_SHAPE_BUF];

@@ -8,7 +8,7 @@
 
 gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
     const char *op = "matmul";
-    if (!a || !b) return gad__null_arg(op);
+    if (gad__bad_tensor(a) || gad__bad_tensor(b)) return gad__bad_of(op, 2, (const gad_tensor *const[]){a, b});
     char s1[GAD_SHAPE_BUF], s2[GAD_SHAPE_BUF];
     if (a->rank == 0 || b->rank == 0)
         return gad__err(GAD_ERR_SHAPE, op, "rank-0 is not allowed: %s @ %s",

@@ -7,10 +7,11 @@
 #include "ad/ad_int.h"
 #include "backend/backend.h"
 
-/* Return NULL (keeping or recording the error) when an argument is NULL. */
+/* Return NULL (keeping or recording the error) when an argument is NULL
+ * or a released tensor. */
 #define GAD_NEED(op, t)                                                        \
     do {                                                                       \
-        if (GAD_UNLIKELY(!(t))) return gad__null_arg(op);                      \
+        if (gad__bad_tensor(t)) return gad__bad_arg(op, t);                    \
     } while (0)
 
 /* ------------------------------------------------------------- registry */

@@ -252,6 +252,7 @@ static int64_t step_stride(int64_t stride, int64_t step) {
 
 gad_tensor *gad__slice_geom(gad_tensor *t, const int64_t *start,
                             const int64_t *step, const int64_t *shape) {
+    GAD_NEED("slice", t);
     int64_t st[GAD_MAX_RANK], off = t->offset;
     for (int d = 0; d < t->rank; d++) {
         off += start[d] * t->strides[d];
@@ -378,6 +379,7 @@ gad_tensor *gad_broadcast_to(gad_tensor *t, const int64_t *shape, int rank) {
 
 gad_tensor *gad__slice_scatter(gad_tensor *src, const int64_t *shape, int rank,
                                const int64_t *start, const int64_t *step) {
+    GAD_NEED("slice_scatter", src);
     gad_tensor *y = gad__tensor_zeros("slice_scatter", src->dev, src->dtype, shape, rank);
     if (!y) return NULL;
     int64_t off = 0, st[GAD_MAX_RANK];

@@ -30,7 +30,15 @@
  *  - the whole program runs twice, with gad_set_num_threads(1) and (2): every
  *    result, error message and gradient is bit-identical;
  *  - each run happens inside gad_scope_begin/end and leaves no live tensor
- *    or storage behind, and no no-grad mode or scope open.
+ *    or storage behind, and no no-grad mode or scope open;
+ *  - threaded mode (flag bit 4 of byte 1): the program runs at once on 2
+ *    to 4 threads (bits 5-6 of byte 1 choose how many), whose first
+ *    registers are that thread's snapshots (gad_detach) of constant tensors
+ *    made by the main thread, all sharing their storage: every thread gets
+ *    bit-identical results, and the constants keep their values. Under
+ *    ThreadSanitizer this checks that ops over shared read-only inputs
+ *    (views, copy-on-write, the worker pool used by several callers) race
+ *    on nothing.
  *
  * Sizes are bounded (SMALL_CAP elements for ordinary tensors, BIG_CAP for
  * the "big" constructor that reaches the multithreaded kernels, OUT_CAP for
@@ -40,6 +48,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,6 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define F2_CACHE_OFF 0x02u
 #define F2_CLIP 0x04u
 #define F2_SEEDED_GRAD 0x08u
+#define F2_THREADED 0x10u
+#define NSHARED 4 /* the shared constants of threaded mode */
 
 #define FUZZ_NAME "fuzz_ops"
 #include "fuzz_fail.h"
@@ -153,7 +164,8 @@ static void record(prog *p, const char *label, uint64_t h) {
 
 /* FUZZ_OPS_TRACE=1 in the environment prints what each step made (in the
  * 1-thread run): for writing seeds and reading reproducers. */
-static int trace, tracing;
+static int trace;
+static _Thread_local int tracing;
 
 static void trace_result(int step, const char *label, gad_tensor *t, int skipped) {
     if (!tracing) return;
@@ -177,7 +189,7 @@ static void trace_result(int step, const char *label, gad_tensor *t, int skipped
 /* ======================================================================== */
 
 /* The program being run (for check_error). */
-static const prog *cur;
+static _Thread_local const prog *cur;
 
 /* The pending error after a failure of `what`: it must be well formed. A
  * memory error is one only when the program made a tensor with a huge dim
@@ -1716,7 +1728,12 @@ static void grad_phase(prog *p) {
     }
 }
 
-static void run_program(prog *p, const uint8_t *data, size_t size, int threads) {
+/* Run the program. threads > 0: with that many kernel threads (and the
+ * process-wide settings it asks for); 0: one of threaded mode's threads,
+ * whose process-wide settings the main thread made, with the n tensors of
+ * shared[] in its first registers. */
+static void run_program(prog *p, const uint8_t *data, size_t size, int threads,
+                        gad_tensor *const *shared, int nshared) {
     memset(p, 0, sizeof *p);
     cur = p;
     p->in = (rd){data, size, 0};
@@ -1724,18 +1741,20 @@ static void run_program(prog *p, const uint8_t *data, size_t size, int threads) 
     p->flags2 = u8(&p->in);
     p->seed = u8(&p->in);
     p->smooth = (int)(p->flags & F_SMOOTH);
-    tracing = trace && threads == 1;
+    tracing = trace && (threads == 1 || (threads == 0 && nshared < 0));
     if (tracing)
         fprintf(stderr, "program: flags %02x %02x seed %u%s\n", p->flags, p->flags2, p->seed,
                 p->smooth ? " (smooth)" : "");
-    gad_set_num_threads(threads);
+    if (threads > 0) gad_set_num_threads(threads);
     gad_clear_error();
     gad_set_cache_limit((p->flags2 & F2_CACHE_OFF) ? 0 : ((size_t)256 << 20));
-    int anomaly = gad_set_anomaly((p->flags & F_ANOMALY) != 0);
+    int anomaly = threads > 0 ? gad_set_anomaly((p->flags & F_ANOMALY) != 0) : 0;
     p->rng = gad_rng_new(p->seed);
     if (!p->rng) abort();
 
     gad_scope_begin();
+    if (nshared < 0) nshared = -nshared; /* (-n: the thread that traces) */
+    for (int i = 0; i < nshared; i++) p->reg[p->nsteps++] = shared[i];
     while (p->nsteps < MAX_STEPS && p->in.i < p->in.n) {
         unsigned opc = u8(&p->in) % N_OPS;
         const op_entry *e = &smooth_ops[opc];
@@ -1760,19 +1779,110 @@ static void run_program(prog *p, const uint8_t *data, size_t size, int threads) 
     if (gad_scope_depth() != 0) fail("scope depth %d after the program", gad_scope_depth());
     for (int i = 0; i < p->nleaves; i++) gad_release(p->leaves[i]);
     gad_rng_free(p->rng);
-    gad_set_anomaly(anomaly);
+    if (threads > 0) gad_set_anomaly(anomaly);
     gad_clear_error();
 }
 
 static prog runs[2];
 
+/* ------------------------------------------------------- threaded mode */
+
+#define MAX_THREADS 4
+static prog truns[MAX_THREADS];
+
+typedef struct thread_job {
+    const uint8_t *data;
+    size_t size;
+    prog *p;
+    gad_tensor *snap[NSHARED];
+} thread_job;
+
+static void *thread_main(void *arg) {
+    thread_job *j = arg;
+    run_program(j->p, j->data, j->size, 0, j->snap, j->p == &truns[0] ? -NSHARED : NSHARED);
+    return NULL;
+}
+
+/* Hash of every element of t (a constant of threaded mode). */
+static uint64_t hash_values(gad_tensor *t) {
+    double v[12];
+    int64_t n = gad_numel(t);
+    if (n > 12 || gad_read_f64(t, v, 12) != GAD_OK) fail("shared constant unreadable");
+    uint64_t h = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t bits;
+        memcpy(&bits, &v[i], sizeof bits);
+        h = mix(h, bits);
+    }
+    return h;
+}
+
+static void run_threaded(const uint8_t *data, size_t size) {
+    int nt = 2 + (int)(((size > 1 ? data[1] : 0) >> 5) % 3);
+    unsigned seed = size > 2 ? data[2] : 0;
+    gad_set_num_threads(2); /* the workers are shared by the callers */
+    int anomaly = gad_set_anomaly(size > 0 && (data[0] & F_ANOMALY));
+    gad_rng *r = gad_rng_new(seed ^ 0x5au);
+    if (!r) abort();
+    gad_tensor *c[NSHARED] = {
+        gad_rng_normal_tensor(r, (int64_t[]){4}, 1, GAD_F32, 0, 1),
+        gad_rng_uniform_tensor(r, (int64_t[]){2, 3}, 2, GAD_F64, -2, 2),
+        gad_rng_uniform_tensor(r, (int64_t[]){3, 4}, 2, GAD_F32, -1, 1),
+        gad_from_i64((const int64_t[]){0, 1, 1}, (int64_t[]){3}, 1),
+    };
+    gad_rng_free(r);
+    uint64_t before[NSHARED];
+    for (int i = 0; i < NSHARED; i++) {
+        if (!c[i]) fail("threaded mode: a shared constant could not be made");
+        before[i] = hash_values(c[i]);
+    }
+    thread_job jobs[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
+    for (int t = 0; t < nt; t++) {
+        jobs[t] = (thread_job){data, size, &truns[t], {NULL}};
+        for (int i = 0; i < NSHARED; i++)
+            if (!(jobs[t].snap[i] = gad_detach(c[i]))) fail("threaded mode: gad_detach failed");
+    }
+    for (int t = 0; t < nt; t++)
+        if (pthread_create(&th[t], NULL, thread_main, &jobs[t]) != 0) fail("pthread_create");
+    for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < nt; t++)
+        for (int i = 0; i < NSHARED; i++) gad_release(jobs[t].snap[i]);
+    for (int i = 0; i < NSHARED; i++) {
+        if (hash_values(c[i]) != before[i])
+            fail("threaded mode: shared constant %d changed", i);
+        gad_release(c[i]);
+    }
+    gad_set_anomaly(anomaly);
+    for (int t = 1; t < nt; t++) {
+        const prog *a = &truns[0], *b = &truns[t];
+        if (a->nrec != b->nrec)
+            fail("threaded mode: thread 0 made %d records, thread %d %d", a->nrec, t, b->nrec);
+        for (int i = 0; i < a->nrec; i++)
+            if (a->recs[i].h != b->recs[i].h || a->recs[i].label != b->recs[i].label)
+                fail("threaded mode: thread %d differs from thread 0 in '%s' at step %d "
+                     "(record %d)", t, a->recs[i].label, a->recs[i].step, i);
+    }
+}
+
 /* Under ASan and TSan, an allocation too large to make returns NULL (gad
  * reports a memory error) instead of ending the run: programs on empty
  * tensors with huge dims may legitimately ask for 2^59 elements. */
+/* They run before the sanitizer is initialized: no instrumentation (TSan's
+ * function-entry hook crashed the libFuzzer build there). */
+#if defined(__clang__) && __clang_major__ >= 14
+#define NO_SANITIZER_HOOKS __attribute__((disable_sanitizer_instrumentation))
+#else
+#define NO_SANITIZER_HOOKS
+#endif
 const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+NO_SANITIZER_HOOKS const char *__asan_default_options(void) {
+    return "allocator_may_return_null=1";
+}
 const char *__tsan_default_options(void);
-const char *__tsan_default_options(void) { return "allocator_may_return_null=1"; }
+NO_SANITIZER_HOOKS const char *__tsan_default_options(void) {
+    return "allocator_may_return_null=1";
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
@@ -1786,8 +1896,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gad_mem_stats m0, m1;
     gad_mem_stats_get(&m0);
+    if (size > 1 && (data[1] & F2_THREADED)) {
+        run_threaded(data, size);
+        gad_mem_stats_get(&m1);
+        if (m1.live_tensors != m0.live_tensors || m1.live_storages != m0.live_storages)
+            fail("threaded mode leak: %lld tensors and %lld storages alive after the "
+                 "program (%lld and %lld before)", (long long)m1.live_tensors,
+                 (long long)m1.live_storages, (long long)m0.live_tensors,
+                 (long long)m0.live_storages);
+        return 0;
+    }
     for (int k = 0; k < 2; k++) {
-        run_program(&runs[k], data, size, k + 1);
+        run_program(&runs[k], data, size, k + 1, NULL, 0);
         gad_mem_stats_get(&m1);
         if (m1.live_tensors != m0.live_tensors || m1.live_storages != m0.live_storages)
             fail("leak: %lld tensors and %lld storages alive after the program "

@@ -697,6 +697,45 @@ static void ops_seeds_2(void) {
  * They are written without being run: until the library is fixed, they
  * fail (that is what they are for). */
 
+/* Threaded mode: the program starts with the NSHARED snapshots of the
+ * shared constants in registers 0..3 (f32 [4], f64 [2,3], f32 [3,4], i64
+ * [3] = {0,1,1}); R(4) is the first step's result. nthreads: 2, 3 or 4. */
+static void begin_threaded(unsigned flags, unsigned nthreads, unsigned seed) {
+    begin(flags, F2_THREADED | ((nthreads - 2) << 5), seed);
+    P.step = NSHARED - 1;
+}
+
+static void threaded_seeds(void) {
+    /* ops that only read the shared constants: unary, binary with a
+     * broadcast, a reduction, softmax and matmul */
+    begin_threaded(F_BACKWARD, 4, 1);
+    op("unary"); put(3); R(0);                                /* 4 tanh(c0) */
+    op("binary"); put(2); R(4); put(0); R(0);                 /* 5 * c0 */
+    op("axis"); put(3); R(2); AX(-1, 2); put(0);              /* 6 softmax(c2) */
+    op("sum"); put(0); R(2); put(1); AX(0, 2);                /* 7 sum c2 axis 0 */
+    op("matmul"); R(1); put(0); R(1);                         /* 8 [2,3]@[2,3]: error */
+    op("matmul"); R(2); put(0); R(0);                         /* 9 [3,4] @ [4] */
+    emit("threaded_read_only");
+
+    /* views of the constants, then writes through gad_data_mut and leaves
+     * made from the snapshots: copy-on-write, the constants stay */
+    begin_threaded(F_BACKWARD | F_CREATE_GRAPH, 3, 2);
+    op("transpose"); R(2);                                    /* 4 c2^T view */
+    op("data_mut"); R(4); put(3); put(5);                     /* 5 write into it */
+    op("data_mut"); R(1); put(1); put(2);                     /* 6 write into c1 */
+    op("requires_grad"); R(0);                                /* 7 c0 as a leaf */
+    op("binary"); put(2); R(7); put(0); R(7);                 /* 8 c0 * c0 */
+    op("gather"); R(2); put(0); R(3);                         /* 9 gather with c3 */
+    emit("threaded_views_cow");
+
+    /* an optimizer step on a leaf made from a snapshot */
+    begin_threaded(F_BACKWARD | F_OPTIM, 2, 3);
+    op("requires_grad"); R(2);                                /* 4 c2 as a leaf */
+    op("unary"); put(3); R(4);                                /* 5 tanh */
+    op("matmul"); R(5); put(0); R(0);                         /* 6 @ c0 */
+    emit("threaded_optim");
+}
+
 static void emit_regress(const char *name) {
     write_bytes(ops_dir, name, P.b, P.n);
     n_ops_written++;
@@ -940,6 +979,7 @@ int main(int argc, char **argv) {
     mkdir(load_dir, 0777);
     LLVMFuzzerInitialize(&argc, &argv);
     ops_seeds();
+    threaded_seeds();
     ops_seeds_2();
     regress_seeds();
     load_seeds(argv[3]);
