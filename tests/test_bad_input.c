@@ -356,10 +356,14 @@ static const bad_row rows[] = {
 
 /* ------------------------------------------------------------ runner */
 
+/* The statuses' enum names, from gad.h's own list (every status has one). */
 static const char *const kind_enum[] = {
-    "GAD_OK", "GAD_ERR_SHAPE", "GAD_ERR_DTYPE", "GAD_ERR_INDEX",
-    "GAD_ERR_DOMAIN", "GAD_ERR_NOT_UNIQUE", "GAD_ERR_UNSUPPORTED",
-    "GAD_ERR_MEMORY", "GAD_ERR_IO", "GAD_ERR_FORMAT"};
+#define KIND_ENUM_(code, name) #code,
+    GAD_STATUS_LIST(KIND_ENUM_)
+#undef KIND_ENUM_
+};
+_Static_assert(sizeof kind_enum / sizeof kind_enum[0] == GAD_STATUS_COUNT_,
+               "a name for every status");
 
 static int g_verbose;
 
