@@ -95,7 +95,7 @@ __device__ __forceinline__ E gcu_dgelu(E z) {
 /* -------------------------------------------------------------- kernels */
 
 /* Contiguous operands on 16-byte boundaries are read and written 16 bytes
- * per thread and access (the device tool's HOPPER.md: 16-byte accesses,
+ * per thread and access (NVIDIA's CUDA C++ Best Practices Guide: 16-byte accesses,
  * coalesced across the warp), the last n mod W elements one by one. The
  * test is on pointers every thread shares: no divergence. */
 template <class E>
