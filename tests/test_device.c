@@ -566,6 +566,11 @@ static int train_small(run_cfg c, double out[12]) {
             gad_tensor *st[8];
             int k = gad_optim_state(o, nm, st, 8);
             ok = k > 0 && gad_save(c.path, nm, st, k) == GAD_OK;
+            static char names[8][32]; /* the optimizer's own die with it */
+            for (int i = 0; ok && i < k; i++) {
+                snprintf(names[i], sizeof names[i], "%s", nm[i]);
+                nm[i] = names[i];
+            }
             gad_optim_free(o);
             o = c.adamw ? gad_adamw_new(&w, 1, &(gad_adamw_opts){.lr = 0.05, .weight_decay = 0.1})
                         : gad_sgd_new(&w, 1, &(gad_sgd_opts){.lr = 0.05, .momentum = 0.9,
