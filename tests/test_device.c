@@ -512,7 +512,7 @@ TEST(constructors_follow_the_default_device) {
 }
 
 TEST(save_and_load_device_tensors) {
-    char dir[] = "/tmp/gad_test_device_XXXXXX";
+    char dir[] = "/tmp/gad_test_device_XXXXXX"; /* mkdtemp's template */
     CHECK(mkdtemp(dir) != NULL);
     char path[256];
     snprintf(path, sizeof path, "%s/dev.safetensors", dir);
@@ -598,7 +598,7 @@ static int train_small(run_cfg c, double out[12]) {
 }
 
 TEST(training_on_the_device) {
-    char dir[] = "/tmp/gad_test_train_XXXXXX";
+    char dir[] = "/tmp/gad_test_train_XXXXXX"; /* mkdtemp's template */
     CHECK(mkdtemp(dir) != NULL);
     char path[256];
     snprintf(path, sizeof path, "%s/opt.safetensors", dir);

@@ -49,7 +49,7 @@ static void setup(void) {
     if (dir_path[0]) return;
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
-    snprintf(dir_path, sizeof dir_path, "%s/gad_fuzz_data.XXXXXX", tmp);
+    snprintf(dir_path, sizeof dir_path, "%s/gad_fuzz_data.XXXXXX", tmp); /* mkdtemp's template */
     if (!mkdtemp(dir_path)) {
         perror("fuzz_data: mkdtemp");
         abort();

@@ -117,7 +117,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     gad_set_num_threads(1);
     const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
-    snprintf(root, sizeof root, "%s/gad_fuzz_helix.XXXXXX", tmp);
+    snprintf(root, sizeof root, "%s/gad_fuzz_helix.XXXXXX", tmp); /* mkdtemp's template */
     if (!mkdtemp(root)) violated("cannot make a temporary directory in %s", tmp);
     atexit(cleanup);
     join_path(text_path, sizeof text_path, root, "text.txt");
