@@ -306,6 +306,23 @@ expect_error "--bytes past its maximum" "wants an integer in \[0, 16777216\]" \
     timeout -s KILL 20 "$BIN" sample --out "$DIR/full" --bytes 16777217
 echo "hostile checkpoints: out-of-range, overflowing and non-finite values all rejected"
 
+# a run's clock at its bound (1e12 s) resumes, and the checkpoint it writes
+# loads again: the clock saturates there (fuzz_helix's regress_seconds_max)
+craft "$SRC" "$H/clock.safetensors" run.seconds=F64:1e12 || fail "cannot write the clock checkpoint"
+mkdir -p "$H/clock" && cp "$H/clock.safetensors" "$H/clock/checkpoint.safetensors"
+timeout -s KILL 60 "$BIN" train --out "$H/clock" --resume --steps $((K + 1)) --threads 1 \
+    --bytes 0 > /dev/null 2>&1 || fail "a checkpoint at the clock's bound does not resume"
+timeout -s KILL 20 "$BIN" eval --ckpt "$H/clock/checkpoint.safetensors" --threads 1 > /dev/null 2>&1 ||
+    fail "the checkpoint a run at the clock's bound wrote does not load"
+python3 - "$H/clock/checkpoint.safetensors" << 'EOF2' || fail "the saved clock is not 1e12 s"
+import json, struct, sys
+raw = open(sys.argv[1], 'rb').read()
+n = struct.unpack('<Q', raw[:8])[0]
+t = json.loads(raw[8:8 + n])['run.seconds']
+assert struct.unpack('<d', raw[8 + n + t['data_offsets'][0]:][:8])[0] == 1e12
+EOF2
+echo "a run's clock at its bound: resumed, saved at the bound, loads again"
+
 # a checkpoint of version 1 (no output bias, no run.lr_*): eval and sample
 # read it (with a zero bias), train --resume says it cannot continue it
 craft "$SRC" "$H/v1.safetensors" drop=bout drop=run.lr_ run.version=I64:1 ||

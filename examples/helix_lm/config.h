@@ -22,6 +22,7 @@
 #define MAX_SEQ 65536
 #define MAX_STEP_BYTES 65536 /* batch x seq */
 #define MAX_STEPS 1e12       /* --steps, --warmup, the step of a checkpoint */
+#define MAX_RUN_SECONDS 1e12 /* a run's clock: it saturates here, and a checkpoint holds no more */
 #define MAX_VAL_WINDOWS 65536 /* 256 times the default */
 #define MAX_BYTES 16777216 /* --bytes: the text sampled */
 #define MAX_PROMPT 1048576 /* --prompt, in bytes */

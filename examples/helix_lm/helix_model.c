@@ -452,8 +452,8 @@ int save_checkpoint(const char *path, const model *m, gad_optim *opt, const conf
         }
         names[k] = "run.step";
         ts[k++] = gad_from_i64(&rs->step, NULL, 0);
-        names[k] = "run.seconds";
-        ts[k++] = gad_scalar_f64(rs->seconds);
+        names[k] = "run.seconds"; /* the clock saturates: what is written loads again */
+        ts[k++] = gad_scalar_f64(fmin(rs->seconds, MAX_RUN_SECONDS));
         names[k] = "run.threads";
         ts[k++] = gad_from_i64(&rs->threads, NULL, 0);
         names[k] = "run.lr_anchor";
@@ -493,8 +493,7 @@ static int ckpt_version(const gad_checkpoint *cp) {
 /* Every value a checkpoint holds is checked against a range before it is
  * used or cast: the hp.* fields against their options' ranges (options[];
  * a run's --steps and its time budget may also be 0, not given), the run.*
- * fields against these. */
-#define MAX_RUN_SECONDS 1e12
+ * fields against these and config.h's. */
 #define MAX_RUN_THREADS 1048576
 #define MAX_LR_TOTAL 2.4e18 /* above INT64_MAX / 4, below INT64_MAX */
 

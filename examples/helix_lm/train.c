@@ -401,7 +401,8 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
             break;
         }
         if ((c->steps > 0 && tr.rs.step >= c->steps) ||
-            (c->time_budget > 0 && seconds >= c->time_budget)) {
+            (c->time_budget > 0 && seconds >= c->time_budget) ||
+            tr.rs.step >= (int64_t)MAX_STEPS) { /* a checkpoint holds no later step */
             done = 1;
             break;
         }
