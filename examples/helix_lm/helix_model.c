@@ -20,84 +20,100 @@
 static const char *const block_keys[9] = {"wa", "wb", "wo", "wf1", "wf2", "g1", "g2", "g3", "g4"};
 
 void model_free(model *m) {
-    if (m->params)
-        for (int i = 0; i < m->np; i++) gad_release(m->params[i]);
-    free(m->params);
-    free(m->names);
+    gad_params_free(m->ps);
     free(m->blocks);
     memset(m, 0, sizeof *m);
 }
 
-/* A new parameter: normal(0, std) values of the given shape (std 0 with
- * fill: constant), made a leaf. No scope may be open: the model owns it. */
-static gad_tensor *new_param(gad_rng *rng, int64_t rows, int64_t cols, double std, double fill) {
-    int64_t shape[2] = {rows, cols};
-    int rank = cols > 0 ? 2 : 1;
-    gad_tensor *t = std > 0 ? gad_rng_normal_tensor(rng, shape, rank, GAD_F32, 0.0, std)
-                            : gad_full(shape, rank, GAD_F32, fill);
-    return t ? gad_requires_grad(t) : NULL;
+/* The name and shape of parameter i (0 <= i < 4 + 9 * layers) of the model
+ * that model_init builds of width d; returns its rank. */
+static int param_spec(int i, int64_t d, int64_t layers, char name[NAME_CAP], int64_t shape[2]) {
+    if (i == 3 + 9 * layers) {
+        snprintf(name, NAME_CAP, "bout");
+        shape[0] = VOCAB;
+        return 1;
+    }
+    if (i == 0 || i == 2 + 9 * layers) {
+        snprintf(name, NAME_CAP, i == 0 ? "emb" : "wout");
+        shape[0] = i == 0 ? VOCAB : d;
+        shape[1] = i == 0 ? d : VOCAB;
+        return 2;
+    }
+    if (i == 1 + 9 * layers) {
+        snprintf(name, NAME_CAP, "gain");
+        shape[0] = d;
+        return 1;
+    }
+    int j = (i - 1) % 9; /* wa wb wo wf1 wf2 g1..g4 */
+    snprintf(name, NAME_CAP, "b%d.%s", (i - 1) / 9, block_keys[j]);
+    if (j >= 5) {
+        shape[0] = d;
+        return 1;
+    }
+    const int64_t rows[5] = {d + 1, d, d, d, 2 * d}, cols[5] = {d, d, d, 2 * d, d};
+    shape[0] = rows[j];
+    shape[1] = cols[j];
+    return 2;
 }
 
 /* Build a model of width d and `layers` blocks with the reference
  * initialization: embedding N(0, 0.02^2), every matrix N(0, 1/fan_in), the
  * gate-bias row of wa at +3 (sigmoid(3) = 0.95: the recurrence keeps its
  * state at first), gains 1, and the output bias bout 0 (a run from scratch
- * then sets it from the data: model_init_output_bias). */
+ * then sets it from the data: model_init_output_bias). The parameters form
+ * a named set (m->ps) in param_spec's order, which is also the order of the
+ * random draws. */
 int model_init(model *m, int64_t d, int64_t layers, uint64_t seed) {
     memset(m, 0, sizeof *m);
     m->d = d;
     m->layers = layers;
     m->np = 4 + 9 * (int)layers;
-    m->params = calloc((size_t)m->np, sizeof *m->params);
-    m->names = calloc((size_t)m->np, sizeof *m->names);
+    m->ps = gad_params_new();
     m->blocks = calloc((size_t)layers, sizeof *m->blocks);
     gad_rng *rng = gad_rng_new(mix64(seed ^ 0x696e6974ull));
-    if (!m->params || !m->names || !m->blocks || !rng) {
+    if (!m->ps || !m->blocks || !rng) {
         gad_rng_free(rng);
         model_free(m);
         return fail("out of memory building the model");
     }
-    double s1 = 1.0 / sqrt((double)d), s2 = 1.0 / sqrt(2.0 * (double)d);
-    int k = 0;
-    snprintf(m->names[k], NAME_CAP, "emb");
-    m->params[k++] = m->emb = new_param(rng, VOCAB, d, 0.02, 0);
+    const double s1 = 1.0 / sqrt((double)d), s2 = 1.0 / sqrt(2.0 * (double)d);
+    int rc = 0;
+    gad_scope_begin(); /* the set keeps what it holds */
+    for (int i = 0; i < m->np && rc == 0; i++) {
+        char name[NAME_CAP];
+        int64_t shape[2];
+        int rank = param_spec(i, d, layers, name, shape), j = (i - 1) % 9;
+        int block = i >= 1 && i < 1 + 9 * (int)layers;
+        double std = i == 0 ? 0.02 : rank == 1 ? 0 : block && j == 4 ? s2 : s1;
+        double fill = !strcmp(name, "bout") ? 0.0 : 1.0; /* gains 1, bias 0 */
+        gad_tensor *t = std > 0 ? gad_rng_normal_tensor(rng, shape, rank, GAD_F32, 0.0, std)
+                                : gad_full(shape, rank, GAD_F32, fill);
+        if (t && block && j == 0) { /* the gate-bias row of wa */
+            float *p = gad_data_mut(t);
+            if (p)
+                for (int64_t k = 0; k < d; k++) p[d * d + k] = 3.0f;
+            else
+                t = NULL;
+        }
+        if (!t || !gad_params_add(m->ps, name, t)) rc = fail_gad("cannot initialize the model");
+    }
+    gad_scope_end();
+    gad_rng_free(rng);
+    if (rc != 0) {
+        model_free(m);
+        return -1;
+    }
+    m->params = gad_params_tensors(m->ps);
+    m->emb = m->params[0];
     for (int64_t l = 0; l < layers; l++) {
         gad_helix_weights *w = &m->blocks[l];
         gad_tensor **slot[9] = {&w->wa, &w->wb, &w->wo, &w->wf1, &w->wf2,
                                 &w->g1, &w->g2, &w->g3, &w->g4};
-        *slot[0] = new_param(rng, d + 1, d, s1, 0);
-        *slot[1] = new_param(rng, d, d, s1, 0);
-        *slot[2] = new_param(rng, d, d, s1, 0);
-        *slot[3] = new_param(rng, d, 2 * d, s1, 0);
-        *slot[4] = new_param(rng, 2 * d, d, s2, 0);
-        for (int g = 5; g < 9; g++) *slot[g] = new_param(rng, d, 0, 0, 1.0);
-        if (w->wa) { /* the gate-bias row */
-            float *p = gad_data_mut(w->wa);
-            if (p) {
-                for (int64_t j = 0; j < d; j++) p[d * d + j] = 3.0f;
-            } else {
-                gad_release(w->wa);
-                w->wa = NULL;
-            }
-        }
-        for (int i = 0; i < 9; i++) {
-            snprintf(m->names[k], NAME_CAP, "b%d.%s", (int)l, block_keys[i]);
-            m->params[k++] = *slot[i];
-        }
+        for (int j = 0; j < 9; j++) *slot[j] = m->params[1 + 9 * l + j];
     }
-    snprintf(m->names[k], NAME_CAP, "gain");
-    m->params[k++] = m->gain = new_param(rng, d, 0, 0, 1.0);
-    snprintf(m->names[k], NAME_CAP, "wout");
-    m->params[k++] = m->wout = new_param(rng, d, VOCAB, s1, 0);
-    snprintf(m->names[k], NAME_CAP, "bout");
-    m->params[k++] = m->bout = new_param(rng, VOCAB, 0, 0, 0.0);
-    gad_rng_free(rng);
-    for (int i = 0; i < m->np; i++)
-        if (!m->params[i]) {
-            fail_gad("cannot initialize the model");
-            model_free(m);
-            return -1;
-        }
+    m->gain = m->params[1 + 9 * layers];
+    m->wout = m->params[2 + 9 * layers];
+    m->bout = m->params[3 + 9 * layers];
     return 0;
 }
 
@@ -127,10 +143,23 @@ int model_init_output_bias(model *m, const unsigned char *bytes, int64_t n) {
     return 0;
 }
 
-int64_t model_param_count(const model *m) {
-    int64_t n = 0;
-    for (int i = 0; i < m->np; i++) n += gad_numel(m->params[i]);
-    return n;
+int64_t model_param_count(const model *m) { return gad_params_numel(m->ps); }
+
+/* The parameters AdamW does not decay: the gains of the RMS norms and the
+ * output bias, as GPT-2's and most transformer recipes do (decay pulls a
+ * gain towards 0, not towards the 1 it starts at). The matrices and the
+ * embedding are decayed by --wd. */
+static const gad_param_group no_decay[] = {
+    {.match = "b*.g*", .no_weight_decay = 1},
+    {.match = "gain", .no_weight_decay = 1},
+    {.match = "bout", .no_weight_decay = 1},
+};
+
+gad_optim *model_optimizer(const model *m, const config *c) {
+    gad_adamw_opts ao = {.lr = c->lr, .beta1 = c->beta1, .beta2 = c->beta2, .eps = 1e-8,
+                         .weight_decay = c->wd, .no_weight_decay = c->wd == 0};
+    return gad_adamw_new_params(m->ps, no_decay, (int)(sizeof no_decay / sizeof no_decay[0]),
+                                &ao);
 }
 
 /* Logits [B, T, 256] for input bytes idx [B, T] (i64), in the current
@@ -433,7 +462,7 @@ int save_checkpoint(const char *path, const model *m, gad_optim *opt, const conf
     int rc = 0, k = 0, b = 0;
     gad_scope_begin();
     for (int i = 0; i < m->np; i++) {
-        names[k] = m->names[i];
+        names[k] = gad_params_name(m->ps, i);
         ts[k++] = m->params[i];
     }
     if (gad_optim_state(opt, names + k, ts + k, nopt) != nopt) {
@@ -587,37 +616,6 @@ static int ckpt_read_config(const gad_checkpoint *cp, const char *path, config *
     return rc;
 }
 
-/* The name and shape of parameter i (0 <= i < 4 + 9 * layers) of the model
- * that model_init builds of width d; returns its rank. */
-static int param_spec(int i, int64_t d, int64_t layers, char name[NAME_CAP], int64_t shape[2]) {
-    if (i == 3 + 9 * layers) {
-        snprintf(name, NAME_CAP, "bout");
-        shape[0] = VOCAB;
-        return 1;
-    }
-    if (i == 0 || i == 2 + 9 * layers) {
-        snprintf(name, NAME_CAP, i == 0 ? "emb" : "wout");
-        shape[0] = i == 0 ? VOCAB : d;
-        shape[1] = i == 0 ? d : VOCAB;
-        return 2;
-    }
-    if (i == 1 + 9 * layers) {
-        snprintf(name, NAME_CAP, "gain");
-        shape[0] = d;
-        return 1;
-    }
-    int j = (i - 1) % 9; /* wa wb wo wf1 wf2 g1..g4 */
-    snprintf(name, NAME_CAP, "b%d.%s", (i - 1) / 9, block_keys[j]);
-    if (j >= 5) {
-        shape[0] = d;
-        return 1;
-    }
-    const int64_t rows[5] = {d + 1, d, d, d, 2 * d}, cols[5] = {d, d, d, 2 * d, d};
-    shape[0] = rows[j];
-    shape[1] = cols[j];
-    return 2;
-}
-
 /* "[a, b, ...]" into buf. */
 static const char *shape_text(char *buf, size_t cap, const int64_t *shape, int rank) {
     size_t n = (size_t)snprintf(buf, cap, "[");
@@ -658,35 +656,23 @@ static int ckpt_check_shapes(const gad_checkpoint *cp, const char *path, int64_t
     return rc;
 }
 
-/* Copy the checkpoint's parameters into the model (same names, shapes and
- * dtype, or an error naming the tensor). A checkpoint of version 1 has no
- * output bias: it stays 0, which is that model. */
+/* Copy the checkpoint's parameters into the model, in place (names,
+ * shapes and dtypes as open_checkpoint checked them; the set checks them
+ * again). The checkpoint's other tensors (opt.*, hp.*, run.*) are not the
+ * model's. A checkpoint of version 1 has no output bias: it stays 0, which
+ * is that model. */
 int ckpt_load_params(const gad_checkpoint *cp, const char *path, model *m) {
-    int rc = 0, np = ckpt_version(cp) == 1 ? m->np - 1 : m->np;
-    if (np < m->np) {
+    int absent = ckpt_version(cp) == 1; /* bout */
+    if (absent) {
         float *b = gad_data_mut(m->bout);
         if (!b) return fail_gad("cannot load a parameter");
         memset(b, 0, VOCAB * sizeof *b);
     }
-    for (int i = 0; i < np && rc == 0; i++) {
-        gad_scope_begin();
-        gad_tensor *t = gad_checkpoint_get(cp, m->names[i]);
-        gad_tensor *p = m->params[i];
-        if (!t) {
-            gad_clear_error();
-            rc = fail("'%s' has no parameter '%s'", path, m->names[i]);
-        } else if (gad_dtype(t) != GAD_F32 || gad_rank(t) != gad_rank(p) ||
-                   memcmp(gad_shape(t), gad_shape(p), (size_t)gad_rank(p) * sizeof(int64_t))) {
-            rc = fail("'%s': parameter '%s' has the wrong shape or dtype for this model", path,
-                      m->names[i]);
-        } else {
-            float *dst = gad_data_mut(p);
-            if (!dst || gad_read_f32(t, dst, (size_t)gad_numel(p)) != GAD_OK)
-                rc = fail_gad("cannot load a parameter");
-        }
-        gad_scope_end();
-    }
-    return rc;
+    gad_params_load_info info;
+    if (gad_params_load_checkpoint(m->ps, cp, 0, &info) != GAD_OK) return fail_gad(path);
+    if (info.missing != absent)
+        return fail("'%s' lacks %d of the model's %d parameters", path, info.missing, m->np);
+    return 0;
 }
 
 /* Restore the AdamW state from the "opt.*" tensors. */

@@ -18,10 +18,10 @@
 
 typedef struct model {
     int64_t d, layers;
-    int np;                  /* 4 + 9 * layers */
-    gad_tensor **params;     /* owned leaves: emb, blocks..., gain, wout, bout */
-    char (*names)[NAME_CAP]; /* "emb", "b0.wa", ..., "gain", "wout", "bout" */
-    gad_tensor *emb, *gain, *wout, *bout;
+    int np;                     /* 4 + 9 * layers */
+    gad_params *ps;             /* "emb", "b0.wa", ..., "gain", "wout", "bout" */
+    gad_tensor *const *params;  /* ps's tensors, in that order */
+    gad_tensor *emb, *gain, *wout, *bout; /* ps's too */
     gad_helix_weights *blocks;
 } model;
 
@@ -29,6 +29,10 @@ void model_free(model *m);
 int model_init(model *m, int64_t d, int64_t layers, uint64_t seed);
 int model_init_output_bias(model *m, const unsigned char *bytes, int64_t n);
 int64_t model_param_count(const model *m);
+/* AdamW over the model's parameters with c's settings; --wd decays the
+ * matrices and the embedding, not the gains and the output bias (groups 0
+ * to 2: "b*.g*", "gain", "bout"; group 3 the rest). NULL and gad's error. */
+gad_optim *model_optimizer(const model *m, const config *c);
 gad_tensor *model_logits(const model *m, gad_tensor *idx);
 gad_tensor *model_loss(const model *m, const int64_t *in, const int64_t *tg, int64_t B,
                        int64_t T);

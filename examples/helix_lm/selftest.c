@@ -91,6 +91,57 @@ static int check_carried_state(const model *m, const unsigned char *text, int64_
  * with checkpoints, CSV and SVG; a run stopped half-way and resumed, which
  * must match the uninterrupted one bit for bit; eval of the checkpoint,
  * which must give the last validation loss exactly; sampling. */
+/* The optimizer's weight decay reaches the right parameters: one AdamW
+ * step with zero gradients moves a parameter only by its decay, so every
+ * matrix and the embedding must come out scaled by exactly 1 - lr * wd (in
+ * f32) and every gain and the output bias unchanged. Returns 0 or -1. */
+static int check_decay(const config *c) {
+    model m;
+    if (model_init(&m, 8, 2, 1) != 0) return -1;
+    gad_optim *opt = model_optimizer(&m, c);
+    int rc = opt ? 0 : fail_gad("quick: cannot create the optimizer"), decayed = 0, np = m.np;
+    int64_t cap = 0;
+    for (int i = 0; i < np; i++) cap = cap > gad_numel(m.params[i]) ? cap : gad_numel(m.params[i]);
+    float *before = alloc_array(np * cap, sizeof *before), *after = alloc_array(cap, sizeof *after);
+    if (rc == 0 && (!before || !after)) rc = fail("quick: out of memory");
+    gad_scope_begin();
+    gad_tensor **zero = rc == 0 ? alloc_array(m.np, sizeof *zero) : NULL;
+    for (int i = 0; i < m.np && rc == 0; i++) {
+        gad_tensor *p = m.params[i];
+        zero[i] = gad_zeros(gad_shape(p), gad_rank(p), GAD_F32);
+        if (!zero[i] || gad_read_f32(p, before + i * cap, (size_t)gad_numel(p)) != GAD_OK)
+            rc = fail_gad("quick: the decay check");
+    }
+    if (rc == 0 && gad_optim_step(opt, zero) != GAD_OK) rc = fail_gad("quick: the decay check");
+    const float keep = (float)(1.0 - c->lr * c->wd);
+    for (int i = 0; i < m.np && rc == 0; i++) {
+        gad_tensor *p = m.params[i];
+        const char *name = gad_params_name(m.ps, i);
+        int decays = gad_rank(p) == 2; /* the gains and bout are the vectors */
+        if (gad_read_f32(p, after, (size_t)gad_numel(p)) != GAD_OK)
+            rc = fail_gad("quick: the decay check");
+        for (int64_t j = 0; j < gad_numel(p) && rc == 0; j++) {
+            float b = before[i * cap + j], want = decays ? b * keep : b;
+            if (fabsf(after[j] - want) > 1e-6f * fabsf(b) + 1e-30f)
+                rc = fail("quick: AdamW with zero gradients made %s[%lld] %.9g from %.9g "
+                          "(want %.9g: %s)",
+                          name, (long long)j, after[j], b, want,
+                          decays ? "decayed by lr x wd" : "no decay on gains and biases");
+        }
+        decayed += decays;
+    }
+    gad_scope_end();
+    free(zero);
+    free(before);
+    free(after);
+    gad_optim_free(opt);
+    model_free(&m);
+    if (rc == 0)
+        printf("quick: weight decay %g: %d matrices decayed, %d gains and biases not\n", c->wd,
+               decayed, np - decayed);
+    return rc;
+}
+
 int cmd_quick(const config *base, const given_set *given) {
     /* one thread unless told: a tiny model gains nothing from more, and
      * ctest runs tests side by side */
@@ -213,7 +264,9 @@ int cmd_quick(const config *base, const given_set *given) {
             model_free(&m);
         }
     }
-    /* 4. the CSV and the SVG are on disk */
+    /* 4. the weight decay: matrices only */
+    if (ok && check_decay(&c) != 0) ok = 0;
+    /* 5. the CSV and the SVG are on disk */
     if (ok) {
         char p[4200];
         metrics mt = {0};

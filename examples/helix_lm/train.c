@@ -215,10 +215,8 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
     if (rc == 0) rc = model_init(&tr->m, c->d, c->layers, (uint64_t)c->seed);
     if (rc == 0 && !cp) rc = model_init_output_bias(&tr->m, tr->ds.bytes, tr->ds.n_train);
     if (rc == 0) {
-        gad_adamw_opts ao = {.lr = c->lr, .beta1 = c->beta1, .beta2 = c->beta2, .eps = 1e-8,
-                             .weight_decay = c->wd, .no_weight_decay = c->wd == 0};
         tr->grads = calloc((size_t)tr->m.np, sizeof *tr->grads);
-        tr->opt = gad_adamw_new(tr->m.params, tr->m.np, &ao);
+        tr->opt = model_optimizer(&tr->m, c);
         if (!tr->grads) rc = fail("out of memory");
         else if (!tr->opt) rc = fail_gad("cannot create the optimizer");
     }
@@ -347,8 +345,8 @@ static void trainer_banner(const trainer *tr) {
         printf("training: %lld steps", (long long)c->steps);
     else
         printf("training: a %g s budget", c->time_budget);
-    printf("; AdamW lr %g (warm-up %lld, cosine to %g), wd %g, clip %g\n", c->lr,
-           (long long)c->warmup, c->min_lr, c->wd, c->clip);
+    printf("; AdamW lr %g (warm-up %lld, cosine to %g), wd %g (not on gains, bout), clip %g\n",
+           c->lr, (long long)c->warmup, c->min_lr, c->wd, c->clip);
     if (tr->rs.step > 0)
         printf("resumed from %s at step %lld (%.1f s)\n", tr->ckpt_path, (long long)tr->rs.step,
                tr->rs.seconds);
