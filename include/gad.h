@@ -253,17 +253,16 @@ gad_tensor *gad_retain(gad_tensor *t);
  * this header, is a domain error under that function's name, "use of a
  * released tensor", as long as its header has not been reused for a new
  * tensor: a released header is poisoned (never read as a tensor again)
- * and, by default, reused by the next tensor this thread makes, so a use
- * right after the release is caught but one after more tensors were made
- * may alias a new tensor. With the quarantine on (gad_debug_quarantine,
- * or GAD_QUARANTINE=1 in the environment; gad's test suite runs with it),
- * a released header waits until 4096 more tensors have been released on
- * the releasing thread, and is never given back to the allocator before
- * that unless that thread exits or gad_set_allocator runs: every misuse
- * within that window is caught, and nothing is freed twice or read from
- * freed memory. It costs the per-op path about 6-10%, hence off by
- * default. (The nn layers report the error under the name of the first op
- * they call.) */
+ * and waits in the releasing thread's quarantine until 256 more tensors
+ * have been released there; it is never given back to the allocator before
+ * that unless the thread exits or gad_set_allocator runs. So every misuse
+ * within that window is caught (a double release too), and nothing is
+ * freed twice or read from freed memory; a use after more releases than
+ * that may alias a newer tensor. The quarantine costs the per-op path
+ * about 2% and is on by default; gad_debug_quarantine(0) or
+ * GAD_QUARANTINE=0 in the environment turns it off, and a header is then
+ * reused by the very next tensor the thread makes. (The nn layers report
+ * the error under the name of the first op they call.) */
 void gad_release(gad_tensor *t);
 
 /* Open a scope on this thread. Until the matching gad_scope_end, every tensor
@@ -312,13 +311,12 @@ void gad_mem_free(void *p);
 /* Return every cached buffer, tensor header and graph node of this thread
  * to the allocator. gad keeps freed buffers by size class, and headers and
  * nodes in pools, so that a training loop does not call malloc per op; this
- * gives the memory back. The quarantine (when on: gad_debug_quarantine)
- * stays: the headers of the last 4096 tensors this thread released (176
- * bytes each, and a 32 KiB ring that lists them; outside the cache limit,
- * and kept with the cache disabled too) are reused only after 4096 more,
- * so that a released tensor passed to gad is an error ("use of a released
- * tensor") instead of an alias of a newer one; they go back to the
- * allocator when the thread exits or with gad_set_allocator. */
+ * gives the memory back. The quarantine (gad_release) stays: the headers
+ * of the last 256 tensors this thread released (176 bytes each; outside
+ * the cache limit, and kept with the cache disabled too) are reused only
+ * after 256 more, so that a released tensor passed to gad is an error
+ * ("use of a released tensor") instead of an alias of a newer one; they go
+ * back to the allocator when the thread exits or with gad_set_allocator. */
 void gad_cache_trim(void);
 
 /* Memory counters of the calling thread's caches and of the whole process. */
@@ -347,9 +345,10 @@ int gad_debug_track(int on);
 int64_t gad_debug_live_report(FILE *f);
 
 /* The quarantine of released tensor headers (gad_release says what it
- * catches): 1 on, 0 off (the default, unless GAD_QUARANTINE=1 is in the
- * environment at start). A thread that has quarantined a header keeps its
- * quarantine. Returns the previous setting. */
+ * catches): 1 on (the default), 0 off (GAD_QUARANTINE=0 in the
+ * environment at start turns it off from the start). Headers already in a
+ * thread's quarantine stay there until released by later ones. Returns
+ * the previous setting. */
 int gad_debug_quarantine(int on);
 
 /* Set the most bytes this thread's caches (buffers, headers and nodes) may

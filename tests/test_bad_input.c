@@ -685,7 +685,7 @@ static void print_markdown(FILE *f) {
 /* ---------------------------------------------------------------- main */
 
 int main(int argc, char **argv) {
-    gad_debug_quarantine(1); /* what these tests check needs it (gad_release) */
+    gad_debug_quarantine(1); /* the default (GAD_QUARANTINE=0 is not): these tests need it */
     if (argc > 1 && strcmp(argv[1], "--markdown") == 0) {
         print_markdown(stdout);
         return 0;
@@ -1438,7 +1438,7 @@ GOOD(default_device_first, "gad_default_device", "odd", "a thread that never set
      "GAD_CPU", gad_default_device() == GAD_CPU)
 TBAD(device_ptr_null, "gad_device_ptr", "NULL", "t NULL", E_DOMAIN, "device_ptr", NULL,
      gad_device_ptr(NULL))
-GOOD(debug_quarantine_twice, "gad_debug_quarantine", "odd", "on (as the suite runs), then on again",
+GOOD(debug_quarantine_twice, "gad_debug_quarantine", "odd", "on (the default), then on again",
      "the previous setting (1)", gad_debug_quarantine(1) == 1 && gad_debug_quarantine(1) == 1)
 GOOD(set_tf32_twice, "gad_set_tf32", "odd", "on, then off (no GPU here)", "the previous setting",
      gad_set_tf32(1) >= 0 && gad_set_tf32(0) >= 0)

@@ -11,6 +11,7 @@
 #include "test_registry.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -193,6 +194,24 @@ TEST(quarantine_window) {
     CHECK(gad_neg(t) == NULL && released_error("neg"));
 }
 
+/* Off (gad_debug_quarantine(0), or GAD_QUARANTINE=0), a header is reused
+ * at once: the next tensor takes the released one's header, which is why
+ * the quarantine is on by default. */
+TEST(quarantine_off) {
+    CHECK(gad_debug_quarantine(0) == 1);
+    gad_tensor *t = gad_scalar_f32(1);
+    gad_release(t);
+    gad_tensor *u = gad_scalar_f32(2);
+    CHECK(u == t); /* the alias the quarantine prevents */
+    gad_release(u);
+    CHECK(gad_debug_quarantine(1) == 0);
+    gad_tensor *a = gad_scalar_f32(3);
+    gad_release(a);
+    gad_tensor *b = gad_scalar_f32(4);
+    CHECK(b != a && gad_neg(a) == NULL && released_error("neg"));
+    gad_release(b);
+}
+
 /* ------------------------------------------------------ the leak report */
 
 static int64_t report_to(char *buf, size_t cap) {
@@ -361,7 +380,14 @@ TEST(allocator_switch_threads) {
 }
 
 int main(int argc, char **argv) {
-    gad_debug_quarantine(1); /* what these tests check needs it (gad_release) */
+    /* the quarantine is on by default (unless GAD_QUARANTINE=0): what these
+     * tests check needs it (gad_release) */
+    if (gad_debug_quarantine(1) != 1) {
+        const char *e = getenv("GAD_QUARANTINE");
+        fprintf(stderr, "FAIL: the quarantine is off by default (GAD_QUARANTINE=%s)\n",
+                e ? e : "(unset)");
+        return 1;
+    }
     if (argc > 1 && strcmp(argv[1], "--leak-child") == 0) return leak_child();
     gad_mem_stats start;
     gad_mem_stats_get(&start);
@@ -373,6 +399,7 @@ int main(int argc, char **argv) {
     RUN(every_op_refuses_released);
     RUN(optim_free_twice);
     RUN(quarantine_window);
+    RUN(quarantine_off);
     RUN(live_report);
     RUN(live_report_at_exit);
     RUN(allocator_switch_threads);

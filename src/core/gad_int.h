@@ -220,7 +220,7 @@ gad_tensor *gad__header_new(void);
  * before it can be reused (memory.c), even with the cache disabled. */
 void gad__header_free(gad_tensor *t);
 #ifndef GAD_QUARANTINE
-#define GAD_QUARANTINE 4096
+#define GAD_QUARANTINE 256
 #endif
 
 /* Whether t (not NULL) is a released header: refs 0 from its release until

@@ -104,15 +104,6 @@ typedef struct thread_state {
     size_t cached_bytes;
     size_t limit;
     gad_tensor *free_headers;
-    /* The last GAD_QUARANTINE released headers (refs 0), in a ring: a
-     * header is reused only after that many others have been released, so
-     * a released tensor passed to gad is still seen as released instead of
-     * aliasing a new tensor. Not counted in the cache limit: it is kept
-     * even with the cache disabled. A ring of pointers, not a list through
-     * the headers, so that the header that leaves it a few releases later
-     * can be asked for ahead (it has been out of the cache since). From
-     * malloc on first use (NULL: no quarantine on this thread). */
-    gad_tensor **quar;
     size_t quar_i;
     scope_state scopes;
     bool registered; /* thread-exit destructor armed */
@@ -123,6 +114,14 @@ typedef struct thread_state {
         void (*flush)(void *state);
     } ext[GAD_THREAD_CACHES];
     int next;
+    /* The last GAD_QUARANTINE released headers (refs 0), in a ring: a
+     * header is reused only after that many others have been released, so
+     * a released tensor passed to gad is still seen as released instead of
+     * aliasing a new tensor. Not counted in the cache limit: it is kept
+     * even with the cache disabled. Part of the thread's state (2 KiB, last:
+     * the fields above share a few cache lines), so that the release path
+     * reads no pointer to find it. */
+    gad_tensor *quar[GAD_QUARANTINE];
 } thread_state;
 
 /* The default limit holds the tensor headers, nodes and buffers of a graph
@@ -381,23 +380,19 @@ static void header_unquarantine(gad_tensor *t) {
 
 _Static_assert((GAD_QUARANTINE & (GAD_QUARANTINE - 1)) == 0, "a power of two");
 
-/* The quarantine is a debug option (gad_debug_quarantine, GAD_QUARANTINE=1
- * in the environment): it delays every header's reuse by GAD_QUARANTINE
- * releases, which costs the per-op path 6-10% (W1), so it is off unless
- * asked for. Once a thread has its ring it keeps using it. */
-static atomic_int g_quarantine;
+/* The quarantine is on unless turned off (gad_debug_quarantine(0), or
+ * GAD_QUARANTINE=0 in the environment). A ring of 256 costs the per-op
+ * path about 2% (W1, measured against no quarantine); the depth hardly
+ * matters (16 to 256 cost the same): the cost is the release path's extra
+ * stores and the header that comes back colder. */
+static atomic_int g_quarantine = 1;
 
 GAD_CONSTRUCTOR(quarantine_from_env) {
     const char *e = getenv("GAD_QUARANTINE");
-    if (e && *e && strcmp(e, "0") != 0) atomic_store(&g_quarantine, 1);
+    if (e && !strcmp(e, "0")) atomic_store(&g_quarantine, 0);
 }
 
 int gad_debug_quarantine(int on) { return atomic_exchange(&g_quarantine, on ? 1 : 0); }
-
-static GAD_COLD void quarantine_make(void) {
-    tl.quar = calloc(GAD_QUARANTINE, sizeof *tl.quar);
-    arm_thread_exit(); /* the quarantine is given back at thread exit */
-}
 
 GAD_HOT void gad__header_free(gad_tensor *t) {
     count(&tl.live.tensors, -1);
@@ -405,29 +400,22 @@ GAD_HOT void gad__header_free(gad_tensor *t) {
     /* poisoned (refs 0: gad_release left it so, a header that never held a
      * tensor is marked here) and queued behind the others */
     atomic_store_explicit(&t->refs, 0, memory_order_relaxed);
-    if (GAD_LIKELY(!tl.quar)) {
-        if (GAD_LIKELY(!atomic_load_explicit(&g_quarantine, memory_order_relaxed))) {
-            header_unquarantine(t); /* no quarantine: reused at once */
-            return;
-        }
-        quarantine_make();
-        if (!tl.quar) { /* out of memory: no quarantine */
-            header_unquarantine(t);
-            return;
-        }
+    if (GAD_UNLIKELY(!atomic_load_explicit(&g_quarantine, memory_order_relaxed))) {
+        header_unquarantine(t); /* no quarantine: reused at once */
+        return;
     }
     size_t i = tl.quar_i;
     gad_tensor *o = tl.quar[i];
     tl.quar[i] = t;
     tl.quar_i = (i + 1) & (GAD_QUARANTINE - 1);
-    /* the header that leaves 8 releases from now */
-    GAD_PREFETCH_W(tl.quar[(i + 8) & (GAD_QUARANTINE - 1)], 64);
-    if (GAD_LIKELY(o != NULL)) header_unquarantine(o);
+    if (GAD_LIKELY(o != NULL))
+        header_unquarantine(o);
+    else
+        arm_thread_exit(); /* the ring fills: it is given back at thread exit */
 }
 
 /* Give every quarantined header of ts back to the allocator. */
 static void quarantine_empty_of(thread_state *ts) {
-    if (!ts->quar) return;
     for (size_t i = 0; i < GAD_QUARANTINE; i++) {
         gad__free(ts->quar[i], sizeof(gad_tensor));
         ts->quar[i] = NULL;
@@ -694,8 +682,6 @@ static void thread_exit(void *arg) {
     while (tl.scopes.depth > 0) gad_scope_end();
     cache_trim();
     quarantine_empty();
-    free(tl.quar);
-    tl.quar = NULL;
     gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
     if (tl.scopes.marks != tl.scopes.marks_small)
         gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
