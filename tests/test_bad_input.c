@@ -2358,6 +2358,8 @@ GOOD(linear_1d, "gad_linear", "rank", "x [3] (1-D)", "[4]",
      SHAPE_IS(gad_linear(F32T(3), F32T(3, 4), F32T(4)), 4))
 GOOD(linear_empty, "gad_linear", "empty", "x [0,3]", "[0,4]",
      SHAPE_IS(gad_linear(F32T(0, 3), F32T(3, 4), NULL), 0, 4))
+TBAD(linear_released, "gad_linear", "released", "b released", E_DOMAIN, "linear", "use of a released tensor",
+     gad_linear(F32T(2, 3), F32T(3, 4), dead()))
 TBAD(mse_null, "gad_mse_loss", "NULL", "target NULL", E_DOMAIN, "mse_loss", NULL,
      gad_mse_loss(F32T(3), NULL, GAD_REDUCE_MEAN))
 TBAD(mse_i64, "gad_mse_loss", "dtype", "pred i64", E_DTYPE, "mse_loss", "i64",
@@ -2374,6 +2376,8 @@ GOOD(mse_nan, "gad_mse_loss", "NaN/Inf", "pred holding NaN", "NaN (no error)",
      isnan(at(gad_mse_loss(VALS32(NAN, 1), VALS32(0, 1), GAD_REDUCE_SUM), 0)))
 GOOD(mse_rank0, "gad_mse_loss", "rank 0", "scalars with NONE", "a scalar",
      SCALAR_IS(gad_mse_loss(S32(1), S32(3), GAD_REDUCE_NONE)))
+TBAD(mse_released, "gad_mse_loss", "released", "target released", E_DOMAIN, "mse_loss",
+     "use of a released tensor", gad_mse_loss(F32T(2, 3), dead(), GAD_REDUCE_MEAN))
 TBAD(nll_null, "gad_nll_loss", "NULL", "log_probs NULL", E_DOMAIN, "nll_loss", NULL,
      gad_nll_loss(NULL, IDX(0, 1), GAD_REDUCE_MEAN))
 TBAD(nll_i64, "gad_nll_loss", "dtype", "log_probs i64", E_DTYPE, "nll_loss", "i64",
@@ -2392,6 +2396,8 @@ TBAD(nll_red, "gad_nll_loss", "value", "reduction -1", E_DOMAIN, "nll_loss", "-1
      gad_nll_loss(F32T(2, 3), IDX(0, 1), (gad_reduction)-1))
 GOOD(nll_empty, "gad_nll_loss", "empty", "B = 0 with NONE", "[0]",
      SHAPE_IS(gad_nll_loss(F32T(0, 3), I64T(0), GAD_REDUCE_NONE), 0))
+TBAD(nll_released, "gad_nll_loss", "released", "log_probs released", E_DOMAIN,
+     "nll_loss", "use of a released tensor", gad_nll_loss(dead(), I64T(2), GAD_REDUCE_MEAN))
 TBAD(ce_null, "gad_cross_entropy", "NULL", "targets NULL", E_DOMAIN, "cross_entropy",
      NULL, gad_cross_entropy(F32T(2, 3), NULL, GAD_REDUCE_MEAN))
 TBAD(ce_i64, "gad_cross_entropy", "dtype", "logits i64", E_DTYPE, "cross_entropy", "i64",
@@ -2413,6 +2419,9 @@ GOOD(ce_inf, "gad_cross_entropy", "NaN/Inf", "a logit of -inf on the target",
      "inf (no error)",
      isinf(at(gad_cross_entropy(gad_reshape(VALS32(-INFINITY, 0), DIMS(1, 2)), IDX(0),
                                 GAD_REDUCE_SUM), 0)))
+TBAD(cross_entropy_released, "gad_cross_entropy", "released", "logits released",
+     E_DOMAIN, "cross_entropy", "use of a released tensor",
+     gad_cross_entropy(dead(), I64T(2), GAD_REDUCE_MEAN))
 TBAD(ln_null, "gad_layer_norm", "NULL", "x NULL", E_DOMAIN, "layer_norm", NULL,
      gad_layer_norm(NULL, NULL, NULL, 1e-5))
 TBAD(ln_i64, "gad_layer_norm", "dtype", "x i64", E_DTYPE, "layer_norm", "i64",
@@ -2435,6 +2444,8 @@ GOOD(ln_empty, "gad_layer_norm", "empty", "x [0,3]", "[0,3]",
      SHAPE_IS(gad_layer_norm(F32T(0, 3), F32T(3), F32T(3), 1e-5), 0, 3))
 GOOD(ln_const, "gad_layer_norm", "odd", "a constant row with eps 0", "NaN (0/0, no error)",
      all_nan(gad_layer_norm(gad_ones(DIMS(1, 3), GAD_F64), NULL, NULL, 0)))
+TBAD(layer_norm_released, "gad_layer_norm", "released", "gain released", E_DOMAIN,
+     "layer_norm", "use of a released tensor", gad_layer_norm(F32T(2, 3), dead(), NULL, 1e-5))
 TBAD(emb_null, "gad_embedding", "NULL", "indices NULL", E_DOMAIN, "embedding", NULL,
      gad_embedding(F32T(4, 2), NULL))
 TBAD(emb_weight_i64, "gad_embedding", "dtype", "weight i64", E_DTYPE, "embedding", "i64",
@@ -2453,6 +2464,8 @@ GOOD(emb_empty, "gad_embedding", "empty", "indices [0]", "[0,2]",
      SHAPE_IS(gad_embedding(F32T(4, 2), I64T(0)), 0, 2))
 GOOD(emb_rank0, "gad_embedding", "rank 0", "a scalar index", "[2]",
      SHAPE_IS(gad_embedding(F32T(4, 2), gad_reshape(IDX(3), NULL, 0)), 2))
+TBAD(embedding_released, "gad_embedding", "released", "weight released", E_DOMAIN,
+     "embedding", "use of a released tensor", gad_embedding(dead(), I64T(2)))
 TBAD(one_hot_null, "gad_one_hot", "NULL", "indices NULL", E_DOMAIN, "one_hot", NULL,
      gad_one_hot(NULL, 3))
 TBAD(one_hot_f32, "gad_one_hot", "dtype", "indices f32", E_DTYPE, "one_hot", "f32",
@@ -2474,6 +2487,8 @@ GOOD(one_hot_empty, "gad_one_hot", "empty", "indices [0] with depth 0", "[0,0]",
      SHAPE_IS(gad_one_hot(I64T(0), 0), 0, 0))
 GOOD(one_hot_rank0, "gad_one_hot", "rank 0", "a scalar index", "[depth]",
      SHAPE_IS(gad_one_hot(gad_reshape(IDX(1), NULL, 0), 4), 4))
+TBAD(one_hot_released, "gad_one_hot", "released", "indices released", E_DOMAIN, "one_hot",
+     "use of a released tensor", gad_one_hot(dead(), 3))
 TBAD(clp_null, "gad_categorical_log_prob", "NULL", "actions NULL", E_DOMAIN,
      "categorical_log_prob", NULL, gad_categorical_log_prob(F32T(2, 3), NULL))
 TBAD(clp_i64, "gad_categorical_log_prob", "dtype", "logits i64", E_DTYPE,
@@ -2491,6 +2506,9 @@ TBAD(clp_noclass, "gad_categorical_log_prob", "empty", "logits [0,0] (C = 0)", E
      "categorical_log_prob", "[0,0]", gad_categorical_log_prob(F32T(0, 0), I64T(0)))
 GOOD(clp_empty, "gad_categorical_log_prob", "empty", "B = 0", "[0]",
      SHAPE_IS(gad_categorical_log_prob(F32T(0, 3), I64T(0)), 0))
+TBAD(categorical_log_prob_released, "gad_categorical_log_prob", "released",
+     "logits released", E_DOMAIN, "categorical_log_prob", "use of a released tensor",
+     gad_categorical_log_prob(dead(), I64T(2)))
 TBAD(cent_null, "gad_categorical_entropy", "NULL", "logits NULL", E_DOMAIN,
      "categorical_entropy", NULL, gad_categorical_entropy(NULL))
 TBAD(cent_i64, "gad_categorical_entropy", "dtype", "logits i64", E_DTYPE,
@@ -2502,6 +2520,9 @@ TBAD(cent_noclass, "gad_categorical_entropy", "empty", "logits [2,0] (C = 0)", E
 GOOD(cent_ninf, "gad_categorical_entropy", "NaN/Inf", "a logit of -inf",
      "NaN (0 * -inf, no error)",
      gad_categorical_entropy(VALS32(-INFINITY, 0)) != NULL)
+TBAD(categorical_entropy_released, "gad_categorical_entropy", "released",
+     "logits released", E_DOMAIN, "categorical_entropy", "use of a released tensor",
+     gad_categorical_entropy(dead()))
 TBAD(whiten_null, "gad_whiten", "NULL", "x NULL", E_DOMAIN, "whiten", NULL,
      gad_whiten(NULL))
 TBAD(whiten_i64, "gad_whiten", "dtype", "x i64", E_DTYPE, "whiten", "i64",
@@ -2509,6 +2530,8 @@ TBAD(whiten_i64, "gad_whiten", "dtype", "x i64", E_DTYPE, "whiten", "i64",
 GOOD(whiten_const, "gad_whiten", "odd", "a constant x", "zeros (std + 1e-8)",
      all_zero(gad_whiten(gad_ones(DIMS(3), GAD_F64))))
 GOOD(whiten_empty, "gad_whiten", "empty", "x [0]", "[0]", SHAPE_IS(gad_whiten(F32T(0)), 0))
+TBAD(whiten_released, "gad_whiten", "released", "x released", E_DOMAIN, "whiten",
+     "use of a released tensor", gad_whiten(dead()))
 TBAD(dropout_null, "gad_dropout", "NULL", "x NULL", E_DOMAIN, "dropout", NULL,
      gad_dropout(NULL, 0.5, g_rng, 1))
 TBAD(dropout_i64, "gad_dropout", "dtype", "x i64", E_DTYPE, "dropout", "i64",
@@ -2529,6 +2552,8 @@ GOOD(dropout_p0, "gad_dropout", "value", "p 0 while training, rng NULL", "x",
      gad_dropout(F32T(3), 0, NULL, 1) != NULL)
 GOOD(dropout_empty, "gad_dropout", "empty", "x [0]", "[0]",
      SHAPE_IS(gad_dropout(F32T(0), 0.5, g_rng, 1), 0))
+TBAD(dropout_released, "gad_dropout", "released", "x released", E_DOMAIN, "dropout",
+     "use of a released tensor", gad_dropout(dead(), 0.5, NULL, 0))
 
 #define INIT_ROWS(name, rop)                                                   \
     TBAD(name##_norng, "gad_init_" #name, "NULL", "rng NULL", E_DOMAIN,        \
@@ -2818,6 +2843,13 @@ ROW(step_empty_slots, "gad_optim_step", "NULL", "grads NULL and empty slots",
     int ok = gad_optim_step(o, NULL) == GAD_OK && gad_optim_steps(o) == 1;
     gad_optim_free(o);
     return ok;)
+ROW(step_released, "gad_optim_step", "released", "grads[0] released",
+    "status; nothing updated", E_DOMAIN, "optim_step", "use of a released tensor", 0,
+    gad_tensor *p = LEAF64(2);
+    gad_optim *o = gad_sgd_new(&p, 1, &(gad_sgd_opts){.lr = 0.5});
+    int ok = gad_optim_step(o, (gad_tensor *[]){dead()}) == E_DOMAIN && gad_optim_steps(o) == 0;
+    gad_optim_free(o);
+    return ok;)
 ROW(zero_grad_opt_null, "gad_optim_zero_grad", "NULL", "opt NULL", "nothing", E_DOMAIN,
     "optim_zero_grad", NULL, 0, gad_optim_zero_grad(NULL); return 1;)
 ROW(lr_null, "gad_optim_lr", "NULL", "opt NULL", "NaN", E_DOMAIN, "optim_lr", NULL, 0,
@@ -2997,6 +3029,9 @@ ROW(clip_twice, "gad_clip_grad_norm", "odd", "the same gradient twice",
 GOOD(clip_empty, "gad_clip_grad_norm", "empty", "n = 0 and a [0] gradient", "0",
      gad_clip_grad_norm(NULL, 0, 1) == 0 &&
      gad_clip_grad_norm((gad_tensor *[]){F32T(0)}, 1, 1) == 0)
+ROW(clip_released, "gad_clip_grad_norm", "released", "grads[1] released", "NaN",
+    E_DOMAIN, "clip_grad_norm", "use of a released tensor", 0,
+    return isnan(gad_clip_grad_norm((gad_tensor *[]){F32T(2), dead()}, 2, 1));)
 GOOD(sched_neg, "gad_lr_warmup_cosine", "value", "step -5 and warmup -1",
      "as step 0 and warmup 0", gad_lr_warmup_cosine(-5, -1, 10, 1.0, 0.0) == 1.0)
 GOOD(sched_total, "gad_lr_warmup_cosine", "value", "total <= warmup", "min_lr after warm-up",
@@ -3075,6 +3110,9 @@ ROW(save_views, "gad_save", "empty", "an empty tensor, a scalar and a broadcast 
     "GAD_OK", E_OK, "", NULL, 0,
     return gad_save(tpath("saved.st"), (const char *[]){"e", "s", "v"},
                     (gad_tensor *[]){F32T(0, 3), S64(1), bview(2, 3)}, 3) == GAD_OK;)
+SBAD(save_released, "gad_save", "released", "tensors[0] released", E_DOMAIN, "save",
+     "use of a released tensor", gad_save("/nonexistent/x.safetensors", (const char *[]){"a"},
+                    (gad_tensor *[]){dead()}, 1))
 TBAD(load_nopath, "gad_load", "NULL", "path NULL", E_DOMAIN, "load", "NULL",
      gad_load(NULL))
 TBAD(load_missing_file, "gad_load", "io", "a file that does not exist", E_IO, "load",
@@ -3305,6 +3343,11 @@ ROW(params_add_leaf, "gad_params_add", "odd", "t a constant (not yet a leaf)",
     int ok = gad_params_add(ps, "", t) == t && gad_is_leaf(t);
     gad_params_free(ps);
     return ok;)
+ROW(params_add_released, "gad_params_add", "released", "t released", "NULL; the set unchanged",
+    E_DOMAIN, "params_add", "use of a released tensor", 0, gad_params *ps = gad_params_new();
+    int ok = !gad_params_add(ps, "a", dead()) && gad_params_count(ps) == 0;
+    gad_params_free(ps);
+    return ok;)
 ROW(params_count_null, "gad_params_count", "NULL", "ps NULL", "-1", E_DOMAIN,
     "params_count", NULL, 0, return gad_params_count(NULL) == -1;)
 ROW(params_name_index, "gad_params_name", "index", "i = 2 in a set of 2", "NULL", E_INDEX,
@@ -3396,6 +3439,13 @@ ROW(params_grad_frozen, "gad_params_grad", "odd", "a frozen parameter",
     int ok = gad_params_grad(ps, gad_sum_all(gad_mul(gad_params_at(ps, 0),
                                                      gad_params_at(ps, 1))), g) == GAD_OK &&
              g[0] == NULL && SHAPE_IS(g[1], 3);
+    gad_params_free(ps);
+    return ok;)
+ROW(params_grad_released, "gad_params_grad", "released", "out released",
+    "status; grads[i] NULL", E_DOMAIN, "params_grad", "use of a released tensor", 0,
+    gad_params *ps = set2();
+    gad_tensor *g[2] = {F32T(1), F32T(1)};
+    int ok = gad_params_grad(ps, dead(), g) == E_DOMAIN && !g[0] && !g[1];
     gad_params_free(ps);
     return ok;)
 SBAD(params_save_null, "gad_params_save", "NULL", "ps NULL", E_DOMAIN, "params_save", NULL,

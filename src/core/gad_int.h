@@ -242,6 +242,24 @@ void *gad__bad_arg(const char *op, const gad_tensor *t);
 void *gad__err_released(const char *op);
 /* The same for the first of n arguments that gad__bad_tensor refuses. */
 void *gad__bad_of(const char *op, int n, const gad_tensor *const *ts);
+/* Whether one of ts[0..n) is a released tensor (NULL entries are skipped:
+ * optional arguments, checked by the caller); if so it records "use of a
+ * released tensor" under op. For the functions built on the ops (the nn
+ * layer), which name themselves instead of the first op they call:
+ * GAD_LIVE(op, x, w, b) lists the arguments. */
+static inline bool gad__any_released(const char *op, int n, const gad_tensor *const *ts) {
+    for (int i = 0; i < n; i++)
+        if (ts[i] && gad__released(ts[i])) {
+            gad__err_released(op);
+            return true;
+        }
+    return false;
+}
+#define GAD_LIVE(op, ...)                                                                     \
+    gad__any_released(op,                                                                     \
+                      (int)(sizeof((const gad_tensor *const[]){__VA_ARGS__}) /                \
+                            sizeof(const gad_tensor *)),                                      \
+                      (const gad_tensor *const[]){__VA_ARGS__})
 
 /* The live-tensor report (debug.c; gad_debug_live_report): while on, every
  * new header is recorded with the op that made it, and forgotten when it

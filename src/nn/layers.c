@@ -73,6 +73,7 @@ gad_tensor *gad_linear(gad_tensor *x, gad_tensor *w, gad_tensor *b) {
     const char *op = "linear";
     if (!x || !w)
         return gad_error_set(GAD_ERR_DOMAIN, op, "x or w is NULL");
+    if (GAD_LIVE(op, x, w, b)) return NULL;
     if (need_float(op, "x", x) || need_same_dtype(op, "w", w, x, "x") ||
         (b && need_same_dtype(op, "b", b, x, "x")))
         return NULL;
@@ -122,6 +123,7 @@ gad_tensor *gad_layer_norm(gad_tensor *x, gad_tensor *gain, gad_tensor *bias,
                            double eps) {
     const char *op = "layer_norm";
     if (!x) return gad_error_set(GAD_ERR_DOMAIN, op, "x is NULL");
+    if (GAD_LIVE(op, x, gain, bias)) return NULL;
     if (need_float(op, "x", x)) return NULL;
     int r = gad_rank(x);
     if (r < 1)
@@ -155,6 +157,7 @@ gad_tensor *gad_embedding(gad_tensor *weight, gad_tensor *indices) {
     const char *op = "embedding";
     if (!weight || !indices)
         return gad_error_set(GAD_ERR_DOMAIN, op, "weight or indices is NULL");
+    if (GAD_LIVE(op, weight, indices)) return NULL;
     if (need_float(op, "weight", weight) || need_i64(op, "indices", indices))
         return NULL;
     char sw[SHAPE_CAP], si[SHAPE_CAP];
@@ -189,6 +192,7 @@ gad_tensor *gad_embedding(gad_tensor *weight, gad_tensor *indices) {
 gad_tensor *gad_one_hot(gad_tensor *indices, int64_t depth) {
     const char *op = "one_hot";
     if (!indices) return gad_error_set(GAD_ERR_DOMAIN, op, "indices is NULL");
+    if (GAD_LIVE(op, indices)) return NULL;
     if (need_i64(op, "indices", indices)) return NULL;
     if (depth < 0)
         return gad_error_set(GAD_ERR_DOMAIN, op, "depth %lld must be >= 0",
@@ -231,6 +235,7 @@ gad_tensor *gad_categorical_log_prob(gad_tensor *logits, gad_tensor *actions) {
     const char *op = "categorical_log_prob";
     if (!logits || !actions)
         return gad_error_set(GAD_ERR_DOMAIN, op, "logits or actions is NULL");
+    if (GAD_LIVE(op, logits, actions)) return NULL;
     if (need_float(op, "logits", logits) || need_i64(op, "actions", actions))
         return NULL;
     char sl[SHAPE_CAP], sa[SHAPE_CAP];
@@ -258,6 +263,7 @@ gad_tensor *gad_categorical_log_prob(gad_tensor *logits, gad_tensor *actions) {
 gad_tensor *gad_categorical_entropy(gad_tensor *logits) {
     const char *op = "categorical_entropy";
     if (!logits) return gad_error_set(GAD_ERR_DOMAIN, op, "logits is NULL");
+    if (GAD_LIVE(op, logits)) return NULL;
     if (need_float(op, "logits", logits)) return NULL;
     char sl[SHAPE_CAP];
     int r = gad_rank(logits);
@@ -279,6 +285,7 @@ gad_tensor *gad_categorical_entropy(gad_tensor *logits) {
 gad_tensor *gad_whiten(gad_tensor *x) {
     const char *op = "whiten";
     if (!x) return gad_error_set(GAD_ERR_DOMAIN, op, "x is NULL");
+    if (GAD_LIVE(op, x)) return NULL;
     if (need_float(op, "x", x)) return NULL;
     gad_scope_begin();
     gad_tensor *xc = gad_sub(x, gad_mean_all(x));
@@ -294,6 +301,7 @@ gad_tensor *gad_whiten(gad_tensor *x) {
 gad_tensor *gad_dropout(gad_tensor *x, double p, gad_rng *rng, int training) {
     const char *op = "dropout";
     if (!x) return gad_error_set(GAD_ERR_DOMAIN, op, "x is NULL");
+    if (GAD_LIVE(op, x)) return NULL;
     if (need_float(op, "x", x)) return NULL;
     if (!(p >= 0 && p < 1))
         return gad_error_set(GAD_ERR_DOMAIN, op, "p %g outside [0, 1)", p);

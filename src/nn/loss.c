@@ -33,6 +33,7 @@ gad_tensor *gad_mse_loss(gad_tensor *pred, gad_tensor *target, gad_reduction red
     const char *op = "mse_loss";
     if (!pred || !target)
         return gad_error_set(GAD_ERR_DOMAIN, op, "pred or target is NULL");
+    if (GAD_LIVE(op, pred, target)) return NULL;
     gad_dtype_t dt = gad_dtype(pred);
     if (dt != GAD_F32 && dt != GAD_F64)
         return gad_error_set(GAD_ERR_DTYPE, op, "pred must be f32 or f64, got %s",
@@ -74,6 +75,7 @@ static int check_nll(const char *op, const char *xname, gad_tensor *x,
         gad_error_set(GAD_ERR_DOMAIN, op, "%s or targets is NULL", xname);
         return -1;
     }
+    if (GAD_LIVE(op, x, targets)) return -1;
     gad_dtype_t dt = gad_dtype(x);
     if (dt != GAD_F32 && dt != GAD_F64) {
         gad_error_set(GAD_ERR_DTYPE, op, "%s must be f32 or f64, got %s", xname,

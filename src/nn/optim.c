@@ -645,6 +645,10 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
                 gad_error_set(GAD_ERR_DOMAIN, op, "grads[%d] is NULL", i);
                 return GAD_ERR_DOMAIN;
             }
+            if (gad__released(g)) {
+                gad__err_released(op);
+                return GAD_ERR_DOMAIN;
+            }
         } else {
             if (!gad_leaf_has_grad(p)) continue; /* an empty slot: skip it */
             g = gad_leaf_grad(p);
@@ -1078,6 +1082,7 @@ double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
                       n);
         return NAN;
     }
+    if (gad__any_released(op, n, (const gad_tensor *const *)grads)) return NAN;
     if (!(max_norm >= 0)) {
         gad_error_set(GAD_ERR_DOMAIN, op, "max_norm = %g (must be >= 0)",
                       max_norm);

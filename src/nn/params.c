@@ -91,6 +91,7 @@ gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t) {
     if (!ps) return gad_error_set(GAD_ERR_DOMAIN, op, "the set is NULL");
     if (!name) return gad_error_set(GAD_ERR_DOMAIN, op, "the name is NULL");
     if (!t) return gad_error_set(GAD_ERR_DOMAIN, op, "the tensor for \"%s\" is NULL", shown(b, name));
+    if (GAD_LIVE(op, t)) return NULL;
     const char *why = name_problem(name);
     if (why) return gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" %s", shown(b, name), why);
     if (gad_dtype(t) != GAD_F32 && gad_dtype(t) != GAD_F64)
@@ -280,6 +281,10 @@ gad_status gad_params_grad(gad_params *ps, gad_tensor *out, gad_tensor **grads) 
     const char *op = "params_grad";
     if (!ps || !grads) {
         gad_error_set(GAD_ERR_DOMAIN, op, "the %s is NULL", ps ? "grads array" : "set");
+        return GAD_ERR_DOMAIN;
+    }
+    if (GAD_LIVE(op, out)) { /* NULL: gad_grad's error, below */
+        for (int i = 0; i < ps->n; i++) grads[i] = NULL;
         return GAD_ERR_DOMAIN;
     }
     for (int i = 0; i < ps->n; i++) grads[i] = NULL;

@@ -32,6 +32,7 @@
 #include "gad.h"
 
 #include "atomic_file.h"
+#include "gad_int.h" /* gad__any_released */
 #include "json.h"
 
 #include <limits.h>
@@ -212,6 +213,8 @@ gad_status gad_save(const char *path, const char *const *names,
     if (n > 0 && (!names || !tensors))
         return save_err(GAD_ERR_DOMAIN, "%s is NULL for n = %d",
                         names ? "tensors" : "names", n);
+    if (n > 0 && gad__any_released("save", n, (const gad_tensor *const *)tensors))
+        return GAD_ERR_DOMAIN;
 
     /* ---- validate everything before touching the file system */
     for (int i = 0; i < n; i++) {
