@@ -359,7 +359,9 @@ static void device_allreduce(gad_device dev) {
         /* a view that shares a device tensor's storage keeps its values */
         gad_tensor *view = gad_reshape(d[3], (int64_t[]){32, 32}, 2);
         CHECK(gad_dist_allreduce(c, 2 * NS, ops[o]) == GAD_OK);
-        CHECK(gad_dist_allreduce(d, 2 * NS, ops[o]) == GAD_OK);
+        gad_status st = gad_dist_allreduce(d, 2 * NS, ops[o]);
+        CHECK_MSG(st == GAD_OK, "%s: %s", gad_device_name(dev),
+                  gad_last_error() ? gad_last_error()->text : gad_status_str(st));
         for (int k = 0; k < 2 * NS; k++) {
             int64_t bad = differ(c[k], d[k], dev);
             CHECK_MSG(bad == 0 && d[k] == same[k], "%s, op %d, tensor %d: %lld elements differ",

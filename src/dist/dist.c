@@ -133,7 +133,7 @@ void gad_dist_stats_reset(void) { memset(&g_stats, 0, sizeof g_stats); }
 
 gad_status gad_dist_finalize(void) {
     if (!g_inited) return GAD_OK;
-    if (g_dtr) g_dtr->finalize(!g_broken);
+    if (g_dtr) g_dtr->finalize(!g_broken, g_timeout);
     g_dtr = NULL;
     gad_status s = g_tr->finalize(!g_broken, g_timeout);
     gad_mem_free(g_bucket);

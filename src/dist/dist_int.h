@@ -64,8 +64,9 @@ typedef struct dist_dev_transport {
     /* root's n[i] bytes at bufs[i] into every rank's. */
     gad_status (*broadcast)(int dev, void *const *bufs, const int64_t *n, int k, int root,
                             const char *op, double timeout);
-    /* Leave (healthy: no comm error happened); never waits for a rank. */
-    void (*finalize)(int healthy);
+    /* Leave (healthy: no comm error happened); waits for the other ranks
+     * at most timeout seconds, then gives up without them. */
+    void (*finalize)(int healthy, double timeout);
 } dist_dev_transport;
 
 #ifdef GAD_HAVE_NCCL
