@@ -396,6 +396,16 @@ TEST(device_tensors_mixed_with_host_tensors) {
             CHECK(differ(c[k], m[k], k < 2 ? devs[i] : GAD_CPU) == 0);
         gad_scope_end();
     }
+    /* the ranks' tensors on different devices (odd ranks' on the test
+     * device, large enough for several buckets at np 3): the host path
+     * makes the same transport calls on every rank */
+    gad_scope_begin();
+    gad_tensor *c = filled(GAD_F32, 5000, R, int_value), *m = gad_clone(c);
+    if (R % 2) m = gad_to_device(m, TD);
+    CHECK(gad_dist_allreduce(&c, 1, GAD_DIST_SUM) == GAD_OK);
+    CHECK(gad_dist_allreduce(&m, 1, GAD_DIST_SUM) == GAD_OK);
+    CHECK(differ(c, m, R % 2 ? TD : GAD_CPU) == 0);
+    gad_scope_end();
 }
 
 TEST(device_tensors_are_copied_once_per_tensor) {

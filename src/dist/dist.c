@@ -424,9 +424,13 @@ static int prepare(const char *op, gad_tensor *const *ts, int n, int float_only,
     int host = 0, mixed = 0;
     for (int i = 0; i < n; i++) {
         gad_tensor *t = ts[i];
-        *hash = hash_tensor(*hash, t);
         items[i] = (item){NULL, 0, GAD_DEV_HOST, t};
         dts[i] = GAD_DTYPE_INVALID;
+        if (t && gad__bad_tensor(t)) { /* released: its fields mean nothing */
+            gad__bad_arg(op, t);
+            return 0;
+        }
+        *hash = hash_tensor(*hash, t);
         if (!t) continue;
         gad_dtype_t dt = gad_dtype(t);
         if (float_only && dt != GAD_F32 && dt != GAD_F64) {
