@@ -1607,7 +1607,24 @@ uint64_t gad_sampler_epoch_seed(uint64_t seed, int64_t epoch);
  * own share of the batch, gad_dist_average_grads averages them over all
  * ranks, and every rank takes the same optimizer step, so the parameters
  * stay equal everywhere. The transport is MPI (any MPI the launcher runs:
- * mpirun, srun), for host tensors. A gad built without MPI (GAD_MPI=OFF, or
+ * mpirun, srun). Tensors may live on any device: those on a device other
+ * than the CPU are copied into gad's host buckets by their back end (one
+ * copy per tensor, or per bucket-sized piece of a large one), reduced over
+ * MPI, and copied back into the same tensors in place, so that a tensor
+ * keeps its identity, device and dtype; one call may mix devices. When gad
+ * is built with NCCL (GAD_NCCL, with CUDA and MPI) and every tensor with
+ * elements of a call lives on one CUDA device, the call goes over NCCL
+ * instead, GPU memory to GPU memory, queued after the work gad queued on
+ * that device and waited for before it returns (MPI carries NCCL's unique
+ * id at gad_dist_init; the communicator is made on that device at the
+ * first such call, and binds the rank to it: later calls with tensors on
+ * another device go through the host). The choice is part of the
+ * signature below: every rank's tensors must be on one CUDA device, or no
+ * rank's. GAD_DIST_NCCL=0 in the environment at gad_dist_init sends CUDA
+ * tensors through the host instead (on every rank, if one rank says so);
+ * libnccl is opened at run time, and where it is missing CUDA tensors go
+ * through the host as well. NCCL needs one GPU per rank (it refuses two
+ * ranks on one GPU: a comm error at the first call). A gad built without MPI (GAD_MPI=OFF, or
  * no MPI found), or a program not started by an MPI launcher, is a world of
  * one: the same functions, rank 0 of size 1, every collective a no-op that
  * leaves its data as it is (a mean over one rank is the value itself), so
@@ -1621,15 +1638,17 @@ uint64_t gad_sampler_epoch_seed(uint64_t seed, int64_t epoch);
  * dtypes and shapes): a mismatch is a shape error on every rank, naming
  * what each rank passed, before any data moves.
  *
- * No hang: every collective is a nonblocking MPI call polled against a
- * deadline, gad_dist_timeout() seconds (default 60; environment variable
+ * No hang: every collective is a nonblocking MPI call (or a nonblocking
+ * NCCL communicator's group, whose errors and CUDA stream are polled)
+ * against a deadline, gad_dist_timeout() seconds (default 60; environment variable
  * GAD_DIST_TIMEOUT, or gad_dist_set_timeout). When it passes, the call
  * spends at most min(2 s, timeout / 2) more asking the other ranks which of
  * them are still there, then fails with a comm error naming the op and the
  * ranks that did not answer (dead, stuck elsewhere, or in another
- * collective). An MPI error (MPI_ERRORS_RETURN is set on gad's
- * communicators) is a comm error too, with MPI's text. gad never calls
- * MPI_Abort. After a comm error the world is broken: every later
+ * collective); over NCCL, ncclCommAbort ends the communicator and the
+ * comm error names the op and the NCCL call. An MPI or NCCL error
+ * (MPI_ERRORS_RETURN is set on gad's communicators) is a comm error too,
+ * with the library's text. gad never calls MPI_Abort. After a comm error the world is broken: every later
  * collective fails at once with a comm error; end the program with a
  * non-zero status (the launcher then stops the remaining ranks).
  *
@@ -1642,7 +1661,9 @@ uint64_t gad_sampler_epoch_seed(uint64_t seed, int64_t epoch);
  * environment says an MPI launcher started this process (OMPI_COMM_WORLD_SIZE,
  * PMI_SIZE, PMIX_RANK, ...; GAD_DIST=mpi forces it, GAD_DIST=none makes a
  * world of one), unless the program initialized MPI itself (then gad uses
- * it and leaves its finalization to the program). argc and argv may be NULL.
+ * it and leaves its finalization to the program); with NCCL, the ranks then
+ * agree whether to use it and rank 0's ncclUniqueId is broadcast over MPI
+ * (GAD_DIST_NCCL=0 leaves it out). argc and argv may be NULL.
  * In a build without MPI, or when not launched by one, a world of one.
  * Calling it again returns GAD_OK and does nothing. A comm error with MPI's
  * text when MPI fails to initialize; a domain error for a GAD_DIST_TIMEOUT
@@ -1656,7 +1677,8 @@ gad_status gad_dist_init(int *argc, char ***argv);
 int gad_dist_rank(void);
 int gad_dist_size(void);
 
-/* The transport: "mpi", or "none" for a world of one. */
+/* The transport: "mpi", "mpi+nccl" (MPI, and NCCL for CUDA tensors), or
+ * "none" for a world of one. */
 const char *gad_dist_backend(void);
 
 /* The deadline of every collective, in seconds (default 60, or
@@ -1672,26 +1694,32 @@ typedef enum gad_dist_op {
     GAD_DIST_MAX = 3
 } gad_dist_op;
 
-/* Reduce tensors[0..n) (f32 or f64, host) element by element over all
- * ranks, in place: afterwards every rank holds the same values. Writes
- * through gad_data_mut (copy-on-write: each tensor keeps its identity, and
- * other tensors that shared its storage keep the old values). The data of
- * all tensors of one dtype travel packed in buckets (gad_dist_bucket_bytes),
- * one MPI all-reduce per bucket. Sums of integer-valued floats are exact;
- * other sums depend on MPI's reduction order, which is fixed for a given
- * world size and message size (the same run gives the same bits). A domain
- * error for NULL or i64 tensors or a bad op, a not-unique error for an
- * output of a tracked op, a shape error for a mismatch across ranks, a
+/* Reduce tensors[0..n) (f32 or f64, on any devices) element by element
+ * over all ranks, in place: afterwards every rank holds the same values.
+ * Writes as gad_data_mut does, on the tensor's own device (copy-on-write:
+ * each tensor keeps its identity, device and dtype, and other tensors that
+ * shared its storage keep the old values). The data of all tensors of one
+ * dtype travel packed in host buckets (gad_dist_bucket_bytes), one MPI
+ * all-reduce per bucket, a device's tensors copied in and out by their back
+ * end; over NCCL (above), one group of in-place NCCL all-reduces, and a
+ * mean the sum divided on the device as the host divides it. Sums of
+ * integer-valued floats are exact; other sums depend on MPI's (or NCCL's)
+ * reduction order, which is fixed for a given world size and message size
+ * (the same run gives the same bits). A domain error for NULL or i64
+ * tensors or a bad op, a not-unique error for an output of a tracked op,
+ * a device error for a device's failed work or copy (the work queued
+ * before the call is waited for first, so that its fault is reported
+ * before any data move), a shape error for a mismatch across ranks, a
  * comm error as above. */
 gad_status gad_dist_allreduce(gad_tensor *const *tensors, int n, gad_dist_op op);
 
 /* The same for n doubles in host memory (losses, counts, flags). */
 gad_status gad_dist_allreduce_f64(double *values, int n, gad_dist_op op);
 
-/* Copy root's tensors[0..n) (any dtype) into the tensors of every other
- * rank, in place (through gad_data_mut, as above): initial parameters from
- * rank 0. Errors as gad_dist_allreduce; a domain error when root is not a
- * rank. */
+/* Copy root's tensors[0..n) (any dtype, on any devices) into the tensors
+ * of every other rank, in place (as gad_data_mut writes, on each tensor's
+ * device, as above): initial parameters from rank 0. Errors as
+ * gad_dist_allreduce; a domain error when root is not a rank. */
 gad_status gad_dist_broadcast(gad_tensor *const *tensors, int n, int root);
 
 /* Average the gradients of params[0..n) over all ranks, in place: the mean
@@ -1703,8 +1731,9 @@ gad_status gad_dist_broadcast(gad_tensor *const *tensors, int n, int root);
  * empty on every rank. Call it between the backward pass and
  * gad_clip_grad_norm / gad_optim_step: every rank then clips by the norm of
  * the averaged gradients, which is the global norm, and steps the same way.
- * Errors as gad_dist_allreduce; a shape error names a gradient whose shape
- * is not its parameter's. */
+ * The gradients may live on any devices (the transport as in
+ * gad_dist_allreduce). Errors as gad_dist_allreduce; a shape error names
+ * a gradient whose shape is not its parameter's. */
 gad_status gad_dist_average_grads(gad_tensor *const *params, gad_tensor *const *grads,
                                   int n);
 
@@ -1733,7 +1762,8 @@ void gad_dist_stats_reset(void);
  * it does not call MPI_Finalize (it could wait forever for a lost rank) and
  * returns a comm error: exit non-zero. A program that fails may exit
  * without calling it; the launcher then ends the job. A world of one
- * returns GAD_OK. */
+ * returns GAD_OK. An NCCL communicator is finalized first (against the
+ * deadline; aborted after a comm error or when a rank does not join). */
 gad_status gad_dist_finalize(void);
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -1,5 +1,5 @@
-/* test_device.c: device dispatch without a GPU. A second device, "test",
- * registered here and nowhere else: its memory is separate host memory
+/* test_device.c: device dispatch without a GPU. A second device, "test"
+ * (test_device.h, which test_dist.c shares): its memory is separate host memory
  * (blocks of its own, never core's caches) that core reaches only through
  * the table's copies, and its kernels are the CPU's. Every op of the
  * registry runs on it (forward and VJP, on every gradcheck sample) and must
@@ -19,79 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* ----------------------------------------------------------- the device */
-
-static atomic_llong td_live, td_to_host, td_from_host;
-
-static gad_storage *td_storage_new(int dev, size_t nbytes) {
-    gad_storage *s = malloc(sizeof *s);
-    void *d = NULL;
-    if (!s || posix_memalign(&d, 64, nbytes ? nbytes : 1)) {
-        free(s);
-        return NULL;
-    }
-    memset(s, 0, sizeof *s);
-    atomic_init(&s->refs, 1);
-    s->cap = nbytes;
-    s->data = d;
-    s->sclass = -1;
-    s->dev = (uint8_t)dev;
-    atomic_fetch_add(&td_live, 1);
-    return s;
-}
-
-static void td_storage_free(gad_storage *s) {
-    free(s->data);
-    free(s);
-    atomic_fetch_sub(&td_live, 1);
-}
-
-static int td_to_host_copy(void *dst, const void *src, size_t n) {
-    atomic_fetch_add(&td_to_host, 1);
-    memcpy(dst, src, n);
-    return 0;
-}
-
-static int td_from_host_copy(void *dst, const void *src, size_t n) {
-    atomic_fetch_add(&td_from_host, 1);
-    memcpy(dst, src, n);
-    return 0;
-}
-
-static int td_sync(const char *op, int dev) {
-    (void)op, (void)dev;
-    return 0;
-}
-
-static int td_mem_info(int dev, size_t *free_bytes, size_t *total_bytes) {
-    (void)dev;
-    *free_bytes = (size_t)1 << 30;
-    *total_bytes = (size_t)2 << 30;
-    return 0;
-}
-
-static const gad_devmem td_mem = {
-    .name = "test:0",
-    .type = GAD_DEVICE_OTHER,
-    .storage_new = td_storage_new,
-    .storage_free = td_storage_free,
-    .to_host = td_to_host_copy,
-    .from_host = td_from_host_copy,
-    .copy_strided = gad__host_copy_strided, /* the CPU's kernels */
-    .fill = gad__host_fill,
-    .sync = td_sync,
-    .mem_info = td_mem_info,
-};
-
-static gad_backend td_backend;
-static int TD = -1; /* its device number */
-
-static void register_test_device(void) {
-    td_backend = gad__cpu_backend; /* every kernel the CPU's */
-    td_backend.name = "test";
-    td_backend.mem = &td_mem;
-    TD = gad__backend_register(&td_backend);
-}
+#include "test_device.h"
 
 /* A copy of t on the test device (a leaf again if t was one), owned by the
  * current scope. */

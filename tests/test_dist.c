@@ -4,7 +4,10 @@
  * span several buckets and some are larger than one). Every rank computes
  * the single-process reference itself (it can make every rank's inputs)
  * and checks the collective's result against it: exactly for sums of
- * integer-valued floats, within rounding otherwise.
+ * integer-valued floats, within rounding otherwise. The same collectives
+ * on tensors of the test device (test_device.h) and, where there is a GPU,
+ * of a CUDA device (tests/cuda/check.sh) must give the CPU's results
+ * exactly, in place and on their device.
  *
  *   test_dist            the checks below
  *   test_dist --hang S   the last rank sleeps S seconds instead of joining
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_device.h"
 
 static int R, P; /* this rank, the world's size */
 
@@ -39,7 +43,7 @@ static gad_tensor *filled(gad_dtype_t dt, int64_t n, int r, double (*f)(int, int
 
 TEST(world) {
     CHECK(R >= 0 && R < P);
-    CHECK(strcmp(gad_dist_backend(), P > 1 ? "mpi" : gad_dist_backend()) == 0);
+    CHECK(P == 1 || !strcmp(gad_dist_backend(), "mpi") || !strcmp(gad_dist_backend(), "mpi+nccl"));
     CHECK(gad_dist_timeout() > 0);
     CHECK(gad_dist_bucket_bytes() >= 4096);
     CHECK(gad_dist_barrier() == GAD_OK);
@@ -298,6 +302,198 @@ TEST(stats_count_the_collectives) {
     CHECK(b.seconds >= 0);
 }
 
+/* ------------------------------------------------------ device tensors */
+
+/* The devices whose tensors the collectives must take: the test device
+ * (test_device.h: separate memory reached through its back end's copies)
+ * and, where there is one, a CUDA GPU (rank r on GPU r mod count; with
+ * gad's NCCL transport there when it is built with it, else through host
+ * copies). */
+static gad_device devs[2];
+static int ndevs;
+
+/* t's n elements as doubles, through gad_read_f64 (which copies to the host). */
+static void read_back(gad_tensor *t, double *out, int64_t n) {
+    if (n > 0 && gad_read_f64(t, out, (size_t)n) != GAD_OK) memset(out, 0, sizeof *out * (size_t)n);
+}
+
+/* t's element i (NaN when t cannot be read). */
+static double elem(gad_tensor *t, int64_t i) {
+    int64_t n = gad_numel(t);
+    double *x = malloc(sizeof *x * (size_t)(n + 1)), v = NAN;
+    if (x && i < n && gad_read_f64(t, x, (size_t)n) == GAD_OK) v = x[i];
+    free(x);
+    return v;
+}
+
+/* a and b (a on the CPU, b on dev): the same dtype, shape and values, b
+ * still on dev. The number of elements that differ (-1: not comparable). */
+static int64_t differ(gad_tensor *a, gad_tensor *b, gad_device dev) {
+    if (gad_device_of(b) != dev || gad_dtype(a) != gad_dtype(b) || gad_numel(a) != gad_numel(b))
+        return -1;
+    int64_t n = gad_numel(a), bad = 0;
+    double *x = malloc(sizeof *x * (size_t)(n + 1)), *y = malloc(sizeof *y * (size_t)(n + 1));
+    if (!x || !y) {
+        free(x), free(y);
+        return -1;
+    }
+    read_back(a, x, n);
+    read_back(b, y, n);
+    for (int64_t i = 0; i < n; i++) bad += x[i] != y[i];
+    free(x), free(y);
+    return bad;
+}
+
+/* The tensors of allreduce_integers_exact on dev: each reduction must give
+ * the CPU's collective's values exactly (and so the exact single-process
+ * sums), in place: the same tensor, on dev, of its dtype. */
+static void device_allreduce(gad_device dev) {
+    static const gad_dist_op ops[] = {GAD_DIST_SUM, GAD_DIST_MEAN, GAD_DIST_MIN, GAD_DIST_MAX};
+    for (int o = 0; o < 4; o++) {
+        gad_scope_begin();
+        gad_tensor *c[2 * NS], *d[2 * NS], *same[2 * NS];
+        for (int k = 0; k < 2 * NS; k++) {
+            c[k] = filled(k < NS ? GAD_F32 : GAD_F64, sizes[k % NS], R, int_value);
+            same[k] = d[k] = gad_to_device(c[k], dev);
+        }
+        /* a view that shares a device tensor's storage keeps its values */
+        gad_tensor *view = gad_reshape(d[3], (int64_t[]){32, 32}, 2);
+        CHECK(gad_dist_allreduce(c, 2 * NS, ops[o]) == GAD_OK);
+        gad_status st = gad_dist_allreduce(d, 2 * NS, ops[o]);
+        CHECK_MSG(st == GAD_OK, "%s: %s", gad_device_name(dev),
+                  gad_last_error() ? gad_last_error()->text : gad_status_str(st));
+        for (int k = 0; k < 2 * NS; k++) {
+            int64_t bad = differ(c[k], d[k], dev);
+            CHECK_MSG(bad == 0 && d[k] == same[k], "%s, op %d, tensor %d: %lld elements differ",
+                      gad_device_name(dev), (int)ops[o], k, (long long)bad);
+        }
+        CHECK(elem(view, 5) == (float)int_value(R, 5) && gad_device_of(view) == dev);
+        if (ops[o] == GAD_DIST_SUM) { /* the exact sum, as on the CPU */
+            double want = 0;
+            for (int r = 0; r < P; r++) want += int_value(r, 7);
+            CHECK(elem(d[NS + 5], 7) == want);
+        }
+        gad_scope_end();
+    }
+}
+
+TEST(device_tensors_allreduce) {
+    for (int i = 0; i < ndevs; i++) device_allreduce(devs[i]);
+}
+
+TEST(device_tensors_mixed_with_host_tensors) {
+    /* host and device tensors in one call, f32 and f64: each gets the CPU's */
+    for (int i = 0; i < ndevs; i++) {
+        gad_scope_begin();
+        gad_tensor *c[4], *m[4];
+        for (int k = 0; k < 4; k++) {
+            c[k] = filled(k % 2 ? GAD_F64 : GAD_F32, 300 + 700 * k, R, int_value);
+            m[k] = k < 2 ? gad_to_device(c[k], devs[i]) : gad_clone(c[k]);
+        }
+        CHECK(gad_dist_allreduce(c, 4, GAD_DIST_SUM) == GAD_OK);
+        CHECK(gad_dist_allreduce(m, 4, GAD_DIST_SUM) == GAD_OK);
+        for (int k = 0; k < 4; k++)
+            CHECK(differ(c[k], m[k], k < 2 ? devs[i] : GAD_CPU) == 0);
+        gad_scope_end();
+    }
+    /* the ranks' tensors on different devices (odd ranks' on the test
+     * device, large enough for several buckets at np 3): the host path
+     * makes the same transport calls on every rank */
+    gad_scope_begin();
+    gad_tensor *c = filled(GAD_F32, 5000, R, int_value), *m = gad_clone(c);
+    if (R % 2) m = gad_to_device(m, TD);
+    CHECK(gad_dist_allreduce(&c, 1, GAD_DIST_SUM) == GAD_OK);
+    CHECK(gad_dist_allreduce(&m, 1, GAD_DIST_SUM) == GAD_OK);
+    CHECK(differ(c, m, R % 2 ? TD : GAD_CPU) == 0);
+    gad_scope_end();
+}
+
+TEST(device_tensors_are_copied_once_per_tensor) {
+    /* the test device counts its copies: three small tensors are packed
+     * into one bucket, one copy each way per tensor (not per element); a
+     * world of one moves nothing */
+    gad_scope_begin();
+    gad_tensor *t[3];
+    for (int k = 0; k < 3; k++) t[k] = gad_to_device(filled(GAD_F32, 10, R, int_value), TD);
+    long long th = atomic_load(&td_to_host), fh = atomic_load(&td_from_host);
+    CHECK(gad_dist_allreduce(t, 3, GAD_DIST_SUM) == GAD_OK);
+    CHECK(atomic_load(&td_to_host) - th == (P > 1 ? 3 : 0));
+    CHECK(atomic_load(&td_from_host) - fh == (P > 1 ? 3 : 0));
+    gad_scope_end();
+}
+
+TEST(device_tensors_broadcast) {
+    for (int i = 0; i < ndevs; i++) {
+        gad_device dev = devs[i];
+        gad_scope_begin();
+        int root = P - 1;
+        gad_tensor *c[NS + 1], *d[NS + 1];
+        for (int k = 0; k < NS; k++) {
+            c[k] = filled(k % 2 ? GAD_F64 : GAD_F32, sizes[k], R, real_value);
+            d[k] = gad_to_device(c[k], dev);
+        }
+        int64_t iv[3] = {R, -7, 123456789 - R}; /* i64 values a double holds */
+        c[NS] = gad_from_i64(iv, (int64_t[]){3}, 1);
+        d[NS] = gad_to_device(c[NS], dev);
+        gad_tensor *snap = gad_detach(d[5]); /* shares the storage: keeps this rank's values */
+        CHECK(gad_dist_broadcast(c, NS + 1, root) == GAD_OK);
+        CHECK(gad_dist_broadcast(d, NS + 1, root) == GAD_OK);
+        int bad = 0;
+        for (int k = 0; k <= NS; k++) bad += differ(c[k], d[k], dev) != 0;
+        CHECK_MSG(bad == 0, "%s: %d tensors are not the root's", gad_device_name(dev), bad);
+        CHECK(elem(snap, 11) == real_value(R, 11));
+        gad_scope_end();
+    }
+}
+
+TEST(device_tensors_average_grads) {
+    for (int i = 0; i < ndevs; i++) {
+        gad_device dev = devs[i];
+        gad_scope_begin();
+        /* explicit gradients (integers), f32 and f64 */
+        gad_tensor *pc[2], *pd[2], *gc[2], *gd[2];
+        for (int k = 0; k < 2; k++) {
+            gad_dtype_t dt = k ? GAD_F64 : GAD_F32;
+            pc[k] = gad_requires_grad(gad_zeros((int64_t[]){50 + k}, 1, dt));
+            pd[k] = gad_requires_grad(gad_to_device(gad_zeros((int64_t[]){50 + k}, 1, dt), dev));
+            gc[k] = filled(dt, 50 + k, R, int_value);
+            gd[k] = gad_to_device(gc[k], dev);
+        }
+        CHECK(gad_dist_average_grads(pc, gc, 2) == GAD_OK);
+        CHECK(gad_dist_average_grads(pd, gd, 2) == GAD_OK);
+        for (int k = 0; k < 2; k++) CHECK(differ(gc[k], gd[k], dev) == 0);
+        /* the leaves' slots, filled by gad_backward on the device */
+        gad_zero_grad(pd, 2);
+        gad_zero_grad(pc, 2);
+        for (int k = 0; k < 2; k++) {
+            CHECK(gad_backward(gad_sum_all(gad_mul(pc[k], gc[k]))) == GAD_OK);
+            CHECK(gad_backward(gad_sum_all(gad_mul(pd[k], gd[k]))) == GAD_OK);
+        }
+        CHECK(gad_dist_average_grads(pc, NULL, 2) == GAD_OK);
+        CHECK(gad_dist_average_grads(pd, NULL, 2) == GAD_OK);
+        for (int k = 0; k < 2; k++) {
+            gad_tensor *g = gad_leaf_grad(pd[k]);
+            CHECK(g && differ(gad_leaf_grad(pc[k]), g, dev) == 0);
+        }
+        gad_scope_end();
+        gad_release(pc[0]), gad_release(pc[1]), gad_release(pd[0]), gad_release(pd[1]);
+    }
+}
+
+TEST(device_tensors_bad_arguments) {
+    gad_scope_begin();
+    gad_tensor *i64 = gad_to_device(gad_zeros((int64_t[]){4}, 1, GAD_I64), TD);
+    CHECK(gad_dist_allreduce(&i64, 1, GAD_DIST_SUM) == GAD_ERR_DOMAIN);
+    CHECK(gad_last_error() && strstr(gad_last_error()->message, "i64"));
+    gad_clear_error();
+    gad_tensor *x = gad_requires_grad(gad_to_device(gad_zeros((int64_t[]){2}, 1, GAD_F32), TD));
+    gad_tensor *tracked = gad_mul(x, x);
+    CHECK(gad_dist_allreduce(&tracked, 1, GAD_DIST_SUM) == GAD_ERR_NOT_UNIQUE);
+    CHECK(gad_last_error() && !strcmp(gad_last_error()->op, "dist_allreduce"));
+    gad_clear_error();
+    gad_scope_end();
+}
+
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -339,13 +535,23 @@ int main(int argc, char **argv) {
         return 1;
     }
     R = gad_dist_rank(), P = gad_dist_size();
+    register_test_device();
+    if (TD < 0) {
+        fprintf(stderr, "cannot register the test device\n");
+        return 1;
+    }
+    devs[ndevs++] = TD;
+    int ncuda = gad_device_count(GAD_DEVICE_CUDA);
+    if (ncuda > 0) devs[ndevs++] = gad_cuda(R % ncuda);
     if (argc >= 2 && !strcmp(argv[1], "--kill")) return fault(1, 0);
     if (argc >= 3 && !strcmp(argv[1], "--hang")) return fault(0, atof(argv[2]));
     if (R != 0) { /* one report: rank 0's (the others' failures go to stderr) */
         if (!freopen("/dev/null", "w", stdout)) return 1;
     }
-    printf("test_dist: rank %d of %d (%s), bucket %zu bytes\n", R, P, gad_dist_backend(),
+    printf("test_dist: rank %d of %d (%s), bucket %zu bytes, devices", R, P, gad_dist_backend(),
            gad_dist_bucket_bytes());
+    for (int i = 0; i < ndevs; i++) printf(" %s", gad_device_name(devs[i]));
+    printf("\n");
     RUN(world);
     RUN(allreduce_integers_exact);
     RUN(allreduce_reals_within_rounding);
@@ -354,6 +560,12 @@ int main(int argc, char **argv) {
     RUN(mismatch_is_an_error_on_every_rank);
     RUN(bad_arguments);
     RUN(stats_count_the_collectives);
+    RUN(device_tensors_allreduce);
+    RUN(device_tensors_mixed_with_host_tensors);
+    RUN(device_tensors_are_copied_once_per_tensor);
+    RUN(device_tensors_broadcast);
+    RUN(device_tensors_average_grads);
+    RUN(device_tensors_bad_arguments);
     int rc = test_summary();
     /* every rank's verdict, so that one rank's failure fails the run */
     double fails = rc != 0;

@@ -655,6 +655,20 @@ int gad__cuda_ordinal(int dev) {
     return dev >= 0 && dev < GAD_MAX_DEVICES ? ord_of[dev] : -1;
 }
 
+void *gad__cuda_stream(int dev) {
+    int ord = gad__cuda_ordinal(dev);
+    return ord < 0 ? NULL : gcu_stream_handle(ord);
+}
+
+int gad__cuda_stream_done(int dev, char *msg, size_t cap) {
+    int ord = gad__cuda_ordinal(dev);
+    if (cap) msg[0] = '\0';
+    if (ord < 0) return -1;
+    int r = gcu_stream_done(ord);
+    if (r < 0) gcu_fault_take(ord, msg, cap);
+    return r;
+}
+
 int gad__cuda_info(int dev, char *name, size_t cap, size_t *total, size_t *free_,
                    long long *pool_bytes) {
     int ord = gad__cuda_ordinal(dev);

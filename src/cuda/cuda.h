@@ -33,4 +33,13 @@ void gad__cuda_trim(void);
  * start). Returns the previous setting. */
 int gad__cuda_set_tf32(int on);
 
+/* For the NCCL transport (src/dist/nccl.c), which queues its collectives
+ * after gad's kernels: the calling thread's stream (a cudaStream_t) for
+ * CUDA device dev, made current; NULL when dev is not a CUDA device or
+ * the stream cannot be made. And whether that stream's work is done
+ * without waiting: 1 done, 0 still running, -1 failed (the device's fault
+ * text in msg, taken). */
+void *gad__cuda_stream(int dev);
+int gad__cuda_stream_done(int dev, char *msg, size_t cap);
+
 #endif

@@ -86,6 +86,13 @@ int gcu_fault_take(int ord, char *msg, size_t cap);
 /* Record a fault (for the C side's own failures, such as scratch it could
  * not get in a void entry). */
 void gcu_fault_set(int ord, const char *what);
+/* The calling thread's stream for device ord (a cudaStream_t; made
+ * current, and made on first use), for a library that queues its work
+ * after gad's (NCCL); NULL with the fault pending when it cannot be made. */
+void *gcu_stream_handle(int ord);
+/* Whether the thread's work queued on device ord is done, without
+ * waiting: 1 done, 0 still running, -1 failed (the fault pending). */
+int gcu_stream_done(int ord);
 
 /* TF32 for f32 GEMMs (off by default: strict f32). Returns the old value. */
 int gcu_set_tf32(int on);

@@ -315,6 +315,18 @@ extern "C" int gcu_from_host(int ord, void *dst, const void *src, size_t n) {
     return copy_wait(ord, dst, src, n, cudaMemcpyHostToDevice, "copy from the host");
 }
 
+extern "C" void *gcu_stream_handle(int ord) { return (void *)gcu_stream(ord); }
+
+extern "C" int gcu_stream_done(int ord) {
+    cudaStream_t s = gcu_stream(ord);
+    if (!s) return -1;
+    cudaError_t e = cudaStreamQuery(s);
+    if (e == cudaErrorNotReady) return 0;
+    if (gcu_check(ord, e, "the queued work")) return -1;
+    gcu_tls *t = tls();
+    return t && t->fault[ord] ? -1 : 1;
+}
+
 extern "C" int gcu_sync(int ord, char *msg, size_t cap) {
     cudaStream_t s = gcu_stream(ord);
     if (s) gcu_check(ord, cudaStreamSynchronize(s), "the queued work");

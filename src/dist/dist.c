@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "dist_int.h"
+#include "gad_int.h"
+#include "ops/ops_int.h"
 
 #define DEFAULT_TIMEOUT 60.0
 #define DEFAULT_BUCKET ((size_t)25 << 20)
@@ -51,6 +53,7 @@ static const dist_transport g_one = {"none",        one_init,    one_allreduce, 
 
 /* One world per process, used from the thread that called gad_dist_init. */
 static const dist_transport *g_tr = &g_one;
+static const dist_dev_transport *g_dtr; /* NULL: device tensors go through the host */
 static int g_inited, g_rank, g_size = 1, g_broken;
 static double g_timeout = DEFAULT_TIMEOUT;
 static size_t g_bucket_bytes = DEFAULT_BUCKET;
@@ -92,12 +95,28 @@ gad_status gad_dist_init(int *argc, char ***argv) {
     g_tr = tr;
     g_rank = rank, g_size = size;
     g_inited = 1;
+#ifdef GAD_HAVE_NCCL
+    /* NCCL beside MPI, unless GAD_DIST_NCCL=0 (every rank must say the
+     * same: setup agrees over MPI, so a rank that says 0 turns it off for
+     * all) */
+    const char *nc = getenv("GAD_DIST_NCCL");
+    int want = size > 1 && !(nc && (!strcmp(nc, "0") || !strcmp(nc, "off")));
+    if (tr != &g_one) {
+        int usable = 0;
+        s = gad__dist_nccl.setup(tr, want, rank, size, g_timeout, &usable);
+        if (s != GAD_OK) {
+            g_broken = 1;
+            return s;
+        }
+        if (usable) g_dtr = &gad__dist_nccl;
+    }
+#endif
     return GAD_OK;
 }
 
 int gad_dist_rank(void) { return g_rank; }
 int gad_dist_size(void) { return g_size; }
-const char *gad_dist_backend(void) { return g_tr->name; }
+const char *gad_dist_backend(void) { return g_dtr ? "mpi+nccl" : g_tr->name; }
 double gad_dist_timeout(void) { return g_timeout; }
 size_t gad_dist_bucket_bytes(void) { return g_bucket_bytes; }
 
@@ -114,6 +133,8 @@ void gad_dist_stats_reset(void) { memset(&g_stats, 0, sizeof g_stats); }
 
 gad_status gad_dist_finalize(void) {
     if (!g_inited) return GAD_OK;
+    if (g_dtr) g_dtr->finalize(!g_broken, g_timeout);
+    g_dtr = NULL;
     gad_status s = g_tr->finalize(!g_broken, g_timeout);
     gad_mem_free(g_bucket);
     g_bucket = NULL;
@@ -138,7 +159,7 @@ static gad_status local_kind(void) {
 }
 
 /* What every rank must agree on before a collective moves data. */
-enum { SIG_OP, SIG_SEQ, SIG_N, SIG_NUMEL, SIG_HASH, SIG_ARG, SIG_OK, SIG_LEN };
+enum { SIG_OP, SIG_SEQ, SIG_N, SIG_NUMEL, SIG_HASH, SIG_ARG, SIG_OK, SIG_PATH, SIG_LEN };
 
 static const char *op_names[] = {"?", "dist_allreduce", "dist_allreduce_f64", "dist_broadcast",
                                  "dist_average_grads", "dist_barrier"};
@@ -199,22 +220,32 @@ static gad_status sig_check(const char *op, int64_t sig[SIG_LEN]) {
                       msg);
     } else {
         len = 0;
+        int paths_differ = 0;
+        for (int r = 1; r < g_size; r++) paths_differ |= all[r * SIG_LEN + SIG_PATH] != all[SIG_PATH];
         for (int r = 0; r < g_size && len + 64 < sizeof msg; r++) {
             const int64_t *q = all + r * SIG_LEN;
             int differs = r == 0 || memcmp(q, all, sizeof(int64_t) * SIG_LEN) != 0;
             if (!differs) continue;
             int64_t o = q[SIG_OP];
             len += (size_t)snprintf(msg + len, sizeof msg - len,
-                                    "%srank %d: %s #%lld, %lld tensor(s), %lld elements", len ? "; " : "",
-                                    r, o > 0 && o < 6 ? op_names[o] : "?", (long long)q[SIG_SEQ],
-                                    (long long)q[SIG_N], (long long)q[SIG_NUMEL]);
+                                    "%srank %d: %s #%lld, %lld tensor(s), %lld elements%s",
+                                    len ? "; " : "", r, o > 0 && o < 6 ? op_names[o] : "?",
+                                    (long long)q[SIG_SEQ], (long long)q[SIG_N],
+                                    (long long)q[SIG_NUMEL],
+                                    !paths_differ ? "" : q[SIG_PATH] ? " via nccl" : " via the host");
         }
         int only_hash = 1;
         for (int r = 1; r < g_size; r++)
             for (int i = 0; i < SIG_LEN; i++)
                 if (i != SIG_HASH && all[r * SIG_LEN + i] != all[i]) only_hash = 0;
+        int only_path = 1;
+        for (int r = 1; r < g_size; r++)
+            for (int i = 0; i < SIG_LEN; i++)
+                if (i != SIG_PATH && all[r * SIG_LEN + i] != all[i]) only_path = 0;
         gad_error_set(kind, op, "the ranks disagree: %s%s", msg,
-                      only_hash ? " (the same counts: different dtypes or shapes)" : "");
+                      only_path   ? " (all on one CUDA device on some ranks only)"
+                      : only_hash ? " (the same counts: different dtypes or shapes)"
+                                  : "");
     }
     free(all);
     return kind;
@@ -224,7 +255,7 @@ static gad_status sig_check(const char *op, int64_t sig[SIG_LEN]) {
  * this rank already failed (its error is recorded): the others then fail
  * too, at once, instead of waiting for it. */
 static gad_status begin(int opcode, int ok, int64_t n, int64_t numel, uint64_t hash,
-                        int64_t arg) {
+                        int64_t arg, int path) {
     const char *op = op_names[opcode];
     g_seq++;
     g_stats.calls++;
@@ -235,7 +266,7 @@ static gad_status begin(int opcode, int ok, int64_t n, int64_t numel, uint64_t h
         return GAD_ERR_COMM;
     }
     if (g_size == 1) return ok ? GAD_OK : local_kind();
-    int64_t sig[SIG_LEN] = {opcode, g_seq, n, numel, (int64_t)hash, arg, ok};
+    int64_t sig[SIG_LEN] = {opcode, g_seq, n, numel, (int64_t)hash, arg, ok, path};
     gad_status s = sig_check(op, sig);
     /* every rank failed the same way: each keeps its own error */
     return s == GAD_OK && !ok ? local_kind() : s;
@@ -254,8 +285,11 @@ static const char *shape_text(char *buf, size_t cap, gad_tensor *t) {
 /* ---------------------------------------------------------------- buckets */
 
 typedef struct item {
-    void *p;
-    int64_t n; /* elements (bytes for a broadcast) */
+    void *p;       /* host memory, or the memory of device dev */
+    int64_t n;     /* elements (bytes for a broadcast) */
+    int dev;       /* where p lives: GAD_CPU, or a device (copied through
+                    * the host by the back end's to_host / from_host) */
+    gad_tensor *t; /* the tensor whose packed elements p holds */
 } item;
 
 /* Divide n elements by the world's size (the mean after a sum). */
@@ -283,9 +317,34 @@ static gad_status move(const char *op, void *p, int64_t n, gad_dtype_t dt, int b
     return tr_done(s);
 }
 
+/* bytes of it's memory from byte `at` to the host at h (in = 1), or back
+ * from h (in = 0): a memcpy on the host, one copy of the device's back end
+ * (gad_devmem's to_host / from_host) otherwise. 0, or -1 with a device
+ * error: the data are half moved and the world is broken (the other ranks
+ * fail with a comm error naming this one). */
+static int item_copy(const char *op, const item *it, size_t at, void *h, size_t bytes, int in) {
+    if (bytes == 0) return 0;
+    char *p = (char *)it->p + at;
+    if (it->dev == GAD_DEV_HOST) {
+        if (in) memcpy(h, p, bytes);
+        else memcpy(p, h, bytes);
+        return 0;
+    }
+    const gad_devmem *m = gad__devmem[it->dev];
+    if ((in ? m->to_host(h, p, bytes) : m->from_host(p, h, bytes)) == 0) return 0;
+    gad_error_set(GAD_ERR_DEVICE, op, "cannot copy %zu bytes %s %s %s the host bucket", bytes,
+                  in ? "from" : "to", gad__device_name(it->dev), in ? "to" : "from");
+    g_broken = 1;
+    return -1;
+}
+
 /* Move items[0..k) packed into buckets: items are copied into the bucket
  * in order until the next would not fit, the bucket moves in one call and
- * is copied back; an item as large as a bucket moves in place. */
+ * is copied back. An item as large as a bucket moves in pieces of a
+ * bucket: in place on the host, through the bucket from a device. Where
+ * the calls fall depends on the items' sizes alone, never on their
+ * devices, so that the ranks' calls match whatever device each rank's
+ * tensors live on. */
 static gad_status move_packed(const char *op, item *items, int k, gad_dtype_t dt, int bcast,
                               dist_op rop, int mean, int root) {
     size_t esz = bcast ? 1 : gad_dtype_size(dt);
@@ -300,6 +359,7 @@ static gad_status move_packed(const char *op, item *items, int k, gad_dtype_t dt
         }
     }
     char *bk = g_bucket;
+    int fill_in = !bcast || g_rank == root; /* a broadcast overwrites the others' data */
     int first = 0; /* items[first..i) are in the bucket */
     int64_t fill = 0;
     for (int i = 0; i <= k; i++) {
@@ -311,8 +371,9 @@ static gad_status move_packed(const char *op, item *items, int k, gad_dtype_t dt
                 if (s != GAD_OK) return s;
                 int64_t at = 0;
                 for (int j = first; j < i; j++) {
-                    if (items[j].n == 0) continue;
-                    memcpy(items[j].p, bk + (size_t)at * esz, (size_t)items[j].n * esz);
+                    if (item_copy(op, &items[j], 0, bk + (size_t)at * esz,
+                                  (size_t)items[j].n * esz, 0))
+                        return GAD_ERR_DEVICE;
                     at += items[j].n;
                 }
             }
@@ -320,13 +381,26 @@ static gad_status move_packed(const char *op, item *items, int k, gad_dtype_t dt
             if (last) break;
         }
         if (big) {
-            gad_status s = move(op, items[i].p, items[i].n, dt, bcast, rop, mean, root);
-            if (s != GAD_OK) return s;
+            for (int64_t at = 0; at < items[i].n; at += cap) {
+                int64_t cnt = items[i].n - at < cap ? items[i].n - at : cap;
+                size_t off = (size_t)at * esz, bytes = (size_t)cnt * esz;
+                gad_status s;
+                if (items[i].dev == GAD_DEV_HOST) {
+                    s = move(op, (char *)items[i].p + off, cnt, dt, bcast, rop, mean, root);
+                } else {
+                    if (fill_in && item_copy(op, &items[i], off, bk, bytes, 1)) return GAD_ERR_DEVICE;
+                    s = move(op, bk, cnt, dt, bcast, rop, mean, root);
+                    if (s == GAD_OK && item_copy(op, &items[i], off, bk, bytes, 0))
+                        return GAD_ERR_DEVICE;
+                }
+                if (s != GAD_OK) return s;
+            }
             first = i + 1;
             continue;
         }
-        if (items[i].n > 0)
-            memcpy(bk + (size_t)fill * esz, items[i].p, (size_t)items[i].n * esz);
+        if (fill_in && item_copy(op, &items[i], 0, bk + (size_t)fill * esz,
+                                 (size_t)items[i].n * esz, 1))
+            return GAD_ERR_DEVICE;
         fill += items[i].n;
     }
     return GAD_OK;
@@ -335,17 +409,28 @@ static gad_status move_packed(const char *op, item *items, int k, gad_dtype_t dt
 /* --------------------------------------------------------- the collectives */
 
 /* Writable pointers to ts[0..n) for a collective: items (NULL entries of ts
- * are skipped), their dtypes' totals and the shapes' hash. Returns 1, or 0
- * after recording an error (float_only: f32 and f64 only). */
+ * are skipped), their dtypes' totals and the shapes' hash. A tensor on a
+ * device is made private and packed there (gad_data_mut's copy-on-write,
+ * on its device) and its device's queued work is waited for, so that a
+ * fault it met is this rank's error before the collective, not in the
+ * middle of it. *dev: the device when every tensor with elements lives on
+ * one device other than the CPU, else -1. Returns 1, or 0 after recording
+ * an error (float_only: f32 and f64 only). */
 static int prepare(const char *op, gad_tensor *const *ts, int n, int float_only, item *items,
-                   gad_dtype_t *dts, int64_t *numel, uint64_t *hash) {
+                   gad_dtype_t *dts, int64_t *numel, uint64_t *hash, int *dev) {
     *numel = 0;
     *hash = 0xcbf29ce484222325ull;
+    *dev = -1;
+    int host = 0, mixed = 0;
     for (int i = 0; i < n; i++) {
         gad_tensor *t = ts[i];
-        *hash = hash_tensor(*hash, t);
-        items[i] = (item){NULL, 0};
+        items[i] = (item){NULL, 0, GAD_DEV_HOST, t};
         dts[i] = GAD_DTYPE_INVALID;
+        if (t && gad__bad_tensor(t)) { /* released: its fields mean nothing */
+            gad__bad_arg(op, t);
+            return 0;
+        }
+        *hash = hash_tensor(*hash, t);
         if (!t) continue;
         gad_dtype_t dt = gad_dtype(t);
         if (float_only && dt != GAD_F32 && dt != GAD_F64) {
@@ -353,23 +438,73 @@ static int prepare(const char *op, gad_tensor *const *ts, int n, int float_only,
                           gad_dtype_name(dt));
             return 0;
         }
-        void *p = gad_numel(t) > 0 ? gad_data_mut(t) : NULL;
-        if (gad_numel(t) > 0 && !p) return 0; /* gad_data_mut said why */
-        items[i] = (item){p, gad_numel(t)};
+        int d = t->dev;
+        void *p = NULL;
+        if (gad_numel(t) > 0) {
+            if (d == GAD_DEV_HOST) {
+                p = gad_data_mut(t); /* NULL: it said why */
+            } else if (!gad__make_writable(op, t)) {
+                p = gad__ptr(t);
+            }
+            if (!p) return 0;
+            if (d == GAD_DEV_HOST) host = 1;
+            else if (*dev < 0) *dev = d;
+            else if (*dev != d) mixed = 1;
+        }
+        items[i] = (item){p, gad_numel(t), d, t};
         dts[i] = dt;
         *numel += gad_numel(t);
     }
+    /* the queued work of every device involved: done, or its fault now */
+    for (int i = 0; i < n; i++) {
+        if (!items[i].p || items[i].dev == GAD_DEV_HOST) continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = items[j].p && items[j].dev == items[i].dev;
+        if (!seen && gad_device_sync(items[i].dev) != GAD_OK) return 0;
+    }
+    if (host || mixed) *dev = -1;
     return 1;
 }
 
-/* Reduce (or broadcast) the prepared items, one dtype after the other. */
+/* The transport of a call whose tensors prepare() found on device dev
+ * (-1: some on the host, or on several devices): the device transport
+ * when it takes that device's memory, else the host path (0). */
+static int use_device_path(int dev) {
+    return dev >= 0 && g_dtr && g_dtr->takes(dev);
+}
+
+/* The mean after a device transport's sum: t /= size on t's device, by
+ * gad's own division (the host path's q[i] /= size, the same bits), the
+ * result packed back into t's storage. */
+static gad_status divide_on_device(const char *op, gad_tensor *t) {
+    gad_scope_begin();
+    gad_device saved = gad_set_default_device(t->dev);
+    gad_tensor *s = t->dtype == GAD_F32 ? gad_scalar_f32((float)g_size)
+                                        : gad_scalar_f64((double)g_size);
+    gad_set_default_device(saved);
+    gad_tensor *q = s ? gad_div(gad_detach(t), s) : NULL;
+    if (q) gad__pack(q, gad__ptr(t));
+    gad_scope_end();
+    if (q) return GAD_OK;
+    gad_error_set(GAD_ERR_MEMORY, op, "cannot divide the sum by %d on %s", g_size,
+                  gad__device_name(t->dev));
+    g_broken = 1;
+    return local_kind();
+}
+
+/* Reduce (or broadcast) the prepared items, one dtype after the other:
+ * through the device transport on device dev (dev >= 0), else packed into
+ * the host bucket. */
 static gad_status run(const char *op, item *items, const gad_dtype_t *dts, int n, int bcast,
-                      dist_op rop, int mean, int root) {
+                      dist_op rop, int mean, int root, int dev) {
     if (g_size == 1) return GAD_OK; /* nothing moves, a mean over one is the value */
     double t0 = gad__dist_now();
     gad_status s = GAD_OK;
     item *sel = malloc((size_t)(n > 0 ? n : 1) * sizeof *sel);
-    if (!sel) {
+    void **bufs = malloc((size_t)(n > 0 ? n : 1) * sizeof *bufs);
+    int64_t *lens = malloc((size_t)(n > 0 ? n : 1) * sizeof *lens);
+    if (!sel || !bufs || !lens) {
+        free(sel), free(bufs), free(lens);
         gad_error_set(GAD_ERR_MEMORY, op, "out of memory for %d tensors", n);
         g_broken = 1;
         return GAD_ERR_MEMORY;
@@ -377,21 +512,34 @@ static gad_status run(const char *op, item *items, const gad_dtype_t *dts, int n
     if (bcast) { /* bytes: every dtype in one stream */
         int k = 0;
         for (int i = 0; i < n; i++)
-            if (dts[i] != GAD_DTYPE_INVALID)
-                sel[k++] = (item){items[i].p, items[i].n * (int64_t)gad_dtype_size(dts[i])},
-                g_stats.bytes += items[i].n * (int64_t)gad_dtype_size(dts[i]);
-        s = move_packed(op, sel, k, GAD_I64, 1, rop, 0, root);
+            if (dts[i] != GAD_DTYPE_INVALID) {
+                sel[k] = items[i];
+                sel[k].n = items[i].n * (int64_t)gad_dtype_size(dts[i]);
+                bufs[k] = sel[k].p, lens[k] = sel[k].n;
+                g_stats.bytes += sel[k++].n;
+            }
+        if (dev >= 0)
+            s = tr_done(g_dtr->broadcast(dev, bufs, lens, k, root, op, g_timeout));
+        else
+            s = move_packed(op, sel, k, GAD_I64, 1, rop, 0, root);
     } else {
         const gad_dtype_t order[2] = {GAD_F32, GAD_F64};
         for (int d = 0; d < 2 && s == GAD_OK; d++) {
             int k = 0;
             for (int i = 0; i < n; i++)
-                if (dts[i] == order[d]) sel[k++] = items[i];
+                if (dts[i] == order[d]) bufs[k] = items[i].p, lens[k] = items[i].n, sel[k++] = items[i];
             for (int i = 0; i < k; i++) g_stats.bytes += sel[i].n * (int64_t)gad_dtype_size(order[d]);
-            if (k > 0) s = move_packed(op, sel, k, order[d], 0, rop, mean, root);
+            if (k == 0) continue;
+            if (dev < 0) {
+                s = move_packed(op, sel, k, order[d], 0, rop, mean, root);
+                continue;
+            }
+            s = tr_done(g_dtr->allreduce(dev, bufs, lens, k, order[d], rop, op, g_timeout));
+            for (int i = 0; i < k && s == GAD_OK && mean; i++)
+                if (sel[i].n > 0) s = divide_on_device(op, sel[i].t);
         }
     }
-    free(sel);
+    free(sel), free(bufs), free(lens);
     g_stats.seconds += gad__dist_now() - t0;
     return s;
 }
@@ -442,11 +590,14 @@ static gad_status tensor_collective(int opcode, gad_tensor *const *ts, int n, in
             ok = 0;
         }
     }
+    int dev = -1;
     gad_scope_begin(); /* gad_data_mut's copies, if any, stay with the tensors */
-    if (ok) ok = prepare(op, ts, n, !bcast, items, dts, &numel, &hash);
+    if (ok) ok = prepare(op, ts, n, !bcast, items, dts, &numel, &hash, &dev);
     gad_scope_end();
-    gad_status s = begin(opcode, ok, ok ? n : -1, numel, hash, bcast ? root : (int64_t)rop_in);
-    if (s == GAD_OK) s = run(op, items, dts, n, bcast, rop, mean, root);
+    int path = ok && use_device_path(dev);
+    gad_status s = begin(opcode, ok, ok ? n : -1, numel, hash, bcast ? root : (int64_t)rop_in,
+                         path);
+    if (s == GAD_OK) s = run(op, items, dts, n, bcast, rop, mean, root, path ? dev : -1);
     free(items);
     free(dts);
     return s;
@@ -471,7 +622,7 @@ gad_status gad_dist_allreduce_f64(double *values, int n, gad_dist_op op) {
         gad_error_set(GAD_ERR_DOMAIN, o, "op = %d is not a gad_dist_op", (int)op);
         ok = 0;
     }
-    gad_status s = begin(2, ok, ok ? n : -1, ok ? n : -1, 0, (int64_t)op);
+    gad_status s = begin(2, ok, ok ? n : -1, ok ? n : -1, 0, (int64_t)op, 0);
     if (s != GAD_OK || g_size == 1 || n == 0) return s;
     double t0 = gad__dist_now();
     g_stats.bytes += (int64_t)n * 8;
@@ -484,7 +635,7 @@ gad_status gad_dist_barrier(void) {
     /* the signature's all-reduce is the barrier: no rank has its result
      * before every rank has given its part */
     double t0 = gad__dist_now();
-    gad_status s = begin(5, 1, 0, 0, 0, 0);
+    gad_status s = begin(5, 1, 0, 0, 0, 0, 0);
     g_stats.seconds += gad__dist_now() - t0;
     return s;
 }
@@ -555,13 +706,15 @@ gad_status gad_dist_average_grads(gad_tensor *const *params, gad_tensor *const *
             gad_error_set(GAD_ERR_MEMORY, op, "out of memory for %d gradients", n);
             ok = 0;
         }
-        if (ok) ok = prepare(op, gs, n, 1, items, dts, &numel, &hash);
-        s = begin(4, ok, ok ? n : -1, numel, hash, 0);
-        if (s == GAD_OK) s = run(op, items, dts, n, 0, DIST_SUM, 1, 0);
+        int dev = -1;
+        if (ok) ok = prepare(op, gs, n, 1, items, dts, &numel, &hash, &dev);
+        int path = ok && use_device_path(dev);
+        s = begin(4, ok, ok ? n : -1, numel, hash, 0, path);
+        if (s == GAD_OK) s = run(op, items, dts, n, 0, DIST_SUM, 1, 0, path ? dev : -1);
         free(items);
         free(dts);
     } else {
-        s = begin(4, 0, -1, 0, 0, 0);
+        s = begin(4, 0, -1, 0, 0, 0, 0);
     }
     gad_scope_end();
     free(gs);

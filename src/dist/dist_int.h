@@ -1,9 +1,15 @@
-/* dist_int.h: the transport table of src/dist. dist.c holds the public API
- * (argument checks, signatures, buckets, statistics) and calls one of these
- * tables for the data movement: MPI (mpi.c, when built with GAD_MPI) or the
- * world of one (dist.c). A future NCCL transport for device tensors plugs
- * in as another table, chosen per call by the tensors' device, with MPI
- * carrying its unique id at init. */
+/* dist_int.h: the transport tables of src/dist. dist.c holds the public API
+ * (argument checks, signatures, buckets, statistics) and calls one of the
+ * host tables for the data movement: MPI (mpi.c, when built with GAD_MPI)
+ * or the world of one (dist.c). Tensors on a device travel through host
+ * copies: dist.c packs them into its host bucket with their back end's
+ * to_host / from_host (gad_devmem), one copy per tensor or bucket piece,
+ * and the host table moves the bucket. A device table (NCCL, nccl.c, when
+ * built with GAD_NCCL) moves device memory directly instead: dist.c
+ * chooses it per call when every tensor with elements lives on one CUDA
+ * device it takes; the signature carries the choice, so that all ranks
+ * take the same path or all fail. The host table carries its set-up (the
+ * ncclUniqueId) at gad_dist_init. */
 #ifndef GAD_DIST_INT_H
 #define GAD_DIST_INT_H
 
@@ -35,6 +41,38 @@ typedef struct dist_transport {
     /* Leave the world (healthy: 1 when no comm error happened before). */
     gad_status (*finalize)(int healthy, double timeout);
 } dist_transport;
+
+/* A transport for device memory. Buffers are device pointers of gad
+ * device dev (packed, the caller made them private); the functions are
+ * collectives (every rank calls them alike), return as dist_transport's,
+ * and may leave their results queued on the device's stream for the
+ * calling thread (what gad's kernels after them wait for). */
+typedef struct dist_dev_transport {
+    const char *name;
+    /* After the host transport's init, on every rank: set up beside it
+     * (the host table carries what the ranks must share); *usable = 1 on
+     * every rank or on none (none when a rank passes want = 0 or cannot
+     * use it). A status other than GAD_OK: a comm error of the host table
+     * (recorded). */
+    gad_status (*setup)(const dist_transport *host, int want, int rank, int size,
+                        double timeout, int *usable);
+    /* 1 if it moves the memory of gad device dev. */
+    int (*takes)(int dev);
+    /* In place: bufs[i] holds n[i] elements of dtype, for i < k. */
+    gad_status (*allreduce)(int dev, void *const *bufs, const int64_t *n, int k,
+                            gad_dtype_t dtype, dist_op rop, const char *op, double timeout);
+    /* root's n[i] bytes at bufs[i] into every rank's. */
+    gad_status (*broadcast)(int dev, void *const *bufs, const int64_t *n, int k, int root,
+                            const char *op, double timeout);
+    /* Leave (healthy: no comm error happened); waits for the other ranks
+     * at most timeout seconds, then gives up without them. */
+    void (*finalize)(int healthy, double timeout);
+} dist_dev_transport;
+
+#ifdef GAD_HAVE_NCCL
+/* The NCCL transport (nccl.c), for CUDA devices. */
+extern const dist_dev_transport gad__dist_nccl;
+#endif
 
 #ifdef GAD_HAVE_MPI
 /* The MPI transport (mpi.c); launched: 1 when the environment shows an MPI
