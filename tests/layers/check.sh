@@ -6,7 +6,9 @@
 #   core <- backend, ad, cpu <- ops <- grad <- nn, dist
 # (cpu and any other back end implement backend's table with core alone;
 # backend's registry names the CPU's table, its first entry, and probes the
-# back ends that need a driver through their one entry point, cuda/cuda.h). It also checks
+# back ends that need a driver through their one entry point, cuda/cuda.h;
+# dist's NCCL transport takes the CUDA back end's stream through the same
+# header, an arrow down from the top). It also checks
 # the #include lines of the sources, so that a header of an upper layer is
 # not even seen from below. Exit 1 and a line per arrow that runs up.
 set -eu
@@ -20,7 +22,8 @@ allowed() {
     ad) echo "ad core" ;;
     ops) echo "ops ad backend core" ;;
     grad) echo "grad ops ad backend core" ;;
-    nn|dist) echo "nn dist grad ops ad backend core" ;;
+    nn) echo "nn dist grad ops ad backend core" ;;
+    dist) echo "nn dist grad ops ad backend core cuda" ;;
     *) echo "" ;;
     esac
 }
