@@ -1478,11 +1478,11 @@ typedef struct gad_params_load_info {
 /* Read the values of the set's parameters from a safetensors file (path)
  * or an open checkpoint (cp), as torch's load_state_dict: every name,
  * shape and dtype is checked against the set before anything is written;
- * then the values are copied into the parameters in place (each keeps its
- * identity, leaf, slot and frozen state; graphs that saw the old values
- * keep them). strict: a missing or unexpected name is an error; not
- * strict: both are allowed and counted (the parameters the file lacks keep
- * their values). A shape or dtype mismatch is always an error. On an error
+ * then the values are copied into the parameters in place, on their
+ * devices (each keeps its identity, leaf, slot and frozen state; graphs
+ * that saw the old values keep them). strict: a missing or unexpected
+ * name is an error; not strict: both are allowed and counted (the
+ * parameters the file lacks keep their values). A shape or dtype mismatch is always an error. On an error
  * nothing is written, and the message lists the problems by name
  * (missing "fc2.b"; unexpected "fc3.w"; "fc1.w" is f32 [3,4] in the
  * file, f32 [4,3] in the set, cut with "... (N more)"); its kind is a

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "gad.h"
 #include "util.h"
 
 #ifndef GAD_DATA_DIR
@@ -47,6 +48,7 @@ config default_config(void) {
     c.log_every = 50;
     c.stop_at = 0;
     c.threads = 0;
+    c.device = "cpu";
     c.prompt = "And God said";
     c.temperature = 0.8;
     c.top_k = 40;
@@ -98,6 +100,8 @@ const option_spec options[] = {
      "continue from DIR/checkpoint.safetensors (its configuration, unless overridden)"},
     {"threads", OPT_INT, OFF(threads), CMD_ALL, 0, 1024, "N",
      "threads (0: all cores); resume with the same count to replay bit for bit"},
+    {"device", OPT_STR, OFF(device), CMD_ALL, 0, 0, "DEV",
+     "where the model runs: cpu, cuda or cuda:N (a GPU, in a CUDA build; default cpu)"},
     {"plain", OPT_FLAG, OFF(plain), T_, 0, 0, NULL, "plain progress lines even on a terminal"},
     {"prompt", OPT_STR, OFF(prompt), T_ | S_, 0, 0, "TEXT",
      "the text to continue (default \"And God said\")"},
@@ -132,4 +136,23 @@ int check_step_bytes(int64_t batch, int64_t seq, const char *ckpt) {
                     ckpt, (long long)batch, (long long)seq, (long long)n, MAX_STEP_BYTES);
     return fail("--batch %lld x --seq %lld = %lld bytes a step, above the maximum %d",
                 (long long)batch, (long long)seq, (long long)n, MAX_STEP_BYTES);
+}
+
+int select_device(const config *c) {
+    const char *name = c->device;
+    gad_device dev = -1;
+    if (!strcmp(name, "cuda")) name = "cuda:0";
+    for (gad_device d = 0; d < 256 && dev < 0; d++) /* the CPU, the GPUs, any other */
+        if (gad_device_type_of(d) >= 0 && !strcmp(gad_device_name(d), name)) dev = d;
+    if (dev < 0) {
+        int gpus = gad_device_count(GAD_DEVICE_CUDA);
+        if (gpus == 0)
+            return fail("--device %s: no such device (this gad has only the cpu: a build "
+                        "without CUDA, or no GPU found)",
+                        c->device);
+        return fail("--device %s: no such device (this gad has the cpu and cuda:0 to cuda:%d)",
+                    c->device, gpus - 1);
+    }
+    if (gad_set_default_device(dev) < 0) return fail_gad("cannot use the device");
+    return 0;
 }

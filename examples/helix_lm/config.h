@@ -42,6 +42,7 @@ typedef struct config {
     /* the run */
     const char *out, *ckpt;
     int64_t eval_every, ckpt_every, log_every, stop_at, threads;
+    const char *device; /* "cpu", "cuda", "cuda:N" (select_device) */
     int resume, plain;
     /* sampling */
     const char *prompt;
@@ -62,7 +63,7 @@ typedef struct option_spec {
     const char *arg, *help;
 } option_spec;
 
-#define N_OPTIONS 29 /* the entries of options[] */
+#define N_OPTIONS 30 /* the entries of options[] */
 extern const option_spec options[N_OPTIONS];
 
 /* Which options the command line gave (by index into options[]). */
@@ -76,5 +77,11 @@ int was_given(const given_set *g, const char *name);
 /* 0 when batch x seq is at most MAX_STEP_BYTES; else -1 after a message
  * naming the values, as options (ckpt NULL) or as the checkpoint ckpt's. */
 int check_step_bytes(int64_t batch, int64_t seq, const char *ckpt);
+
+/* Make c->device this thread's default device (gad_set_default_device), so
+ * that the model, its batches and its optimizer state live there: "cpu",
+ * "cuda" (GPU 0), "cuda:N", or any device's name as gad_device_name gives
+ * it. 0, or -1 after a message saying which devices there are. */
+int select_device(const config *c);
 
 #endif

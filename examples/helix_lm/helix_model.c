@@ -63,6 +63,22 @@ static int param_spec(int i, int64_t d, int64_t layers, char name[NAME_CAP], int
  * then sets it from the data: model_init_output_bias). The parameters form
  * a named set (m->ps) in param_spec's order, which is also the order of the
  * random draws. */
+
+/* Point m's fields at the tensors of m->ps (param_spec's order). */
+static void model_bind(model *m) {
+    m->params = gad_params_tensors(m->ps);
+    m->emb = m->params[0];
+    for (int64_t l = 0; l < m->layers; l++) {
+        gad_helix_weights *w = &m->blocks[l];
+        gad_tensor **slot[9] = {&w->wa, &w->wb, &w->wo, &w->wf1, &w->wf2,
+                                &w->g1, &w->g2, &w->g3, &w->g4};
+        for (int j = 0; j < 9; j++) *slot[j] = m->params[1 + 9 * l + j];
+    }
+    m->gain = m->params[1 + 9 * m->layers];
+    m->wout = m->params[2 + 9 * m->layers];
+    m->bout = m->params[3 + 9 * m->layers];
+}
+
 int model_init(model *m, int64_t d, int64_t layers, uint64_t seed) {
     memset(m, 0, sizeof *m);
     m->d = d;
@@ -78,6 +94,7 @@ int model_init(model *m, int64_t d, int64_t layers, uint64_t seed) {
     }
     const double s1 = 1.0 / sqrt((double)d), s2 = 1.0 / sqrt(2.0 * (double)d);
     int rc = 0;
+    gad_device was = gad_set_default_device(GAD_CPU); /* built on the host: model_to_device */
     gad_scope_begin(); /* the set keeps what it holds */
     for (int i = 0; i < m->np && rc == 0; i++) {
         char name[NAME_CAP];
@@ -98,22 +115,36 @@ int model_init(model *m, int64_t d, int64_t layers, uint64_t seed) {
         if (!t || !gad_params_add(m->ps, name, t)) rc = fail_gad("cannot initialize the model");
     }
     gad_scope_end();
+    gad_set_default_device(was);
     gad_rng_free(rng);
     if (rc != 0) {
         model_free(m);
         return -1;
     }
-    m->params = gad_params_tensors(m->ps);
-    m->emb = m->params[0];
-    for (int64_t l = 0; l < layers; l++) {
-        gad_helix_weights *w = &m->blocks[l];
-        gad_tensor **slot[9] = {&w->wa, &w->wb, &w->wo, &w->wf1, &w->wf2,
-                                &w->g1, &w->g2, &w->g3, &w->g4};
-        for (int j = 0; j < 9; j++) *slot[j] = m->params[1 + 9 * l + j];
+    model_bind(m);
+    return 0;
+}
+
+int model_to_device(model *m, gad_device dev) {
+    if (gad_device_of(m->emb) == dev) return 0;
+    gad_params *ps = gad_params_new();
+    int rc = ps ? 0 : fail("out of memory moving the model");
+    gad_scope_begin();
+    gad_no_grad_begin();
+    for (int i = 0; i < m->np && rc == 0; i++) {
+        gad_tensor *t = gad_detach(gad_to_device(m->params[i], dev));
+        if (!t || !gad_params_add(ps, gad_params_name(m->ps, i), t))
+            rc = fail_gad("cannot move the model to the device");
     }
-    m->gain = m->params[1 + 9 * layers];
-    m->wout = m->params[2 + 9 * layers];
-    m->bout = m->params[3 + 9 * layers];
+    gad_no_grad_end();
+    gad_scope_end();
+    if (rc != 0) {
+        gad_params_free(ps);
+        return -1;
+    }
+    gad_params_free(m->ps);
+    m->ps = ps;
+    model_bind(m);
     return 0;
 }
 
@@ -740,6 +771,7 @@ int load_model(const config *c, config *saved, run_state *rs, model *m,
     if (!cp) return -1;
     int rc = model_init(m, saved->d, saved->layers, 0);
     if (rc == 0) rc = ckpt_load_params(cp, path, m);
+    if (rc == 0) rc = model_to_device(m, gad_default_device());
     gad_checkpoint_free(cp);
     if (rc != 0) model_free(m);
     return rc;

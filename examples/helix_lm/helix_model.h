@@ -26,7 +26,12 @@ typedef struct model {
 } model;
 
 void model_free(model *m);
+/* A new model, on the CPU (model_to_device moves it). */
 int model_init(model *m, int64_t d, int64_t layers, uint64_t seed);
+/* Move every parameter to dev (new leaves, the same names and values; the
+ * old ones are released: no optimizer may hold them yet). 0, or -1 after a
+ * message. */
+int model_to_device(model *m, gad_device dev);
 int model_init_output_bias(model *m, const unsigned char *bytes, int64_t n);
 int64_t model_param_count(const model *m);
 /* AdamW over the model's parameters with c's settings; --wd decays the

@@ -51,7 +51,7 @@ static void usage(FILE *f) {
             "usage: helix_lm train  [options]   train a HELIX byte language model\n"
             "       helix_lm sample [options]   generate text from a checkpoint\n"
             "       helix_lm eval   [options]   print a checkpoint's validation loss\n"
-            "       helix_lm --quick [--threads N] [--data PATH]   a self-test of a few seconds\n"
+            "       helix_lm --quick [--threads N] [--data PATH] [--device DEV]   a self-test of a few seconds\n"
             "       helix_lm --help\n"
             "\n"
             "The model: bytes -> embedding [256,D] -> L HELIX blocks -> rms_norm*gain ->\n"
@@ -218,6 +218,7 @@ static int cmd_eval(const config *c, const given_set *given) {
 
 static int cmd_train(config *c, const given_set *given) {
     if (c->threads > 0) gad_set_num_threads((int)c->threads);
+    if (select_device(c) != 0) return 1;
     if (dist_start(c) != 0) return 1; /* under mpirun: this rank's share (dist.c) */
     train_result res;
     int rc = train(c, given, 0, &res);
@@ -246,18 +247,18 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "--quick")) {
         /* ctest runs `helix_lm --quick`; it takes --threads and --data */
         if (parse_options(argc, argv, 2, CMD_EVAL, "--quick", &c, &given) != 0) return 2;
-        rc = cmd_quick(&c, &given);
+        rc = select_device(&c) != 0 ? 1 : cmd_quick(&c, &given);
     } else if (!strcmp(cmd, "train")) {
         if (parse_options(argc, argv, 2, CMD_TRAIN, cmd, &c, &given) != 0) return 2;
         rc = cmd_train(&c, &given);
     } else if (!strcmp(cmd, "sample")) {
         if (parse_options(argc, argv, 2, CMD_SAMPLE, cmd, &c, &given) != 0) return 2;
         if (c.threads > 0) gad_set_num_threads((int)c.threads);
-        rc = cmd_sample(&c);
+        rc = select_device(&c) != 0 ? 1 : cmd_sample(&c);
     } else if (!strcmp(cmd, "eval")) {
         if (parse_options(argc, argv, 2, CMD_EVAL, cmd, &c, &given) != 0) return 2;
         if (c.threads > 0) gad_set_num_threads((int)c.threads);
-        rc = cmd_eval(&c, &given);
+        rc = select_device(&c) != 0 ? 1 : cmd_eval(&c, &given);
     } else {
         fail("unknown command '%s' (train, sample, eval, --quick or --help)", cmd);
         return 2;

@@ -98,6 +98,10 @@ static int check_carried_state(const model *m, const unsigned char *text, int64_
 static int check_decay(const config *c) {
     model m;
     if (model_init(&m, 8, 2, 1) != 0) return -1;
+    if (model_to_device(&m, gad_default_device()) != 0) {
+        model_free(&m);
+        return -1;
+    }
     gad_optim *opt = model_optimizer(&m, c);
     int rc = opt ? 0 : fail_gad("quick: cannot create the optimizer"), decayed = 0, np = m.np;
     int64_t cap = 0;

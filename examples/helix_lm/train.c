@@ -212,8 +212,12 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
         tr->batch_rng = gad_rng_new(0);
         if (!tr->in || !tr->tg || !tr->batch_rng) rc = fail("out of memory");
     }
+    /* the model on the host (initialized or loaded), then on the device,
+     * then its optimizer (whose state a resume loads onto that device) */
     if (rc == 0) rc = model_init(&tr->m, c->d, c->layers, (uint64_t)c->seed);
     if (rc == 0 && !cp) rc = model_init_output_bias(&tr->m, tr->ds.bytes, tr->ds.n_train);
+    if (rc == 0 && cp) rc = ckpt_load_params(cp, tr->ckpt_path, &tr->m);
+    if (rc == 0) rc = model_to_device(&tr->m, gad_default_device());
     if (rc == 0) {
         tr->grads = calloc((size_t)tr->m.np, sizeof *tr->grads);
         tr->opt = model_optimizer(&tr->m, c);
@@ -221,8 +225,7 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
         else if (!tr->opt) rc = fail_gad("cannot create the optimizer");
     }
     if (rc == 0 && cp) {
-        rc = ckpt_load_params(cp, tr->ckpt_path, &tr->m);
-        if (rc == 0) rc = ckpt_load_optim(cp, tr->ckpt_path, tr->opt);
+        rc = ckpt_load_optim(cp, tr->ckpt_path, tr->opt);
         if (rc == 0 && gad_optim_steps(tr->opt) != tr->rs.step)
             rc = fail("'%s': the optimizer state is at step %lld but the run at step %lld",
                       tr->ckpt_path, (long long)gad_optim_steps(tr->opt),
@@ -333,9 +336,11 @@ static void trainer_progress(trainer *tr, const metric_row *row, int64_t first_s
 static void trainer_banner(const trainer *tr) {
     const config *c = tr->c;
     int nt = gad_num_threads();
-    printf("helix_lm: %lld parameters (D=%lld, L=%lld), batch %lldx%lld bytes, %d thread%s\n",
+    gad_device dev = gad_device_of(tr->m.emb);
+    printf("helix_lm: %lld parameters (D=%lld, L=%lld), batch %lldx%lld bytes, %d thread%s%s%s\n",
            (long long)model_param_count(&tr->m), (long long)c->d, (long long)c->layers,
-           (long long)c->batch, (long long)c->seq, nt, nt == 1 ? "" : "s");
+           (long long)c->batch, (long long)c->seq, nt, nt == 1 ? "" : "s",
+           dev == GAD_CPU ? "" : ", on ", dev == GAD_CPU ? "" : gad_device_name(dev));
     printf("data: %s, %lld bytes (%lld for training, %lld held out)\n", c->data,
            (long long)tr->ds.n, (long long)tr->ds.n_train, (long long)(tr->ds.n - tr->ds.n_train));
     if (c->steps > 0 && c->time_budget > 0)

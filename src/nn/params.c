@@ -26,7 +26,8 @@
 #include "json.h"   /* gad__utf8_seq, gad__json_shown */
 #include "params.h" /* gad__params_match */
 
-#include "ad/ad_int.h" /* un-marking a leaf (freeze) */
+#include "ad/ad_int.h"   /* un-marking a leaf (freeze) */
+#include "ops/ops_int.h" /* gad__make_writable: loads into any device's parameters */
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -384,12 +385,12 @@ gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp, 
             if (strict) report_add(&r, "missing \"%s\"", shown(b, name));
             continue;
         }
-        gad_tensor *v = gad_checkpoint_get(cp, name);
+        gad_tensor *p = ps->tensors[i];
+        gad_tensor *v = gad_checkpoint_get_on(cp, name, gad_device_of(p)); /* on p's device */
         if (!v) {
             st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_IO;
             break;
         }
-        gad_tensor *p = ps->tensors[i];
         int same = gad_rank(v) == gad_rank(p);
         for (int d = 0; same && d < gad_rank(p); d++) same = gad_shape(v)[d] == gad_shape(p)[d];
         if (gad_dtype(v) != gad_dtype(p) || !same) {
@@ -416,21 +417,14 @@ gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp, 
                       report_text(&r));
         st = kind;
     }
-    /* writable first (copy-on-write may allocate), then the copies, which
-     * cannot fail */
+    /* writable first (copy-on-write may allocate), then the copies, on the
+     * parameters' devices, which cannot fail */
     for (int i = 0; st == GAD_OK && i < ps->n; i++)
-        if (vals[i] && !gad_data_mut(ps->tensors[i]))
+        if (vals[i] && gad__make_writable(op, ps->tensors[i]) != 0)
             st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
     for (int i = 0; st == GAD_OK && i < ps->n; i++) {
         if (!vals[i]) continue;
-        gad_tensor *p = ps->tensors[i];
-        const void *src = gad_data(vals[i]); /* checkpoint tensors are packed */
-        void *dst = gad_data_mut(p);         /* private already: no copy */
-        if (!src || !dst) {
-            st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
-            break; /* not reached: both were checked above */
-        }
-        memcpy(dst, src, (size_t)gad_numel(p) * gad_dtype_size(gad_dtype(p)));
+        gad__pack(vals[i], gad__ptr(ps->tensors[i])); /* private and packed now */
         in.loaded++;
     }
     gad_scope_end();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/cuda/check.sh: the CUDA back end's check on a GPU machine, in one
-# run of at most 9 minutes on one H200: builds gad with CUDA from this tree
+# run of at most 10 minutes on one H200: builds gad with CUDA from this tree
 # into its own build dir (build-cuda-check, or $1), runs tests/cuda/test_cuda
 # (every op of the registry on the GPU against the CPU, strided, broadcast
 # and empty inputs, gradcheck and gradgradcheck there, two runs bitwise
@@ -18,6 +18,8 @@
 # counts as passed, and the line says the full check needs two GPUs).
 # Each dist check counts as one test. They need MPI in the build and
 # mpirun; without them they are skipped (and say so).
+# Then helix_lm on the GPU (--device cuda): its self-test, and 100 steps
+# against the CPU, twice, resumed, and its checkpoint evaluated on the CPU.
 # Set GAD_CHECK_SUITE=1 to run the whole ctest suite of that build too, and
 # GAD_CHECK_DIST_ONLY=1 to run the dist checks alone (no test_cuda).
 set -uo pipefail
@@ -115,6 +117,58 @@ else
   else
     dist_fail "2 ranks over NCCL ($ngpu GPUs)"
   fi
+fi
+
+echo "== helix_lm on the GPU"
+# --quick on the GPU (train, stop, resume bit for bit, eval, carried-state
+# sampling, weight decay); then 100 steps of one configuration on the CPU
+# and twice on the GPU: the GPU's losses within 1e-4 (relative) of the
+# CPU's step by step, the two GPU runs bitwise equal, a run stopped at
+# step 50 and resumed on the GPU bitwise equal to the uninterrupted one,
+# and the GPU's checkpoint evaluated on the CPU within 1e-4 of the GPU.
+if [ "$only_dist" = 1 ]; then
+  echo "check.sh: skipped (GAD_CHECK_DIST_ONLY=1)"
+elif ! cmake --build "$build" -j "$jobs" --target helix_lm >"$log" 2>&1; then
+  grep -E "error|warning" -A3 "$log" | head -n 40
+  echo "FAIL helix_lm: did not build"
+  failed=$((failed + 1))
+else
+  hx=$build/examples/helix_lm
+  hd=$(mktemp -d)
+  hx_ok() { echo "ok   helix_lm: $1"; passed=$((passed + 1)); }
+  hx_fail() { tail -n 20 "$log"; echo "FAIL helix_lm: $1"; failed=$((failed + 1)); }
+  common=(--d 64 --layers 2 --batch 8 --seq 64 --steps 100 --warmup 10 --eval-every 50
+          --ckpt-every 0 --bytes 0 --threads 4 --plain)
+  # the losses, learning rates and norms of metrics.csv (no clock columns)
+  figures() { cut -d, -f1,4-7 "$1/metrics.csv"; }
+  if timeout 180 "$hx" --quick --device cuda >"$log" 2>&1; then hx_ok "--quick on cuda"
+  else hx_fail "--quick on cuda"; fi
+  if timeout 120 "$hx" train --out "$hd/cpu" "${common[@]}" >"$log" 2>&1 &&
+     timeout 120 "$hx" train --out "$hd/gpu" --device cuda "${common[@]}" >"$log" 2>&1 &&
+     timeout 120 "$hx" train --out "$hd/gpu2" --device cuda "${common[@]}" >"$log" 2>&1; then
+    if paste -d, <(figures "$hd/cpu") <(figures "$hd/gpu") | awk -F, '
+         NR > 1 { for (i = 2; i <= 5; i++) if ($i != "" && ($(i + 5) == "" ||
+                  ($i - $(i + 5)) ^ 2 > (1e-4 * $i) ^ 2)) { print "step " $1 ": " $0; bad = 1 } }
+         END { exit bad }' >"$log"; then hx_ok "100 steps on cuda within 1e-4 of the CPU's"
+    else hx_fail "100 steps on cuda against the CPU's"; fi
+    if cmp -s <(figures "$hd/gpu") <(figures "$hd/gpu2"); then hx_ok "two cuda runs bitwise equal"
+    else diff <(figures "$hd/gpu") <(figures "$hd/gpu2") | head >"$log"; hx_fail "two cuda runs"; fi
+    if timeout 120 "$hx" train --out "$hd/res" --device cuda "${common[@]}" --stop-at 50 \
+         >"$log" 2>&1 &&
+       timeout 120 "$hx" train --out "$hd/res" --device cuda --resume "${common[@]}" \
+         >"$log" 2>&1 &&
+       cmp -s <(figures "$hd/gpu") <(figures "$hd/res"); then hx_ok "resumed on cuda bit for bit"
+    else hx_fail "resumed on cuda"; fi
+    eg=$(timeout 60 "$hx" eval --out "$hd/gpu" --device cuda 2>&1 | grep -o 'loss [0-9.]*')
+    ec=$(timeout 60 "$hx" eval --out "$hd/gpu" --device cpu 2>&1 | grep -o 'loss [0-9.]*')
+    if [ -n "$eg" ] && [ -n "$ec" ] &&
+       awk -v a="${eg#loss }" -v b="${ec#loss }" 'BEGIN { exit !((a - b) ^ 2 <= (1e-4 * a) ^ 2) }'
+    then hx_ok "the cuda checkpoint on the CPU ($ec; cuda $eg)"
+    else echo "cuda: $eg, cpu: $ec" >"$log"; hx_fail "the cuda checkpoint on the CPU"; fi
+  else
+    hx_fail "100 steps (cpu, cuda, cuda)"
+  fi
+  rm -rf "$hd"
 fi
 
 if [ "${GAD_CHECK_SUITE:-0}" = 1 ]; then
