@@ -51,7 +51,8 @@ static void usage(FILE *f) {
             "usage: helix_lm train  [options]   train a HELIX byte language model\n"
             "       helix_lm sample [options]   generate text from a checkpoint\n"
             "       helix_lm eval   [options]   print a checkpoint's validation loss\n"
-            "       helix_lm --quick [--threads N] [--data PATH] [--device DEV]   a self-test of a few seconds\n"
+            "       helix_lm --quick [--threads N] [--data PATH] [--device DEV]\n"
+            "                                   a self-test of a few seconds\n"
             "       helix_lm --help\n"
             "\n"
             "The model: bytes -> embedding [256,D] -> L HELIX blocks -> rms_norm*gain ->\n"
@@ -245,7 +246,7 @@ int main(int argc, char **argv) {
         }
     int rc;
     if (!strcmp(cmd, "--quick")) {
-        /* ctest runs `helix_lm --quick`; it takes --threads and --data */
+        /* ctest runs `helix_lm --quick`; it takes --threads, --data, --device */
         if (parse_options(argc, argv, 2, CMD_EVAL, "--quick", &c, &given) != 0) return 2;
         rc = select_device(&c) != 0 ? 1 : cmd_quick(&c, &given);
     } else if (!strcmp(cmd, "train")) {
