@@ -617,6 +617,27 @@ TEST(transpose_swapaxes) {
 
 #define N_ GAD_NIL
 
+/* An empty tensor's strides bound nothing: a huge step on an axis gives it
+ * the stride INT64_MAX (the axis keeps one element), and a start past that
+ * axis's end, start x stride, does not fit in an int64. The slice is empty
+ * and fine (it was a signed overflow, then a "negative storage offset"
+ * error: fuzz_ops, regress_slice_empty_huge_stride). */
+TEST(slice_empty_huge_stride) {
+    gad_scope_begin();
+    gad_tensor *x = gad_zeros((int64_t[]){0, 4}, 2, GAD_F32);
+    gad_range r1[2] = {GAD_ALL, GAD_RANGE_STEP(3, GAD_NIL, INT64_MAX)};
+    gad_tensor *a = gad_slice(x, r1, 2);
+    CHECK(a && gad_rank(a) == 2 && gad_shape(a)[0] == 0 && gad_shape(a)[1] == 1);
+    gad_range r2[2] = {GAD_ALL, GAD_RANGE(5, GAD_NIL)};
+    gad_tensor *b = a ? gad_slice(a, r2, 2) : NULL;
+    CHECK_MSG(b && gad_numel(b) == 0 && gad_shape(b)[1] == 0, "%s",
+              gad_last_error() ? gad_last_error()->message : "no result");
+    gad_range r3[2] = {GAD_ALL, GAD_RANGE_STEP(5, GAD_NIL, INT64_MAX)};
+    gad_tensor *c = a ? gad_slice(a, r3, 2) : NULL;
+    CHECK(c && gad_numel(c) == 0);
+    gad_scope_end();
+}
+
 TEST(slice_spec_table) {
     gad_scope_begin();
     gad_tensor *a = gad_arange(0, 6, 1, GAD_F32);
@@ -1387,6 +1408,7 @@ int main(void) {
     RUN(view_noncontiguous);
     RUN(permute_all);
     RUN(transpose_swapaxes);
+    RUN(slice_empty_huge_stride);
     RUN(slice_spec_table);
     RUN(slice_randomized);
     RUN(select_all);

@@ -197,6 +197,17 @@ gad_tensor *gad_transpose(gad_tensor *t) {
 
 /* ------------------------------------------------------------------ slice */
 
+/* off + start x stride. A tensor's elements lie in its storage, so this
+ * fits in an int64 unless the tensor is empty: its strides then bound
+ * nothing (a huge step's stride on an axis of one, say), its slice is
+ * empty too, and the term that does not fit is left out. */
+static int64_t offset_plus(int64_t off, int64_t start, int64_t stride) {
+    int64_t term, sum;
+    if (__builtin_mul_overflow(start, stride, &term) || __builtin_add_overflow(off, term, &sum))
+        return off;
+    return sum;
+}
+
 gad_tensor *gad_slice(gad_tensor *t, const gad_range *ranges, int n) {
     GAD_NEED("slice", t);
     if (n < 0 || n > t->rank || (n > 0 && !ranges))
@@ -230,7 +241,7 @@ gad_tensor *gad_slice(gad_tensor *t, const gad_range *ranges, int n) {
             len = s <= e ? 0 : (s - e - 1) / -step + 1;
         }
         if (d == 0) s = 0; /* an empty axis has no element to start at */
-        off += s * t->strides[i];
+        off = offset_plus(off, s, t->strides[i]);
         sh[i] = len;
         start[i] = s;
         steps[i] = step;
@@ -255,7 +266,7 @@ gad_tensor *gad__slice_geom(gad_tensor *t, const int64_t *start,
     GAD_NEED("slice", t);
     int64_t st[GAD_MAX_RANK], off = t->offset;
     for (int d = 0; d < t->rank; d++) {
-        off += start[d] * t->strides[d];
+        off = offset_plus(off, start[d], t->strides[d]);
         st[d] = step_stride(t->strides[d], step[d]);
     }
     gad_tensor *y = gad__track(gad__view_new("slice", t, shape, st, t->rank, off),
