@@ -508,6 +508,22 @@ gad_status gad_read_f32(gad_tensor *t, float *dst, size_t n);
 gad_status gad_read_f64(gad_tensor *t, double *dst, size_t n);
 gad_status gad_read_i64(gad_tensor *t, int64_t *dst, size_t n);
 
+/* Copy n host values into t's elements, in place and on t's device (the
+ * inverse of gad_read_*, and the way to refill a device tensor, such as a
+ * batch, without making a new one; torch's copy_ from a host tensor). t
+ * keeps its identity, device and dtype; copy-on-write as gad_data_mut (a
+ * shared or non-contiguous t gets a private packed storage first, so
+ * graphs and views that saw the old values keep them). src holds numel
+ * values of t's dtype in row-major order. A dtype error for a t of another
+ * dtype (no conversion), a shape error when n != numel, a domain error for
+ * a NULL src (n > 0), a not-unique error for the output of a tracked op, a
+ * memory error when the copy-on-write fails, a device error when the copy
+ * to the device fails. From gad_host_alloc's memory, the copy to a GPU is
+ * a direct transfer. */
+gad_status gad_write_f32(gad_tensor *t, const float *src, size_t n);
+gad_status gad_write_f64(gad_tensor *t, const double *src, size_t n);
+gad_status gad_write_i64(gad_tensor *t, const int64_t *src, size_t n);
+
 /* Read-only pointer to the elements of a contiguous tensor (a shape error and
  * NULL otherwise; call gad_contiguous first). Valid while t is alive. The
  * elements of a tensor that lives on a device other than the CPU are not in
@@ -630,6 +646,19 @@ gad_device gad_default_device(void);
  * the CPU; the environment variable GAD_CUDA_TF32=1 turns it on at start.
  * Returns the previous setting; without CUDA it changes nothing (0). */
 int gad_set_tf32(int on);
+
+/* Host memory for data bound for a device (batches refilled every step,
+ * with gad_write_* or gad_from_*): page-locked ("pinned") when this gad has
+ * a CUDA device and the driver grants it, so that copies from it to a GPU
+ * run at the bus's speed without a staging copy; ordinary memory (16-byte
+ * aligned, from the installed allocator) otherwise. NULL and a memory error
+ * on failure. gad_host_is_pinned says which (0 for NULL). Free it with
+ * gad_host_free (NULL is a no-op), never with free; p must come from
+ * gad_host_alloc, once (a pointer of another kind that is noticed is a
+ * domain error, but not every one is). */
+void *gad_host_alloc(size_t n);
+int gad_host_is_pinned(const void *p);
+void gad_host_free(void *p);
 
 /* The address of t's element 0 in its device's memory (a host pointer for
  * the CPU), for handing to other libraries (a CUDA kernel, cuBLAS): valid
@@ -1482,8 +1511,9 @@ typedef struct gad_params_load_info {
  * devices (each keeps its identity, leaf, slot and frozen state; graphs
  * that saw the old values keep them). strict: a missing or unexpected
  * name is an error; not strict: both are allowed and counted (the
- * parameters the file lacks keep their values). A shape or dtype mismatch is always an error. On an error
- * nothing is written, and the message lists the problems by name
+ * parameters the file lacks keep their values). A shape or dtype mismatch
+ * is always an error. On an error nothing is written, and the message
+ * lists the problems by name
  * (missing "fc2.b"; unexpected "fc3.w"; "fc1.w" is f32 [3,4] in the
  * file, f32 [4,3] in the set, cut with "... (N more)"); its kind is a
  * shape or dtype error for the first mismatch, else an index error (names

@@ -382,6 +382,24 @@ GAD_CS_INLINE_ gad_status gad__at_read_i64(const char *gad_file_, int gad_line_,
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_status gad__at_write_f32(const char *gad_file_, int gad_line_, gad_tensor *t, const float *src, size_t n) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_write_f32)(t, src, n);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_write_f64(const char *gad_file_, int gad_line_, gad_tensor *t, const double *src, size_t n) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_write_f64)(t, src, n);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_write_i64(const char *gad_file_, int gad_line_, gad_tensor *t, const int64_t *src, size_t n) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_write_i64)(t, src, n);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ const void *gad__at_data(const char *gad_file_, int gad_line_, gad_tensor *t) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     const void *gad_r_ = (gad_data)(t);
@@ -487,6 +505,23 @@ GAD_CS_INLINE_ int gad__at_set_tf32(const char *gad_file_, int gad_line_, int on
     int gad_r_ = (gad_set_tf32)(on);
     gad_call_site_leave(gad_prev_);
     return gad_r_;
+}
+GAD_CS_INLINE_ void *gad__at_host_alloc(const char *gad_file_, int gad_line_, size_t n) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    void *gad_r_ = (gad_host_alloc)(n);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int gad__at_host_is_pinned(const char *gad_file_, int gad_line_, const void *p) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_host_is_pinned)(p);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ void gad__at_host_free(const char *gad_file_, int gad_line_, void *p) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    (gad_host_free)(p);
+    gad_call_site_leave(gad_prev_);
 }
 GAD_CS_INLINE_ void *gad__at_device_ptr(const char *gad_file_, int gad_line_, gad_tensor *t) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
@@ -1562,6 +1597,9 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_read_f32(...) gad__at_read_f32(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_read_f64(...) gad__at_read_f64(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_read_i64(...) gad__at_read_i64(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_write_f32(...) gad__at_write_f32(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_write_f64(...) gad__at_write_f64(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_write_i64(...) gad__at_write_i64(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_data(...) gad__at_data(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_data_mut(...) gad__at_data_mut(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_is_unique(...) gad__at_is_unique(__FILE__, __LINE__, __VA_ARGS__)
@@ -1580,6 +1618,9 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_set_default_device(...) gad__at_set_default_device(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_default_device() gad__at_default_device(__FILE__, __LINE__)
 #define gad_set_tf32(...) gad__at_set_tf32(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_host_alloc(...) gad__at_host_alloc(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_host_is_pinned(...) gad__at_host_is_pinned(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_host_free(...) gad__at_host_free(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_device_ptr(...) gad__at_device_ptr(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_contiguous(...) gad__at_contiguous(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_clone(...) gad__at_clone(__FILE__, __LINE__, __VA_ARGS__)

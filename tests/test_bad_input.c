@@ -912,6 +912,32 @@ ROW(mem_free_null, "gad_mem_free", "NULL", "p NULL", "nothing (a no-op)", E_OK, 
     NULL, 0,
     gad_mem_free(NULL);
     return 1;)
+ROW(host_alloc_max, "gad_host_alloc", "huge", "n = SIZE_MAX", "NULL", E_MEM, "host_alloc",
+    "more than memory holds", 0, return gad_host_alloc(SIZE_MAX) == NULL;)
+ROW(host_alloc_zero, "gad_host_alloc", "empty", "n = 0", "a pointer to free", E_OK, "", NULL, 0,
+    void *p = gad_host_alloc(0);
+    gad_host_free(p);
+    return p != NULL;)
+ROW(host_alloc_plain, "gad_host_alloc", "odd", "no CUDA device (this machine)",
+    "ordinary memory, 16-byte aligned, written and freed", E_OK, "", NULL, 0,
+    if (gad_device_count(GAD_DEVICE_CUDA) > 0) return 1; /* pinned there: check.sh */
+    char *p = gad_host_alloc(1000);
+    int ok = p && !gad_host_is_pinned(p) && ((uintptr_t)p & 15) == 0;
+    if (p) memset(p, 7, 1000);
+    gad_host_free(p);
+    return ok;)
+GOOD(host_is_pinned_null, "gad_host_is_pinned", "NULL", "p NULL", "0",
+     gad_host_is_pinned(NULL) == 0)
+GOOD(host_free_null, "gad_host_free", "NULL", "p NULL", "nothing (a no-op)",
+     (gad_host_free(NULL), 1))
+ROW(host_free_foreign, "gad_host_free", "odd", "memory from gad_mem_alloc",
+    "nothing freed; an error", E_DOMAIN, "host_free", "not a block of gad_host_alloc", 0,
+    char *p = gad_mem_alloc(256);
+    if (!p) return 0;
+    memset(p, 0, 256);
+    gad_host_free(p + 64);
+    gad_mem_free(p);
+    return 1;)
 ROW(cache_trim_twice, "gad_cache_trim", "odd", "called twice, with tensors alive",
     "nothing", E_OK, "", NULL, 0,
     gad_tensor *t = F32T(4, 4);
@@ -1274,6 +1300,43 @@ ROW(read_i64_nan, "gad_read_i64", "NaN/Inf", "f32 NaN, inf and -inf",
     int64_t d[3] = {7, 7, 7};
     return gad_read_i64(VALS32(NAN, INFINITY, -INFINITY), d, 3) == GAD_OK &&
            d[0] == 0 && d[1] == INT64_MAX && d[2] == INT64_MIN;)
+SBAD(write_f32_null, "gad_write_f32", "NULL", "t NULL", E_DOMAIN, "write_f32", NULL,
+     gad_write_f32(NULL, (const float[]){1}, 1))
+SBAD(write_f32_released, "gad_write_f32", "released", "t released", E_DOMAIN, "write_f32",
+     "use of a released tensor", gad_write_f32(dead(), (const float[6]){0}, 6))
+SBAD(write_f32_dtype, "gad_write_f32", "dtype", "an f64 tensor", E_DTYPE, "write_f32",
+     "is f64, the values f32", gad_write_f32(F64T(2), (const float[]){1, 2}, 2))
+SBAD(write_f32_count, "gad_write_f32", "shape", "5 values for a [2,3] tensor", E_SHAPE,
+     "write_f32", "5 values for a tensor [2,3] of 6",
+     gad_write_f32(F32T(2, 3), (const float[5]){0}, 5))
+SBAD(write_f32_nosrc, "gad_write_f32", "NULL", "src NULL for 2 values", E_DOMAIN, "write_f32",
+     "NULL", gad_write_f32(F32T(2), NULL, 2))
+SBAD(write_f32_tracked, "gad_write_f32", "odd", "the output of a tracked op", E_UNIQUE,
+     "write_f32", "tracked op", gad_write_f32(tracked(), (const float[6]){0}, 6))
+GOOD(write_f32_empty, "gad_write_f32", "empty", "a [0] tensor from src NULL, n = 0", "GAD_OK",
+     gad_write_f32(F32T(0), NULL, 0) == GAD_OK)
+ROW(write_f32_view, "gad_write_f32", "odd", "a transposed view of a tensor",
+    "GAD_OK; the view packed and written, the tensor keeps its values", E_OK, "", NULL, 0,
+    gad_tensor *a = VALS32(1, 2, 3, 4);
+    gad_tensor *v = gad_transpose(gad_reshape(a, (const int64_t[]){2, 2}, 2));
+    return gad_write_f32(v, (const float[]){5, 6, 7, 8}, 4) == GAD_OK && at(v, 1) == 6 &&
+           at(a, 1) == 2 && gad_is_contiguous(v);)
+SBAD(write_f64_count, "gad_write_f64", "shape", "3 values for a [2] tensor", E_SHAPE,
+     "write_f64", "3 values", gad_write_f64(F64T(2), (const double[3]){0}, 3))
+ROW(write_f64_values, "gad_write_f64", "odd", "NaN and -0.0 into an f64 [2] tensor",
+    "GAD_OK; the bits as given", E_OK, "", NULL, 0,
+    gad_tensor *t = F64T(2);
+    double d[2];
+    return gad_write_f64(t, (const double[]){NAN, -0.0}, 2) == GAD_OK &&
+           gad_read_f64(t, d, 2) == GAD_OK && isnan(d[0]) && d[1] == 0 && signbit(d[1]);)
+SBAD(write_i64_dtype, "gad_write_i64", "dtype", "an f32 tensor", E_DTYPE, "write_i64",
+     "is f32, the values i64", gad_write_i64(F32T(1), (const int64_t[]){1}, 1))
+ROW(write_i64_limits, "gad_write_i64", "huge", "INT64_MIN and INT64_MAX", "GAD_OK; exact",
+    E_OK, "", NULL, 0,
+    gad_tensor *t = I64T(2);
+    int64_t d[2];
+    return gad_write_i64(t, (const int64_t[]){INT64_MIN, INT64_MAX}, 2) == GAD_OK &&
+           gad_read_i64(t, d, 2) == GAD_OK && d[0] == INT64_MIN && d[1] == INT64_MAX;)
 TBAD(data_null, "gad_data", "NULL", "t NULL", E_DOMAIN, "data", NULL, gad_data(NULL))
 TBAD(data_released, "gad_data", "released", "t released", E_DOMAIN, "data",
      "use of a released tensor", gad_data(dead()))

@@ -237,6 +237,35 @@ TEST(copy_on_write_on_the_device) {
     CHECK(atomic_load(&td_live) == 0);
 }
 
+/* gad_write_*: in place on the device, one copy, copy-on-write for a
+ * shared storage, a view keeps the old values; from gad_host_alloc's
+ * memory too (pinned where there is a GPU, plain here). */
+TEST(write_into_a_device_tensor) {
+    gad_scope_begin();
+    gad_tensor *d = gad__own(gad__to_dev("test", gad_zeros((int64_t[]){2, 3}, 2, GAD_F32), TD));
+    gad_tensor *old = gad_detach(d); /* shares the storage */
+    float *src = gad_host_alloc(6 * sizeof *src), got[6];
+    CHECK(src != NULL);
+    for (int i = 0; src && i < 6; i++) src[i] = (float)i + 0.5f;
+    long long before = atomic_load(&td_from_host);
+    gad_tensor *keep = d;
+    CHECK(src && gad_write_f32(d, src, 6) == GAD_OK);
+    CHECK(atomic_load(&td_from_host) == before + 1); /* one copy, no staging */
+    CHECK(d == keep && gad_device_of(d) == TD && d->st->dev == TD && d->st != old->st);
+    CHECK(gad_read_f32(d, got, 6) == GAD_OK && got[0] == 0.5f && got[5] == 5.5f);
+    CHECK(gad_read_f32(old, got, 6) == GAD_OK && got[0] == 0 && got[5] == 0);
+    int64_t idx[4] = {3, 1, 4, 1};
+    gad_tensor *i64 = gad__own(gad__to_dev("test", gad_zeros((int64_t[]){4}, 1, GAD_I64), TD));
+    CHECK(gad_write_i64(i64, idx, 4) == GAD_OK);
+    int64_t back[4] = {0};
+    CHECK(gad_read_i64(i64, back, 4) == GAD_OK && back[2] == 4 && back[3] == 1);
+    CHECK(gad_write_i64(d, idx, 4) == GAD_ERR_DTYPE);
+    gad_clear_error();
+    gad_host_free(src);
+    gad_scope_end();
+    CHECK(atomic_load(&td_live) == 0);
+}
+
 /* The anomaly check and index checks run in the back end, and report. */
 TEST(checks_in_the_back_end) {
     gad_scope_begin();
@@ -576,5 +605,6 @@ int main(void) {
     RUN(constructors_follow_the_default_device);
     RUN(save_and_load_device_tensors);
     RUN(training_on_the_device);
+    RUN(write_into_a_device_tensor);
     return test_summary();
 }

@@ -206,13 +206,19 @@ gad_tensor *model_logits(const model *m, gad_tensor *idx) {
  * B*T bytes, in the current scope: the one loss that training and
  * evaluation use. The cross-entropy is gad_masked_ce with unit weights (one
  * fused node; the same value as gad_cross_entropy's mean). */
+gad_tensor *model_loss_on(const model *m, gad_tensor *idx, gad_tensor *targets,
+                          gad_tensor *ones) {
+    gad_tensor *logits = model_logits(m, idx);
+    return gad_masked_ce(gad_view(logits, (int64_t[]){gad_numel(targets), VOCAB}, 2), targets,
+                         ones);
+}
+
 gad_tensor *model_loss(const model *m, const int64_t *in, const int64_t *tg, int64_t B,
                        int64_t T) {
     gad_tensor *idx = gad_from_i64(in, (int64_t[]){B, T}, 2);
     gad_tensor *targets = gad_from_i64(tg, (int64_t[]){B * T}, 1);
     gad_tensor *ones = gad_ones((int64_t[]){B * T}, 1, GAD_F32);
-    gad_tensor *logits = model_logits(m, idx);
-    return gad_masked_ce(gad_view(logits, (int64_t[]){B * T, VOCAB}, 2), targets, ones);
+    return model_loss_on(m, idx, targets, ones);
 }
 
 /* ======================================================================== */

@@ -39,6 +39,11 @@ int64_t model_param_count(const model *m);
  * to 2: "b*.g*", "gain", "bout"; group 3 the rest). NULL and gad's error. */
 gad_optim *model_optimizer(const model *m, const config *c);
 gad_tensor *model_logits(const model *m, gad_tensor *idx);
+/* The mean next-byte loss of the windows idx [B, T] (i64) against
+ * targets [B*T] (i64), with ones [B*T] (f32 1s: masked_ce's weights), on
+ * the model's device; model_loss makes those tensors from host arrays. */
+gad_tensor *model_loss_on(const model *m, gad_tensor *idx, gad_tensor *targets,
+                          gad_tensor *ones);
 gad_tensor *model_loss(const model *m, const int64_t *in, const int64_t *tg, int64_t B,
                        int64_t T);
 int evaluate(const model *m, const dataset *ds, int64_t nw, int64_t B, int64_t T, double *out);

@@ -31,7 +31,11 @@ typedef struct trainer {
     gad_optim *opt;
     gad_tensor **grads;
     gad_rng *batch_rng;
-    int64_t *in, *tg; /* one batch: inputs and targets, B*T each */
+    int64_t *in, *tg; /* one batch: inputs and targets, B*T each (gad_host_alloc) */
+    /* this rank's rows of the batch on the model's device, made at the
+     * first step and refilled in place (gad_write_i64) at every other, and
+     * the loss's mask of ones: no step allocates them again */
+    gad_tensor *idx, *targets, *ones;
     metrics *mt;
     run_state rs;      /* the step and the clock */
     lr_schedule sched; /* the learning rate of every update (schedule.h) */
@@ -72,8 +76,11 @@ static int resume_config(config *c, const config *saved, const given_set *given,
 }
 
 static void trainer_free(trainer *tr) {
-    free(tr->in);
-    free(tr->tg);
+    gad_host_free(tr->in);
+    gad_host_free(tr->tg);
+    gad_release(tr->idx);
+    gad_release(tr->targets);
+    gad_release(tr->ones);
     free(tr->grads);
     gad_rng_free(tr->batch_rng);
     gad_optim_free(tr->opt);
@@ -207,8 +214,9 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
     if (rc == 0 && checked_mul(c->batch, c->seq, &BT) != 0) rc = fail("out of memory");
     mt->tokens_per_step = BT;
     if (rc == 0) {
-        tr->in = alloc_array(BT, sizeof *tr->in);
-        tr->tg = alloc_array(BT, sizeof *tr->tg);
+        /* pinned where there is a GPU: the copies to it need no staging */
+        tr->in = gad_host_alloc((size_t)BT * sizeof *tr->in);
+        tr->tg = gad_host_alloc((size_t)BT * sizeof *tr->tg);
         tr->batch_rng = gad_rng_new(0);
         if (!tr->in || !tr->tg || !tr->batch_rng) rc = fail("out of memory");
     }
@@ -249,8 +257,18 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
     int rc = 0;
     int64_t b0, nb; /* this rank's rows of the global batch (dist.c) */
     dist_shard(c->batch, &b0, &nb);
+    if (!tr->idx) { /* no scope is open: the trainer owns them */
+        int64_t n = nb * c->seq;
+        tr->idx = gad_zeros((int64_t[]){nb, c->seq}, 2, GAD_I64);
+        tr->targets = gad_zeros(&n, 1, GAD_I64);
+        tr->ones = gad_ones(&n, 1, GAD_F32);
+        if (!tr->idx || !tr->targets || !tr->ones) return fail_gad("cannot make the batch");
+    }
+    if (gad_write_i64(tr->idx, tr->in + b0 * c->seq, (size_t)(nb * c->seq)) != GAD_OK ||
+        gad_write_i64(tr->targets, tr->tg + b0 * c->seq, (size_t)(nb * c->seq)) != GAD_OK)
+        return fail_gad("cannot copy the batch to the device");
     gad_scope_begin();
-    gad_tensor *lt = model_loss(&tr->m, tr->in + b0 * c->seq, tr->tg + b0 * c->seq, nb, c->seq);
+    gad_tensor *lt = model_loss_on(&tr->m, tr->idx, tr->targets, tr->ones);
     if (!lt || gad_grad(lt, tr->m.params, tr->m.np, tr->grads) != GAD_OK) {
         rc = fail_gad("the training step failed");
         dist_average(0, tr->m.params, tr->grads, tr->m.np, &loss);

@@ -5,6 +5,8 @@
 #include "backend/backend.h"
 
 #include <pthread.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "cuda/cuda.h" /* src/cuda, or its stand-in without CUDA (none.c) */
 
@@ -83,4 +85,50 @@ gad_status gad_device_sync(gad_device dev) {
 int gad_set_tf32(int on) {
     ensure_probed();
     return gad__cuda_set_tf32(on ? 1 : 0);
+}
+
+/* A block of gad_host_alloc: a 64-byte header that says which allocator
+ * gave it (and keeps the memory after it 64-aligned where the block is),
+ * then the caller's bytes. */
+#define HOST_HDR 64
+#define HOST_PINNED 0x64656e6e69702067ull /* "g pinned" */
+#define HOST_PLAIN 0x6e69616c70206467ull  /* "gd plain" */
+
+void *gad_host_alloc(size_t n) {
+    ensure_probed();
+    if (n > SIZE_MAX - HOST_HDR) {
+        gad_error_set(GAD_ERR_MEMORY, "host_alloc", "%zu bytes is more than memory holds", n);
+        return NULL;
+    }
+    uint64_t kind = HOST_PINNED;
+    char *p = gad__cuda_host_alloc(n + HOST_HDR);
+    if (!p) {
+        kind = HOST_PLAIN;
+        p = gad_mem_alloc(n + HOST_HDR);
+    }
+    if (!p) {
+        gad_error_set(GAD_ERR_MEMORY, "host_alloc", "cannot allocate %zu bytes", n);
+        return NULL;
+    }
+    memcpy(p, &kind, sizeof kind);
+    return p + HOST_HDR;
+}
+
+/* The kind of a block of gad_host_alloc, 0 for anything else. */
+static uint64_t host_kind(const void *p) {
+    uint64_t kind;
+    memcpy(&kind, (const char *)p - HOST_HDR, sizeof kind);
+    return kind == HOST_PINNED || kind == HOST_PLAIN ? kind : 0;
+}
+
+int gad_host_is_pinned(const void *p) { return p && host_kind(p) == HOST_PINNED; }
+
+void gad_host_free(void *p) {
+    if (!p) return;
+    uint64_t kind = host_kind(p);
+    char *base = (char *)p - HOST_HDR;
+    memset(base, 0, sizeof kind);
+    if (kind == HOST_PINNED) gad__cuda_host_free(base);
+    else if (kind == HOST_PLAIN) gad_mem_free(base);
+    else gad_error_set(GAD_ERR_DOMAIN, "host_free", "not a block of gad_host_alloc");
 }

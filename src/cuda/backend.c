@@ -689,3 +689,6 @@ void gad__cuda_trim(void) {
 }
 
 int gad__cuda_set_tf32(int on) { return gcu_set_tf32(on); }
+
+void *gad__cuda_host_alloc(size_t n) { return gad__cuda_init() > 0 ? gcu_host_alloc(n) : NULL; }
+void gad__cuda_host_free(void *p) { gcu_host_free(p); }

@@ -42,4 +42,10 @@ int gad__cuda_set_tf32(int on);
 void *gad__cuda_stream(int dev);
 int gad__cuda_stream_done(int dev, char *msg, size_t cap);
 
+/* n bytes of page-locked host memory (gad_host_alloc), from which copies
+ * to the GPUs go at the bus's speed: NULL when gad has no CUDA device or
+ * the driver refuses; gad__cuda_host_free gives it back. */
+void *gad__cuda_host_alloc(size_t n);
+void gad__cuda_host_free(void *p);
+
 #endif

@@ -97,6 +97,11 @@ int gcu_stream_done(int ord);
 /* TF32 for f32 GEMMs (off by default: strict f32). Returns the old value. */
 int gcu_set_tf32(int on);
 
+/* n bytes of page-locked host memory (cudaHostAlloc), NULL when it cannot
+ * be had (no fault recorded); gcu_host_free gives it back. */
+void *gcu_host_alloc(size_t n);
+void gcu_host_free(void *p);
+
 /* ------------------------------------------------------ copies, fills */
 
 /* dst (same dtype, elements of es bytes) = src, walked by it: operand 0

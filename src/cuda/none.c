@@ -14,6 +14,8 @@ int gad__cuda_info(int dev, char *name, size_t cap, size_t *total, size_t *free_
 
 void gad__cuda_trim(void) {}
 int gad__cuda_set_tf32(int on) { return (void)on, 0; }
+void *gad__cuda_host_alloc(size_t n) { return (void)n, (void *)0; }
+void gad__cuda_host_free(void *p) { (void)p; }
 void *gad__cuda_stream(int dev) { return (void)dev, (void *)0; }
 int gad__cuda_stream_done(int dev, char *msg, size_t cap) {
     (void)dev;

@@ -190,6 +190,19 @@ extern "C" int gcu_device_setup(int ord) {
 
 extern "C" int gcu_set_tf32(int on) { return tf32_on.exchange(on ? 1 : 0); }
 
+extern "C" void *gcu_host_alloc(size_t n) {
+    void *p = NULL;
+    if (cudaHostAlloc(&p, n ? n : 1, cudaHostAllocPortable) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: clear it */
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void gcu_host_free(void *p) {
+    if (p && cudaFreeHost(p) != cudaSuccess) (void)cudaGetLastError();
+}
+
 cudaStream_t gcu_stream(int ord) {
     gcu_tls *t = tls();
     if (!t) return NULL;

@@ -3,6 +3,7 @@
 #include "ops_int.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* A packed copy of t on the tape (op COPY); errors name op. */
 static gad_tensor *copy_as(const char *op, gad_tensor *t) {
@@ -51,6 +52,52 @@ void *gad_data_mut(gad_tensor *t) {
     if (gad__bad_tensor(t)) return gad__bad_arg("data_mut", t);
     if (t->dev != GAD_DEV_HOST) return gad__need_host("data_mut", t);
     return gad__make_writable("data_mut", t) ? NULL : gad__ptr(t);
+}
+
+/* Copy n values of dtype from the host into t, in place on its device. */
+static gad_status write_from(const char *op, gad_tensor *t, const void *src, size_t n,
+                             int dtype) {
+    if (gad__bad_tensor(t)) {
+        gad__bad_arg(op, t);
+        return gad_last_error()->kind;
+    }
+    char b[GAD_SHAPE_BUF];
+    if (t->dtype != dtype) {
+        gad__err(GAD_ERR_DTYPE, op, "the tensor %s is %s, the values %s",
+                 gad__shape_str(b, t->shape, t->rank), gad_dtype_name(t->dtype),
+                 gad_dtype_name(dtype));
+        return GAD_ERR_DTYPE;
+    }
+    if (n != (size_t)t->numel) {
+        gad__err(GAD_ERR_SHAPE, op, "%zu values for a tensor %s of %lld elements", n,
+                 gad__shape_str(b, t->shape, t->rank), (long long)t->numel);
+        return GAD_ERR_SHAPE;
+    }
+    if (n == 0) return GAD_OK;
+    if (!src) {
+        gad__err(GAD_ERR_DOMAIN, op, "the values are NULL");
+        return GAD_ERR_DOMAIN;
+    }
+    if (gad__make_writable(op, t)) return gad_last_error()->kind; /* private and packed now */
+    size_t bytes = n * gad__dsize(dtype);
+    if (t->dev == GAD_DEV_HOST) {
+        memcpy(gad__ptr(t), src, bytes);
+    } else if (gad__devmem[t->dev]->from_host(gad__ptr(t), src, bytes) != 0) {
+        gad__err(GAD_ERR_DEVICE, op, "cannot copy %zu bytes to %s", bytes,
+                 gad__device_name(t->dev));
+        return GAD_ERR_DEVICE;
+    }
+    return GAD_OK;
+}
+
+gad_status gad_write_f32(gad_tensor *t, const float *src, size_t n) {
+    return write_from("write_f32", t, src, n, GAD_F32);
+}
+gad_status gad_write_f64(gad_tensor *t, const double *src, size_t n) {
+    return write_from("write_f64", t, src, n, GAD_F64);
+}
+gad_status gad_write_i64(gad_tensor *t, const int64_t *src, size_t n) {
+    return write_from("write_i64", t, src, n, GAD_I64);
 }
 
 gad_tensor *gad_stop_gradient(gad_tensor *t) {
