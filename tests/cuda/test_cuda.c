@@ -11,6 +11,7 @@
  *   and gradgradcheck where the sample is smooth;
  * - broadcasts, transposed and batched matrix products, empty tensors;
  * - two runs of the same work give the same bits (deterministic kernels);
+ * - gad_host_alloc gives pinned memory, gad_write_f32 fills a GPU tensor;
  * - an allocation larger than the GPU reports a memory error and the
  *   device works after it; an out-of-range index reports an index error
  *   and leaves the device usable;
@@ -375,6 +376,23 @@ TEST(two_runs_same_bits) {
     gad_scope_end();
 }
 
+/* gad_host_alloc gives page-locked memory when there is a GPU, and
+ * gad_write_* fills a GPU tensor from it in place (issue 19's batches). */
+TEST(pinned_memory_and_writes) {
+    gad_scope_begin();
+    float *src = gad_host_alloc(1000 * sizeof *src), got[1000];
+    CHECK_MSG(src && gad_host_is_pinned(src), "gad_host_alloc did not give pinned memory");
+    for (int i = 0; src && i < 1000; i++) src[i] = (float)i * 0.25f;
+    gad_tensor *d = to_cu(gad_zeros((int64_t[]){10, 100}, 2, GAD_F32));
+    gad_tensor *old = gad_detach(d), *keep = d;
+    CHECK(src && gad_write_f32(d, src, 1000) == GAD_OK && d == keep && gad_device_of(d) == CU);
+    CHECK(gad_read_f32(d, got, 1000) == GAD_OK && got[0] == 0 && got[999] == 999 * 0.25f);
+    CHECK(gad_read_f32(old, got, 1000) == GAD_OK && got[999] == 0); /* copy-on-write */
+    gad_host_free(src);
+    gad_clear_error();
+    gad_scope_end();
+}
+
 /* ---------------------------------------------------- errors, recovery */
 
 TEST(out_of_memory_reports_and_recovers) {
@@ -608,6 +626,7 @@ int main(void) {
     RUN(empty_tensors);
     RUN(large_reductions);
     RUN(two_runs_same_bits);
+    RUN(pinned_memory_and_writes);
     RUN(optimizers_match_the_cpu_bitwise);
     RUN(out_of_memory_reports_and_recovers);
     RUN(bad_index_reports_and_device_stays_usable);
