@@ -84,3 +84,20 @@ int gad_set_tf32(int on) {
     ensure_probed();
     return gad__cuda_set_tf32(on ? 1 : 0);
 }
+
+gad_status gad_device_mem_stats(gad_device dev, int64_t *live_bytes, int64_t *cached_bytes) {
+    ensure_probed();
+    if (!gad__dev_valid(dev)) {
+        gad__err(GAD_ERR_DEVICE, "device_mem_stats", "%d names no device", dev);
+        return GAD_ERR_DEVICE;
+    }
+    int64_t live = 0, cached = 0;
+    const gad_devmem *m = gad__devmem[dev];
+    if (!m->mem_stats || m->mem_stats(dev, &live, &cached)) {
+        gad__err(GAD_ERR_DEVICE, "device_mem_stats", "%s does not count its memory", m->name);
+        return GAD_ERR_DEVICE;
+    }
+    if (live_bytes) *live_bytes = live;
+    if (cached_bytes) *cached_bytes = cached;
+    return GAD_OK;
+}
