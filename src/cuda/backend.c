@@ -708,3 +708,32 @@ void gad__cuda_trim(void) {
 }
 
 int gad__cuda_set_tf32(int on) { return gcu_set_tf32(on); }
+
+/* ------------------------------------------- gad-bench's direct calls */
+
+static int bench_ord(int dev, char *msg, size_t cap) {
+    int ord = gad__cuda_ordinal(dev);
+    if (cap) msg[0] = '\0';
+    if (ord < 0 && cap) snprintf(msg, cap, "device %d is not a CUDA device", dev);
+    return ord;
+}
+
+int gad__cuda_bench_sgemm(int dev, int64_t M, int64_t N, int64_t K, const void *A,
+                          const void *B, void *C, char *msg, size_t cap) {
+    int ord = bench_ord(dev, msg, cap);
+    if (ord < 0) return -1;
+    /* packed row-major: lda K, ldb N, ldc N; one product (no strides) */
+    if (gcu_gemm(ord, GAD_F32, 0, 0, M, N, K, 1.0, A, K, 0, B, N, 0, 0.0, C, N, 0, 1) == 0)
+        return 0;
+    gcu_fault_take(ord, msg, cap);
+    return -1;
+}
+
+int gad__cuda_bench_copy(int dev, void *dst, const void *src, size_t n, char *msg, size_t cap) {
+    int ord = bench_ord(dev, msg, cap);
+    if (ord < 0) return -1;
+    /* one contiguous run of bytes: gcu_copy's cudaMemcpyAsync path */
+    gcu_iter it = {.nd = 1, .n = (int64_t)n, .shape = {(int64_t)n}, .st = {{1}, {1}}};
+    gcu_copy(ord, 1, &it, src, dst);
+    return gcu_fault_take(ord, msg, cap) ? -1 : 0;
+}
