@@ -37,16 +37,32 @@ fi
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+: >"$out/gad.jsonl"
+: >"$out/torch.jsonl"
+failed=""
+# one run: its lines to stderr as they come and to the side's file; a run
+# that fails is named at the end, and the others still run
+one() { # side file command...
+  side=$1 file=$2
+  shift 2
+  if ! "$@" >"$out/run"; then failed="$failed $side:$w"; fi
+  cat "$out/run" >&2
+  cat "$out/run" >>"$file"
+}
 r=1
 while [ "$r" -le "$rounds" ]; do
   for w in G1 G2 G3 G4; do
     echo "== round $r: $w" >&2
-    "$bench" "$w" | tee -a "$out/gad.jsonl" >&2
-    if [ "$torch_ok" = 1 ]; then
-      "$py" bench/torch_ref.py "$w" | tee -a "$out/torch.jsonl" >&2
-    fi
+    one gad "$out/gad.jsonl" "$bench" "$w"
+    [ "$torch_ok" = 1 ] && one torch "$out/torch.jsonl" "$py" bench/torch_ref.py "$w"
   done
   r=$((r + 1))
 done
 echo
-"$py" bench/gpu_report.py "$out/gad.jsonl" "$out/torch.jsonl"
+rc=0
+"$py" bench/gpu_report.py "$out/gad.jsonl" "$out/torch.jsonl" || rc=1
+if [ -n "$failed" ]; then
+  echo "gpu.sh: these runs failed (their messages are above):$failed" >&2
+  rc=1
+fi
+exit $rc
