@@ -615,8 +615,9 @@ gad_status gad_device_memory(gad_device dev, size_t *free_bytes, size_t *total_b
  * For the CPU these are gad_mem_stats' live_bytes and cached_bytes (the
  * calling thread's caches); for a CUDA device, the storages' requested
  * sizes, and the memory its pool has reserved from the driver and not
- * handed out (freed blocks, and the rest of the pool's chunks; gad keeps
- * them until an allocation finds the device out of memory). A storage's bytes leave live_bytes when it is
+ * handed out to storages or kernels' scratch (freed blocks, and the rest
+ * of the pool's chunks; gad keeps them until an allocation finds the
+ * device out of memory). A storage's bytes leave live_bytes when it is
  * freed; on a GPU the pool has them back once the work queued before the
  * free is done. Either pointer may be NULL. A device error for a number
  * that names no device, or a device that does not count its memory. */
