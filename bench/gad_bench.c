@@ -2,7 +2,10 @@
  * docs/workloads.md, same sizes), one JSON line per figure:
  *   {"workload":"W5","metric":"helix_block_fwd_bwd_ms","median":..,"min":..,
  *    "max":..,"unit":"ms","reps":..,"impl":"gad",...}
- * Run: gad-bench [W1|W2|...|W7|sweep|sweep-W1|sweep-W6|all] [--threads N] [--reps N]
+ * Run: gad-bench [W1|W2|...|W7|all|G1..G4|gpu|sweep|sweep-W1|sweep-W6] [--threads N]
+ *                [--reps N]
+ * (G1-G4: the GPU workloads, skipped without a CUDA device; bench/gpu.sh
+ * runs them beside bench/torch_ref.py's.)
  * bench/compare runs it beside the PyTorch reference (bench/torch_ref.py)
  * and prints the ratios. Timings are medians after warm-up; peak RSS comes
  * from getrusage (run one workload per process for a meaningful figure). */
@@ -16,6 +19,9 @@
 #include <time.h>
 
 #include "gad.h"
+/* gad__cuda_bench_sgemm and gad__cuda_bench_copy: the GPU workloads' direct
+ * calls, internal entries of the CUDA back end (stubs without CUDA) */
+#include "cuda/cuda.h"
 
 #ifdef GAD_HAVE_CBLAS
 #include <cblas.h>
@@ -549,6 +555,222 @@ static void bench_w7(void) {
     gad_release(c.a), gad_release(c.u), gad_release(c.gh);
 }
 
+/* ------------------------------------------------------- GPU: G1-G4 */
+
+/* The GPU workloads run on CUDA device 0 (choose the GPU with
+ * CUDA_VISIBLE_DEVICES; bench/torch_ref.py's G workloads use the same
+ * one). Without a CUDA device (a build without CUDA, no GPU or no driver)
+ * each says why on stderr and is skipped: gad-bench still exits 0. Each
+ * timed call queues its work and then waits for the device
+ * (gad_device_sync), so the figures are what the GPU took, the host's
+ * launches included where they do not keep up. */
+static gad_device g_gpu = -1;
+
+static int gpu_ready(const char *w) {
+    if (g_gpu >= 0) return 1;
+    gad_device d = gad_cuda(0); /* -1 and a device error saying why */
+    if (d < 0) {
+        const gad_error *e = gad_last_error();
+        fprintf(stderr, "gad-bench: %s skipped: %s\n", w, e ? e->text : "no CUDA device");
+        gad_clear_error();
+        return 0;
+    }
+    g_gpu = d;
+    return 1;
+}
+
+static void gpu_sync(const char *what) {
+    if (gad_device_sync(g_gpu) == GAD_OK) return;
+    check(NULL, what);
+}
+
+/* One of gad's entries into src/cuda for the direct calls (cuda.h). */
+static void gpu_direct(int rc, const char *what, const char *msg) {
+    if (rc == 0) return;
+    fprintf(stderr, "gad-bench: %s failed: %s\n", what, msg);
+    exit(1);
+}
+
+/* G1, G2: square f32 GEMM, N = 1024..8192, gad_matmul (a fresh output
+ * each call, from the device's pool) and cuBLAS called directly (the same
+ * SGEMM on the same handle into a preallocated output:
+ * gad__cuda_bench_sgemm), strict f32 (G1) or TF32 (G2). */
+typedef struct g_gemm {
+    gad_tensor *a, *b, *c;
+    int64_t n;
+    int direct, inner;
+} g_gemm_ctx;
+
+static void g_gemm_run(void *vc) {
+    g_gemm_ctx *c = vc;
+    char msg[300];
+    for (int i = 0; i < c->inner; i++) {
+        if (c->direct) {
+            gpu_direct(gad__cuda_bench_sgemm(g_gpu, c->n, c->n, c->n, gad_device_ptr(c->a),
+                                             gad_device_ptr(c->b), gad_device_ptr(c->c), msg,
+                                             sizeof msg),
+                       "cuBLAS SGEMM", msg);
+        } else {
+            gad_scope_begin();
+            check(gad_matmul(c->a, c->b), "GPU matmul");
+            gad_scope_end();
+        }
+    }
+    gpu_sync("GEMM");
+}
+
+static void bench_g_gemm(const char *w, int tf32) {
+    if (!gpu_ready(w)) return;
+    enum { BLOCKS = 3 };
+    static const int64_t sizes[] = {1024, 2048, 4096, 8192};
+    int old_tf32 = gad_set_tf32(tf32);
+    gad_device old_dev = gad_set_default_device(g_gpu);
+    gad_rng *r = gad_rng_new(21);
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int64_t n = sizes[s];
+        g_gemm_ctx c = {gad_rng_normal_tensor(r, (int64_t[]){n, n}, 2, GAD_F32, 0, 1),
+                        gad_rng_normal_tensor(r, (int64_t[]){n, n}, 2, GAD_F32, 0, 1),
+                        gad_zeros((int64_t[]){n, n}, 2, GAD_F32), n, 0, 1};
+        check(c.a && c.b && c.c ? c.a : NULL, "GEMM inputs");
+        /* a timed call: products of at least 2^38 flops (4 ms at 67
+         * TFLOP/s, under 1 ms in TF32; 128 products at N = 1024, one at
+         * 8192), so that the wait at its end is a small part of it */
+        double flops = 2.0 * (double)n * (double)n * (double)n;
+        while ((double)c.inner * flops < 274877906944.0) c.inner *= 2;
+        /* the two agree (the same cuBLAS call): their largest difference */
+        c.direct = 1;
+        g_gemm_run(&c);
+        gad_scope_begin();
+        gad_tensor *y = gad_matmul(c.a, c.b);
+        gad_tensor *d = gad_reshape(gad_abs(gad_sub(y, c.c)), (int64_t[]){n * n}, 1);
+        double diff = gad_item(gad_amax(d, 0, 0));
+        gad_scope_end();
+        int reps = reps_or(n >= 8192 ? 6 : 9);
+        if (reps > 64) reps = 64;
+        int per = (reps + BLOCKS - 1) / BLOCKS;
+        double t[2][64 * BLOCKS];
+        /* in turn, block by block, as W2: gad, direct, gad, ... */
+        for (int b = 0; b < BLOCKS; b++)
+            for (int impl = 0; impl < 2; impl++) {
+                c.direct = impl;
+                run(g_gemm_run, &c, 1, per, t[impl] + b * per);
+            }
+        char metric[96], extra[96];
+        snprintf(extra, sizeof extra, "\"math\":\"%s\",\"max_abs_diff_gad_vs_direct\":%.3g",
+                 tf32 ? "tf32" : "f32", diff);
+        static const char *const impls[2] = {"gad", "cublas_direct"};
+        for (int impl = 0; impl < 2; impl++) {
+            qsort(t[impl], (size_t)(per * BLOCKS), sizeof(double), cmp_double);
+            snprintf(metric, sizeof metric, "gemm_%lldx%lldx%lld_tflops_%s", (long long)n,
+                     (long long)n, (long long)n, impls[impl]);
+            emit(w, metric, t[impl], per * BLOCKS, 1e-12, flops * c.inner, "TFLOP/s", extra);
+        }
+        gad_release(c.a), gad_release(c.b), gad_release(c.c);
+    }
+    gad_rng_free(r);
+    gad_set_default_device(old_dev);
+    gad_set_tf32(old_tf32);
+}
+
+/* G3: elementwise add and gelu (tanh) on 2^26 f32 elements on the GPU,
+ * a fresh output each call (as W3), beside a device-to-device copy of
+ * the same 2^26 floats (cudaMemcpyAsync: gad__cuda_bench_copy), the
+ * bandwidth the device gives a plain copy in this run. Bytes counted:
+ * add 12 per element (two reads, a write), gelu and the copy 8. */
+typedef struct g_ew {
+    gad_tensor *a, *b, *out;
+    int op; /* 0 add, 1 gelu, 2 copy */
+    int inner;
+} g_ew_ctx;
+
+static void g_ew_run(void *vc) {
+    g_ew_ctx *c = vc;
+    char msg[300];
+    for (int i = 0; i < c->inner; i++) {
+        if (c->op == 2) {
+            gpu_direct(gad__cuda_bench_copy(g_gpu, gad_device_ptr(c->out), gad_device_ptr(c->a),
+                                            (size_t)gad_numel(c->a) * sizeof(float), msg,
+                                            sizeof msg),
+                       "device copy", msg);
+            continue;
+        }
+        gad_tensor *y = c->op ? gad_gelu(c->a) : gad_add(c->a, c->b);
+        check(y, "G3 op");
+        gad_release(y);
+    }
+    gpu_sync("G3");
+}
+
+static void bench_g3(void) {
+    if (!gpu_ready("G3")) return;
+    int64_t n = (int64_t)1 << 26;
+    gad_device old_dev = gad_set_default_device(g_gpu);
+    gad_rng *r = gad_rng_new(23);
+    g_ew_ctx c = {gad_rng_uniform_tensor(r, &n, 1, GAD_F32, 0, 1),
+                  gad_rng_uniform_tensor(r, &n, 1, GAD_F32, 0, 1), gad_zeros(&n, 1, GAD_F32), 0,
+                  10};
+    gad_rng_free(r);
+    check(c.a && c.b && c.out ? c.a : NULL, "G3 inputs");
+    int reps = reps_or(20);
+    if (reps > 64) reps = 64;
+    double t[64];
+    static const char *const metrics[3] = {"add_alloc_64M_GBps", "gelu_tanh_alloc_64M_GBps",
+                                           "d2d_copy_64M_GBps"};
+    static const double bytes[3] = {12.0, 8.0, 8.0};
+    /* the copy first and last: the device's bandwidth before and after */
+    static const int order[4] = {2, 0, 1, 2};
+    double copy_t[2][64];
+    for (int k = 0; k < 4; k++) {
+        c.op = order[k];
+        double *tt = c.op == 2 ? copy_t[k != 0] : t;
+        run(g_ew_run, &c, 3, reps, tt);
+        if (c.op != 2)
+            emit("G3", metrics[c.op], tt, reps, 1e-9, bytes[c.op] * (double)n * c.inner, "GB/s",
+                 NULL);
+    }
+    /* the copy's figure: both passes together */
+    double all[128];
+    memcpy(all, copy_t[0], (size_t)reps * sizeof(double));
+    memcpy(all + reps, copy_t[1], (size_t)reps * sizeof(double));
+    qsort(all, (size_t)(2 * reps), sizeof(double), cmp_double);
+    emit("G3", metrics[2], all, 2 * reps, 1e-9, 8.0 * (double)n * c.inner, "GB/s",
+         "\"note\":\"cudaMemcpyAsync device to device, before and after the ops\"");
+    gad_release(c.a), gad_release(c.b), gad_release(c.out);
+    gad_set_default_device(old_dev);
+}
+
+/* G4: W1's chain (1000 tracked ops on 16 elements: mul, add, tanh in
+ * turn) on the GPU, forward, forward+backward and no-grad forward, each
+ * call waiting for the device at its end: the cost per op of launching
+ * tiny kernels, against torch's eager CUDA chain. */
+static void g4_run(void *vc) {
+    w1_run(vc);
+    gpu_sync("G4");
+}
+
+static void bench_g4(void) {
+    if (!gpu_ready("G4")) return;
+    const int nops = 1000;
+    gad_device old_dev = gad_set_default_device(g_gpu); /* w1_make's tensors, the seed */
+    w1_ctx c = w1_make(nops);
+    check(gad_device_of(c.x) == g_gpu ? c.x : NULL, "G4 inputs on the GPU");
+    int reps = reps_or(31);
+    if (reps > 64) reps = 64;
+    double t[64];
+    run(g4_run, &c, 20, reps, t);
+    emit("G4", "fwd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
+    c.backward = 1;
+    run(g4_run, &c, 20, reps, t);
+    emit("G4", "fwd_bwd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
+    c.backward = 0;
+    gad_no_grad_begin();
+    run(g4_run, &c, 20, reps, t);
+    gad_no_grad_end();
+    emit("G4", "fwd_nograd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
+    gad_release(c.x), gad_release(c.cm), gad_release(c.ca);
+    gad_set_default_device(old_dev);
+}
+
 /* ---------------------------------------------------------- the sweep */
 
 /* W1's chain at 10^3, 10^4, 10^5 and 10^6 ops in alternation: five blocks,
@@ -596,7 +818,9 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) g_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--help")) {
-            printf("usage: gad-bench [W1..W7|sweep|sweep-W1|sweep-W6|all] [--threads N] [--reps N]\n");
+            printf("usage: gad-bench [W1..W7|all|G1..G4|gpu|sweep|sweep-W1|sweep-W6] [--threads N] "
+                   "[--reps N]\n"
+                   "  all: W1-W7 (the CPU); gpu: G1-G4 on CUDA device 0 (skipped without one)\n");
             return 0;
         } else what = argv[i];
     }
@@ -609,6 +833,12 @@ int main(int argc, char **argv) {
     if (all || !strcmp(what, "W5")) bench_w5();
     if (all || !strcmp(what, "W6")) bench_w6();
     if (all || !strcmp(what, "W7")) bench_w7();
+    /* the GPU's workloads: not in "all", which is the CPU's suite */
+    int gpu = !strcmp(what, "gpu");
+    if (gpu || !strcmp(what, "G1")) bench_g_gemm("G1", 0);
+    if (gpu || !strcmp(what, "G2")) bench_g_gemm("G2", 1);
+    if (gpu || !strcmp(what, "G3")) bench_g3();
+    if (gpu || !strcmp(what, "G4")) bench_g4();
     /* the sweep, whole or in its two parts */
     if (!strcmp(what, "sweep") || !strcmp(what, "sweep-W6")) bench_w6_scaling();
     if (!strcmp(what, "sweep") || !strcmp(what, "sweep-W1")) bench_w1_scaling();

@@ -2,7 +2,8 @@
 """PyTorch side of gad's benchmark suite: the workloads W1-W7 of
 docs/workloads.md, the same sizes as bench/gad_bench.c, one JSON line
 per figure with the same metric names (impl "torch"). bench/compare runs it
-beside gad-bench.
+beside gad-bench. G1-G4 (or "gpu" for all four) are the GPU workloads,
+never run by default; bench/gpu.sh runs them beside gad-bench's.
 
 Run with Debian's interpreter and torch (apt-get install python3-torch):
     REFBENCH_THREADS=2 OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_ref.py W5
@@ -277,6 +278,146 @@ def w7():
     emit("W7", "scan_B8_T1024_D256_fwd_bwd_ms", timed(step, 15, 3), scale=1e3)
 
 
+# ------------------------------------------------------------- GPU: G1-G4
+# The GPU workloads, as gad-bench's G1-G4 (bench/gpu.sh runs both): on
+# cuda:0 (CUDA_VISIBLE_DEVICES picks the GPU); each timed call queues its
+# work and waits for the device (torch.cuda.synchronize). Without a CUDA
+# device each says so on stderr and is skipped. REFBENCH_DEVICE=cpu runs
+# them on the CPU instead, to try the script on a machine without a GPU
+# (the figures then mean nothing).
+GPU = os.environ.get("REFBENCH_DEVICE", "cuda")
+
+
+def gpu_ready(w):
+    if GPU == "cuda" and not torch.cuda.is_available():
+        print("torch_ref.py: %s skipped: no CUDA device (torch %s, CUDA %s)"
+              % (w, torch.__version__, torch.version.cuda), file=sys.stderr)
+        return False
+    return True
+
+
+def gpu_sync():
+    if GPU == "cuda":
+        torch.cuda.synchronize()
+
+
+def gemm(w, tf32):
+    """G1 (strict f32) and G2 (TF32): square f32 matmul, N = 1024..8192,
+    a fresh output each call; as many products per timed call as gad-bench
+    (at least 2^38 flops), three blocks after a warm-up call each."""
+    if not gpu_ready(w):
+        return
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = bool(tf32)
+    g = torch.Generator(device=GPU).manual_seed(21)
+    for n in (1024, 2048, 4096, 8192):
+        a = torch.randn(n, n, device=GPU, generator=g)
+        b = torch.randn(n, n, device=GPU, generator=g)
+        flops = 2.0 * n * n * n
+        inner = 1
+        while inner * flops < 2.0 ** 38:
+            inner *= 2
+
+        def call():
+            for _ in range(inner):
+                a @ b
+            gpu_sync()
+
+        per = -(-(6 if n >= 8192 else 9) // 3)
+        ts = []
+        for _ in range(3):
+            ts += timed(call, per, 1)
+        emit(w, "gemm_%dx%dx%d_tflops_torch" % (n, n, n), ts, scale=1e-12,
+             per_call=flops * inner, unit="TFLOP/s", math="tf32" if tf32 else "f32")
+        del a, b
+    torch.backends.cuda.matmul.allow_tf32 = old
+
+
+def g1():
+    gemm("G1", 0)
+
+
+def g2():
+    gemm("G2", 1)
+
+
+def g3():
+    """Elementwise add and gelu (tanh) on 2^26 floats with a fresh output,
+    ten per timed call, and a device-to-device copy of the same floats
+    (Tensor.copy_) before and after them; bytes as gad-bench counts them
+    (add 12 per element, gelu and the copy 8)."""
+    if not gpu_ready("G3"):
+        return
+    n = 1 << 26
+    g = torch.Generator(device=GPU).manual_seed(23)
+    a = torch.rand(n, device=GPU, generator=g)
+    b = torch.rand(n, device=GPU, generator=g)
+    out = torch.empty_like(a)
+    inner = 10
+
+    def rep(fn):
+        def call():
+            for _ in range(inner):
+                fn()
+            gpu_sync()
+        return call
+
+    copy = rep(lambda: out.copy_(a))
+    tc = timed(copy, 20, 3)
+    emit("G3", "add_alloc_64M_GBps", timed(rep(lambda: a + b), 20, 3), scale=1e-9,
+         per_call=12.0 * n * inner, unit="GB/s")
+    emit("G3", "gelu_tanh_alloc_64M_GBps", timed(rep(lambda: F.gelu(a, approximate="tanh")), 20, 3),
+         scale=1e-9, per_call=8.0 * n * inner, unit="GB/s")
+    tc += timed(copy, 20, 3)
+    emit("G3", "d2d_copy_64M_GBps", tc, scale=1e-9, per_call=8.0 * n * inner, unit="GB/s",
+         note="Tensor.copy_ device to device, before and after the ops")
+
+
+def g4():
+    """W1's chain (1000 ops on 16 elements) in eager mode on the GPU,
+    waiting for the device at the end of each call."""
+    if not gpu_ready("G4"):
+        return
+    torch.manual_seed(0)
+    x = torch.randn(16).to(GPU).requires_grad_()
+    cm = torch.full((16,), 0.9, device=GPU)
+    ca = torch.full((16,), 0.1, device=GPU)
+    gy = torch.ones(16, device=GPU)
+
+    def chain():
+        v = x
+        for i in range(1000):
+            k = i % 3
+            v = v * cm if k == 0 else (v + ca if k == 1 else torch.tanh(v))
+        return v
+
+    def fwd():
+        chain()
+        gpu_sync()
+
+    def fwd_bwd():
+        x.grad = None
+        chain().backward(gy)
+        gpu_sync()
+
+    def nograd():
+        with torch.no_grad():
+            chain()
+        gpu_sync()
+
+    scale = 1e9 / 1000
+    emit("G4", "fwd_ns_per_op", timed(fwd, 31, 20), scale=scale, unit="ns")
+    emit("G4", "fwd_bwd_ns_per_op", timed(fwd_bwd, 31, 20), scale=scale, unit="ns")
+    emit("G4", "fwd_nograd_ns_per_op", timed(nograd, 31, 20), scale=scale, unit="ns")
+
+
+def gpu():
+    g1()
+    g2()
+    g3()
+    g4()
+
+
 def w6_scaling():
     for D in (128, 256, 512):
         for T in (128, 512, 2048):
@@ -289,7 +430,8 @@ def sweep():
 
 
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7,
-             "sweep": sweep, "sweep-W1": w1_scaling, "sweep-W6": w6_scaling}
+             "sweep": sweep, "sweep-W1": w1_scaling, "sweep-W6": w6_scaling,
+             "G1": g1, "G2": g2, "G3": g3, "G4": g4, "gpu": gpu}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]

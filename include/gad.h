@@ -319,12 +319,21 @@ void gad_mem_free(void *p);
  * back to the allocator when the thread exits or with gad_set_allocator. */
 void gad_cache_trim(void);
 
-/* Memory counters of the calling thread's caches and of the whole process. */
+/* Memory counters of the calling thread's caches and of the whole process.
+ * The device_ fields count the memory of the devices other than the CPU
+ * (gad.h, "Devices"), summed over them, as each device's back end counts
+ * it; gad_device_mem_stats gives one device's share. */
 typedef struct gad_mem_stats {
     int64_t live_tensors;   /* tensor headers alive, all threads */
-    int64_t live_storages;  /* storages alive, all threads */
-    int64_t live_bytes;     /* bytes in live storages, all threads */
+    int64_t live_storages;  /* storages alive, all threads, on every device */
+    int64_t live_bytes;     /* bytes in live storages in host (CPU) memory,
+                             * all threads; device memory is not in it */
     int64_t cached_bytes;   /* bytes held in this thread's caches */
+    int64_t device_live_bytes;   /* bytes in live storages on the other
+                                  * devices, all threads */
+    int64_t device_cached_bytes; /* bytes the other devices' allocators keep
+                                  * for reuse, in no storage (CUDA's caching
+                                  * allocator: gad_device_mem_stats) */
 } gad_mem_stats;
 
 void gad_mem_stats_get(gad_mem_stats *out);
@@ -615,6 +624,20 @@ const char *gad_device_name(gad_device dev);
  * NULL); for the CPU, the host's available and physical memory. A device
  * error for a number that names no device. */
 gad_status gad_device_memory(gad_device dev, size_t *free_bytes, size_t *total_bytes);
+
+/* Device dev's memory as gad counts it (gad_mem_stats is the sum over the
+ * devices other than the CPU): the bytes in its live storages, every
+ * thread's, and the bytes its allocator keeps for reuse in no storage.
+ * For the CPU these are gad_mem_stats' live_bytes and cached_bytes (the
+ * calling thread's caches); for a CUDA device, the storages' requested
+ * sizes, and the memory its pool has reserved from the driver and not
+ * handed out to storages or kernels' scratch (freed blocks, and the rest
+ * of the pool's chunks; gad keeps them until an allocation finds the
+ * device out of memory). A storage's bytes leave live_bytes when it is
+ * freed; on a GPU the pool has them back once the work queued before the
+ * free is done. Either pointer may be NULL. A device error for a number
+ * that names no device, or a device that does not count its memory. */
+gad_status gad_device_mem_stats(gad_device dev, int64_t *live_bytes, int64_t *cached_bytes);
 
 /* Wait until the work this thread queued on dev is done; the error it met,
  * if any (GAD_OK on the CPU, which queues nothing). */

@@ -470,6 +470,12 @@ GAD_CS_INLINE_ gad_status gad__at_device_memory(const char *gad_file_, int gad_l
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_status gad__at_device_mem_stats(const char *gad_file_, int gad_line_, gad_device dev, int64_t *live_bytes, int64_t *cached_bytes) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_device_mem_stats)(dev, live_bytes, cached_bytes);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_status gad__at_device_sync(const char *gad_file_, int gad_line_, gad_device dev) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_status gad_r_ = (gad_device_sync)(dev);
@@ -1612,6 +1618,7 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_device_type_of(...) gad__at_device_type_of(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_device_name(...) gad__at_device_name(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_device_memory(...) gad__at_device_memory(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_device_mem_stats(...) gad__at_device_mem_stats(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_device_sync(...) gad__at_device_sync(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_device_of(...) gad__at_device_of(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_to_device(...) gad__at_to_device(__FILE__, __LINE__, __VA_ARGS__)

@@ -1483,6 +1483,10 @@ SBAD(device_memory_bad, "gad_device_memory", "value", "device 99", E_DEVICE, "de
      "99 names no device", gad_device_memory(99, NULL, NULL))
 GOOD(device_memory_null_out, "gad_device_memory", "NULL", "both outputs NULL (the CPU)",
      "GAD_OK", gad_device_memory(GAD_CPU, NULL, NULL) == GAD_OK)
+SBAD(device_mem_stats_bad, "gad_device_mem_stats", "value", "device 99", E_DEVICE,
+     "device_mem_stats", "99 names no device", gad_device_mem_stats(99, NULL, NULL))
+GOOD(device_mem_stats_null_out, "gad_device_mem_stats", "NULL", "both outputs NULL (the CPU)",
+     "GAD_OK", gad_device_mem_stats(GAD_CPU, NULL, NULL) == GAD_OK)
 SBAD(device_sync_bad, "gad_device_sync", "value", "device -1", E_DEVICE, "device_sync",
      "-1 names no device", gad_device_sync(-1))
 ROW(device_of_null, "gad_device_of", "NULL", "t NULL", "-1", E_DOMAIN, "device_of", NULL, 0,

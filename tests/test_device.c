@@ -409,6 +409,68 @@ TEST(to_device_moves_and_differentiates) {
     CHECK(atomic_load(&td_live) == 0);
 }
 
+/* gad_mem_stats and gad_device_mem_stats: a device's bytes are counted by
+ * its back end (the hook of gad_devmem), move exactly as its storages are
+ * made and freed, and stay out of the CPU's live_bytes. */
+static gad_mem_stats mstats(void) {
+    gad_mem_stats m;
+    gad_mem_stats_get(&m);
+    return m;
+}
+
+static int64_t td_bytes(void) {
+    int64_t live = -1, cached = -1;
+    if (gad_device_mem_stats(TD, &live, &cached) != GAD_OK || cached != 0) return -1;
+    return live;
+}
+
+TEST(device_memory_is_counted) {
+    gad_mem_stats m0 = mstats();
+    int64_t d0 = td_bytes();
+    CHECK(d0 == 0 && m0.device_live_bytes == 0 && m0.device_cached_bytes == 0);
+    /* made on the host, then moved: the host's copy is counted while it lives */
+    gad_tensor *h = gad_full((int64_t[]){10, 100}, 2, GAD_F32, 1.5);
+    CHECK(h && mstats().live_bytes >= m0.live_bytes + 4000);
+    gad_mem_stats m1 = mstats();
+    gad_tensor *a = gad__to_dev("test", h, TD); /* 4000 bytes there */
+    CHECK(a && a->dev == TD);
+    gad_mem_stats m2 = mstats();
+    CHECK_MSG(m2.device_live_bytes == 4000 && td_bytes() == 4000,
+              "device_live_bytes %lld, the device's %lld", (long long)m2.device_live_bytes,
+              (long long)td_bytes());
+    CHECK_MSG(m2.live_bytes == m1.live_bytes, "host bytes %lld -> %lld",
+              (long long)m1.live_bytes, (long long)m2.live_bytes);
+    CHECK(m2.live_storages == m1.live_storages + 1);
+    /* a view shares the storage: no new bytes */
+    gad_tensor *v = gad_transpose(a);
+    CHECK(v && mstats().device_live_bytes == 4000);
+    /* an op's result on the device: f64 [10, 100] is 8000 more */
+    gad_tensor *c = gad_cast(a, GAD_F64);
+    gad_mem_stats m3 = mstats();
+    CHECK(c && c->dev == TD && m3.device_live_bytes == 12000 && td_bytes() == 12000);
+    CHECK(m3.live_bytes == m2.live_bytes);
+    gad_release(c);
+    CHECK(mstats().device_live_bytes == 4000 && td_bytes() == 4000);
+    gad_release(a); /* the view still holds the storage */
+    CHECK(mstats().device_live_bytes == 4000);
+    gad_release(v);
+    gad_mem_stats m4 = mstats();
+    CHECK(m4.device_live_bytes == 0 && td_bytes() == 0 && m4.live_bytes == m1.live_bytes);
+    CHECK(m4.live_storages == m1.live_storages);
+    gad_release(h);
+    CHECK(mstats().live_bytes == m0.live_bytes);
+    /* the CPU's share is gad_mem_stats' own pair */
+    int64_t live = -1, cached = -1;
+    gad_mem_stats m5 = mstats();
+    CHECK(gad_device_mem_stats(GAD_CPU, &live, &cached) == GAD_OK);
+    CHECK(live == m5.live_bytes && cached == m5.cached_bytes);
+    CHECK(gad_device_mem_stats(GAD_CPU, NULL, NULL) == GAD_OK);
+    CHECK(gad_device_mem_stats(9, &live, NULL) == GAD_ERR_DEVICE);
+    CHECK_DEV_ERR(GAD_ERR_DEVICE, "device_mem_stats", "9 names no device");
+    gad_clear_error();
+    CHECK(atomic_load(&td_live) == 0);
+}
+
 static void *default_in_thread(void *arg) {
     *(int *)arg = gad_default_device();
     gad_scope_begin();
@@ -602,6 +664,7 @@ int main(void) {
     RUN(engine_checks_what_a_vjp_fills);
     RUN(devices_are_counted_and_named);
     RUN(to_device_moves_and_differentiates);
+    RUN(device_memory_is_counted);
     RUN(constructors_follow_the_default_device);
     RUN(save_and_load_device_tensors);
     RUN(training_on_the_device);

@@ -132,3 +132,20 @@ void gad_host_free(void *p) {
     else if (kind == HOST_PLAIN) gad_mem_free(base);
     else gad_error_set(GAD_ERR_DOMAIN, "host_free", "not a block of gad_host_alloc");
 }
+
+gad_status gad_device_mem_stats(gad_device dev, int64_t *live_bytes, int64_t *cached_bytes) {
+    ensure_probed();
+    if (!gad__dev_valid(dev)) {
+        gad__err(GAD_ERR_DEVICE, "device_mem_stats", "%d names no device", dev);
+        return GAD_ERR_DEVICE;
+    }
+    int64_t live = 0, cached = 0;
+    const gad_devmem *m = gad__devmem[dev];
+    if (!m->mem_stats || m->mem_stats(dev, &live, &cached)) {
+        gad__err(GAD_ERR_DEVICE, "device_mem_stats", "%s does not count its memory", m->name);
+        return GAD_ERR_DEVICE;
+    }
+    if (live_bytes) *live_bytes = live;
+    if (cached_bytes) *cached_bytes = cached;
+    return GAD_OK;
+}

@@ -33,6 +33,12 @@ static int host_mem_info(int dev, size_t *free_bytes, size_t *total_bytes) {
     return 0;
 }
 
+static int host_mem_stats(int dev, int64_t *live_bytes, int64_t *cached_bytes) {
+    (void)dev;
+    gad__host_mem_counts(live_bytes, cached_bytes);
+    return 0;
+}
+
 const gad_devmem gad__host_mem = {
     .name = "cpu",
     .type = GAD_DEVICE_CPU,
@@ -45,6 +51,7 @@ const gad_devmem gad__host_mem = {
     .fill = gad__host_fill,
     .sync = host_sync,
     .mem_info = host_mem_info,
+    .mem_stats = host_mem_stats,
 };
 
 const gad_devmem *gad__devmem[GAD_MAX_DEVICES] = {[GAD_DEV_HOST] = &gad__host_mem};

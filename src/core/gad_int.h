@@ -137,12 +137,22 @@ typedef struct gad_devmem {
     /* The device's free and total bytes; 0 or -1 (no error recorded). May
      * be NULL: the sizes are then unknown (a device error). */
     int (*mem_info)(int dev, size_t *free_bytes, size_t *total_bytes);
+    /* The bytes of the device's live storages (every thread's) and the
+     * bytes its allocator keeps cached for reuse (in no storage), as the
+     * back end counts them (gad_mem_stats, gad_device_mem_stats); 0 or -1
+     * (no error recorded). May be NULL: the counts are unknown (left out
+     * of gad_mem_stats' sums; a device error for gad_device_mem_stats). */
+    int (*mem_stats)(int dev, int64_t *live_bytes, int64_t *cached_bytes);
 } gad_devmem;
 
 /* The memory hooks of device dev (NULL when no device has that number);
  * the host's are gad__host_mem. */
 extern const gad_devmem *gad__devmem[GAD_MAX_DEVICES];
 extern const gad_devmem gad__host_mem;
+
+/* The host's counters (memory.c): bytes in live host storages, every
+ * thread's, and bytes in the calling thread's caches (gad_mem_stats). */
+void gad__host_mem_counts(int64_t *live_bytes, int64_t *cached_bytes);
 
 /* The calling thread's default device for constructors (gad.h), 0 at
  * first; a registered device whenever it is not 0. */

@@ -309,8 +309,7 @@ gad_storage *gad__storage_new_dev(int dev, size_t nbytes) {
     gad_storage *s = gad__devmem[dev]->storage_new(dev, nbytes);
     if (!s) return NULL;
     arm_thread_exit(); /* for the counts */
-    count(&tl.live.storages, 1);
-    count(&tl.live.bytes, (long long)s->cap);
+    count(&tl.live.storages, 1); /* its bytes are the back end's to count */
     return s;
 }
 
@@ -318,12 +317,12 @@ GAD_HOT void gad__storage_release(gad_storage *s) {
     if (!s) return;
     if (!gad__unref(&s->refs)) return;
     count(&tl.live.storages, -1);
-    count(&tl.live.bytes, -(long long)s->cap);
     if (GAD_UNLIKELY(s->dev != GAD_DEV_HOST)) {
         arm_thread_exit();
         gad__devmem[s->dev]->storage_free(s);
         return;
     }
+    count(&tl.live.bytes, -(long long)s->cap);
     if (s->sclass >= 0 && gad__cache_admit(s->cap)) { /* which arms the exit hook */
         s->next = tl.heads[s->sclass];
         tl.heads[s->sclass] = s;
@@ -708,6 +707,21 @@ void gad_set_allocator(const gad_allocator *allocator) {
         g_alloc = (gad_allocator){default_alloc, default_free, NULL};
 }
 
+/* Every thread's live host bytes, those of exited threads included. */
+static int64_t host_live_bytes(void) {
+    pthread_mutex_lock(&threads_lock);
+    int64_t n = atomic_load(&retired.bytes);
+    for (thread_state *t = threads; t; t = t->next_thread)
+        n += atomic_load_explicit(&t->live.bytes, memory_order_relaxed);
+    pthread_mutex_unlock(&threads_lock);
+    return n;
+}
+
+void gad__host_mem_counts(int64_t *live_bytes, int64_t *cached_bytes) {
+    if (live_bytes) *live_bytes = host_live_bytes();
+    if (cached_bytes) *cached_bytes = (int64_t)tl.cached_bytes;
+}
+
 void gad_mem_stats_get(gad_mem_stats *out) {
     if (!out) return;
     pthread_mutex_lock(&threads_lock);
@@ -721,4 +735,14 @@ void gad_mem_stats_get(gad_mem_stats *out) {
     }
     pthread_mutex_unlock(&threads_lock);
     out->cached_bytes = (int64_t)tl.cached_bytes;
+    /* the other devices count their own memory (gad_devmem's mem_stats) */
+    out->device_live_bytes = 0;
+    out->device_cached_bytes = 0;
+    for (int d = 1; d < GAD_MAX_DEVICES; d++) {
+        const gad_devmem *m = gad__devmem[d];
+        int64_t live = 0, cached = 0;
+        if (!m || !m->mem_stats || m->mem_stats(d, &live, &cached)) continue;
+        out->device_live_bytes += live;
+        out->device_cached_bytes += cached;
+    }
 }

@@ -21,6 +21,9 @@ static int dev_of[MAXCU];              /* gad device of CUDA ordinal */
 static int ord_of[GAD_MAX_DEVICES];    /* CUDA ordinal of gad device (or -1) */
 static char names[MAXCU][16];          /* "cuda:0", ... */
 static gad_devmem mems[MAXCU];
+/* The bytes of each ordinal's live storages (their requested sizes), for
+ * gad_mem_stats: counted here, where they are made and freed. */
+static atomic_llong live_bytes[MAXCU];
 static gad_backend tables[MAXCU];
 
 #define ORD(t) (ord_of[(t)->dev])
@@ -80,11 +83,14 @@ static gad_storage *cu_storage_new(int dev, size_t nbytes) {
     s->data = d;
     s->sclass = -1;
     s->dev = (uint8_t)dev;
+    atomic_fetch_add(&live_bytes[ord_of[dev]], (long long)nbytes);
     return s;
 }
 
 static void cu_storage_free(gad_storage *s) {
-    gcu_free(ord_of[s->dev], s->data);
+    int ord = ord_of[s->dev];
+    atomic_fetch_sub(&live_bytes[ord], (long long)s->cap);
+    gcu_free(ord, s->data);
     free(s);
 }
 
@@ -602,6 +608,18 @@ static int cu_mem_info(int dev, size_t *free_bytes, size_t *total_bytes) {
     return gad__cuda_info(dev, name, sizeof name, total_bytes, free_bytes, &pool);
 }
 
+/* gad_mem_stats: the storages' bytes (counted above) and what the pool
+ * holds beyond what it has handed out (freed blocks kept for reuse, the
+ * unused rest of its chunks). */
+static int cu_mem_stats(int dev, int64_t *live, int64_t *cached) {
+    int ord = ord_of[dev];
+    long long reserved = 0, used = 0;
+    if (ord < 0 || gcu_pool_stats(ord, &reserved, &used)) return -1;
+    *live = atomic_load(&live_bytes[ord]);
+    *cached = reserved > used ? reserved - used : 0;
+    return 0;
+}
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static void init(void) {
@@ -625,6 +643,7 @@ static void init(void) {
             .fill = cu_fill,
             .sync = cu_sync,
             .mem_info = cu_mem_info,
+            .mem_stats = cu_mem_stats,
             .type = GAD_DEVICE_CUDA,
             .index = ord,
         };
@@ -692,3 +711,32 @@ int gad__cuda_set_tf32(int on) { return gcu_set_tf32(on); }
 
 void *gad__cuda_host_alloc(size_t n) { return gad__cuda_init() > 0 ? gcu_host_alloc(n) : NULL; }
 void gad__cuda_host_free(void *p) { gcu_host_free(p); }
+
+/* ------------------------------------------- gad-bench's direct calls */
+
+static int bench_ord(int dev, char *msg, size_t cap) {
+    int ord = gad__cuda_ordinal(dev);
+    if (cap) msg[0] = '\0';
+    if (ord < 0 && cap) snprintf(msg, cap, "device %d is not a CUDA device", dev);
+    return ord;
+}
+
+int gad__cuda_bench_sgemm(int dev, int64_t M, int64_t N, int64_t K, const void *A,
+                          const void *B, void *C, char *msg, size_t cap) {
+    int ord = bench_ord(dev, msg, cap);
+    if (ord < 0) return -1;
+    /* packed row-major: lda K, ldb N, ldc N; one product (no strides) */
+    if (gcu_gemm(ord, GAD_F32, 0, 0, M, N, K, 1.0, A, K, 0, B, N, 0, 0.0, C, N, 0, 1) == 0)
+        return 0;
+    gcu_fault_take(ord, msg, cap);
+    return -1;
+}
+
+int gad__cuda_bench_copy(int dev, void *dst, const void *src, size_t n, char *msg, size_t cap) {
+    int ord = bench_ord(dev, msg, cap);
+    if (ord < 0) return -1;
+    /* one contiguous run of bytes: gcu_copy's cudaMemcpyAsync path */
+    gcu_iter it = {.nd = 1, .n = (int64_t)n, .shape = {(int64_t)n}, .st = {{1}, {1}}};
+    gcu_copy(ord, 1, &it, src, dst);
+    return gcu_fault_take(ord, msg, cap) ? -1 : 0;
+}

@@ -1,11 +1,13 @@
 /* cuda.h: the CUDA back end's entry points for the rest of gad (the public
- * device API calls these; nothing else of src/cuda is visible). Built with
+ * device API calls these, and gad-bench the two at the end; nothing else of
+ * src/cuda is visible). Built with
  * GAD_CUDA; without it, none.c gives the same functions, which find no
  * device. */
 #ifndef GAD_CUDA_H
 #define GAD_CUDA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Register every CUDA device as a gad device (once; later calls return the
  * same answer). Returns how many were registered: 0, and no error, when
@@ -47,5 +49,21 @@ int gad__cuda_stream_done(int dev, char *msg, size_t cap);
  * the driver refuses; gad__cuda_host_free gives it back. */
 void *gad__cuda_host_alloc(size_t n);
 void gad__cuda_host_free(void *p);
+
+/* For gad-bench's GPU workloads (bench/gad_bench.c), which time gad's ops
+ * against what runs beneath them. On CUDA device dev, queued on the
+ * calling thread's stream (gad_device_sync waits for them and reports a
+ * fault they met):
+ * - sgemm: row-major C [M, N] = A [M, K] B [K, N], f32, packed, device
+ *   pointers (gad_device_ptr): one cuBLAS SGEMM call on the handle gad's
+ *   matmul uses (gcu_gemm), strict f32 or TF32 as gad_set_tf32 says, into
+ *   the caller's C (no allocation, no checks of the tensors);
+ * - copy: n bytes from src to dst, both on the device (cudaMemcpyAsync,
+ *   device to device).
+ * 0, or -1 when dev is not a CUDA device or when the call, or work queued
+ * before it, failed: the reason in msg (cap bytes; the fault is taken). */
+int gad__cuda_bench_sgemm(int dev, int64_t M, int64_t N, int64_t K, const void *A,
+                          const void *B, void *C, char *msg, size_t cap);
+int gad__cuda_bench_copy(int dev, void *dst, const void *src, size_t n, char *msg, size_t cap);
 
 #endif

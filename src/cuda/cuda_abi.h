@@ -66,6 +66,10 @@ void *gcu_alloc(int ord, size_t n);
 void gcu_free(int ord, void *p);
 /* Bytes device ord's pool holds (in use and cached), -1 when unknown. */
 long long gcu_pool_bytes(int ord);
+/* Device ord's pool: the bytes it has reserved from the driver and the
+ * bytes of those handed out (to storages and scratch, until their frees
+ * are reached in stream order); 0, or -1 when the pool cannot say. */
+int gcu_pool_stats(int ord, long long *reserved, long long *used);
 /* Give every cached byte of device ord's pool back to the driver. */
 void gcu_trim(int ord);
 

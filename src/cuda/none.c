@@ -2,6 +2,8 @@
  * (GAD_CUDA off or nvcc not found): no device, no error. */
 #include "cuda/cuda.h"
 
+#include <stdio.h>
+
 int gad__cuda_init(void) { return 0; }
 int gad__cuda_device(int ord) { return (void)ord, -1; }
 int gad__cuda_ordinal(int dev) { return (void)dev, -1; }
@@ -20,5 +22,18 @@ void *gad__cuda_stream(int dev) { return (void)dev, (void *)0; }
 int gad__cuda_stream_done(int dev, char *msg, size_t cap) {
     (void)dev;
     if (cap) msg[0] = '\0';
+    return -1;
+}
+
+int gad__cuda_bench_sgemm(int dev, int64_t M, int64_t N, int64_t K, const void *A,
+                          const void *B, void *C, char *msg, size_t cap) {
+    (void)M, (void)N, (void)K, (void)A, (void)B, (void)C;
+    if (cap) snprintf(msg, cap, "device %d: this build has no CUDA back end", dev);
+    return -1;
+}
+
+int gad__cuda_bench_copy(int dev, void *dst, const void *src, size_t n, char *msg, size_t cap) {
+    (void)dst, (void)src, (void)n;
+    if (cap) snprintf(msg, cap, "device %d: this build has no CUDA back end", dev);
     return -1;
 }

@@ -294,6 +294,19 @@ extern "C" long long gcu_pool_bytes(int ord) {
     return (long long)v;
 }
 
+extern "C" int gcu_pool_stats(int ord, long long *reserved, long long *used) {
+    uint64_t r = 0, u = 0;
+    if (ord < 0 || ord >= GCU_MAXDEV || !pools[ord] ||
+        cudaMemPoolGetAttribute(pools[ord], cudaMemPoolAttrReservedMemCurrent, &r) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pools[ord], cudaMemPoolAttrUsedMemCurrent, &u) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    *reserved = (long long)r;
+    *used = (long long)u;
+    return 0;
+}
+
 extern "C" void gcu_trim(int ord) {
     if (!pools[ord] || cudaSetDevice(ord) != cudaSuccess) return;
     cudaDeviceSynchronize();

@@ -393,6 +393,34 @@ TEST(pinned_memory_and_writes) {
     gad_scope_end();
 }
 
+/* gad_mem_stats and gad_device_mem_stats on the GPU: a storage's bytes
+ * are in device_live_bytes (not in the CPU's live_bytes) while it lives,
+ * and in the pool's cache once its free is reached. */
+TEST(device_memory_is_counted) {
+    CHECK(gad_device_sync(CU) == GAD_OK);
+    gad_mem_stats m0, m1, m2;
+    int64_t l0 = -1, c0 = -1, l1 = -1, l2 = -1, c2 = -1;
+    gad_mem_stats_get(&m0);
+    CHECK(gad_device_mem_stats(CU, &l0, &c0) == GAD_OK && l0 >= 0 && c0 >= 0);
+    int64_t n = (int64_t)1 << 20;
+    gad_tensor *t = gad__tensor_new("mem", CU, GAD_F32, &n, 1);
+    CHECK(t != NULL);
+    gad_mem_stats_get(&m1);
+    CHECK(gad_device_mem_stats(CU, &l1, NULL) == GAD_OK);
+    CHECK_MSG(l1 == l0 + 4 * n && m1.device_live_bytes == m0.device_live_bytes + 4 * n,
+              "live %lld -> %lld, device_live_bytes %lld -> %lld", (long long)l0,
+              (long long)l1, (long long)m0.device_live_bytes, (long long)m1.device_live_bytes);
+    CHECK(m1.live_bytes == m0.live_bytes);
+    gad_release(t);
+    CHECK(gad_device_sync(CU) == GAD_OK);
+    gad_mem_stats_get(&m2);
+    CHECK(gad_device_mem_stats(CU, &l2, &c2) == GAD_OK);
+    CHECK(l2 == l0 && m2.device_live_bytes == m0.device_live_bytes);
+    CHECK_MSG(c2 >= 4 * n && m2.device_cached_bytes >= c2, "cached %lld after the free",
+              (long long)c2);
+    printf("  pool: %.1f MiB cached after freeing 4 MiB\n", (double)c2 / (1 << 20));
+}
+
 /* ---------------------------------------------------- errors, recovery */
 
 TEST(out_of_memory_reports_and_recovers) {
@@ -627,6 +655,7 @@ int main(void) {
     RUN(large_reductions);
     RUN(two_runs_same_bits);
     RUN(pinned_memory_and_writes);
+    RUN(device_memory_is_counted);
     RUN(optimizers_match_the_cpu_bitwise);
     RUN(out_of_memory_reports_and_recovers);
     RUN(bad_index_reports_and_device_stays_usable);
