@@ -16,6 +16,8 @@
 #      message naming the rank (plain mpirun ends the job; under
 #      --enable-recovery gad's deadline, 5 s here, stops it), and the last
 #      checkpoint still loads.
+# HELIX_EXTRA adds options to every run: tests/cuda/check.sh runs it all
+# with --device cuda, the ranks sharing one GPU through host copies.
 set -u
 MPIEXEC=${1:?usage: test_helix_lm_dist.sh MPIEXEC BIN SCRATCH}
 BIN=${2:?usage: test_helix_lm_dist.sh MPIEXEC BIN SCRATCH}
@@ -27,7 +29,8 @@ fail() {
 }
 rm -rf "$DIR" && mkdir -p "$DIR" || fail "cannot make $DIR"
 CONF="--d 32 --layers 2 --batch 8 --seq 32 --steps $K --warmup 10 --lr 1e-2 --min-lr 1e-3
-      --eval-every 10 --ckpt-every 10 --val-windows 24 --seed 7 --threads 1 --bytes 0 --plain"
+      --eval-every 10 --ckpt-every 10 --val-windows 24 --seed 7 --threads 1 --bytes 0 --plain
+      ${HELIX_EXTRA:-}" # HELIX_EXTRA: more options for every run (tests/cuda/check.sh: --device cuda)
 run() { # run NAME NP ARGS...: train, the log in DIR/NAME.log
     name=$1 np=$2
     shift 2

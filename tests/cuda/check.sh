@@ -19,7 +19,8 @@
 # Each dist check counts as one test. They need MPI in the build and
 # mpirun; without them they are skipped (and say so).
 # Then helix_lm on the GPU (--device cuda): its self-test, and 100 steps
-# against the CPU, twice, resumed, and its checkpoint evaluated on the CPU.
+# against the CPU, twice, resumed, and its checkpoint evaluated on the CPU;
+# and tests/test_helix_lm_dist.sh on 2 ranks sharing the GPU.
 # Set GAD_CHECK_SUITE=1 to run the whole ctest suite of that build too, and
 # GAD_CHECK_DIST_ONLY=1 to run the dist checks alone (no test_cuda).
 set -uo pipefail
@@ -169,6 +170,23 @@ else
     hx_fail "100 steps (cpu, cuda, cuda)"
   fi
   rm -rf "$hd"
+fi
+
+echo "== helix_lm on 2 ranks sharing the GPU (host copies)"
+# tests/test_helix_lm_dist.sh with --device cuda: 2 ranks give the losses of
+# one process within 1e-5, two runs and a resume bit for bit, the faults
+if [ "$only_dist" = 1 ] || [ -z "$mpirun" ] ||
+   ! grep -q test_dist_np2 "$build/tests/CTestTestfile.cmake" 2>/dev/null; then
+  echo "check.sh: skipped (no MPI in this build, no mpirun, or GAD_CHECK_DIST_ONLY=1)"
+elif GAD_DIST_NCCL=0 HELIX_EXTRA="--device cuda" timeout 300 \
+     sh tests/test_helix_lm_dist.sh "$mpirun" "$build/examples/helix_lm" \
+     "$(mktemp -d)" >"$log" 2>&1; then
+  echo "ok   helix_lm: 2 ranks on cuda (host copies) as one process"
+  passed=$((passed + 1))
+else
+  tail -n 20 "$log"
+  echo "FAIL helix_lm: 2 ranks on cuda"
+  failed=$((failed + 1))
 fi
 
 if [ "${GAD_CHECK_SUITE:-0}" = 1 ]; then
