@@ -126,7 +126,7 @@ def main(argv):
         return 2
     gad = load(argv[1])
     torch = load(argv[2] if len(argv) > 2 else None)
-    if not gad:
+    if not any(w.startswith("G") for w, _ in gad):  # W6's CPU lines alone are not enough
         print("gpu_report: no GPU figures from gad-bench (no CUDA device, or a build "
               "without CUDA: see its messages above)", file=sys.stderr)
         return 1
