@@ -883,7 +883,7 @@ static void bench_g5(void) {
     gad_set_default_device(old_dev);
 }
 
-/* The two model sizes of G6 and G7 (issue 19): D, layers, batch, steps. */
+/* The two model sizes of G6 and G7 (issue 19): D, layers, batch, sequence length. */
 static const int64_t g_helix_cfg[2][4] = {{256, 4, 64, 512}, {1024, 12, 32, 512}};
 enum { G_MAX_L = 12 };
 

@@ -58,7 +58,7 @@ def ratio(a, b):
     return None if a is None or b is None or b == 0 else a / b
 
 
-# G6's and G7's sizes: D, layers, batch, steps (gad-bench's g_helix_cfg)
+# G6's and G7's sizes: D, layers, batch, sequence length (gad-bench's g_helix_cfg)
 HELIX_CFG = ((256, 4, 64, 512), (1024, 12, 32, 512))
 
 

@@ -417,7 +417,7 @@ def g4():
 # time in eager mode; no torch.compile version), the blocks are block().
 # GAD_BENCH_TF32=1 (read by gad-bench too) runs G6 and G7 with
 # allow_tf32: their metrics then end in "_tf32".
-HELIX_CFG = ((256, 4, 64, 512), (1024, 12, 32, 512))  # D, layers, batch, steps
+HELIX_CFG = ((256, 4, 64, 512), (1024, 12, 32, 512))  # D, layers, batch, sequence length
 
 
 def tf32_asked():
