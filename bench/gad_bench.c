@@ -2,10 +2,11 @@
  * docs/workloads.md, same sizes), one JSON line per figure:
  *   {"workload":"W5","metric":"helix_block_fwd_bwd_ms","median":..,"min":..,
  *    "max":..,"unit":"ms","reps":..,"impl":"gad",...}
- * Run: gad-bench [W1|W2|...|W7|all|G1..G4|gpu|sweep|sweep-W1|sweep-W6] [--threads N]
+ * Run: gad-bench [W1|W2|...|W7|all|G1..G7|gpu|sweep|sweep-W1|sweep-W6] [--threads N]
  *                [--reps N]
- * (G1-G4: the GPU workloads, skipped without a CUDA device; bench/gpu.sh
- * runs them beside bench/torch_ref.py's.)
+ * (G1-G7: the GPU workloads, skipped without a CUDA device; bench/gpu.sh
+ * runs them beside bench/torch_ref.py's. G5-G7 are W7, W5 and W6 on the
+ * GPU at larger sizes.)
  * bench/compare runs it beside the PyTorch reference (bench/torch_ref.py)
  * and prints the ratios. Timings are medians after warm-up; peak RSS comes
  * from getrusage (run one workload per process for a meaningful figure). */
@@ -771,6 +772,318 @@ static void bench_g4(void) {
     gad_set_default_device(old_dev);
 }
 
+/* ----------------------------------------------- GPU: G5-G7 (HELIX) */
+
+/* G6 and G7 in TF32 when the environment variable GAD_BENCH_TF32 is 1
+ * (bench/torch_ref.py reads the same one): their metrics then end in
+ * "_tf32" and their lines say "math":"tf32". Strict f32 otherwise, set
+ * explicitly (as G1 does), whatever GAD_CUDA_TF32 said at start. */
+static int gpu_tf32_asked(void) {
+    const char *e = getenv("GAD_BENCH_TF32");
+    return e && !strcmp(e, "1");
+}
+
+/* A leaf on the GPU with t's values (t is released): the HELIX weights
+ * are made on the CPU by helix_init (which writes the gate-bias row in
+ * host memory) and moved, so that both devices start from the same
+ * weights. */
+static gad_tensor *gpu_leaf(gad_tensor *t) {
+    gad_no_grad_begin();
+    gad_tensor *d = gad_to_device(t, g_gpu);
+    gad_tensor *l = d ? gad_detach(d) : NULL;
+    gad_no_grad_end();
+    check(l, "moving a weight to the GPU");
+    gad_release(d);
+    gad_release(t);
+    return gad_requires_grad(l);
+}
+
+static void helix_init_gpu(gad_rng *r, int64_t D, gad_helix_weights *w) {
+    gad_device old = gad_set_default_device(GAD_CPU);
+    helix_init(r, D, w);
+    gad_set_default_device(old);
+    gad_tensor **p = &w->wa;
+    for (int i = 0; i < 9; i++) p[i] = gpu_leaf(p[i]);
+}
+
+/* Multiply-add flops of one HELIX block per token, forward and backward:
+ * its five matrix products (x [D+1] @ wa, @ wb, @ wo, @ wf1 [D, 2D],
+ * @ wf2 [2D, D]) are 2 (D+1) D + 12 D^2 forward, and the backward pass
+ * twice that (the gradients of both operands): 3 (14 D^2 + 2 D). The
+ * elementwise work, the norms and the scan (O(D) a token) are not
+ * counted. At W5's size this gives docs/workloads.md's 5.6 GFLOP. */
+static double helix_block_flops_per_token(int64_t D) {
+    double d = (double)D;
+    return 3.0 * (14.0 * d * d + 2.0 * d);
+}
+
+/* G5: W7's gated scan on the GPU at B=64 T=4096 D=1024 (f32, 2^28
+ * elements, 1 GiB a tensor), forward and backward (gad_grad_ex with a
+ * given output gradient, as W7), beside a device-to-device copy of one
+ * such tensor (gad__cuda_bench_copy, as G3's), timed before and after
+ * the scan. Bytes counted per element: the forward pass reads a and u
+ * and writes h, the backward pass reads a, h and the output gradient and
+ * writes both input gradients: 8 floats, 32 bytes (what the two kernels
+ * of src/cuda/fused.cu move at the least; the autodiff's own allocations
+ * and fills are not counted). The copy counts 8 bytes per element. */
+typedef struct g5 {
+    w7_ctx s;
+    gad_tensor *out;
+    int copy;
+} g5_ctx;
+
+static void g5_run(void *vc) {
+    g5_ctx *c = vc;
+    char msg[300];
+    if (c->copy)
+        gpu_direct(gad__cuda_bench_copy(g_gpu, gad_device_ptr(c->out), gad_device_ptr(c->s.u),
+                                        (size_t)gad_numel(c->s.u) * sizeof(float), msg,
+                                        sizeof msg),
+                   "device copy", msg);
+    else
+        w7_run(&c->s);
+    gpu_sync("G5");
+}
+
+static void bench_g5(void) {
+    if (!gpu_ready("G5")) return;
+    int64_t s[3] = {64, 4096, 1024};
+    double n = 64.0 * 4096.0 * 1024.0;
+    gad_device old_dev = gad_set_default_device(g_gpu);
+    gad_rng *r = gad_rng_new(25);
+    g5_ctx c = {{0}, NULL, 0};
+    gad_no_grad_begin();
+    gad_scope_begin(); /* the intermediates (2 GiB) go at its end */
+    c.s.a = gad_keep(gad_requires_grad(
+        gad_sigmoid(gad_add_scalar(gad_rng_normal_tensor(r, s, 3, GAD_F32, 0, 1), 3))));
+    gad_scope_end();
+    gad_no_grad_end();
+    c.s.u = gad_requires_grad(gad_rng_normal_tensor(r, s, 3, GAD_F32, 0, 1));
+    c.s.gh = gad_rng_normal_tensor(r, s, 3, GAD_F32, 0, 1);
+    c.out = gad_zeros(s, 3, GAD_F32);
+    gad_rng_free(r);
+    check(c.s.a && c.s.u && c.s.gh && c.out ? c.out : NULL, "G5 inputs");
+    int reps = reps_or(15);
+    if (reps > 64) reps = 64;
+    double t[64], copy_t[128];
+    c.copy = 1;
+    run(g5_run, &c, 3, reps, copy_t);
+    c.copy = 0;
+    run(g5_run, &c, 3, reps, t);
+    c.copy = 1;
+    run(g5_run, &c, 0, reps, copy_t + reps);
+    qsort(copy_t, (size_t)(2 * reps), sizeof(double), cmp_double);
+    emit("G5", "scan_B64_T4096_D1024_fwd_bwd_ms", t, reps, 1e3, 0, "ms", NULL);
+    emit("G5", "scan_B64_T4096_D1024_fwd_bwd_GBps", t, reps, 1e-9, 32.0 * n, "GB/s",
+         "\"note\":\"32 bytes per element: a, u, h forward; a, h, gh, ga, gu backward\"");
+    emit("G5", "d2d_copy_1G_GBps", copy_t, 2 * reps, 1e-9, 8.0 * n, "GB/s",
+         "\"note\":\"cudaMemcpyAsync device to device of one 2^28-float tensor, before and "
+         "after the scan\"");
+    gad_release(c.s.a), gad_release(c.s.u), gad_release(c.s.gh), gad_release(c.out);
+    gad_set_default_device(old_dev);
+}
+
+/* The two model sizes of G6 and G7 (issue 19): D, layers, batch, sequence length. */
+static const int64_t g_helix_cfg[2][4] = {{256, 4, 64, 512}, {1024, 12, 32, 512}};
+enum { G_MAX_L = 12 };
+
+/* G6: W5 on the GPU, a stack of L HELIX blocks (W5 is one) forward and
+ * backward, loss sum(y * r) with gradients of the input and every weight
+ * (as W5), at g_helix_cfg's two sizes: tokens (B T) per second, the
+ * model's flops per token (helix_block_flops_per_token times L) and the
+ * TFLOP/s that make. */
+typedef struct g6 {
+    gad_tensor *x, *rr;
+    gad_helix_weights w[G_MAX_L];
+    int L;
+} g6_ctx;
+
+static void g6_run(void *vc) {
+    g6_ctx *c = vc;
+    gad_scope_begin();
+    gad_tensor *p[1 + 9 * G_MAX_L], *g[1 + 9 * G_MAX_L];
+    int np = 0;
+    p[np++] = c->x;
+    gad_tensor *h = c->x;
+    for (int l = 0; l < c->L; l++) {
+        gad_tensor **wp = &c->w[l].wa;
+        for (int i = 0; i < 9; i++) p[np++] = wp[i];
+        h = gad_helix_block(h, &c->w[l], 1e-5);
+    }
+    gad_tensor *loss = gad_sum_all(gad_mul(h, c->rr));
+    check(gad_grad(loss, p, np, g) == GAD_OK ? loss : NULL, "G6 grad");
+    gad_scope_end();
+    gpu_sync("G6");
+}
+
+static void bench_g6(void) {
+    if (!gpu_ready("G6")) return;
+    int tf32 = gpu_tf32_asked();
+    int old_tf32 = gad_set_tf32(tf32);
+    gad_device old_dev = gad_set_default_device(g_gpu);
+    for (int k = 0; k < 2; k++) {
+        int64_t D = g_helix_cfg[k][0], L = g_helix_cfg[k][1], B = g_helix_cfg[k][2],
+                T = g_helix_cfg[k][3];
+        int64_t s[3] = {B, T, D};
+        gad_rng *r = gad_rng_new(26);
+        g6_ctx c = {0};
+        c.L = (int)L;
+        c.x = gad_requires_grad(gad_rng_normal_tensor(r, s, 3, GAD_F32, 0, 1));
+        c.rr = gad_rng_normal_tensor(r, s, 3, GAD_F32, 0, 1);
+        check(c.x && c.rr ? c.x : NULL, "G6 inputs");
+        for (int l = 0; l < c.L; l++) helix_init_gpu(r, D, &c.w[l]);
+        gad_rng_free(r);
+        int reps = reps_or(k == 0 ? 11 : 7);
+        if (reps > 64) reps = 64;
+        double t[64], tok = (double)(B * T), fpt = (double)L * helix_block_flops_per_token(D);
+        run(g6_run, &c, 2, reps, t);
+        char metric[96], extra[128];
+        const char *sfx = tf32 ? "_tf32" : "";
+        snprintf(extra, sizeof extra, "\"math\":\"%s\",\"flop_per_token\":%.6g",
+                 tf32 ? "tf32" : "f32", fpt);
+        snprintf(metric, sizeof metric, "helix_stack_D%lld_L%lld_B%lld_T%lld_tokens_per_s%s",
+                 (long long)D, (long long)L, (long long)B, (long long)T, sfx);
+        emit("G6", metric, t, reps, 1, tok, "tok/s", extra);
+        snprintf(metric, sizeof metric, "helix_stack_D%lld_L%lld_B%lld_T%lld_tflops%s",
+                 (long long)D, (long long)L, (long long)B, (long long)T, sfx);
+        emit("G6", metric, t, reps, 1e-12, tok * fpt, "TFLOP/s", extra);
+        for (int l = 0; l < c.L; l++) {
+            gad_tensor **wp = &c.w[l].wa;
+            for (int i = 0; i < 9; i++) gad_release(wp[i]);
+        }
+        gad_release(c.x), gad_release(c.rr);
+        gad_cache_trim();
+    }
+    gad_set_default_device(old_dev);
+    gad_set_tf32(old_tf32);
+}
+
+/* G7: W6 on the GPU, helix_lm's training step (byte embedding, L blocks,
+ * final rms_norm times gain, logits over 256 bytes, mean cross-entropy,
+ * backward, AdamW lr 3e-4 weight decay 0.01, the loss read back), at
+ * W6's own size (D=256, 4 blocks, B=16, T=128: the metric is W6's, so
+ * that gpu_report.py can set the GPU beside the CPU) and at
+ * g_helix_cfg's two: tokens per second. Each step draws its B windows
+ * of the text on the host (as W6) and writes them into the same two
+ * device tensors (gad_write_i64 from gad_host_alloc's memory, as
+ * helix_lm's --device cuda). */
+typedef struct g7 {
+    int64_t D, L, B, T;
+    gad_tensor *emb, *gain, *wout, *x, *y;
+    gad_helix_weights w[G_MAX_L];
+    gad_tensor *params[3 + 9 * G_MAX_L];
+    int np;
+    gad_optim *opt;
+    unsigned char *data;
+    int64_t ndata, *xin, *yin;
+    int host_pinned;
+    gad_rng *rng;
+    double loss;
+} g7_ctx;
+
+static void g7_run(void *vc) {
+    g7_ctx *c = vc;
+    int64_t B = c->B, T = c->T;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t s = gad_rng_int(c->rng, 0, c->ndata - T - 1);
+        for (int64_t t = 0; t < T; t++) {
+            c->xin[b * T + t] = c->data[s + t];
+            c->yin[b * T + t] = c->data[s + t + 1];
+        }
+    }
+    check(gad_write_i64(c->x, c->xin, (size_t)(B * T)) == GAD_OK &&
+                  gad_write_i64(c->y, c->yin, (size_t)(B * T)) == GAD_OK
+              ? c->x
+              : NULL,
+          "G7 batch");
+    gad_scope_begin();
+    gad_tensor *h = gad_embedding_fused(c->emb, c->x);
+    for (int l = 0; l < c->L; l++) h = gad_helix_block(h, &c->w[l], 1e-5);
+    h = gad_mul(gad_rms_norm(h, 1e-5), c->gain);
+    gad_tensor *logits = gad_reshape(gad_matmul(h, c->wout), (int64_t[]){B * T, 256}, 2);
+    gad_tensor *loss = gad_cross_entropy(logits, c->y, GAD_REDUCE_MEAN);
+    gad_tensor *g[3 + 9 * G_MAX_L];
+    check(gad_grad(loss, c->params, c->np, g) == GAD_OK ? loss : NULL, "G7 grad");
+    check(gad_optim_step(c->opt, g) == GAD_OK ? loss : NULL, "G7 step");
+    c->loss = gad_item(loss); /* waits for the step, as helix_lm's read of the loss */
+    gad_scope_end();
+    gpu_sync("G7");
+}
+
+static void g7_config(int64_t D, int64_t L, int64_t B, int64_t T, int steps, int warm,
+                      int tf32) {
+    g7_ctx c = {.D = D, .L = L, .B = B, .T = T};
+    gad_rng *r = gad_rng_new(7);
+    gad_device old = gad_set_default_device(GAD_CPU);
+    c.emb = gad_rng_normal_tensor(r, (int64_t[]){256, D}, 2, GAD_F32, 0, 0.02);
+    c.gain = gad_ones(&D, 1, GAD_F32);
+    c.wout = gad_rng_normal_tensor(r, (int64_t[]){D, 256}, 2, GAD_F32, 0, 1.0 / sqrt((double)D));
+    gad_set_default_device(old);
+    check(c.emb && c.gain && c.wout ? c.emb : NULL, "G7 weights");
+    c.emb = gpu_leaf(c.emb), c.gain = gpu_leaf(c.gain), c.wout = gpu_leaf(c.wout);
+    c.params[c.np++] = c.emb;
+    c.params[c.np++] = c.gain;
+    c.params[c.np++] = c.wout;
+    for (int l = 0; l < c.L; l++) {
+        helix_init_gpu(r, D, &c.w[l]);
+        gad_tensor **p = &c.w[l].wa;
+        for (int i = 0; i < 9; i++) c.params[c.np++] = p[i];
+    }
+    gad_rng_free(r);
+    gad_adamw_opts o = {.lr = 3e-4, .weight_decay = 0.01};
+    c.opt = gad_adamw_new(c.params, c.np, &o);
+    check(c.opt, "G7 optimizer");
+    c.x = gad_zeros((int64_t[]){B, T}, 2, GAD_I64);
+    c.y = gad_zeros((int64_t[]){B * T}, 1, GAD_I64);
+    check(c.x && c.y ? c.x : NULL, "G7 batch tensors");
+    size_t nb = (size_t)(B * T) * sizeof(int64_t);
+    c.xin = gad_host_alloc(nb);
+    c.yin = gad_host_alloc(nb);
+    c.host_pinned = c.xin && c.yin;
+    if (!c.host_pinned) { /* pageable memory works too, more slowly */
+        gad_host_free(c.xin), gad_host_free(c.yin);
+        gad_clear_error();
+        c.xin = malloc(nb);
+        c.yin = malloc(nb);
+        check(c.xin && c.yin ? c.x : NULL, "G7 host batch");
+    }
+    c.data = load_text(&c.ndata);
+    c.rng = gad_rng_new(1);
+    double t[64];
+    if (steps > 64) steps = 64;
+    run(g7_run, &c, warm, steps, t);
+    char metric[96], extra[128];
+    if (D == 256 && L == 4 && B == 16 && T == 128)
+        snprintf(metric, sizeof metric, "helix_lm_tokens_per_s%s", tf32 ? "_tf32" : "");
+    else
+        snprintf(metric, sizeof metric, "helix_lm_tokens_per_s_D%lld_L%lld_B%lld_T%lld%s",
+                 (long long)D, (long long)L, (long long)B, (long long)T, tf32 ? "_tf32" : "");
+    snprintf(extra, sizeof extra, "\"math\":\"%s\",\"loss_last\":%.4f", tf32 ? "tf32" : "f32",
+             c.loss);
+    emit("G7", metric, t, steps, 1, (double)(B * T), "tok/s", extra);
+    gad_optim_free(c.opt);
+    for (int i = 0; i < c.np; i++) gad_release(c.params[i]);
+    gad_release(c.x), gad_release(c.y);
+    if (c.host_pinned) gad_host_free(c.xin), gad_host_free(c.yin);
+    else free(c.xin), free(c.yin);
+    gad_rng_free(c.rng);
+    free(c.data);
+    gad_cache_trim();
+}
+
+static void bench_g7(void) {
+    if (!gpu_ready("G7")) return;
+    int tf32 = gpu_tf32_asked();
+    int old_tf32 = gad_set_tf32(tf32);
+    gad_device old_dev = gad_set_default_device(g_gpu);
+    g7_config(256, 4, 16, 128, reps_or(20), 5, tf32); /* W6's size */
+    for (int k = 0; k < 2; k++)
+        g7_config(g_helix_cfg[k][0], g_helix_cfg[k][1], g_helix_cfg[k][2], g_helix_cfg[k][3],
+                  reps_or(k == 0 ? 11 : 7), 2, tf32);
+    gad_set_default_device(old_dev);
+    gad_set_tf32(old_tf32);
+}
+
 /* ---------------------------------------------------------- the sweep */
 
 /* W1's chain at 10^3, 10^4, 10^5 and 10^6 ops in alternation: five blocks,
@@ -818,9 +1131,10 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) g_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--help")) {
-            printf("usage: gad-bench [W1..W7|all|G1..G4|gpu|sweep|sweep-W1|sweep-W6] [--threads N] "
+            printf("usage: gad-bench [W1..W7|all|G1..G7|gpu|sweep|sweep-W1|sweep-W6] [--threads N] "
                    "[--reps N]\n"
-                   "  all: W1-W7 (the CPU); gpu: G1-G4 on CUDA device 0 (skipped without one)\n");
+                   "  all: W1-W7 (the CPU); gpu: G1-G7 on CUDA device 0 (skipped without one);\n"
+                   "  GAD_BENCH_TF32=1: G6 and G7 in TF32\n");
             return 0;
         } else what = argv[i];
     }
@@ -839,6 +1153,9 @@ int main(int argc, char **argv) {
     if (gpu || !strcmp(what, "G2")) bench_g_gemm("G2", 1);
     if (gpu || !strcmp(what, "G3")) bench_g3();
     if (gpu || !strcmp(what, "G4")) bench_g4();
+    if (gpu || !strcmp(what, "G5")) bench_g5();
+    if (gpu || !strcmp(what, "G6")) bench_g6();
+    if (gpu || !strcmp(what, "G7")) bench_g7();
     /* the sweep, whole or in its two parts */
     if (!strcmp(what, "sweep") || !strcmp(what, "sweep-W6")) bench_w6_scaling();
     if (!strcmp(what, "sweep") || !strcmp(what, "sweep-W1")) bench_w1_scaling();

@@ -3,14 +3,17 @@
 # the same GPU, in one run, and the table of ratios (bench/README.md, "GPU").
 # Builds gad-bench with CUDA into BUILD_DIR (default build-bench-cuda;
 # configured there, Release, when it has no CMake cache yet), then runs, for
-# each of G1-G4 in turn, `gad-bench Gk` and `torch_ref.py Gk`, one process
-# each, ROUNDS times (default 1), and prints bench/gpu_report.py's table of
-# the medians. Figures of gad alone when torch (with CUDA) is not installed.
+# each of G1-G7 in turn, `gad-bench Gk` and `torch_ref.py Gk`, one process
+# each, and then W6 on the CPU (both sides, for G7's GPU/CPU ratio), ROUNDS
+# times (default 1), and prints bench/gpu_report.py's table of the medians.
+# Figures of gad alone when torch (with CUDA) is not installed.
 # Exits 1 when gad-bench measured nothing (no CUDA device, or a build
 # without CUDA: gad-bench says which).
 #   PYTHON=...            the interpreter for torch_ref.py (default python3)
 #   CUDA_VISIBLE_DEVICES  the GPU, for both sides (they use CUDA device 0)
 #   PEAK_F32_TFLOPS, PEAK_TF32_TFLOPS  the GPU's peaks (H200: 67 and 495)
+#   WORKLOADS             the workloads to run (default "G1 G2 G3 G4 G5 G6 G7 W6")
+#   GAD_BENCH_TF32=1      G6 and G7 in TF32 on both sides (metrics "..._tf32")
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build-bench-cuda}
@@ -51,7 +54,7 @@ one() { # side file command...
 }
 r=1
 while [ "$r" -le "$rounds" ]; do
-  for w in G1 G2 G3 G4; do
+  for w in ${WORKLOADS:-G1 G2 G3 G4 G5 G6 G7 W6}; do
     echo "== round $r: $w" >&2
     one gad "$out/gad.jsonl" "$bench" "$w"
     [ "$torch_ok" = 1 ] && one torch "$out/torch.jsonl" "$py" bench/torch_ref.py "$w"

@@ -2,7 +2,7 @@
 """PyTorch side of gad's benchmark suite: the workloads W1-W7 of
 docs/workloads.md, the same sizes as bench/gad_bench.c, one JSON line
 per figure with the same metric names (impl "torch"). bench/compare runs it
-beside gad-bench. G1-G4 (or "gpu" for all four) are the GPU workloads,
+beside gad-bench. G1-G7 (or "gpu" for all seven) are the GPU workloads,
 never run by default; bench/gpu.sh runs them beside gad-bench's.
 
 Run with Debian's interpreter and torch (apt-get install python3-torch):
@@ -411,11 +411,168 @@ def g4():
     emit("G4", "fwd_nograd_ns_per_op", timed(nograd, 31, 20), scale=scale, unit="ns")
 
 
+# ------------------------------------------------ GPU: G5-G7 (HELIX)
+# W7, W5 and W6 on the GPU at larger sizes, as gad-bench's G5-G7: the
+# scan is torch_ref.py's Scan (the only scan this script has, a loop over
+# time in eager mode; no torch.compile version), the blocks are block().
+# GAD_BENCH_TF32=1 (read by gad-bench too) runs G6 and G7 with
+# allow_tf32: their metrics then end in "_tf32".
+HELIX_CFG = ((256, 4, 64, 512), (1024, 12, 32, 512))  # D, layers, batch, sequence length
+
+
+def tf32_asked():
+    return os.environ.get("GAD_BENCH_TF32") == "1"
+
+
+def helix_block_flops_per_token(D):
+    """Multiply-add flops of one block per token, forward and backward, as
+    gad-bench counts them: the five matrix products, 2 (D+1) D + 12 D^2
+    forward, and twice that backward; elementwise work not counted."""
+    return 3.0 * (14.0 * D * D + 2.0 * D)
+
+
+def gpu_block_params(D, g):
+    """block_params drawn on the CPU (as gad-bench's weights), moved to the
+    GPU as leaves."""
+    return {k: v.detach().to(GPU).requires_grad_() for k, v in block_params(D, g).items()}
+
+
+def g5():
+    """W7's scan at B=64 T=4096 D=1024 (f32), forward and backward, beside
+    a device-to-device copy of one such tensor (Tensor.copy_) before and
+    after it; bytes as gad-bench counts them (the scan 32 per element:
+    a, u, h forward, a, h, gh, ga, gu backward; the copy 8)."""
+    if not gpu_ready("G5"):
+        return
+    shape = (64, 4096, 1024)
+    n = 64.0 * 4096 * 1024
+    g = torch.Generator(device=GPU).manual_seed(25)
+    a = torch.sigmoid(torch.randn(*shape, device=GPU, generator=g) + 3.0).requires_grad_()
+    u = torch.randn(*shape, device=GPU, generator=g).requires_grad_()
+    gh = torch.randn(*shape, device=GPU, generator=g)
+    out = torch.empty_like(gh)
+
+    def step():
+        a.grad = None
+        u.grad = None
+        Scan.apply(a, u).backward(gh)
+        gpu_sync()
+
+    def copy():
+        out.copy_(u)
+        gpu_sync()
+
+    tc = timed(copy, 15, 3)
+    ts = timed(step, 15, 3)
+    tc += timed(copy, 15, 0)
+    emit("G5", "scan_B64_T4096_D1024_fwd_bwd_ms", ts, scale=1e3)
+    emit("G5", "scan_B64_T4096_D1024_fwd_bwd_GBps", ts, scale=1e-9, per_call=32.0 * n,
+         unit="GB/s", note="32 bytes per element: a, u, h forward; a, h, gh, ga, gu backward")
+    emit("G5", "d2d_copy_1G_GBps", tc, scale=1e-9, per_call=8.0 * n, unit="GB/s",
+         note="Tensor.copy_ device to device of one 2^28-float tensor, before and after the scan")
+
+
+def g6():
+    """W5 on the GPU: a stack of L blocks forward and backward, loss
+    sum(y * r), gradients of the input and every weight, at HELIX_CFG's
+    sizes: tokens/s and TFLOP/s (helix_block_flops_per_token times L)."""
+    if not gpu_ready("G6"):
+        return
+    tf32 = tf32_asked()
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    sfx, math_ = ("_tf32", "tf32") if tf32 else ("", "f32")
+    for k, (D, L, B, T) in enumerate(HELIX_CFG):
+        g = torch.Generator().manual_seed(26)
+        x = torch.randn(B, T, D, generator=g).to(GPU).requires_grad_()
+        r = torch.randn(B, T, D, generator=g).to(GPU)
+        blocks = [gpu_block_params(D, g) for _ in range(L)]
+
+        def step():
+            x.grad = None
+            for p in blocks:
+                for t in p.values():
+                    t.grad = None
+            h = x
+            for p in blocks:
+                h = block(h, p)
+            (h * r).sum().backward()
+            gpu_sync()
+
+        ts = timed(step, 11 if k == 0 else 7, 2)
+        tok, fpt = float(B * T), L * helix_block_flops_per_token(D)
+        name = "helix_stack_D%d_L%d_B%d_T%d_" % (D, L, B, T)
+        emit("G6", name + "tokens_per_s" + sfx, ts, per_call=tok, unit="tok/s", math=math_,
+             flop_per_token=fpt)
+        emit("G6", name + "tflops" + sfx, ts, scale=1e-12, per_call=tok * fpt, unit="TFLOP/s",
+             math=math_, flop_per_token=fpt)
+        del x, r, blocks
+        if GPU == "cuda":
+            torch.cuda.empty_cache()
+    torch.backends.cuda.matmul.allow_tf32 = old
+
+
+def g7_config(D, L, B, T, steps, warm, tf32):
+    g = torch.Generator().manual_seed(7)
+    emb = (torch.randn(256, D, generator=g) * 0.02).to(GPU).requires_grad_()
+    gain = torch.ones(D, device=GPU, requires_grad=True)
+    wout = (torch.randn(D, 256, generator=g) / math.sqrt(D)).to(GPU).requires_grad_()
+    blocks = [gpu_block_params(D, g) for _ in range(L)]
+    params = [emb, gain, wout] + [t for p in blocks for t in p.values()]
+    opt = torch.optim.AdamW(params, lr=3e-4, betas=(0.9, 0.999), weight_decay=0.01)
+    data = load_text()
+    bg = torch.Generator().manual_seed(1)
+    last = [0.0]
+
+    def step():
+        s = torch.randint(0, data.numel() - T - 1, (B,), generator=bg)
+        w = data[s[:, None] + torch.arange(T + 1)[None, :]].to(GPU)
+        opt.zero_grad()
+        h = F.embedding(w[:, :-1], emb)
+        for p in blocks:
+            h = block(h, p)
+        logits = (rms_norm(h) * gain) @ wout
+        loss = F.cross_entropy(logits.reshape(-1, 256), w[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        last[0] = loss.item()  # the loss read back, as gad-bench's G7
+        gpu_sync()
+
+    ts = timed(step, steps, warm)
+    sfx = "_tf32" if tf32 else ""
+    if (D, L, B, T) == (256, 4, 16, 128):
+        metric = "helix_lm_tokens_per_s" + sfx
+    else:
+        metric = "helix_lm_tokens_per_s_D%d_L%d_B%d_T%d%s" % (D, L, B, T, sfx)
+    emit("G7", metric, ts, per_call=float(B * T), unit="tok/s", math="tf32" if tf32 else "f32",
+         loss_last=round(last[0], 4))
+
+
+def g7():
+    """W6 on the GPU: helix_lm's training step (embedding, L blocks, final
+    norm and gain, logits, cross-entropy, backward, AdamW), at W6's own
+    size (metric W6's, for the GPU/CPU ratio) and HELIX_CFG's: tokens/s."""
+    if not gpu_ready("G7"):
+        return
+    tf32 = tf32_asked()
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    g7_config(256, 4, 16, 128, 20, 5, tf32)
+    for k, (D, L, B, T) in enumerate(HELIX_CFG):
+        g7_config(D, L, B, T, 11 if k == 0 else 7, 2, tf32)
+        if GPU == "cuda":
+            torch.cuda.empty_cache()
+    torch.backends.cuda.matmul.allow_tf32 = old
+
+
 def gpu():
     g1()
     g2()
     g3()
     g4()
+    g5()
+    g6()
+    g7()
 
 
 def w6_scaling():
@@ -431,7 +588,8 @@ def sweep():
 
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7,
              "sweep": sweep, "sweep-W1": w1_scaling, "sweep-W6": w6_scaling,
-             "G1": g1, "G2": g2, "G3": g3, "G4": g4, "gpu": gpu}
+             "G1": g1, "G2": g2, "G3": g3, "G4": g4, "G5": g5, "G6": g6, "G7": g7,
+             "gpu": gpu}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]
