@@ -125,22 +125,29 @@ static w1_ctx w1_make(int nops) {
     return c;
 }
 
+/* W1's three figures (forward, forward+backward, no-grad forward) of the
+ * chain c of nops ops, each call through fn (W1's, or G4's on the GPU), at
+ * most 64 repetitions; the chain's tensors are released. */
+static void w1_figures(const char *w, bench_fn fn, w1_ctx *c, int nops, int reps) {
+    double t[64];
+    if (reps > 64) reps = 64;
+    run(fn, c, 20, reps, t);
+    emit(w, "fwd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
+    c->backward = 1;
+    run(fn, c, 20, reps, t);
+    emit(w, "fwd_bwd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
+    c->backward = 0;
+    gad_no_grad_begin();
+    run(fn, c, 20, reps, t);
+    gad_no_grad_end();
+    emit(w, "fwd_nograd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
+    gad_release(c->x), gad_release(c->cm), gad_release(c->ca);
+}
+
 static void bench_w1(void) {
     const int nops = 1000;
     w1_ctx c = w1_make(nops);
-    int reps = reps_or(31);
-    double t[64];
-    run(w1_run, &c, 20, reps, t);
-    emit("W1", "fwd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
-    c.backward = 1;
-    run(w1_run, &c, 20, reps, t);
-    emit("W1", "fwd_bwd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
-    c.backward = 0;
-    gad_no_grad_begin();
-    run(w1_run, &c, 20, reps, t);
-    gad_no_grad_end();
-    emit("W1", "fwd_nograd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
-    gad_release(c.x), gad_release(c.cm), gad_release(c.ca);
+    w1_figures("W1", w1_run, &c, nops, reps_or(31));
 }
 
 /* ----------------------------------------------------------------- W2 */
@@ -755,20 +762,7 @@ static void bench_g4(void) {
     gad_device old_dev = gad_set_default_device(g_gpu); /* w1_make's tensors, the seed */
     w1_ctx c = w1_make(nops);
     check(gad_device_of(c.x) == g_gpu ? c.x : NULL, "G4 inputs on the GPU");
-    int reps = reps_or(31);
-    if (reps > 64) reps = 64;
-    double t[64];
-    run(g4_run, &c, 20, reps, t);
-    emit("G4", "fwd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
-    c.backward = 1;
-    run(g4_run, &c, 20, reps, t);
-    emit("G4", "fwd_bwd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
-    c.backward = 0;
-    gad_no_grad_begin();
-    run(g4_run, &c, 20, reps, t);
-    gad_no_grad_end();
-    emit("G4", "fwd_nograd_ns_per_op", t, reps, 1e9 / nops, 0, "ns", NULL);
-    gad_release(c.x), gad_release(c.cm), gad_release(c.ca);
+    w1_figures("G4", g4_run, &c, nops, reps_or(31));
     gad_set_default_device(old_dev);
 }
 
