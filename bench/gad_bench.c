@@ -21,7 +21,9 @@
 
 #include "gad.h"
 /* gad__cuda_bench_sgemm and gad__cuda_bench_copy: the GPU workloads' direct
- * calls, internal entries of the CUDA back end (stubs without CUDA) */
+ * calls, internal entries of the CUDA back end (in a build without CUDA,
+ * src/cuda/none.c's versions fail with a message and the G workloads are
+ * skipped) */
 #include "cuda/cuda.h"
 
 #ifdef GAD_HAVE_CBLAS
