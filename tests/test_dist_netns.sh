@@ -48,8 +48,16 @@ exec ip netns exec "gad\${host}$id" sh -c "\$*"
 AGENT
 chmod +x "$DIR/nsrsh"
 printf 'A slots=1\nB slots=1\n' > "$DIR/hosts"
+# The two "hosts" share one /tmp and one hostname, which OpenMPI's daemons
+# do not expect: each launch gets session directories of its own
+# (orte_tmpdir_base; a daemon once found the last launch's still there,
+# "mkdir ... File exists", in CI at 975ed04), and no daemon shares its hwloc
+# topology through shared memory (rtc ^hwloc: orted crashed in
+# hwloc_shmem_topology_write, 1 run in 8 here). Binding is not used.
 ns_mpirun() {
+    sess=$(mktemp -d "$DIR/ompi.XXXXXX") || fail "cannot make a session directory in $DIR"
     timeout 300 ip netns exec "$a" "$MPIEXEC" --hostfile "$DIR/hosts" -np 2 \
+        --mca orte_tmpdir_base "$sess" --mca rtc ^hwloc \
         --mca plm_rsh_agent "$DIR/nsrsh" --mca btl tcp,self \
         --mca btl_tcp_if_include "10.9.$net.0/24" --mca oob_tcp_if_include "10.9.$net.0/24" \
         -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM "$@"
