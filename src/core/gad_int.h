@@ -223,11 +223,12 @@ static inline void *gad__ptr(const gad_tensor *t) {
     return base + (size_t)t->offset * gad__dsize(t->dtype);
 }
 
-/* A new header (refs = 1, not owned by any scope). */
-gad_tensor *gad__header_new(void);
-/* A header whose last reference is gone: poisoned (refs 0) and queued in
- * the thread's quarantine of the last GAD_QUARANTINE released headers
- * before it can be reused (memory.c), even with the cache disabled. */
+/* A new header (refs = 1, not owned by any scope), made by op (for
+ * gad_debug_track). */
+gad_tensor *gad__header_new(const char *op);
+/* A header whose last reference is gone: poisoned (refs 0) and queued
+ * behind the last GAD_QUARANTINE released headers before it can be reused
+ * (memory.c), even with the cache disabled. */
 void gad__header_free(gad_tensor *t);
 #ifndef GAD_QUARANTINE
 #define GAD_QUARANTINE 256

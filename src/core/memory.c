@@ -103,8 +103,17 @@ typedef struct thread_state {
     gad_storage *heads[NCLASS];
     size_t cached_bytes;
     size_t limit;
-    gad_tensor *free_headers;
-    size_t quar_i;
+    gad_tensor *free_headers; /* never used, or released with the quarantine off */
+    /* Released headers (refs 0) wait in a FIFO ring: the newest at the
+     * tail, reused from the head only while more than GAD_QUARANTINE wait,
+     * so a header is reused only after that many others have been
+     * released, and a released tensor passed to gad is still seen as
+     * released instead of aliasing a new tensor. The oldest GAD_QUARANTINE
+     * are the quarantine, kept even with the cache disabled; those beyond
+     * it are the cache of headers, admitted to the cache limit in batches
+     * (hroom: how many more it may hold before admitting the next). */
+    gad_tensor **hring; /* hmask + 1 slots, a power of two (or NULL, hmask -1) */
+    size_t hhead, hn, hmask, hroom;
     scope_state scopes;
     bool registered; /* thread-exit destructor armed */
     /* the per-thread caches of the layers above (the tape's node pool,
@@ -114,20 +123,24 @@ typedef struct thread_state {
         void (*flush)(void *state);
     } ext[GAD_THREAD_CACHES];
     int next;
-    /* The last GAD_QUARANTINE released headers (refs 0), in a ring: a
-     * header is reused only after that many others have been released, so
-     * a released tensor passed to gad is still seen as released instead of
-     * aliasing a new tensor. Not counted in the cache limit: it is kept
-     * even with the cache disabled. Part of the thread's state (2 KiB, last:
-     * the fields above share a few cache lines), so that the release path
-     * reads no pointer to find it. */
-    gad_tensor *quar[GAD_QUARANTINE];
 } thread_state;
 
 /* The default limit holds the tensor headers, nodes and buffers of a graph
  * of about a million small ops (W1's longest chain needs 0.6 GB), so that
  * building it again allocates nothing. */
-static _Thread_local thread_state tl = {.limit = (size_t)1 << 30};
+static _Thread_local thread_state tl = {.limit = (size_t)1 << 30, .hmask = (size_t)-1};
+
+/* This thread's state, its address computed once: in position-independent
+ * code (the library's objects serve the shared library too) the compiler
+ * otherwise recomputes &tl for every field it touches, three instructions
+ * each (the hot paths below read or write five to eight fields). */
+static inline thread_state *this_thread(void) {
+    thread_state *ts = &tl;
+#if defined(__GNUC__)
+    __asm__("" : "+r"(ts));
+#endif
+    return ts;
+}
 
 
 static pthread_key_t exit_key;
@@ -196,13 +209,14 @@ static int alloc_run(void **run, size_t size, size_t cost) {
 int gad__alloc_run(void **run, size_t size) { return alloc_run(run, size, size); }
 
 GAD_HOT bool gad__cache_admit(size_t n) {
-    if (tl.cached_bytes > tl.limit || n > tl.limit - tl.cached_bytes) return false;
+    thread_state *ts = this_thread();
+    if (ts->cached_bytes > ts->limit || n > ts->limit - ts->cached_bytes) return false;
     arm_thread_exit(); /* the exit hook gives the caches back */
-    tl.cached_bytes += n;
+    ts->cached_bytes += n;
     return true;
 }
 
-GAD_HOT void gad__cache_withdraw(size_t n) { tl.cached_bytes -= n; }
+GAD_HOT void gad__cache_withdraw(size_t n) { this_thread()->cached_bytes -= n; }
 
 static int size_class(size_t n) {
     if (n <= 64) return 0;
@@ -286,10 +300,11 @@ static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
 }
 
 GAD_HOT gad_storage *gad__storage_new(size_t nbytes) {
+    thread_state *ts = this_thread();
     int c = size_class(nbytes);
     gad_storage *s;
-    if (c >= 0 && (s = tl.heads[c]) != NULL) {
-        tl.heads[c] = s->next;
+    if (c >= 0 && (s = ts->heads[c]) != NULL) {
+        ts->heads[c] = s->next;
         /* the next two's header and data: the next one's link was asked
          * for by the previous call, so reading it rarely waits */
         GAD_PREFETCH_W(s->next, GAD_STORAGE_HDR + 64);
@@ -300,8 +315,8 @@ GAD_HOT gad_storage *gad__storage_new(size_t nbytes) {
     }
     atomic_init(&s->refs, 1);
     s->data = STORAGE_DATA(s);
-    count(&tl.live.storages, 1);
-    count(&tl.live.bytes, (long long)s->cap);
+    count(&ts->live.storages, 1);
+    count(&ts->live.bytes, (long long)s->cap);
     return s;
 }
 
@@ -316,16 +331,17 @@ gad_storage *gad__storage_new_dev(int dev, size_t nbytes) {
 GAD_HOT void gad__storage_release(gad_storage *s) {
     if (!s) return;
     if (!gad__unref(&s->refs)) return;
-    count(&tl.live.storages, -1);
+    thread_state *ts = this_thread();
+    count(&ts->live.storages, -1);
     if (GAD_UNLIKELY(s->dev != GAD_DEV_HOST)) {
         arm_thread_exit();
         gad__devmem[s->dev]->storage_free(s);
         return;
     }
-    count(&tl.live.bytes, -(long long)s->cap);
+    count(&ts->live.bytes, -(long long)s->cap);
     if (s->sclass >= 0 && gad__cache_admit(s->cap)) { /* which arms the exit hook */
-        s->next = tl.heads[s->sclass];
-        tl.heads[s->sclass] = s;
+        s->next = ts->heads[s->sclass];
+        ts->heads[s->sclass] = s;
         return;
     }
     arm_thread_exit(); /* the counts above are summed while this thread lives */
@@ -348,27 +364,9 @@ static GAD_COLD gad_tensor *header_alloc(void) {
     return t;
 }
 
-GAD_HOT gad_tensor *gad__header_new(void) {
-    gad_tensor *t = tl.free_headers;
-    if (t) {
-        tl.free_headers = (gad_tensor *)t->st;
-        GAD_PREFETCH_W(tl.free_headers, sizeof *t); /* two ahead, as storages */
-        if (tl.free_headers) GAD_PREFETCH_W(tl.free_headers->st, sizeof *t);
-        gad__cache_withdraw(sizeof *t);
-    } else if (!(t = header_alloc())) {
-        return NULL;
-    }
-    atomic_init(&t->refs, 1);
-    t->st = NULL;
-    t->node = NULL;
-    count(&tl.live.tensors, 1);
-    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_made(t, NULL);
-    return t;
-}
-
-/* A header that leaves the quarantine: to the free list, or back to the
- * allocator when the cache is full. */
-static void header_unquarantine(gad_tensor *t) {
+/* A never-used header, or one released with the quarantine off, onto the
+ * list, or back to the allocator when the cache is full. */
+static void header_to_list(gad_tensor *t) {
     if (gad__cache_admit(sizeof *t)) { /* which arms the exit hook */
         t->st = (gad_storage *)tl.free_headers;
         tl.free_headers = t;
@@ -377,13 +375,37 @@ static void header_unquarantine(gad_tensor *t) {
     gad__free(t, sizeof *t);
 }
 
+GAD_HOT gad_tensor *gad__header_new(const char *op) {
+    thread_state *ts = this_thread();
+    gad_tensor *t = ts->free_headers; /* first: the quarantine off reuses at once */
+    size_t n = ts->hn;
+    if (t) {
+        ts->free_headers = (gad_tensor *)t->st;
+        gad__cache_withdraw(sizeof *t);
+    } else if (GAD_LIKELY(n > GAD_QUARANTINE)) { /* the oldest beyond the quarantine */
+        size_t h = ts->hhead, m = ts->hmask;
+        t = ts->hring[h];
+        ts->hhead = (h + 1) & m;
+        ts->hn = n - 1;
+        ts->hroom++; /* its place in the cache stays admitted */
+        GAD_PREFETCH_W(ts->hring[(h + 2) & m], sizeof *t); /* two ahead, as storages */
+    } else if (!(t = header_alloc())) {
+        return NULL;
+    }
+    atomic_init(&t->refs, 1);
+    t->st = NULL;
+    t->node = NULL;
+    count(&ts->live.tensors, 1);
+    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_made(t, op);
+    return t;
+}
+
 _Static_assert((GAD_QUARANTINE & (GAD_QUARANTINE - 1)) == 0, "a power of two");
 
+#define HRING_BATCH 64 /* headers admitted to the cache limit at once */
+
 /* The quarantine is on unless turned off (gad_debug_quarantine(0), or
- * GAD_QUARANTINE=0 in the environment). A ring of 256 costs the per-op
- * path about 2% (W1, measured against no quarantine); the depth hardly
- * matters (16 to 256 cost the same): the cost is the release path's extra
- * stores and the header that comes back colder. */
+ * GAD_QUARANTINE=0 in the environment). */
 static atomic_int g_quarantine = 1;
 
 GAD_CONSTRUCTOR(quarantine_from_env) {
@@ -393,33 +415,92 @@ GAD_CONSTRUCTOR(quarantine_from_env) {
 
 int gad_debug_quarantine(int on) { return atomic_exchange(&g_quarantine, on ? 1 : 0); }
 
+/* The ring has n headers, at least GAD_QUARANTINE, and no admitted room:
+ * admit a batch and take one place of it, or, with the cache full, give
+ * the oldest header back to the allocator. The new n. */
+static GAD_COLD size_t hring_room(size_t n) {
+    if (gad__cache_admit(HRING_BATCH * sizeof(gad_tensor))) {
+        tl.hroom = HRING_BATCH - 1;
+        return n;
+    }
+    gad__free(tl.hring[tl.hhead], sizeof(gad_tensor));
+    tl.hhead = (tl.hhead + 1) & tl.hmask;
+    return n - 1;
+}
+
+/* The ring is full (n == hmask + 1): twice the slots (2 GAD_QUARANTINE at
+ * first), in order from 0; without memory for them, the oldest header goes
+ * back to the allocator (none at all yet: -1, t is not quarantined). The
+ * new n. */
+static GAD_COLD long hring_grow(size_t n) {
+    size_t old = tl.hring ? tl.hmask + 1 : 0, cap = old ? 2 * old : 2 * GAD_QUARANTINE;
+    gad_tensor **r = gad__alloc(cap * sizeof *r);
+    if (!r) {
+        if (!n) return -1;
+        gad__free(tl.hring[tl.hhead], sizeof(gad_tensor));
+        tl.hhead = (tl.hhead + 1) & tl.hmask;
+        return (long)n - 1;
+    }
+    arm_thread_exit(); /* the ring is given back at thread exit */
+    for (size_t i = 0; i < n; i++) r[i] = tl.hring[(tl.hhead + i) & tl.hmask];
+    gad__free(tl.hring, old * sizeof *r);
+    tl.hring = r;
+    tl.hmask = cap - 1;
+    tl.hhead = 0;
+    return (long)n;
+}
+
 GAD_HOT void gad__header_free(gad_tensor *t) {
-    count(&tl.live.tensors, -1);
+    thread_state *ts = this_thread();
+    count(&ts->live.tensors, -1);
     if (GAD_UNLIKELY(gad__debug_live)) gad__debug_gone(t);
     /* poisoned (refs 0: gad_release left it so, a header that never held a
      * tensor is marked here) and queued behind the others */
     atomic_store_explicit(&t->refs, 0, memory_order_relaxed);
     if (GAD_UNLIKELY(!atomic_load_explicit(&g_quarantine, memory_order_relaxed))) {
-        header_unquarantine(t); /* no quarantine: reused at once */
+        header_to_list(t); /* no quarantine: reused at once */
         return;
     }
-    size_t i = tl.quar_i;
-    gad_tensor *o = tl.quar[i];
-    tl.quar[i] = t;
-    tl.quar_i = (i + 1) & (GAD_QUARANTINE - 1);
-    if (GAD_LIKELY(o != NULL))
-        header_unquarantine(o);
-    else
-        arm_thread_exit(); /* the ring fills: it is given back at thread exit */
+    size_t n = ts->hn;
+    if (GAD_LIKELY(n >= GAD_QUARANTINE)) { /* t joins the cache: one more admitted place */
+        if (GAD_LIKELY(ts->hroom)) ts->hroom--;
+        else n = hring_room(n);
+    }
+    if (GAD_UNLIKELY(n == ts->hmask + 1)) {
+        long g = hring_grow(n);
+        if (g < 0) {
+            header_to_list(t);
+            return;
+        }
+        n = (size_t)g;
+    }
+    ts->hring[(ts->hhead + n) & ts->hmask] = t;
+    ts->hn = n + 1;
 }
 
-/* Give every quarantined header of ts back to the allocator. */
-static void quarantine_empty_of(thread_state *ts) {
-    for (size_t i = 0; i < GAD_QUARANTINE; i++) {
-        gad__free(ts->quar[i], sizeof(gad_tensor));
-        ts->quar[i] = NULL;
+/* Give the headers beyond ts's quarantine back to the allocator, and the
+ * cache room they held to the limit. */
+static void hring_trim_of(thread_state *ts) {
+    size_t m = ts->hmask;
+    while (ts->hn > GAD_QUARANTINE) {
+        gad__free(ts->hring[ts->hhead], sizeof(gad_tensor));
+        ts->hhead = (ts->hhead + 1) & m;
+        ts->hn--;
+        ts->hroom++;
     }
-    ts->quar_i = 0;
+}
+
+/* Give every header in ts's ring, and the ring, back to the allocator. */
+static void quarantine_empty_of(thread_state *ts) {
+    hring_trim_of(ts);
+    for (size_t i = 0; i < ts->hn; i++)
+        gad__free(ts->hring[(ts->hhead + i) & ts->hmask], sizeof(gad_tensor));
+    gad__free(ts->hring, ts->hring ? (ts->hmask + 1) * sizeof *ts->hring : 0);
+    ts->hring = NULL;
+    ts->hhead = ts->hn = 0;
+    ts->hmask = (size_t)-1;
+    ts->cached_bytes -= ts->hroom * sizeof(gad_tensor);
+    ts->hroom = 0;
 }
 
 static void quarantine_empty(void) { quarantine_empty_of(&tl); }
@@ -457,7 +538,7 @@ static GAD_COLD void scope_begin_slow(scope_state *s) {
 }
 
 GAD_HOT void gad_scope_begin(void) {
-    scope_state *s = &tl.scopes;
+    scope_state *s = &this_thread()->scopes;
     if (GAD_LIKELY(s->depth < s->mark_cap && !s->lost)) /* marks exist, room left */
         s->marks[s->depth++] = s->len;
     else
@@ -479,7 +560,7 @@ static GAD_COLD int scope_grow(scope_state *s) {
 }
 
 static inline int scope_push(gad_tensor *t) {
-    scope_state *s = &tl.scopes;
+    scope_state *s = &this_thread()->scopes;
     if (GAD_UNLIKELY(s->len == s->cap) && scope_grow(s)) return -1;
     s->items[s->len++] = t;
     return 0;
@@ -488,7 +569,7 @@ static inline int scope_push(gad_tensor *t) {
 #define KEPT_BIT ((uintptr_t)1)
 
 GAD_HOT void gad_scope_end(void) {
-    scope_state *s = &tl.scopes;
+    scope_state *s = &this_thread()->scopes;
     if (s->lost) {
         s->lost--;
         return;
@@ -523,7 +604,7 @@ GAD_HOT void gad_scope_end(void) {
 }
 
 GAD_HOT gad_tensor *gad__own(gad_tensor *t) {
-    if (!t || tl.scopes.depth == 0) return t;
+    if (!t || this_thread()->scopes.depth == 0) return t;
     if (GAD_UNLIKELY(scope_push(t) != 0)) {
         gad_release(t);
         return gad__err(GAD_ERR_MEMORY, "scope", "cannot grow the scope");
@@ -625,6 +706,9 @@ static void cache_trim(void) {
         gad__cache_withdraw(sizeof *t);
         gad__free(t, sizeof *t);
     }
+    hring_trim_of(&tl);
+    gad__cache_withdraw(tl.hroom * sizeof(gad_tensor));
+    tl.hroom = 0;
     int nh = atomic_load(&ntrim_hooks);
     for (int i = 0; i < nh; i++) trim_hooks[i]();
 }

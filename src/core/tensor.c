@@ -31,7 +31,7 @@ static int check_dtype(const char *op, int dtype) {
  * failure. */
 static gad_tensor *contig_new(const char *op, int dev, int dtype, int rank, int64_t numel) {
     size_t bytes = (size_t)numel * gad__dsize(dtype);
-    gad_tensor *t = gad__header_new();
+    gad_tensor *t = gad__header_new(op);
     gad_storage *s = t ? gad__storage_new_on(dev, bytes) : NULL;
     if (!s) {
         if (t) gad__header_free(t);
@@ -45,7 +45,6 @@ static gad_tensor *contig_new(const char *op, int dev, int dtype, int rank, int6
     t->offset = 0;
     t->numel = numel;
     t->contig = 1;
-    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_made(t, op);
     return t;
 }
 
@@ -101,7 +100,7 @@ void gad__host_fill(void *p, int dtype, int64_t n, double v) {
 }
 
 GAD_HOT gad_tensor *gad__alias(const char *op, gad_tensor *src) {
-    gad_tensor *t = gad__header_new();
+    gad_tensor *t = gad__header_new(op);
     if (!t) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate a tensor");
     atomic_fetch_add_explicit(&src->st->refs, 1, memory_order_relaxed);
     t->st = src->st;
@@ -113,7 +112,6 @@ GAD_HOT gad_tensor *gad__alias(const char *op, gad_tensor *src) {
     t->contig = src->contig;
     memcpy(t->shape, src->shape, sizeof t->shape);
     memcpy(t->strides, src->strides, sizeof t->strides);
-    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_made(t, op);
     return t;
 }
 

@@ -98,8 +98,9 @@ GAD_HOT static gad_tensor *unary(const char *op, const gad_op_info *info, gad_uk
     gad_tensor *s = save == SAVE_X ? x : y;
     y = gad__track(y, info, &x, 1, &s, save != SAVE_NONE);
     if (y && y->node) { /* the parameters the op keeps (ops.def) */
-        double pv[2] = {pa, pb};
-        for (int i = 0; i < y->node->pwords; i++) GAD_NP(y->node)->d[i] = pv[i];
+        int w = y->node->pwords; /* 0 to 2 (a loop here compiles to rep movs) */
+        if (w > 0) GAD_NP(y->node)->d[0] = pa;
+        if (w > 1) GAD_NP(y->node)->d[1] = pb;
     }
     return gad__own(y);
 }
