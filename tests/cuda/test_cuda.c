@@ -529,8 +529,8 @@ TEST(optimizers_match_the_cpu_bitwise) {
         CHECK(bad && cu->all_finite(bad) == false);
         gad_tensor *ix = to_cu(gad_from_i64((int64_t[]){0, 4, 9, -3, 12, 2}, (int64_t[]){6}, 1));
         int64_t badv = 0;
-        CHECK(cu->index_check(ix, -5, 10, &badv) == 4 && badv == 12);
-        CHECK(cu->index_check(ix, -5, 13, &badv) == -1);
+        CHECK(cu->index_check("check", ix, -5, 10, &badv) == 4 && badv == 12);
+        CHECK(cu->index_check("check", ix, -5, 13, &badv) == -1);
         CHECK(dev_sync() == 0);
         gad_clear_error();
         gad_scope_end();
