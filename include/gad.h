@@ -592,7 +592,19 @@ const char *gad_shape_format(char *buf, size_t cap, const int64_t *shape,
  * host); gad_data and gad_data_mut need host memory (a device error
  * otherwise). Work on a device may be queued: it is finished, and an
  * error it met is reported, at the next call that copies to the host
- * (gad_read_*, gad_item, printing, saving) or at gad_device_sync.
+ * (gad_read_*, gad_item, printing, saving) or at gad_device_sync (on a
+ * CUDA device also at a copy from the host: gad_from_*, gad_write_*,
+ * gad_to_device onto it). Index values are checked on the device too, and
+ * on a CUDA device the check is queued with the op (as PyTorch's
+ * device-side asserts, but recoverable): gather, take, scatter_add,
+ * index_select, the embeddings, masked_ce and the losses and layers that
+ * take class or token indices return a result when an index is out of
+ * range (0 where it was read, nothing added where it was scattered), and
+ * the next of those synchronising calls fails with the index error
+ * instead, naming the op that was given the index, its value and the
+ * bound; only the first bad index since the last such call is reported,
+ * and the device works normally after it. On the CPU the op itself fails
+ * with the index error.
  * Devices are probed on the first call to a function of this section. */
 typedef int gad_device;
 #define GAD_CPU 0
@@ -911,7 +923,8 @@ gad_status gad_set_offload_devices(const gad_device *devs, int n);
 /* ======================================================================== */
 /* Index tensors are i64 (a dtype error otherwise). A negative index wraps
  * once (+dim); anything still outside [0, dim) is an index error naming the
- * index and the bound. */
+ * index and the bound (for an index on a CUDA device, reported at the next
+ * synchronising call: see "Devices"). */
 
 /* gather, take and index_select take f32, f64 or i64 data x; an i64
  * result is off the tape (integers have no gradient), so that labels or

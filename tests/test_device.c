@@ -289,6 +289,137 @@ TEST(checks_in_the_back_end) {
     gad_scope_end();
 }
 
+/* ------------------------------------------- deferred index checks */
+
+/* The CUDA back end's way, on the test device in its deferred mode
+ * (test_device.h): an op given an out-of-range index (positive or
+ * negative) returns without an error and copies nothing to the host; the
+ * next synchronising call (gad_item, gad_read_*, gad_device_sync) fails
+ * with an index error that names the op, the value and the bound; after it
+ * the device works (a correct op gives correct values, the next sync is
+ * OK). Of several bad indices only the first is reported, and one in an op
+ * whose result is never read is still reported at the next sync. */
+TEST(deferred_index_checks) {
+    int was = td_defer_index(1);
+    gad_scope_begin();
+    /* every input on the device first: a copy from the host is a
+     * synchronising call too */
+    gad_tensor *x = to_td(gad_from_f64((double[]){1, 2, 3}, (int64_t[]){3}, 1));
+    gad_tensor *x2 = to_td(gad_from_f64((double[]){1, 2, 3, 4, 5, 6}, (int64_t[]){2, 3}, 2));
+    gad_tensor *good = to_td(gad_from_i64((int64_t[]){2, -3, 1}, (int64_t[]){3}, 1));
+    gad_tensor *pos3 = to_td(gad_from_i64((int64_t[]){0, 3}, (int64_t[]){2}, 1));
+    gad_tensor *neg4 = to_td(gad_from_i64((int64_t[]){1, -4}, (int64_t[]){2}, 1));
+    gad_tensor *many = to_td(gad_from_i64((int64_t[]){0, 5, 1, 7, -9}, (int64_t[]){5}, 1));
+    gad_tensor *src = to_td(gad_from_f64((double[]){10, 20}, (int64_t[]){2}, 1));
+    gad_tensor *table = to_td(gad_requires_grad(
+        gad_from_f32((float[]){1, 2, 3, 4, 5, 6}, (int64_t[]){3, 2}, 2)));
+    gad_tensor *emb_bad = to_td(gad_from_i64((int64_t[]){2, -1}, (int64_t[]){2}, 1));
+    gad_tensor *logits = to_td(gad_requires_grad(gad_from_f64(
+        (double[]){0, 1, 2, 3, 3, 2, 1, 0, 1, 1, 1, 1}, (int64_t[]){3, 4}, 2)));
+    gad_tensor *targets = to_td(gad_from_i64((int64_t[]){1, 9, -2}, (int64_t[]){3}, 1));
+    gad_tensor *mask = to_td(gad_from_f64((double[]){1, 0, 1}, (int64_t[]){3}, 1));
+    gad_tensor *lp = to_td(gad_from_f64((double[]){-1, -2, -3, -4, -5, -6}, (int64_t[]){2, 3}, 2));
+    gad_tensor *cls = to_td(gad_from_i64((int64_t[]){5, 0}, (int64_t[]){2}, 1));
+    CHECK_MSG(!gad_last_error(), "setup: %s", gad_last_error() ? gad_last_error()->text : "");
+    long long th = atomic_load(&td_to_host);
+    double got[6];
+
+    /* gather, a positive bad index: reported by gad_item */
+    gad_tensor *y = gad_gather(x, 0, pos3);
+    CHECK(y && !gad_last_error() && atomic_load(&td_to_host) == th);
+    CHECK(isnan(gad_item(gad_sum_all(y))));
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "gather", "index 3 out of bounds for size 3 at position 1");
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "gather", "reported at this synchronising call");
+    if (gad_last_error()) printf("  %s\n", gad_last_error()->text);
+    gad_clear_error();
+    /* the device works after it */
+    CHECK(gad_item(gad_sum_all(gad_gather(x, 0, good))) == 3 + 1 + 2);
+    CHECK(gad_device_sync(TD) == GAD_OK);
+
+    /* take, a negative one: reported by gad_read_f64 */
+    th = atomic_load(&td_to_host);
+    y = gad_take(x2, 1, neg4);
+    CHECK(y && !gad_last_error() && atomic_load(&td_to_host) == th);
+    CHECK(gad_read_f64(y, got, 6) == GAD_ERR_INDEX);
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "take", "index -4 out of bounds for size 3 at position 1");
+    gad_clear_error();
+    y = gad_take(x2, 1, gad_slice(good, (gad_range[]){GAD_RANGE(0, 2)}, 1));
+    CHECK(y && gad_read_f64(y, got, 6) == GAD_OK && got[0] == 3 && got[1] == 4);
+
+    /* scatter_add: reported by gad_device_sync */
+    y = gad_scatter_add(x, 0, neg4, src);
+    CHECK(y && !gad_last_error());
+    CHECK(gad_device_sync(TD) == GAD_ERR_INDEX);
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "scatter_add", "index -4 out of bounds for size 3");
+    gad_clear_error();
+    y = gad_scatter_add(x, 0, gad_slice(good, (gad_range[]){GAD_RANGE(0, 2)}, 1), src);
+    CHECK(y && gad_read_f64(y, got, 3) == GAD_OK && got[0] == 21 && got[1] == 2 &&
+          got[2] == 13);
+
+    /* the embedding, forward and backward (which skips the bad row) */
+    gad_tensor *e = gad_embedding_fused(table, emb_bad), *g = NULL;
+    CHECK(e && !gad_last_error());
+    CHECK(gad_grad(gad_sum_all(e), &table, 1, &g) == GAD_OK && g);
+    float gf[6];
+    CHECK(g && gad_read_f32(g, gf, 6) == GAD_ERR_INDEX);
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "embedding_fused", "index -1 out of bounds [0, 3) at position 1");
+    gad_clear_error();
+    e = gad_embedding_fused(table, gad_slice(good, (gad_range[]){GAD_RANGE(2, 3)}, 1));
+    CHECK(e && gad_read_f32(e, gf, 6) == GAD_OK && gf[0] == 3 && gf[1] == 4);
+
+    /* masked_ce: the first weighted row's bad target (row 1's is not
+     * weighted), forward and backward */
+    gad_tensor *l = gad_masked_ce(logits, targets, mask);
+    CHECK(l && !gad_last_error());
+    CHECK(gad_grad(l, &logits, 1, &g) == GAD_OK);
+    CHECK(isnan(gad_item(l)));
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "masked_ce", "target -2 of row 2 out of bounds for 4 classes");
+    gad_clear_error();
+    CHECK(gad_device_sync(TD) == GAD_OK);
+
+    /* a layer's check ([0, C), no wrapping): nll_loss */
+    l = gad_nll_loss(lp, cls, GAD_REDUCE_MEAN);
+    CHECK(l && !gad_last_error());
+    CHECK(isnan(gad_item(l)));
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "nll_loss", "index 5 out of bounds [0, 3) at position 0");
+    gad_clear_error();
+
+    /* index_select checks before the gather it runs: it is the one named */
+    CHECK(gad_index_select(x, 0, pos3) && gad_device_sync(TD) == GAD_ERR_INDEX);
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "index_select", "index 3 out of bounds");
+    gad_clear_error();
+
+    /* only the first of several: the first bad position of the first op
+     * with one; the others are not reported later either */
+    CHECK(gad_gather(x, 0, good) && gad_gather(x, 0, many) && gad_take(x2, 1, neg4) &&
+          gad_scatter_add(x, 0, pos3, src));
+    CHECK(!gad_last_error());
+    CHECK(gad_device_sync(TD) == GAD_ERR_INDEX);
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "gather", "index 5 out of bounds for size 3 at position 1");
+    gad_clear_error();
+    CHECK(gad_device_sync(TD) == GAD_OK);
+
+    /* a result never read: still reported at the next sync */
+    gad_scope_begin();
+    gad_take(x2, 1, neg4);
+    gad_scope_end();
+    CHECK(gad_device_sync(TD) == GAD_ERR_INDEX);
+    CHECK_DEV_ERR(GAD_ERR_INDEX, "take", "index -4");
+    gad_clear_error();
+
+    /* and the device works: values, gradients, a clean sync */
+    CHECK(gad_read_f64(gad_gather(x, 0, good), got, 3) == GAD_OK && got[0] == 3 &&
+          got[1] == 1 && got[2] == 2);
+    g = NULL;
+    e = gad_embedding_fused(table, gad_slice(good, (gad_range[]){GAD_RANGE(2, 3)}, 1));
+    CHECK(gad_grad(gad_sum_all(e), &table, 1, &g) == GAD_OK && g &&
+          gad_read_f32(g, gf, 6) == GAD_OK && gf[2] == 1 && gf[3] == 1 && gf[0] == 0);
+    CHECK(gad_device_sync(TD) == GAD_OK && !gad_last_error());
+    gad_scope_end();
+    td_defer_index(was);
+    CHECK(atomic_load(&td_live) == 0);
+}
+
 /* Integer data (labels, tokens) gathered on the device: gather, take and
  * index_select of i64 x give the CPU's values, stay on the device and copy
  * nothing to the host. */
@@ -661,6 +792,7 @@ int main(void) {
     RUN(copy_on_write_on_the_device);
     RUN(checks_in_the_back_end);
     RUN(integer_gather_on_the_device);
+    RUN(deferred_index_checks);
     RUN(engine_checks_what_a_vjp_fills);
     RUN(devices_are_counted_and_named);
     RUN(to_device_moves_and_differentiates);

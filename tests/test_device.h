@@ -3,11 +3,24 @@
  * of its own, never core's caches) that core reaches only through the
  * table's copies, which it counts; its kernels are the CPU's. Call
  * register_test_device() once; TD is then its device number. It is a test
- * fixture, not a GPU. */
+ * fixture, not a GPU.
+ *
+ * Its index checks answer at once, as the CPU's, unless a test turns on
+ * the deferred mode (td_defer_index(1)), in which they behave as the CUDA
+ * back end's (backend.h's index_check): the check notes the first bad
+ * index of the thread's checks instead of answering, the ops run, and the
+ * next synchronising call on the device (its sync, a copy to or from the
+ * host) reports the noted error, as gad__err_late_index words it, and
+ * clears it. The CPU's kernels read without bounds (their check came
+ * first), so in that mode the kernels that consume indices look first: an
+ * op whose index is bad gives zeros, or adds nothing (its values are not
+ * specified; CUDA's give 0 at the bad positions only), and masked_ce's
+ * preparation makes a bad target 0, as CUDA's does. */
 #ifndef GAD_TEST_DEVICE_H
 #define GAD_TEST_DEVICE_H
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,21 +55,139 @@ static void td_storage_free(gad_storage *s) {
     atomic_fetch_sub(&td_live, 1);
 }
 
+static int TD = -1; /* its device number */
+
+/* ------------------------------------------------ deferred index checks */
+
+static atomic_int td_deferred;           /* the mode, for every thread */
+static _Thread_local int td_late_set;    /* the thread's noted error */
+static _Thread_local gad_late_index td_late;
+
+/* Turn the deferred mode on (1) or off (0); returns the previous mode. An
+ * error noted and not yet reported stays noted. */
+static inline int td_defer_index(int on) { return atomic_exchange(&td_deferred, on ? 1 : 0); }
+
+/* Note a bad index unless one is noted already (the first is kept). */
+static void td_note(const char *op, int target, int64_t pos, int64_t value, int64_t lo,
+                    int64_t hi) {
+    if (td_late_set) return;
+    td_late = (gad_late_index){.target = target, .pos = pos, .value = value, .lo = lo, .hi = hi};
+    snprintf(td_late.op, sizeof td_late.op, "%s", op);
+    td_late_set = 1;
+}
+
+/* At a synchronising call: the noted error, recorded and cleared (-1), or
+ * 0 when none. */
+static int td_report_late(void) {
+    if (!td_late_set) return 0;
+    td_late_set = 0;
+    gad__err_late_index(TD, &td_late);
+    return -1;
+}
+
+static int64_t td_index_check(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
+                              int64_t *bad) {
+    int64_t pos = gad__cpu_backend.index_check(op, index, lo, hi, bad);
+    if (pos < 0 || !atomic_load(&td_deferred)) return pos;
+    td_note(op, 0, pos, *bad, lo, hi);
+    return -1;
+}
+
+/* Whether, in the deferred mode, index holds a value outside [lo, hi):
+ * one that the CPU's kernels must not see. */
+static int td_bad(const gad_tensor *index, int64_t lo, int64_t hi) {
+    int64_t v;
+    return atomic_load(&td_deferred) && gad__cpu_backend.index_check("", index, lo, hi, &v) >= 0;
+}
+
+static void td_zeros(gad_tensor *y) { gad__host_fill(gad__ptr(y), y->dtype, y->numel, 0); }
+
+static void td_gather(const gad_tensor *x, int axis, const gad_tensor *index, gad_tensor *y) {
+    int64_t d = x->shape[axis];
+    if (td_bad(index, -d, d)) td_zeros(y);
+    else gad__cpu_backend.gather(x, axis, index, y);
+}
+
+static void td_take(const gad_tensor *x, int axis, const gad_tensor *index, gad_tensor *y) {
+    int64_t d = x->shape[axis];
+    if (td_bad(index, -d, d)) td_zeros(y);
+    else gad__cpu_backend.take(x, axis, index, y);
+}
+
+static void td_scatter_add(gad_tensor *y, int axis, const gad_tensor *index,
+                           const gad_tensor *src) {
+    int64_t d = y->shape[axis];
+    if (!td_bad(index, -d, d)) gad__cpu_backend.scatter_add(y, axis, index, src);
+}
+
+static void td_emb_fwd(const gad_tensor *table, const gad_tensor *idx, gad_tensor *y) {
+    if (td_bad(idx, 0, table->shape[0])) td_zeros(y);
+    else gad__cpu_backend.emb_fwd(table, idx, y);
+}
+
+static void td_emb_bwd(const gad_tensor *idx, const gad_tensor *gy, gad_tensor *gt) {
+    if (!td_bad(idx, 0, gt->shape[0])) gad__cpu_backend.emb_bwd(idx, gy, gt);
+}
+
+/* The CPU's preparation; in the deferred mode, of the targets with the
+ * first bad weighted one noted and every bad weighted one made 0. */
+static int td_mce_prep(const char *op, const gad_tensor *targets, const gad_tensor *mask,
+                       int64_t V, gad_tensor *safe, gad_tensor *count, gad_tensor *nscale) {
+    if (!atomic_load(&td_deferred))
+        return gad__cpu_backend.mce_prep(op, targets, mask, V, safe, count, nscale);
+    gad_tensor *t = gad__tensor_like(op, safe), *mp = t ? gad__contig(op, mask) : NULL;
+    int rc = -1;
+    if (mp) {
+        gad__pack(targets, gad__ptr(t));
+        int64_t *tv = gad__ptr(t);
+        for (int64_t i = 0; i < t->numel; i++) {
+            double w = mp->dtype == GAD_F32 ? ((const float *)gad__ptr(mp))[i]
+                                            : ((const double *)gad__ptr(mp))[i];
+            if (w != 0 && (tv[i] < 0 || tv[i] >= V)) {
+                td_note(op, 1, i, tv[i], 0, V);
+                tv[i] = 0;
+            }
+        }
+        rc = gad__cpu_backend.mce_prep(op, t, mask, V, safe, count, nscale);
+    }
+    gad_release(mp);
+    gad_release(t);
+    return rc;
+}
+
+/* With no classes the CPU's forward and backward would read a weighted
+ * row's (made 0) target outside the row: the loss is 0 and there is
+ * nothing to write (the immediate mode's answer too: no row is weighted
+ * there, or the preparation failed). */
+static int td_mce_fwd(const char *op, const gad_tensor *logits, const gad_tensor *safe,
+                      const gad_tensor *mask, gad_tensor *probs, gad_tensor *loss) {
+    if (logits->shape[1] > 0) return gad__cpu_backend.mce_fwd(op, logits, safe, mask, probs, loss);
+    td_zeros(loss);
+    return 0;
+}
+
+static void td_mce_bwd(const gad_tensor *probs, const gad_tensor *safe, const gad_tensor *mask,
+                       const gad_tensor *count, const gad_tensor *gy, gad_tensor *d) {
+    if (probs->shape[1] > 0) gad__cpu_backend.mce_bwd(probs, safe, mask, count, gy, d);
+}
+
+/* ------------------------------------------------------------- memory */
+
 static int td_to_host_copy(void *dst, const void *src, size_t n) {
     atomic_fetch_add(&td_to_host, 1);
     memcpy(dst, src, n);
-    return 0;
+    return td_report_late();
 }
 
 static int td_from_host_copy(void *dst, const void *src, size_t n) {
     atomic_fetch_add(&td_from_host, 1);
     memcpy(dst, src, n);
-    return 0;
+    return td_report_late();
 }
 
 static int td_sync(const char *op, int dev) {
     (void)op, (void)dev;
-    return 0;
+    return td_report_late();
 }
 
 static int td_mem_info(int dev, size_t *free_bytes, size_t *total_bytes) {
@@ -89,12 +220,21 @@ static const gad_devmem td_mem = {
 };
 
 static gad_backend td_backend;
-static int TD = -1; /* its device number */
 
 static void register_test_device(void) {
-    td_backend = gad__cpu_backend; /* every kernel the CPU's */
+    td_backend = gad__cpu_backend; /* every kernel the CPU's, */
     td_backend.name = "test";
     td_backend.mem = &td_mem;
+    /* behind the deferred mode's guards */
+    td_backend.index_check = td_index_check;
+    td_backend.gather = td_gather;
+    td_backend.take = td_take;
+    td_backend.scatter_add = td_scatter_add;
+    td_backend.emb_fwd = td_emb_fwd;
+    td_backend.emb_bwd = td_emb_bwd;
+    td_backend.mce_prep = td_mce_prep;
+    td_backend.mce_fwd = td_mce_fwd;
+    td_backend.mce_bwd = td_mce_bwd;
     TD = gad__backend_register(&td_backend);
 }
 

@@ -15,7 +15,12 @@
  *   an op never copies indices to the host to validate them), or scratch
  *   memory the kernel could not get (a memory error under op).
  * - Work may be queued: a device back end's results are ready at the next
- *   copy to the host or sync (gad_devmem). */
+ *   copy to the host or sync (gad_devmem).
+ * - A back end may defer its index checks (index_check, mce_prep): it then
+ *   reports the first bad index at the next synchronising call on that
+ *   device (gad__err_late_index), and every kernel of it that consumes
+ *   indices must stay in bounds when one is bad (0 at that position, or
+ *   the entry skipped), since the op runs before the error is known. */
 #ifndef GAD_BACKEND_H
 #define GAD_BACKEND_H
 
@@ -74,10 +79,16 @@ typedef struct gad_backend {
     /* -- indexing (index: i64, any strides; gather and take read f32, f64
      * or i64 x, scatter_add float only) */
     /* The first position (row-major) of index whose value lies outside
-     * [lo, hi), its value in *bad; -1 when every value is inside. The
-     * caller words the error: the check runs on the device, and only this
-     * answer comes back. */
-    int64_t (*index_check)(const gad_tensor *index, int64_t lo, int64_t hi, int64_t *bad);
+     * [lo, hi), its value in *bad, for the caller to word the error (the
+     * CPU, and the test device by default, answer at once); or -1 when
+     * every value is inside, or when the back end defers the check (CUDA:
+     * the check is queued on the device, no answer comes back). A back
+     * end that defers promises to report the first bad index of the
+     * checks queued since its last synchronising call, as an index error
+     * under op naming the value and the bounds, at the next one (its sync,
+     * a copy to or from the host, an entry that waits for an answer). */
+    int64_t (*index_check)(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
+                           int64_t *bad);
     void (*gather)(const gad_tensor *x, int axis, const gad_tensor *index, gad_tensor *y);
     void (*scatter_add)(gad_tensor *y, int axis, const gad_tensor *index,
                         const gad_tensor *src);
@@ -100,8 +111,10 @@ typedef struct gad_backend {
     void (*rms_bwd)(const gad_tensor *x, const gad_tensor *g, gad_tensor *dx, double eps);
     /* masked cross-entropy over logits [N, V]: prep checks the targets of
      * the rows whose weight is not 0 against V (an index error "target T of
-     * row R out of bounds for V classes"), writes them to safe (i64 [N],
-     * unweighted rows' targets 0), the total |weight| to count (f64, rank
+     * row R out of bounds for V classes", at once, or deferred as
+     * index_check says: the bad targets are then written as 0), writes
+     * them to safe (i64 [N], unweighted rows' targets 0), the total
+     * |weight| to count (f64, rank
      * 0) and -1/count (0 when count is 0) to nscale (the logits' dtype,
      * rank 0). fwd writes the softmax rows to probs and the loss to loss
      * (rank 0); bwd writes dlogits = (probs - onehot) * mask * gy / count. */
@@ -111,8 +124,9 @@ typedef struct gad_backend {
                    const gad_tensor *mask, gad_tensor *probs, gad_tensor *loss);
     void (*mce_bwd)(const gad_tensor *probs, const gad_tensor *safe, const gad_tensor *mask,
                     const gad_tensor *count, const gad_tensor *gy, gad_tensor *dlogits);
-    /* y [R, D] = rows idx (values checked by the caller) of table [V, D];
-     * gt (zeroed by the caller) += the rows of gy scattered back. */
+    /* y [R, D] = rows idx (values checked by the caller, at once or
+     * deferred) of table [V, D]; gt (zeroed by the caller) += the rows of
+     * gy scattered back. */
     void (*emb_fwd)(const gad_tensor *table, const gad_tensor *idx, gad_tensor *y);
     void (*emb_bwd)(const gad_tensor *idx, const gad_tensor *gy, gad_tensor *gt);
     /* t holds GAD_HX_NALL tensors (the forward) or GAD_HX_NSAVE (the
@@ -135,6 +149,25 @@ typedef struct gad_backend {
     double (*sumsq)(const gad_tensor *g);
     void (*scale)(gad_tensor *g, double s);
 } gad_backend;
+
+/* An index error a back end found on its device and reports later, at a
+ * synchronising call (a deferred index_check or mce_prep): the op that
+ * asked and the first bad value. */
+typedef struct gad_late_index {
+    char op[32];
+    int target;    /* 0: the value at position pos of an index, bounds [lo, hi);
+                    * 1: masked_ce's target of row pos, hi classes */
+    int64_t pos, value, lo, hi;
+} gad_late_index;
+
+/* What was wrong, "index 12 out of bounds for size 10 at position 4" (or
+ * "... out of bounds [0, 10) at ...", "target 12 of row 4 out of bounds
+ * for 10 classes"), cut to cap - 1 bytes. */
+void gad__late_index_text(char *buf, size_t cap, const gad_late_index *f);
+/* It recorded as the thread's error, found on device dev: GAD_ERR_INDEX
+ * under f->op, the text followed by "(found on cuda:0, reported at this
+ * synchronising call)". */
+void gad__err_late_index(int dev, const gad_late_index *f);
 
 /* The table of every device (NULL where none is registered). */
 extern const gad_backend *gad__backends[GAD_MAX_DEVICES];

@@ -119,8 +119,11 @@ typedef struct gad_devmem {
      * device is out of memory (no error recorded: the caller reports). */
     gad_storage *(*storage_new)(int dev, size_t nbytes);
     void (*storage_free)(gad_storage *s);
-    /* n bytes from the device at src to the host at dst, and back; 0 or -1
-     * (no error recorded). */
+    /* n bytes from the device at src to the host at dst, and back, waiting
+     * for the work queued before; 0 or -1. A device may record its own
+     * error there (a fault of that work, an index error it deferred: see
+     * backend.h); callers record theirs after it, which the first-error
+     * rule then drops. */
     int (*to_host)(void *dst, const void *src, size_t n);
     int (*from_host)(void *dst, const void *src, size_t n);
     /* dst (packed, src's dtype and shape, on src's device) = src's elements
@@ -132,7 +135,8 @@ typedef struct gad_devmem {
     /* n elements of dtype at p = value (converted as gad_full does). */
     void (*fill)(void *p, int dtype, int64_t n, double value);
     /* Wait for the device's work queued by this thread; 0, or -1 with the
-     * device's error recorded under op. */
+     * device's error recorded under op (an index error it deferred under
+     * the op that asked for the check). */
     int (*sync)(const char *op, int dev);
     /* The device's free and total bytes; 0 or -1 (no error recorded). May
      * be NULL: the sizes are then unknown (a device error). */

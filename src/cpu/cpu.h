@@ -75,8 +75,10 @@ void gad__k_softmax(const gad_tensor *x, int axis, int log, gad_tensor *y);
 /* ------------------------------------------------------------- indexing */
 
 /* The first position of index (row-major) whose value is outside [lo, hi),
- * with the value in *bad; -1 when there is none (backend.h's index_check). */
-int64_t gad__k_index_check(const gad_tensor *index, int64_t lo, int64_t hi, int64_t *bad);
+ * with the value in *bad; -1 when there is none (backend.h's index_check,
+ * answered at once: op is the caller's to word the error with). */
+int64_t gad__k_index_check(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
+                           int64_t *bad);
 
 /* Validated by the caller: index values are already known in range after
  * wrapping negatives (the kernels wrap too). */

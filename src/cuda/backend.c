@@ -61,11 +61,29 @@ static void view(gcu_view *v, const gad_tensor *t) {
     }
 }
 
-/* The thread's pending fault of device ord, as gad's error under op. */
+/* The thread's pending fault of device ord and the index error a wait
+ * found there (runtime.cu: a deferred check's), taken, as gad's one error:
+ * a fault as a device error under op, the index error as an index error
+ * under the op that asked for the check; both at once as the device error
+ * with the index error's text in it, so that neither is lost. */
 static void report(const char *op, int ord) {
     char msg[300];
-    if (gcu_fault_take(ord, msg, sizeof msg))
-        gad__err(GAD_ERR_DEVICE, op, "%s", msg);
+    gcu_index_fault f;
+    int fault = gcu_fault_take(ord, msg, sizeof msg);
+    if (!gcu_index_take(ord, &f)) {
+        if (fault) gad__err(GAD_ERR_DEVICE, op, "%s", msg);
+        return;
+    }
+    gad_late_index li = {.target = f.target, .pos = f.pos, .value = f.value, .lo = f.lo,
+                         .hi = f.hi};
+    snprintf(li.op, sizeof li.op, "%s", f.op);
+    if (!fault) {
+        gad__err_late_index(dev_of[ord], &li);
+        return;
+    }
+    char idx[200];
+    gad__late_index_text(idx, sizeof idx, &li);
+    gad__err(GAD_ERR_DEVICE, op, "%s; and an index error in %s: %s", msg, li.op, idx);
 }
 
 /* ------------------------------------------------------------- memory */
@@ -139,12 +157,9 @@ static void cu_fill(void *p, int dtype, int64_t n, double value) {
 }
 
 static int cu_sync(const char *op, int dev) {
-    char msg[300];
-    if (gcu_sync(ord_of[dev], msg, sizeof msg)) {
-        gad__err(GAD_ERR_DEVICE, op, "%s", msg);
-        return -1;
-    }
-    return 0;
+    if (gcu_sync(ord_of[dev]) == 0) return 0;
+    report(op, ord_of[dev]);
+    return -1;
 }
 
 /* --------------------------------------------------------- elementwise */
@@ -259,15 +274,16 @@ static bool cu_all_finite(const gad_tensor *x) {
 
 /* ------------------------------------------------------------ indexing */
 
-static int64_t cu_index_check(const gad_tensor *index, int64_t lo, int64_t hi, int64_t *bad) {
+/* Deferred (backend.h): queued, and reported by the next synchronising
+ * call. A check that cannot be queued leaves its fault pending, which that
+ * call reports too; the kernels stay in bounds meanwhile. */
+static int64_t cu_index_check(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
+                              int64_t *bad) {
+    (void)bad;
     gcu_iter it;
     walk1(&it, index);
-    int64_t pos = gcu_index_check(ORD(index), &it, P(index), lo, hi, bad);
-    if (pos == -2) { /* the check itself failed: said as a device error */
-        report("index check", ORD(index));
-        return -1;
-    }
-    return pos;
+    gcu_index_check(ORD(index), op, &it, P(index), lo, hi);
+    return -1;
 }
 
 static void pick(const gad_tensor *x, int axis, const gad_tensor *index, const int64_t *xs,
@@ -467,17 +483,12 @@ static int cu_mce_prep(const char *op, const gad_tensor *targets, const gad_tens
     gad_tensor *mp = gad__contig(op, mask);
     if (!mp) return -1;
     cu_copy_strided(targets, P(safe), NULL); /* packed targets */
-    int64_t row = 0, val = 0;
-    int r = gcu_mce_prep(ord, nscale->dtype, P(safe), P(mp), safe->numel, V, P(count),
-                         P(nscale), &row, &val);
+    /* the targets' check is deferred, as cu_index_check's */
+    int r = gcu_mce_prep(ord, nscale->dtype, op, P(safe), P(mp), safe->numel, V, P(count),
+                         P(nscale));
     gad_release(mp);
-    if (r < 0) {
+    if (r) {
         report(op, ord);
-        return -1;
-    }
-    if (r > 0) {
-        gad__err(GAD_ERR_INDEX, op, "target %lld of row %lld out of bounds for %lld classes",
-                 (long long)val, (long long)row, (long long)V);
         return -1;
     }
     return 0;

@@ -76,17 +76,31 @@ void gcu_trim(int ord);
 /* The device that owns device pointer p, -1 when it is not one. */
 int gcu_ptr_device(const void *p);
 /* n bytes device -> host and host -> device on the thread's stream, waiting
- * for them (the host buffer may be reused at once); 0 or -1 (fault
- * pending). */
+ * for them (the host buffer may be reused at once); 0 or -1 (a fault, or
+ * an index error the checks queued before found, pending). */
 int gcu_to_host(int ord, void *dst, const void *src, size_t n);
 int gcu_from_host(int ord, void *dst, const void *src, size_t n);
 /* Wait for the thread's work on device ord. 0, or -1 when that work, or
- * anything queued before, failed: the fault's text in msg. The pending
- * fault is taken (cleared) either way. */
-int gcu_sync(int ord, char *msg, size_t cap);
+ * anything queued before, failed (the fault pending) or found a bad index
+ * (the index error pending). */
+int gcu_sync(int ord);
 /* The pending fault of device ord (its text in msg) without waiting: 1 and
  * cleared, or 0 when none. */
 int gcu_fault_take(int ord, char *msg, size_t cap);
+
+/* The first bad index that the thread's deferred checks on a device found
+ * (gcu_index_check, gcu_mce_prep), as their kernels write it for the host:
+ * the fields of backend.h's gad_late_index, then set. */
+typedef struct gcu_index_fault {
+    int64_t pos, value, lo, hi;
+    int32_t target;
+    int32_t set;
+    char op[32];
+} gcu_index_fault;
+/* The index error that a wait on device ord (gcu_sync, gcu_to_host,
+ * gcu_from_host) found, without waiting: 1 with it in *f and cleared, or
+ * 0 when none. */
+int gcu_index_take(int ord, gcu_index_fault *f);
 /* Record a fault (for the C side's own failures, such as scratch it could
  * not get in a void entry). */
 void gcu_fault_set(int ord, const char *what);
@@ -152,17 +166,22 @@ void gcu_axis(int ord, int op, int dtype, const void *x, void *y, int64_t outer,
 
 /* ----------------------------------------------------------- indexing */
 
-/* The first position (row-major over it) whose value lies outside [lo,
- * hi), its value in *bad; -1 when none; -2 on a fault (pending). Waits. */
-int64_t gcu_index_check(int ord, const gcu_iter *it, const int64_t *index, int64_t lo,
-                        int64_t hi, int64_t *bad);
+/* Queue a check of index's values (walked by it) against [lo, hi): the
+ * first bad position (row-major over it), its value and the bounds are
+ * noted under op, unless an earlier check since the last wait noted one,
+ * and reported by the next wait (gcu_index_take). Does not wait. 0, or -1
+ * (fault pending) when the check could not be queued. */
+int gcu_index_check(int ord, const char *op, const gcu_iter *it, const int64_t *index,
+                    int64_t lo, int64_t hi);
 /* y[pos] = x[off_x(pos) + wrap(index[off_i(pos)]) * sa] over index's
  * positions (row-major over idx: operand 0 index's strides, operand 1 x's
- * strides for those positions); d the axis's size. */
+ * strides for those positions); d the axis's size. A value outside
+ * [-d, d) (a deferred check reports it) gives 0. */
 void gcu_pick(int ord, int dtype, const gcu_iter *it, const int64_t *index, const void *x,
               int64_t d, int64_t sa, void *y);
 /* y (packed) += src (packed, index's shape) at index along axis, in index
- * order, duplicates adding: y, index and src as views (index any strides). */
+ * order, duplicates adding: y, index and src as views (index any strides).
+ * An entry whose index is out of range is skipped. */
 void gcu_scatter_add(int ord, const gcu_view *y, int axis, const gcu_view *index,
                      const gcu_view *src);
 
@@ -189,16 +208,19 @@ void gcu_rms_bwd(int ord, int dtype, const void *x, const void *g, void *dx, int
                  int64_t n, double eps);
 /* safe (packed i64 [N]) holds the targets; unweighted rows' become 0;
  * count (f64) = sum |mask|, nscale (dtype) = -1/count (0 when count is 0).
- * The first weighted row whose target is outside [0, V): its row in
- * *bad_row and value in *bad_val, returning 1; 0 when none; -1 on a fault
- * (pending). Waits. */
-int gcu_mce_prep(int ord, int dtype, int64_t *safe, const void *mask, int64_t N, int64_t V,
-                 double *count, void *nscale, int64_t *bad_row, int64_t *bad_val);
+ * The first weighted row whose target is outside [0, V) is noted under op
+ * as gcu_index_check notes a bad index (target 1: row and value), and
+ * every such target becomes 0, so that the forward and backward read
+ * inside the row. Does not wait. 0, or -1 (fault pending). */
+int gcu_mce_prep(int ord, int dtype, const char *op, int64_t *safe, const void *mask, int64_t N,
+                 int64_t V, double *count, void *nscale);
 /* probs = softmax rows; loss (dtype, rank 0) as SPEC 4.3. 0 or -1. */
 int gcu_mce_fwd(int ord, int dtype, const void *logits, const int64_t *safe, const void *mask,
                 void *probs, void *loss, int64_t N, int64_t V);
 void gcu_mce_bwd(int ord, int dtype, const void *probs, const int64_t *safe, const void *mask,
                  const double *count, const void *gy, void *dlogits, int64_t N, int64_t V);
+/* y [R, D] = rows idx of table [V, D], and gt [V, D] += gy's rows at idx;
+ * an index outside [0, V) gives a row of 0 and adds nothing. */
 void gcu_emb_fwd(int ord, int dtype, const void *table, const int64_t *idx, void *y,
                  int64_t R, int64_t D, int64_t V);
 void gcu_emb_bwd(int ord, int dtype, const int64_t *idx, const void *gy, void *gt, int64_t R,

@@ -9,6 +9,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define GCU_MAXDEV 16
 
@@ -46,6 +47,47 @@ bool gcu_check_blas(int ord, cublasStatus_t s, const char *what);
 /* Scratch on the thread's stream (freed after the work queued so far);
  * NULL (fault pending) when out of memory. */
 void *gcu_scratch(int ord, size_t n);
+
+/* The deferred index checks (runtime.cu's header). The state of the
+ * thread's checks on a device, in its memory: key, the smallest bad
+ * position the check in flight found (an integer atomicMin; ~0 none);
+ * open, nonzero until a check has noted an error in the record. Both are
+ * all ones after a reset. */
+struct gcu_chk {
+    unsigned long long key, open;
+};
+/* The thread's check state and record (device pointers) for device ord,
+ * made on first use; false (fault pending) when they cannot be had. */
+bool gcu_checks(int ord, gcu_chk **chk, gcu_index_fault **rec);
+
+/* An op's name as a kernel argument (by value: the record gets a copy). */
+struct gcu_opname {
+    char s[32];
+};
+static inline gcu_opname gcu_opname_of(const char *op) {
+    gcu_opname n;
+    snprintf(n.s, sizeof n.s, "%s", op ? op : "?");
+    return n;
+}
+
+/* In one thread: the first bad index since the last wait, noted in the
+ * record for the host (the fields, then set, after a fence that makes
+ * them visible first); later ones are not (c->open is 0 until the host
+ * resets it). target as gad_late_index's. */
+__device__ __forceinline__ void gcu_note(gcu_chk *c, gcu_index_fault *r, int target, int64_t pos,
+                                         int64_t value, int64_t lo, int64_t hi,
+                                         const gcu_opname &op) {
+    if (!c->open) return;
+    r->pos = pos;
+    r->value = value;
+    r->lo = lo;
+    r->hi = hi;
+    r->target = target;
+    for (int i = 0; i < (int)sizeof r->op; i++) r->op[i] = op.s[i];
+    __threadfence_system();
+    r->set = 1;
+    c->open = 0;
+}
 
 /* Threads per block, and a grid for n items, capped (the kernels loop). */
 #define GCU_THREADS 256

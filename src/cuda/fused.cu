@@ -243,57 +243,61 @@ __global__ void k_colsum(const T *p, const T *q, T *out, int64_t M, int64_t n) {
 /* ------------------------------------------------ masked cross-entropy */
 
 /* One block: count = sum |m| by a fixed tree; the first weighted row with
- * a target outside [0, V) by a min tree; unweighted rows' targets 0. */
+ * a target outside [0, V) by a min tree, noted for the next wait (the
+ * deferred check, runtime.cu), and every such target made 0; unweighted
+ * rows' targets 0. */
 template <class T>
 __global__ void k_mce_prep(int64_t *safe, const T *mask, int64_t N, int64_t V, double *count,
-                           T *nscale, int64_t *bad) {
+                           T *nscale, gcu_chk *c, gcu_index_fault *rec, gcu_opname op) {
     __shared__ double sh[GCU_THREADS];
-    __shared__ int64_t first[GCU_THREADS];
+    __shared__ int64_t first[GCU_THREADS], fval[GCU_THREADS];
     double acc = 0;
-    int64_t f = INT64_MAX;
+    int64_t f = INT64_MAX, fv = 0;
     for (int64_t i = threadIdx.x; i < N; i += GCU_THREADS) {
         double m = (double)mask[i];
         acc += fabs(m);
-        if (m == 0) safe[i] = 0;
-        else if ((safe[i] < 0 || safe[i] >= V) && i < f) f = i;
+        if (m == 0) {
+            safe[i] = 0;
+        } else if (safe[i] < 0 || safe[i] >= V) {
+            if (i < f) { /* this thread's rows rise: its first bad one */
+                f = i;
+                fv = safe[i];
+            }
+            safe[i] = 0; /* the forward and backward then read inside the row */
+        }
     }
     double cnt = gcu_block_sum(acc, sh);
     first[threadIdx.x] = f;
+    fval[threadIdx.x] = fv;
     __syncthreads();
     for (int w = GCU_THREADS / 2; w > 0; w /= 2) {
-        if ((int)threadIdx.x < w && first[threadIdx.x + w] < first[threadIdx.x])
+        if ((int)threadIdx.x < w && first[threadIdx.x + w] < first[threadIdx.x]) {
             first[threadIdx.x] = first[threadIdx.x + w];
+            fval[threadIdx.x] = fval[threadIdx.x + w];
+        }
         __syncthreads();
     }
     if (threadIdx.x == 0) {
         *count = cnt;
         *nscale = (T)(cnt == 0 ? 0.0 : -1.0 / cnt);
-        bad[0] = first[0] == INT64_MAX ? -1 : first[0];
-        bad[1] = first[0] == INT64_MAX ? 0 : safe[first[0]];
+        if (first[0] != INT64_MAX) gcu_note(c, rec, 1, first[0], fval[0], 0, V, op);
     }
 }
 
-extern "C" int gcu_mce_prep(int ord, int dtype, int64_t *safe, const void *mask, int64_t N,
-                            int64_t V, double *count, void *nscale, int64_t *bad_row,
-                            int64_t *bad_val) {
+extern "C" int gcu_mce_prep(int ord, int dtype, const char *op, int64_t *safe, const void *mask,
+                            int64_t N, int64_t V, double *count, void *nscale) {
     cudaStream_t s = gcu_stream(ord);
-    if (!s) return -1;
-    int64_t *bad = (int64_t *)gcu_scratch(ord, 2 * sizeof(int64_t)), host[2] = {-1, 0};
-    if (!bad) return -1;
+    gcu_chk *c;
+    gcu_index_fault *rec;
+    if (!s || !gcu_checks(ord, &c, &rec)) return -1;
+    gcu_opname name = gcu_opname_of(op);
     if (dtype == GAD_F32)
         k_mce_prep<float><<<1, GCU_THREADS, 0, s>>>(safe, (const float *)mask, N, V, count,
-                                                    (float *)nscale, bad);
+                                                    (float *)nscale, c, rec, name);
     else
         k_mce_prep<double><<<1, GCU_THREADS, 0, s>>>(safe, (const double *)mask, N, V, count,
-                                                     (double *)nscale, bad);
-    GCU_LAUNCHED(ord, "masked cross-entropy");
-    int rc = gcu_to_host(ord, host, bad, sizeof host);
-    gcu_free(ord, bad);
-    if (rc) return -1;
-    if (host[0] < 0) return 0;
-    *bad_row = host[0];
-    *bad_val = host[1];
-    return 1;
+                                                     (double *)nscale, c, rec, name);
+    return GCU_LAUNCHED(ord, "masked cross-entropy") ? -1 : 0;
 }
 
 /* A block per row: probs = softmax (the max and the sum by fixed trees),
@@ -415,7 +419,7 @@ __global__ void k_emb_fwd(const T *table, const int64_t *idx, T *y, int64_t R, i
                           int64_t V) {
     GCU_FOR(k, R * D) {
         int64_t r = k / D, j = k - r * D, v = idx[r];
-        y[k] = v >= 0 && v < V ? table[v * D + j] : (T)0; /* checked by the caller */
+        y[k] = v >= 0 && v < V ? table[v * D + j] : (T)0; /* bad: its check reports it */
     }
 }
 
@@ -426,7 +430,10 @@ __global__ void k_emb_fwd(const T *table, const int64_t *idx, T *y, int64_t R, i
  * row order and adds that sum to gt. gt was zeroed by the caller, so each
  * element gets 0 + the rows in order: the CPU's sum, bit for bit. Without
  * scratch for the sort, a thread per column walks every row instead (the
- * same order, D threads). */
+ * same order, D threads). A bad index (its deferred check reports it) adds
+ * nothing: the sort's keys hold V in its place, which sorts after every
+ * row's and is skipped, so that the sort (which reads only the keys' low
+ * bits) never mixes it into a good index's run. */
 template <class T>
 __global__ void k_emb_bwd_cols(const int64_t *idx, const T *gy, T *gt, int64_t R, int64_t D,
                                int64_t V) {
@@ -450,16 +457,22 @@ __global__ void k_emb_bwd_runs(const int64_t *key, const int64_t *row, const T *
     }
 }
 
-__global__ void k_iota(int64_t *r, int64_t n) {
-    GCU_FOR(i, n) r[i] = i;
+/* The sort's input: keys (idx, a bad index made V) and rows 0..R-1. */
+__global__ void k_emb_keys(const int64_t *idx, int64_t *keys, int64_t *rows, int64_t R,
+                           int64_t V) {
+    GCU_FOR(i, R) {
+        int64_t v = idx[i];
+        keys[i] = v >= 0 && v < V ? v : V;
+        rows[i] = i;
+    }
 }
 
-/* Sort (idx, 0..R-1) by idx into key and row; false when there is no
- * scratch for it. */
+/* Sort (keys of idx, 0..R-1) by key into key and row; false when there is
+ * no scratch for it. */
 static bool sort_rows(int ord, cudaStream_t s, const int64_t *idx, int64_t R, int64_t V,
                       int64_t **key, int64_t **row, void **buf) {
-    int bits = 1;
-    while (bits < 63 && ((int64_t)1 << bits) < V) bits++;
+    int bits = 1; /* keys 0..V in the low bits */
+    while (bits < 63 && ((int64_t)1 << bits) <= V) bits++;
     size_t temp = 0;
     if (R > INT32_MAX ||
         cub::DeviceRadixSort::SortPairs(NULL, temp, (const int64_t *)NULL, (int64_t *)NULL,
@@ -469,14 +482,14 @@ static bool sort_rows(int ord, cudaStream_t s, const int64_t *idx, int64_t R, in
         return false;
     }
     size_t n8 = (size_t)R * sizeof(int64_t);
-    char *b = (char *)gcu_alloc(ord, 3 * n8 + temp + 256);
+    char *b = (char *)gcu_alloc(ord, 4 * n8 + temp + 256);
     if (!b) return false;
-    int64_t *iota = (int64_t *)b;
-    *key = (int64_t *)(b + n8);
-    *row = (int64_t *)(b + 2 * n8);
-    void *tmp = b + 3 * n8;
-    k_iota<<<gcu_blocks(R), GCU_THREADS, 0, s>>>(iota, R);
-    cudaError_t e = cub::DeviceRadixSort::SortPairs(tmp, temp, idx, *key, iota, *row, (int)R, 0,
+    int64_t *keys = (int64_t *)b, *iota = (int64_t *)(b + n8);
+    *key = (int64_t *)(b + 2 * n8);
+    *row = (int64_t *)(b + 3 * n8);
+    void *tmp = b + 4 * n8;
+    k_emb_keys<<<gcu_blocks(R), GCU_THREADS, 0, s>>>(idx, keys, iota, R, V);
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(tmp, temp, keys, *key, iota, *row, (int)R, 0,
                                                     bits, s);
     if (gcu_check(ord, e, "embedding backward (sort)")) {
         gcu_free(ord, b);

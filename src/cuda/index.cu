@@ -1,61 +1,53 @@
-/* index.cu: the index check (on the device: only the first bad position and
- * its value come back), gather and take (one kernel: pick), and a
- * deterministic scatter_add. */
+/* index.cu: the index check (deferred: queued on the device, its answer
+ * noted in the thread's record for the next wait to report, runtime.cu),
+ * gather and take (one kernel: pick), and a deterministic scatter_add. The
+ * op runs before the check's answer is known, so every kernel here stays
+ * in bounds for a bad index: pick gives 0, scatter_add skips the entry. */
 #include "cuda/cuda_int.cuh"
 
 #include "gad.h"
 
-/* Every bad position lowers *first to itself (an integer atomicMin: the
+/* Every bad position lowers *key to itself (an integer atomicMin: the
  * smallest wins whatever the order, so the answer is deterministic). */
 __global__ void k_index_check(gcu_iter it, const int64_t *index, int64_t lo, int64_t hi,
-                              unsigned long long *first) {
+                              unsigned long long *key) {
     GCU_FOR(i, it.n) {
         int64_t off[2];
         gcu_offsets(it, i, 1, off);
         int64_t v = index[off[0]];
-        if (v < lo || v >= hi) atomicMin(first, (unsigned long long)i);
+        if (v < lo || v >= hi) atomicMin(key, (unsigned long long)i);
     }
 }
 
-/* out[0] = the first bad position (or -1), out[1] = its value */
-__global__ void k_index_value(gcu_iter it, const int64_t *index, const unsigned long long *first,
-                              int64_t *out) {
-    unsigned long long f = *first;
-    if (f == ~0ull) {
-        out[0] = -1;
-        out[1] = 0;
-        return;
-    }
+/* One thread, after k_index_check: the smallest bad position it found and
+ * its value noted (unless an earlier check's was), and the key made none
+ * again for the next check. */
+__global__ void k_index_note(gcu_iter it, const int64_t *index, int64_t lo, int64_t hi,
+                             gcu_chk *c, gcu_index_fault *rec, gcu_opname op) {
+    unsigned long long f = c->key;
+    c->key = ~0ull;
+    if (f >= (unsigned long long)it.n) return; /* none (~0) */
     int64_t off[2];
     gcu_offsets(it, (int64_t)f, 1, off);
-    out[0] = (int64_t)f;
-    out[1] = index[off[0]];
+    gcu_note(c, rec, 0, (int64_t)f, index[off[0]], lo, hi, op);
 }
 
-extern "C" int64_t gcu_index_check(int ord, const gcu_iter *it, const int64_t *index, int64_t lo,
-                                   int64_t hi, int64_t *bad) {
-    if (it->n == 0) return -1;
+extern "C" int gcu_index_check(int ord, const char *op, const gcu_iter *it, const int64_t *index,
+                               int64_t lo, int64_t hi) {
+    if (it->n == 0) return 0;
     cudaStream_t s = gcu_stream(ord);
-    if (!s) return -2;
-    char *buf = (char *)gcu_scratch(ord, 32);
-    if (!buf) return -2;
-    unsigned long long *first = (unsigned long long *)buf;
-    int64_t *out = (int64_t *)(buf + 16), host[2] = {-1, 0};
-    gcu_check(ord, cudaMemsetAsync(first, 0xff, sizeof *first, s), "index check");
-    k_index_check<<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(*it, index, lo, hi, first);
-    GCU_LAUNCHED(ord, "index check");
-    k_index_value<<<1, 1, 0, s>>>(*it, index, first, out);
-    GCU_LAUNCHED(ord, "index check");
-    int rc = gcu_to_host(ord, host, out, sizeof host);
-    gcu_free(ord, buf);
-    if (rc) return -2;
-    if (host[0] >= 0) *bad = host[1];
-    return host[0];
+    gcu_chk *c;
+    gcu_index_fault *rec;
+    if (!s || !gcu_checks(ord, &c, &rec)) return -1;
+    k_index_check<<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(*it, index, lo, hi, &c->key);
+    if (GCU_LAUNCHED(ord, "index check")) return -1;
+    k_index_note<<<1, 1, 0, s>>>(*it, index, lo, hi, c, rec, gcu_opname_of(op));
+    return GCU_LAUNCHED(ord, "index check") ? -1 : 0;
 }
 
-/* y[pos] = x[doff + wrap(index[ioff]) * sa]. Values were checked by the
- * caller; one still out of range (a caller's bug) reads nothing and gives
- * 0 instead of faulting the device. */
+/* y[pos] = x[doff + wrap(index[ioff]) * sa]. A value out of range (its
+ * check, queued before, reports it at the next wait) reads nothing and
+ * gives 0. */
 template <class T>
 __global__ void k_pick(gcu_iter it, const int64_t *index, const T *x, int64_t d, int64_t sa,
                        T *y) {
@@ -109,7 +101,7 @@ __global__ void k_scatter(scat_args a, const int64_t *index, const T *src, T *y)
         for (int64_t j = 0; j < a.len; j++) {
             int64_t v = index[io + j * a.istr[a.axis]];
             if (v < 0) v += a.d;
-            if (v < 0 || v >= a.d) continue; /* checked by the caller */
+            if (v < 0 || v >= a.d) continue; /* a bad index: its check reports it */
             y[yo + v * a.ystr[a.axis]] += src[so + j * a.sstr[a.axis]];
         }
     }

@@ -1,7 +1,7 @@
 /* runtime.cu: the CUDA back end's runtime: devices, one stream and one
  * cuBLAS handle per (thread, device), the caching allocator, the pending
- * fault, and the copies, fills and conversions of the memory half of the
- * table (gad_devmem).
+ * fault, the record of the deferred index checks, and the copies, fills
+ * and conversions of the memory half of the table (gad_devmem).
  *
  * Memory is the device's stream-ordered pool (cudaMallocAsync, CUDA
  * Programming Guide, "Stream Ordered Memory Allocator"), with its release
@@ -13,9 +13,17 @@
  *
  * Faults: a CUDA call that fails records the thread's pending fault for
  * that device (the first one is kept). Kernels are queued, so an error in
- * one shows at the next synchronising call: gcu_sync, gcu_to_host and the
- * entries that wait for an answer (index checks, all_finite, sumsq). The
- * back end never aborts. */
+ * one shows at the next synchronising call: gcu_sync, gcu_to_host,
+ * gcu_from_host and the entries that wait for an answer (all_finite,
+ * sumsq). The back end never aborts.
+ *
+ * Index checks do not wait (index.cu, fused.cu's masked cross-entropy):
+ * their kernels note the first bad index of the thread's checks on a
+ * device in a record of pinned host memory mapped into the device's
+ * address space (cudaHostAllocMapped), which the host reads, without a
+ * copy, after each of the waits above (late_collect): the error is then
+ * pending beside the fault until the C side takes it (gcu_index_take), and
+ * the record is cleared, so that the device stays usable. */
 #include "cuda/cuda_int.cuh"
 
 #include <atomic>
@@ -64,6 +72,13 @@ struct gcu_tls {
     int blas_tf32[GCU_MAXDEV]; /* the math mode the handle has: -1 unset */
     bool fault[GCU_MAXDEV];
     char msg[GCU_MAXDEV][256];
+    /* index checks: their state in device memory, their record (the host's
+     * pointer and the device's to the same mapped bytes), and the error a
+     * wait found there, pending until taken */
+    gcu_chk *chk[GCU_MAXDEV];
+    gcu_index_fault *rec[GCU_MAXDEV], *rec_dev[GCU_MAXDEV];
+    bool late[GCU_MAXDEV];
+    gcu_index_fault late_f[GCU_MAXDEV];
 };
 
 static pthread_key_t tls_key;
@@ -83,6 +98,8 @@ static void tls_free(void *p) {
         if (cudaSetDevice(d) == cudaSuccess) {
             cudaStreamSynchronize(t->stream[d]);
             if (t->blas[d]) gcu_cb.cublasDestroy_v2(t->blas[d]);
+            if (t->chk[d]) cudaFree(t->chk[d]);
+            if (t->rec[d]) cudaFreeHost(t->rec[d]);
             cudaStreamDestroy(t->stream[d]);
         }
     }
@@ -136,6 +153,81 @@ extern "C" int gcu_fault_take(int ord, char *msg, size_t cap) {
     if (!t || ord < 0 || ord >= GCU_MAXDEV || !t->fault[ord]) return 0;
     if (msg && cap) snprintf(msg, cap, "%s", t->msg[ord]);
     t->fault[ord] = false;
+    return 1;
+}
+
+/* --------------------------------------------------------- index checks */
+
+bool gcu_checks(int ord, gcu_chk **chk, gcu_index_fault **rec) {
+    cudaStream_t s = gcu_stream(ord);
+    if (!s) return false;
+    gcu_tls *t = tls();
+    if (!t->chk[ord]) {
+        void *h = NULL, *d = NULL, *c = NULL;
+        const char *what = "the index checks' record";
+        if (gcu_check(ord, cudaHostAlloc(&h, sizeof(gcu_index_fault), cudaHostAllocMapped), what) ||
+            gcu_check(ord, cudaHostGetDevicePointer(&d, h, 0), what) ||
+            gcu_check(ord, cudaMalloc(&c, sizeof(gcu_chk)), what) ||
+            gcu_check(ord, cudaMemsetAsync(c, 0xff, sizeof(gcu_chk), s), what)) {
+            cudaGetLastError(); /* not sticky: the fault says it */
+            if (c) cudaFree(c);
+            if (h) cudaFreeHost(h);
+            return false;
+        }
+        memset(h, 0, sizeof(gcu_index_fault));
+        t->rec[ord] = (gcu_index_fault *)h;
+        t->rec_dev[ord] = (gcu_index_fault *)d;
+        t->chk[ord] = (gcu_chk *)c; /* key none, open (all bytes 0xff) */
+    }
+    *chk = t->chk[ord];
+    *rec = t->rec_dev[ord];
+    return true;
+}
+
+/* After a wait on the thread's stream s for ord: an error the checks noted
+ * moves from the record to the thread's pending one (the first is kept
+ * until taken), the record is cleared, and the checks' device state is
+ * reset on the stream for the next ones; also after a fault, which may
+ * have stopped a check between its two kernels. Whether an index error is
+ * pending. */
+static bool late_collect(gcu_tls *t, int ord, cudaStream_t s) {
+    volatile gcu_index_fault *r = t->rec[ord];
+    if (!r) return t->late[ord];
+    bool reset = t->fault[ord];
+    if (r->set) {
+        if (!t->late[ord]) {
+            gcu_index_fault *f = &t->late_f[ord];
+            f->pos = r->pos;
+            f->value = r->value;
+            f->lo = r->lo;
+            f->hi = r->hi;
+            f->target = r->target;
+            for (size_t i = 0; i < sizeof f->op; i++) f->op[i] = r->op[i];
+            f->op[sizeof f->op - 1] = '\0';
+            f->set = 1;
+            t->late[ord] = true;
+        }
+        r->set = 0;
+        reset = true;
+    }
+    if (reset)
+        gcu_check(ord, cudaMemsetAsync(t->chk[ord], 0xff, sizeof(gcu_chk), s), "index check reset");
+    return t->late[ord];
+}
+
+/* After a wait: -1 when a fault or an index error is pending, else 0. */
+static int waited(int ord, cudaStream_t s) {
+    gcu_tls *t = tls();
+    if (!t) return -1;
+    bool late = late_collect(t, ord, s);
+    return t->fault[ord] || late ? -1 : 0;
+}
+
+extern "C" int gcu_index_take(int ord, gcu_index_fault *f) {
+    gcu_tls *t = tls();
+    if (!t || ord < 0 || ord >= GCU_MAXDEV || !t->late[ord]) return 0;
+    if (f) *f = t->late_f[ord];
+    t->late[ord] = false;
     return 1;
 }
 
@@ -328,9 +420,8 @@ static int copy_wait(int ord, void *dst, const void *src, size_t n, cudaMemcpyKi
     cudaStream_t s = gcu_stream(ord);
     if (!s) return -1;
     if (n && gcu_check(ord, cudaMemcpyAsync(dst, src, n, kind, s), what)) return -1;
-    if (gcu_check(ord, cudaStreamSynchronize(s), what)) return -1;
-    gcu_tls *t = tls();
-    return t && t->fault[ord] ? -1 : 0; /* an earlier kernel's fault */
+    gcu_check(ord, cudaStreamSynchronize(s), what);
+    return waited(ord, s); /* an earlier kernel's fault, or a bad index it found */
 }
 
 extern "C" int gcu_to_host(int ord, void *dst, const void *src, size_t n) {
@@ -353,10 +444,11 @@ extern "C" int gcu_stream_done(int ord) {
     return t && t->fault[ord] ? -1 : 1;
 }
 
-extern "C" int gcu_sync(int ord, char *msg, size_t cap) {
+extern "C" int gcu_sync(int ord) {
     cudaStream_t s = gcu_stream(ord);
-    if (s) gcu_check(ord, cudaStreamSynchronize(s), "the queued work");
-    return gcu_fault_take(ord, msg, cap) ? -1 : 0;
+    if (!s) return -1;
+    gcu_check(ord, cudaStreamSynchronize(s), "the queued work");
+    return waited(ord, s);
 }
 
 /* ------------------------------------------------ copies, fills, casts */

@@ -52,7 +52,7 @@ static int need_same_dtype(const char *op, const char *what,
 static int check_indices(const char *op, const char *what, gad_tensor *idx,
                          int64_t bound) {
     int64_t pos, v;
-    if (gad__index_in_range(idx, 0, bound, &pos, &v) == 0) return 0;
+    if (gad__index_in_range(op, idx, 0, bound, &pos, &v) == 0) return 0;
     gad_error_set(GAD_ERR_INDEX, op, "%s %lld out of bounds [0, %lld) (at position %lld)",
                   what, (long long)v, (long long)bound, (long long)pos);
     return -1;

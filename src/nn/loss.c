@@ -103,7 +103,7 @@ static int check_nll(const char *op, const char *xname, gad_tensor *x,
     if (check_reduction(op, red)) return -1;
     if (b == 0) return 0;
     int64_t row, v;
-    if (gad__index_in_range(targets, 0, c, &row, &v) == 0) return 0;
+    if (gad__index_in_range(op, targets, 0, c, &row, &v) == 0) return 0;
     gad_error_set(GAD_ERR_INDEX, op, "class %lld of row %lld out of bounds [0, %lld)",
                   (long long)v, (long long)row, (long long)c);
     return -1;

@@ -85,7 +85,7 @@ static gad_status write_from(const char *op, gad_tensor *t, const void *src, siz
     } else if (gad__devmem[t->dev]->from_host(gad__ptr(t), src, bytes) != 0) {
         gad__err(GAD_ERR_DEVICE, op, "cannot copy %zu bytes to %s", bytes,
                  gad__device_name(t->dev));
-        return GAD_ERR_DEVICE;
+        return gad_last_error()->kind; /* the device's own error when it gave one */
     }
     return GAD_OK;
 }

@@ -285,12 +285,13 @@ int gad__vjp_masked_ce(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor
 
 /* ============================================================== embedding */
 
-/* idx as a packed i64 tensor whose values are all in [0, V) (checked by
- * the back end), owned by the current scope. */
+/* idx as a packed i64 tensor whose values are checked against [0, V) by
+ * the back end (at once, or at the device's next synchronising call: the
+ * kernels then skip a bad one), owned by the current scope. */
 static gad_tensor *emb_index(const char *op, gad_tensor *idx, int64_t V) {
     gad_tensor *p = packed(op, idx);
     int64_t v;
-    if (p && GAD_BE(p)->index_check(p, 0, V, &v) >= 0)
+    if (p && GAD_BE(p)->index_check(op, p, 0, V, &v) >= 0)
         return gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for %lld rows",
                         (long long)v, (long long)V);
     return p;

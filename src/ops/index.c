@@ -5,18 +5,19 @@
 #include <stdio.h>
 
 /* Every value of index must lie in [-d, d) (negatives wrap once); the back
- * end checks, on the index's device. */
+ * end checks, on the index's device: at once (an index error here), or
+ * later, at the device's next synchronising call (backend.h). */
 static int check_index_values(const char *op, const gad_tensor *index, int64_t d) {
     int64_t v;
-    if (GAD_LIKELY(GAD_BE(index)->index_check(index, -d, d, &v) < 0)) return 0;
+    if (GAD_LIKELY(GAD_BE(index)->index_check(op, index, -d, d, &v) < 0)) return 0;
     gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for size %lld", (long long)v,
              (long long)d);
     return -1;
 }
 
-int gad__index_in_range(const gad_tensor *index, int64_t lo, int64_t hi, int64_t *pos,
-                        int64_t *bad) {
-    *pos = GAD_BE(index)->index_check(index, lo, hi, bad);
+int gad__index_in_range(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
+                        int64_t *pos, int64_t *bad) {
+    *pos = GAD_BE(index)->index_check(op, index, lo, hi, bad);
     return *pos < 0 ? 0 : -1;
 }
 

@@ -59,9 +59,11 @@ extern const gad_op_entry gad__ops[GAD_OP_COUNT_];
 
 /* Whether every value of index (i64) lies in [lo, hi), checked on its
  * device: 0, or -1 with the first position outside (row-major) in *pos and
- * its value in *bad; nothing is recorded (the caller words the error). */
-int gad__index_in_range(const gad_tensor *index, int64_t lo, int64_t hi, int64_t *pos,
-                        int64_t *bad);
+ * its value in *bad; nothing is recorded (the caller words the error). A
+ * back end that defers the check (backend.h's index_check) answers 0 and
+ * reports a bad value under op at the device's next synchronising call. */
+int gad__index_in_range(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
+                        int64_t *pos, int64_t *bad);
 
 /* Make t private and packed so that it can be written in place (the
  * copy-on-write of gad_data_mut, on any device): 0, or -1 with a
