@@ -23,7 +23,7 @@ CMAKE ?= cmake
 CTEST ?= ctest
 PREFIX ?=
 
-.PHONY: all configure build test run bench compare clean install
+.PHONY: all configure build test run bench compare clean install generated
 
 all: build
 
@@ -85,6 +85,15 @@ bench: build
 
 compare: bench
 	bench/compare --build $(BUILD)
+
+# The two files derived from gad.h and the tests, after a change to either
+# (a new public function, a new elementwise op's row): the call-site
+# macros (include/gad_call_sites.h) and the bad-input page (docs/errors.md).
+# test_call_sites, call_sites_generated and test_bad_input fail until then.
+generated: build
+	python3 tools/gen_call_sites.py
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target test_bad_input
+	$(BUILD)/tests/test_bad_input --markdown > docs/errors.md
 
 # make install PREFIX=$$HOME/.local installs without root; DESTDIR=dir
 # (staged installs) is honoured by cmake --install too.
