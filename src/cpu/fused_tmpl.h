@@ -84,8 +84,19 @@ typedef struct {
  * double, with 16 independent accumulators so that the loop vectorizes;
  * the order depends on n only. */
 static inline double FN(dot)(const T *a, const T *b, const T *c, int64_t n) {
-    double s[16] = {0};
+    /* the accumulators start as the first 16 terms (zeroing them, gcc's
+     * rep stos, cost as much as a row of 256) */
+    double s[16];
     int64_t j = 0;
+    if (n < 16) {
+        for (int k = 0; k < 16; k++) s[k] = 0;
+    } else {
+        for (int k = 0; k < 16; k++) { /* 0 + the term: the same bits, -0 included */
+            double v = (double)a[k] * (double)(b ? b[k] : a[k]);
+            s[k] = 0.0 + (c ? v * (double)c[k] : v);
+        }
+        j = 16;
+    }
     for (; j + 16 <= n; j += 16)
         for (int k = 0; k < 16; k++) {
             double v = (double)a[j + k] * (double)(b ? b[j + k] : a[j + k]);
