@@ -18,6 +18,7 @@ fail() {
     exit 1
 }
 command -v ip > /dev/null || { echo "no ip (iproute2): skipped"; exit 77; }
+command -v unshare > /dev/null || { echo "no unshare (util-linux): skipped"; exit 77; }
 "$MPIEXEC" --version 2>&1 | grep -qE "Open MPI|OpenRTE" || { echo "not OpenMPI (its --mca flags): skipped"; exit 77; }
 rm -rf "$DIR" && mkdir -p "$DIR" || fail "cannot make $DIR"
 id=$$
@@ -40,16 +41,20 @@ ip netns add "$b" &&
     ip -n "$a" link set lo up && ip -n "$b" link set lo up ||
     fail "cannot set up the namespaces and their veth link"
 # the launcher: "host" A or B is namespace gadA<id> or gadB<id>
+# and a hostname of its own (a UTS namespace): OpenMPI names its session
+# directories after the hostname, and two daemons making theirs under one
+# name at once raced ("mkdir ... File exists", 1 launch in 5 under load)
 cat > "$DIR/nsrsh" << AGENT
 #!/bin/sh
 host=\$1
 shift
-exec ip netns exec "gad\${host}$id" sh -c "\$*"
+exec ip netns exec "gad\${host}$id" unshare --uts sh -c \
+    'echo "\$0" > /proc/sys/kernel/hostname && exec sh -c "\$1"' "gad\${host}$id" "\$*"
 AGENT
 chmod +x "$DIR/nsrsh"
 printf 'A slots=1\nB slots=1\n' > "$DIR/hosts"
-# The two "hosts" share one /tmp and one hostname, which OpenMPI's daemons
-# do not expect: each launch gets session directories of its own
+# The two "hosts" share one /tmp, which OpenMPI's daemons do not expect:
+# each launch gets session directories of its own
 # (orte_tmpdir_base; a daemon once found the last launch's still there,
 # "mkdir ... File exists", in CI at 975ed04), and no daemon shares its hwloc
 # topology through shared memory (rtc ^hwloc: orted crashed in
@@ -65,7 +70,7 @@ ns_mpirun() {
 link_bytes() { ip -n "$a" -s link show "va$id" | awk '/TX:/ { getline; print $1 }'; }
 
 # where each rank runs
-ns_mpirun sh -c 'echo "rank $OMPI_COMM_WORLD_RANK: $(ip -o -4 addr show | grep 10.9 | cut -d" " -f2,7)"' \
+ns_mpirun sh -c 'echo "rank $OMPI_COMM_WORLD_RANK: $(ip -o -4 addr show | grep 10.9 | cut -d" " -f2,7) on $(cat /proc/sys/kernel/hostname)"' \
     > "$DIR/where.log" 2>&1 || { cat "$DIR/where.log"; fail "mpirun cannot start ranks in the namespaces"; }
 grep -q "rank 0: va$id 10.9.$net.1" "$DIR/where.log" && grep -q "rank 1: vb$id 10.9.$net.2" "$DIR/where.log" ||
     { cat "$DIR/where.log"; fail "the ranks are not one in each namespace"; }
