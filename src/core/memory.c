@@ -415,6 +415,13 @@ GAD_CONSTRUCTOR(quarantine_from_env) {
 
 int gad_debug_quarantine(int on) { return atomic_exchange(&g_quarantine, on ? 1 : 0); }
 
+/* The oldest of the ring's n headers back to the allocator; n - 1. */
+static size_t hring_drop_oldest(size_t n) {
+    gad__free(tl.hring[tl.hhead], sizeof(gad_tensor));
+    tl.hhead = (tl.hhead + 1) & tl.hmask;
+    return n - 1;
+}
+
 /* The ring has n headers, at least GAD_QUARANTINE, and no admitted room:
  * admit a batch and take one place of it, or, with the cache full, give
  * the oldest header back to the allocator. The new n. */
@@ -423,9 +430,7 @@ static GAD_COLD size_t hring_room(size_t n) {
         tl.hroom = HRING_BATCH - 1;
         return n;
     }
-    gad__free(tl.hring[tl.hhead], sizeof(gad_tensor));
-    tl.hhead = (tl.hhead + 1) & tl.hmask;
-    return n - 1;
+    return hring_drop_oldest(n);
 }
 
 /* The ring is full (n == hmask + 1): twice the slots (2 GAD_QUARANTINE at
@@ -437,9 +442,7 @@ static GAD_COLD long hring_grow(size_t n) {
     gad_tensor **r = gad__alloc(cap * sizeof *r);
     if (!r) {
         if (!n) return -1;
-        gad__free(tl.hring[tl.hhead], sizeof(gad_tensor));
-        tl.hhead = (tl.hhead + 1) & tl.hmask;
-        return (long)n - 1;
+        return (long)hring_drop_oldest(n);
     }
     arm_thread_exit(); /* the ring is given back at thread exit */
     for (size_t i = 0; i < n; i++) r[i] = tl.hring[(tl.hhead + i) & tl.hmask];
