@@ -605,6 +605,17 @@ const char *gad_shape_format(char *buf, size_t cap, const int64_t *shape,
  * bound; only the first bad index since the last such call is reported,
  * and the device works normally after it. On the CPU the op itself fails
  * with the index error.
+ * A fault inside a kernel (an illegal address, a trap, a device-side
+ * assert) is different: CUDA ends the device's context for the rest of the
+ * process. The call that finds it fails with a device error naming it, and
+ * from then on every call on that device, from any thread, fails at once
+ * with a device error naming that first fault (an allocation too, never a
+ * memory error); the device cannot be used again until the process
+ * restarts (the CPU and other GPUs work on). Tensors stored there are lost.
+ * A tensor may be freed by another thread than the one that made it: its
+ * memory is reused only after the work both threads queued before the free
+ * is done (work a third thread queued on it must be waited for, with
+ * gad_device_sync in that thread, before the last reference goes).
  * Devices are probed on the first call to a function of this section. */
 typedef int gad_device;
 #define GAD_CPU 0
@@ -616,12 +627,16 @@ typedef enum gad_device_type {
 } gad_device_type;
 
 /* How many devices of a type this process can use: 1 for the CPU; the CUDA
- * GPUs found (0 in a build without CUDA, or with no GPU or driver); 0 for a
- * value that is not a device type. */
+ * GPUs found (0 in a build without CUDA, or with no GPU or driver, or with
+ * a driver that cannot be used, one too old for the CUDA version gad was
+ * built with: gad_cuda then says why); 0 for a value that is not a device
+ * type. */
 int gad_device_count(gad_device_type type);
 
 /* CUDA device `index` (0-based, as CUDA numbers them). -1 and a device
- * error when there is no such GPU (or the build has no CUDA). */
+ * error when there is no such GPU (or the build has no CUDA); the error
+ * names the driver's and the runtime's CUDA versions when the driver is
+ * too old (CUDA 13 needs driver R580 or newer). */
 gad_device gad_cuda(int index);
 
 /* The device's type, or -1 (no error recorded) for a number that names no

@@ -4,7 +4,8 @@
 #
 #   1. 2 ranks with the global batch 8 give, step by step, the training
 #      and validation losses of one process with batch 8, within 1e-5
-#      relative (the sums run in another order; nothing else differs).
+#      relative (the sums run in another order; nothing else differs), or
+#      HELIX_DIST_TOL.
 #   2. Two 2-rank runs are the same, bit for bit (every CSV column but the
 #      wall clock).
 #   3. A 2-rank run stopped at step 20 and resumed with 2 ranks gives the
@@ -69,8 +70,9 @@ worst=$(paste -d, "$DIR/one/metrics.csv" "$DIR/two/metrics.csv" | awk -F, '
 case $worst in
 row*) fail "1 process vs 2 ranks: $worst" ;;
 esac
-awk -v w="$worst" 'BEGIN { exit !(w <= 1e-5) }' ||
-    fail "the 2-rank losses differ from the 1-process ones by $worst relative (> 1e-5)"
+TOL=${HELIX_DIST_TOL:-1e-5} # tests/cuda/check.sh sets the GPU's (its comment says why)
+awk -v w="$worst" -v t="$TOL" 'BEGIN { exit !(w <= t) }' ||
+    fail "the 2-rank losses differ from the 1-process ones by $worst relative (> $TOL)"
 echo "2 ranks vs 1 process, global batch 8, $K steps: losses within $worst relative"
 
 # 2. the same 2-rank run again

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cuda/cuda.h" /* src/cuda, or its stand-in without CUDA (none.c) */
@@ -30,14 +31,16 @@ gad_device gad_cuda(int index) {
         if (gad__dev_valid(d) && gad__devmem[d]->type == GAD_DEVICE_CUDA &&
             gad__devmem[d]->index == index)
             return d;
-    gad__err(GAD_ERR_DEVICE, "cuda", "no CUDA device %d (%d found%s)", index,
+    char why[280], tail[300] = ""; /* why discovery failed, when it did */
+    if (gad__cuda_unavailable(why, sizeof why)) snprintf(tail, sizeof tail, "; %s", why);
+    gad__err(GAD_ERR_DEVICE, "cuda", "no CUDA device %d (%d found%s)%s", index,
              gad_device_count(GAD_DEVICE_CUDA),
 #ifdef GAD_HAVE_CUDA
-             ""
+             "",
 #else
-             "; this build has no CUDA back end"
+             "; this build has no CUDA back end",
 #endif
-    );
+             tail);
     return -1;
 }
 

@@ -88,12 +88,25 @@ static void report(const char *op, int ord) {
 
 /* ------------------------------------------------------------- memory */
 
+/* A device storage and the stream of the thread that made it, which its
+ * free waits for (gcu_storage_free). */
+typedef struct cu_storage {
+    gad_storage s;
+    void *owner;
+} cu_storage;
+
 static gad_storage *cu_storage_new(int dev, size_t nbytes) {
-    gad_storage *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    void *d = gcu_alloc(ord_of[dev], nbytes);
+    cu_storage *cs = calloc(1, sizeof *cs);
+    if (!cs) return NULL;
+    gad_storage *s = &cs->s;
+    int ord = ord_of[dev];
+    void *d = gcu_storage_alloc(ord, nbytes, &cs->owner);
     if (!d) {
-        free(s);
+        /* a fault (a dead device) is a device error, recorded before the
+         * caller's memory error, which then stays unrecorded */
+        char msg[300];
+        if (gcu_fault_take(ord, msg, sizeof msg)) gad__err(GAD_ERR_DEVICE, "alloc", "%s", msg);
+        free(cs);
         return NULL;
     }
     atomic_init(&s->refs, 1);
@@ -108,8 +121,9 @@ static gad_storage *cu_storage_new(int dev, size_t nbytes) {
 static void cu_storage_free(gad_storage *s) {
     int ord = ord_of[s->dev];
     atomic_fetch_sub(&live_bytes[ord], (long long)s->cap);
-    gcu_free(ord, s->data);
-    free(s);
+    cu_storage *cs = (cu_storage *)s; /* s is its first member */
+    gcu_storage_free(ord, s->data, cs->owner);
+    free(cs);
 }
 
 /* The ordinal of a device pointer (the hooks below are not told the
@@ -673,6 +687,11 @@ static void init(void) {
 int gad__cuda_init(void) {
     pthread_once(&init_once, init);
     return ncuda;
+}
+
+int gad__cuda_unavailable(char *msg, size_t cap) {
+    gad__cuda_init();
+    return gcu_discovery_error(msg, cap);
 }
 
 int gad__cuda_device(int ord) {

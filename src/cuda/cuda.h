@@ -14,6 +14,11 @@
  * gad was built without CUDA, when there is no driver or no GPU, or when
  * every device slot is taken. Thread-safe. */
 int gad__cuda_init(void);
+/* Why gad__cuda_init found no device when that is an error (the driver is
+ * too old for the CUDA runtime gad was built with, or it failed): 1 and
+ * the text in msg; 0 when devices were found, or when there is no driver
+ * or no GPU (a machine without CUDA), or without CUDA in the build. */
+int gad__cuda_unavailable(char *msg, size_t cap);
 
 /* gad's device number of CUDA device ord (0..), -1 when none; and the CUDA
  * ordinal of gad device dev, -1 when dev is not a CUDA device. */

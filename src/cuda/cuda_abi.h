@@ -47,9 +47,24 @@ typedef struct gcu_view {
 
 /* ------------------------------------------------------------ runtime */
 
-/* The number of CUDA devices, 0 when there is no driver or no GPU (never
- * an error). Reads GAD_CUDA_TF32 from the environment once. */
+/* The number of CUDA devices (found once): 0 when there is no driver or
+ * no GPU, and 0 with the reason kept (gcu_discovery_error) when the
+ * driver cannot be used: one too old for the runtime gad was built with,
+ * or another failure of cudaGetDeviceCount with a driver present. Reads
+ * GAD_CUDA_TF32 from the environment once. */
 int gcu_device_count(void);
+/* Why discovery found no device when that is an error: 1 with the text in
+ * msg, or 0 (devices found, or no driver or no GPU). */
+int gcu_discovery_error(char *msg, size_t cap);
+/* Discovery's decision from what cudaGetDeviceCount returned (err, a
+ * cudaError_t, and count) and the versions cudaDriverGetVersion and
+ * cudaRuntimeGetVersion gave (1000 major + 10 minor; a driver of 0: none
+ * installed): the count, 0 for no driver or no GPU, or -1 with the reason
+ * in msg. */
+int gcu_discovery_verdict(int err, int count, int driver, int runtime, char *msg, size_t cap);
+/* For tests: the next discovery takes these as the three calls' answers
+ * instead of asking CUDA (before the first gcu_device_count only). */
+void gcu_discovery_fake(int err, int count, int driver, int runtime);
 /* Name ("NVIDIA H200"), total and free memory of device ord; 0 or -1. */
 int gcu_device_info(int ord, char *name, size_t cap, size_t *total, size_t *free_);
 /* Prepare device ord: its memory pool keeps freed memory for reuse (the
@@ -57,13 +72,21 @@ int gcu_device_info(int ord, char *name, size_t cap, size_t *total, size_t *free
 int gcu_device_setup(int ord);
 
 /* Device memory of at least n bytes from device ord's pool, ordered on the
- * thread's stream; when the pool cannot grow, the cached memory of every
- * pool is given back and the allocation tried once more; NULL then (no
- * fault recorded: out of memory is the caller's error to report). */
+ * thread's stream; when the pool cannot grow, the thread's stream is
+ * waited for (its queued frees), the pool's cache given back and the
+ * allocation tried once more; NULL then (no fault recorded: out of memory
+ * is the caller's error to report; NULL with a fault pending for another
+ * failure, a dead device among them). For scratch that the same thread
+ * frees. */
 void *gcu_alloc(int ord, size_t n);
 /* Give p back to the pool, ordered after the work queued on the thread's
  * stream. */
 void gcu_free(int ord, void *p);
+/* The same for a storage, which any thread may free: *owner is set to the
+ * making thread's stream (held), which gcu_storage_free (given the same
+ * owner) orders the free after, as well as after the freeing thread's. */
+void *gcu_storage_alloc(int ord, size_t n, void **owner);
+void gcu_storage_free(int ord, void *p, void *owner);
 /* Bytes device ord's pool holds (in use and cached), -1 when unknown. */
 long long gcu_pool_bytes(int ord);
 /* Device ord's pool: the bytes it has reserved from the driver and the
@@ -104,6 +127,18 @@ int gcu_index_take(int ord, gcu_index_fault *f);
 /* Record a fault (for the C side's own failures, such as scratch it could
  * not get in a void entry). */
 void gcu_fault_set(int ord, const char *what);
+/* Whether a CUDA error (a cudaError_t) is a fault in a kernel that ends the
+ * device's context for the rest of the process (an illegal address, a
+ * trap, an assert...): CUDA returns it from every later call there. */
+int gcu_error_is_sticky(int e);
+/* Whether device ord is dead (such a fault was met there, by any thread):
+ * 1 with the first fault's text in msg, or 0. Every entry on a dead device
+ * fails at once, with a fault that names the first one. */
+int gcu_device_dead(int ord, char *msg, size_t cap);
+/* For tests: handle error e (a cudaError_t) as if a CUDA call named what
+ * had returned it on device ord. -1 (the fault pending), or 0 for
+ * cudaSuccess. */
+int gcu_fault_inject(int ord, int e, const char *what);
 /* The calling thread's stream for device ord (a cudaStream_t; made
  * current, and made on first use), for a library that queues its work
  * after gad's (NCCL); NULL with the fault pending when it cannot be made. */

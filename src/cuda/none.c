@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 int gad__cuda_init(void) { return 0; }
+int gad__cuda_unavailable(char *msg, size_t cap) { return (void)msg, (void)cap, 0; }
 int gad__cuda_device(int ord) { return (void)ord, -1; }
 int gad__cuda_ordinal(int dev) { return (void)dev, -1; }
 

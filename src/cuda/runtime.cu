@@ -7,15 +7,28 @@
  * Programming Guide, "Stream Ordered Memory Allocator"), with its release
  * threshold raised to the maximum: freed blocks stay in the pool and are
  * handed out again, so a training step that reuses its sizes does not
- * reach the driver's allocator. Blocks are reused in stream order; work of
- * another thread (its own stream) that touches a tensor must be waited for
- * (gad's sync) before this thread frees it.
+ * reach the driver's allocator. Blocks are reused in stream order. A
+ * storage remembers the stream of the thread that made it (its owner,
+ * below): freed by another thread, its free waits for both streams, so
+ * that the pool cannot hand the block out again while the kernels the
+ * making thread queued still write it; work of a third thread that
+ * touches the tensor must still be waited for (gad's sync) before the
+ * free.
  *
  * Faults: a CUDA call that fails records the thread's pending fault for
  * that device (the first one is kept). Kernels are queued, so an error in
  * one shows at the next synchronising call: gcu_sync, gcu_to_host,
  * gcu_from_host and the entries that wait for an answer (all_finite,
- * sumsq). The back end never aborts.
+ * sumsq). The back end never aborts. A fault in a kernel itself (an
+ * illegal address, a trap, an assert: gcu_error_is_sticky) ends the
+ * device's CUDA context for the rest of the process, and CUDA returns it
+ * from every later call there: the device is then marked dead (process
+ * wide, the first such fault kept), and every later entry on it fails at
+ * once with a fault naming that first one, instead of failing in ways
+ * that look like other errors (an allocation that looks out of memory).
+ * The GPU side of this, and the cross-thread free, are compiled and not
+ * yet run on a GPU (issue 32); the logic is tested on the CPU
+ * (tests/cuda/test_cuda_host.c).
  *
  * Index checks do not wait (index.cu, fused.cu's masked cross-entropy):
  * their kernels note the first bad index of the thread's checks on a
@@ -28,6 +41,7 @@
 
 #include <atomic>
 #include <dlfcn.h>
+#include <new>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,8 +80,28 @@ bool gcu_cublas_open(void) {
 
 /* ------------------------------------------------------------ per thread */
 
+/* A thread's stream for a device, shared with the storages made on it
+ * (gcu_storage_alloc): a reference for the thread and one for each such
+ * storage. The thread waits for the stream when it ends; the stream is
+ * destroyed by whoever drops the last reference, so that a storage freed
+ * after its thread ended can still order its free after that stream. */
+struct gcu_owner {
+    cudaStream_t s;
+    int ord;
+    std::atomic<long> refs;
+};
+
+static void owner_drop(gcu_owner *o) {
+    if (!o || o->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (cudaSetDevice(o->ord) == cudaSuccess) cudaStreamDestroy(o->s);
+    cudaGetLastError();
+    delete o;
+}
+
 struct gcu_tls {
     cudaStream_t stream[GCU_MAXDEV];
+    gcu_owner *own[GCU_MAXDEV]; /* the stream above, shared */
+    cudaEvent_t ev[GCU_MAXDEV]; /* for the frees of other threads' storages */
     cublasHandle_t blas[GCU_MAXDEV];
     int blas_tf32[GCU_MAXDEV]; /* the math mode the handle has: -1 unset */
     bool fault[GCU_MAXDEV];
@@ -100,8 +134,9 @@ static void tls_free(void *p) {
             if (t->blas[d]) gcu_cb.cublasDestroy_v2(t->blas[d]);
             if (t->chk[d]) cudaFree(t->chk[d]);
             if (t->rec[d]) cudaFreeHost(t->rec[d]);
-            cudaStreamDestroy(t->stream[d]);
+            if (t->ev[d]) cudaEventDestroy(t->ev[d]);
         }
+        owner_drop(t->own[d]); /* the stream, unless a storage still holds it */
     }
     if (mine == t) mine = NULL;
     free(t);
@@ -136,10 +171,84 @@ extern "C" void gcu_fault_set(int ord, const char *what) {
     fault_set(ord, what, "out of device memory for scratch");
 }
 
+/* ------------------------------------------------------- dead devices */
+
+/* The errors after which CUDA returns the same error from every later call
+ * in the process on that device (driver_types.h: "the process must be
+ * terminated and relaunched"): faults in a kernel, not in a call. */
+extern "C" int gcu_error_is_sticky(int e) {
+    switch ((cudaError_t)e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorContained:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Per device, process wide: 0 usable, 1 being marked, 2 dead (dead_msg
+ * written before the 2 is stored, read after it is loaded). */
+static std::atomic<int> dead[GCU_MAXDEV];
+static char dead_msg[GCU_MAXDEV][128];
+
+/* Mark ord dead after a sticky fault; the first one's text is kept. */
+static void mark_dead(int ord, const char *what, cudaError_t e) {
+    if (ord < 0 || ord >= GCU_MAXDEV) return;
+    int want = 0;
+    if (!dead[ord].compare_exchange_strong(want, 1)) return;
+    snprintf(dead_msg[ord], sizeof dead_msg[ord], "%s failed: %s", what, cudaGetErrorString(e));
+    dead[ord].store(2, std::memory_order_release);
+}
+
+/* Whether ord is dead; its first fault's text in msg then. */
+extern "C" int gcu_device_dead(int ord, char *msg, size_t cap) {
+    if (ord < 0 || ord >= GCU_MAXDEV || dead[ord].load(std::memory_order_acquire) != 2) return 0;
+    if (msg && cap) snprintf(msg, cap, "%s", dead_msg[ord]);
+    return 1;
+}
+
+/* On a dead device: the thread's fault says so (naming the first fault),
+ * and the entry must stop. */
+static bool is_dead(int ord) {
+    char first[128];
+    if (!gcu_device_dead(ord, first, sizeof first)) return false;
+    gcu_tls *t = tls();
+    if (t && !t->fault[ord]) {
+        t->fault[ord] = true;
+        snprintf(t->msg[ord], sizeof t->msg[ord],
+                 "cuda:%d is unusable since a fault on the device (%s): "
+                 "restart the process to use it again", ord, first);
+    }
+    return true;
+}
+
 bool gcu_check(int ord, cudaError_t e, const char *what) {
     if (e == cudaSuccess) return false;
+    if (gcu_error_is_sticky(e)) {
+        mark_dead(ord, what, e);
+        char why[200];
+        snprintf(why, sizeof why, "%s (the device cannot be used again in this process)",
+                 cudaGetErrorString(e));
+        fault_set(ord, what, why);
+        return true;
+    }
     fault_set(ord, what, cudaGetErrorString(e));
     return true;
+}
+
+extern "C" int gcu_fault_inject(int ord, int e, const char *what) {
+    return gcu_check(ord, (cudaError_t)e, what) ? -1 : 0;
 }
 
 bool gcu_check_blas(int ord, cublasStatus_t s, const char *what) {
@@ -237,23 +346,83 @@ static int ndev = -1;
 static cudaMemPool_t pools[GCU_MAXDEV];
 static std::atomic<int> tf32_on(0);
 
+/* CUDA's version numbers (1000 major + 10 minor) as "13.0". */
+static void cuda_version(char *buf, size_t cap, int v) {
+    snprintf(buf, cap, "%d.%d", v / 1000, v % 1000 / 10);
+}
+
+extern "C" int gcu_discovery_verdict(int err, int count, int driver, int runtime, char *msg,
+                                     size_t cap) {
+    if (msg && cap) msg[0] = '\0';
+    if (err == cudaSuccess) return count > 0 ? count : 0;
+    /* no GPU, or no driver at all (cudaDriverGetVersion gives 0 then):
+     * a machine without CUDA, which is no failure */
+    if (err == cudaErrorNoDevice || driver <= 0) return 0;
+    char dv[16], rv[16];
+    cuda_version(dv, sizeof dv, driver);
+    cuda_version(rv, sizeof rv, runtime);
+    if (!msg || !cap) return -1;
+    if (driver < runtime)
+        snprintf(msg, cap,
+                 "the NVIDIA driver is too old: it supports CUDA up to %s, and this gad was "
+                 "built with the CUDA %s runtime (%s)%s",
+                 dv, rv, cudaGetErrorString((cudaError_t)err),
+                 runtime / 1000 == 13 ? "; CUDA 13 needs driver R580 or newer" : "");
+    else
+        snprintf(msg, cap, "cudaGetDeviceCount failed: %s (driver for CUDA %s, runtime CUDA %s)",
+                 cudaGetErrorString((cudaError_t)err), dv, rv);
+    return -1;
+}
+
+/* A test's stand-in for the answers of the three CUDA calls of the
+ * discovery (gcu_discovery_fake), and the reason discovery failed. */
+static bool fake_on;
+static int fake_v[4];
+static char disc_why[300];
+static pthread_mutex_t disc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+extern "C" void gcu_discovery_fake(int err, int count, int driver, int runtime) {
+    pthread_mutex_lock(&disc_lock);
+    fake_on = true;
+    fake_v[0] = err;
+    fake_v[1] = count;
+    fake_v[2] = driver;
+    fake_v[3] = runtime;
+    pthread_mutex_unlock(&disc_lock);
+}
+
+extern "C" int gcu_discovery_error(char *msg, size_t cap) {
+    pthread_mutex_lock(&disc_lock);
+    int failed = disc_why[0] != '\0';
+    if (failed && msg && cap) snprintf(msg, cap, "%s", disc_why);
+    pthread_mutex_unlock(&disc_lock);
+    return failed;
+}
+
 extern "C" int gcu_device_count(void) {
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&disc_lock);
     if (ndev < 0) {
-        int n = 0;
-        /* no driver, no GPU: an error here means "none", never a failure */
-        if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
-        cudaGetLastError();
+        int n = 0, err = 0, driver = 0, runtime = 0;
+        if (fake_on) {
+            err = fake_v[0], n = fake_v[1], driver = fake_v[2], runtime = fake_v[3];
+        } else {
+            err = (int)cudaGetDeviceCount(&n);
+            if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+            if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = CUDART_VERSION;
+            cudaGetLastError();
+        }
+        n = gcu_discovery_verdict(err, n, driver, runtime, disc_why, sizeof disc_why);
+        if (n < 0) n = 0;
         ndev = n > GCU_MAXDEV ? GCU_MAXDEV : n;
         const char *e = getenv("GAD_CUDA_TF32");
         if (e && e[0] == '1') tf32_on.store(1);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&disc_lock);
     return ndev;
 }
 
 extern "C" int gcu_device_info(int ord, char *name, size_t cap, size_t *total, size_t *free_) {
+    if (is_dead(ord)) return -1;
     cudaDeviceProp p;
     if (gcu_check(ord, cudaGetDeviceProperties(&p, ord), "cudaGetDeviceProperties")) return -1;
     if (name && cap) snprintf(name, cap, "%s", p.name);
@@ -297,13 +466,23 @@ extern "C" void gcu_host_free(void *p) {
 
 cudaStream_t gcu_stream(int ord) {
     gcu_tls *t = tls();
-    if (!t) return NULL;
+    if (!t || is_dead(ord)) return NULL;
     if (gcu_check(ord, cudaSetDevice(ord), "cudaSetDevice")) return NULL;
     if (!t->stream[ord]) {
         cudaStream_t s;
         if (gcu_check(ord, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
                       "cudaStreamCreate"))
             return NULL;
+        gcu_owner *o = new (std::nothrow) gcu_owner;
+        if (!o) {
+            cudaStreamDestroy(s);
+            fault_set(ord, "cudaStreamCreate", "out of host memory");
+            return NULL;
+        }
+        o->s = s;
+        o->ord = ord;
+        o->refs.store(1); /* the thread's */
+        t->own[ord] = o;
         t->stream[ord] = s;
     }
     return t->stream[ord];
@@ -347,11 +526,12 @@ extern "C" void *gcu_alloc(int ord, size_t n) {
     size_t want = n ? n : 1;
     cudaError_t e = cudaMallocAsync(&p, want, s);
     if (e == cudaErrorMemoryAllocation) {
-        /* out of memory: wait for the frees queued so far, give the cache
-         * back to the driver and try once more */
+        /* out of memory: wait for the frees this thread queued so far, give
+         * the cache back to the driver and try once more. Only this
+         * thread's stream: the whole device could be busy for long with
+         * another thread's work (a collective waiting for another rank). */
         cudaGetLastError();
-        cudaDeviceSynchronize();
-        cudaGetLastError();
+        if (gcu_check(ord, cudaStreamSynchronize(s), "the queued work")) return NULL;
         cudaMemPoolTrimTo(pools[ord], 0);
         p = NULL;
         e = cudaMallocAsync(&p, want, s);
@@ -368,6 +548,41 @@ extern "C" void gcu_free(int ord, void *p) {
     if (!p) return;
     cudaStream_t s = gcu_stream(ord);
     if (s) gcu_check(ord, cudaFreeAsync(p, s), "cudaFreeAsync");
+}
+
+extern "C" void *gcu_storage_alloc(int ord, size_t n, void **owner) {
+    *owner = NULL;
+    void *p = gcu_alloc(ord, n);
+    if (!p) return NULL;
+    gcu_owner *o = tls()->own[ord]; /* made with the stream gcu_alloc used */
+    o->refs.fetch_add(1, std::memory_order_relaxed);
+    *owner = o;
+    return p;
+}
+
+/* The free is queued on this thread's stream, after the work queued there
+ * and, when another thread made the storage, after the work queued so far
+ * on that thread's stream (an event recorded there, waited for here): the
+ * pool may hand the block out again, on any stream, only after both. A
+ * dead device frees nothing (its memory goes with the process). Compiled,
+ * not yet run on a GPU (issue 32; test_cuda's a_free_waits_for_the_maker
+ * is its check). */
+extern "C" void gcu_storage_free(int ord, void *p, void *owner) {
+    gcu_owner *o = (gcu_owner *)owner;
+    cudaStream_t s = p ? gcu_stream(ord) : NULL;
+    if (s && o && o->s != s) {
+        gcu_tls *t = tls();
+        if (!t->ev[ord] && cudaEventCreateWithFlags(&t->ev[ord], cudaEventDisableTiming))
+            t->ev[ord] = NULL;
+        /* the event reused: a wait takes the state it had when queued */
+        if (!t->ev[ord] || cudaEventRecord(t->ev[ord], o->s) != cudaSuccess ||
+            cudaStreamWaitEvent(s, t->ev[ord], 0) != cudaSuccess) {
+            cudaGetLastError();
+            gcu_check(ord, cudaStreamSynchronize(o->s), "the making thread's work");
+        }
+    }
+    if (s) gcu_check(ord, cudaFreeAsync(p, s), "cudaFreeAsync");
+    owner_drop(o);
 }
 
 void *gcu_scratch(int ord, size_t n) {

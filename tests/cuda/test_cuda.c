@@ -19,8 +19,20 @@
  *   value at the next synchronising call, the first of several only, even
  *   for a result never read, beside a pending fault when there is one;
  *   the device is usable after it;
+ * - a storage made by one thread and freed by another while the first
+ *   thread's kernels still write it: its memory is not handed out again
+ *   before they end;
  * - GEMM timing of gad_matmul beside cuBLAS called directly (figures
- *   printed, never asserted). */
+ *   printed, never asserted);
+ * - last, as it ends the device's CUDA context: a real fault in a kernel
+ *   (an illegal address) is reported, and every later call on the device
+ *   fails with a device error naming it.
+ * The tests are listed in TESTS below: the program prints the list first
+ * ("plan: N tests: ..."; `test_cuda --list` prints it alone, without a
+ * GPU), so that tests/cuda/check.sh counts a test that never reported (a
+ * crash, a time-out) as failed. The two tests added for issue 32 (the
+ * free across threads, the final fault) are compiled, not yet run on a
+ * GPU. */
 #include "test.h"
 
 #include "backend/backend.h"
@@ -32,6 +44,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <time.h>
 
 static int CU = -1; /* gad's device number of CUDA device 0 */
@@ -666,6 +679,93 @@ TEST(a_fault_surfaces_at_the_next_sync) {
     gad_scope_end();
 }
 
+/* ------------------------------------------- a free from another thread */
+
+/* Thread A makes a storage and queues work that writes it last after a
+ * long wait (large products, then a fill with 7), and hands it over;
+ * thread B (the caller) drops the last reference at once, makes a storage
+ * of the same size (the pool's freed block, as a rule) and fills it with
+ * 1. The free must wait for A's queued work: without that, B's fill runs
+ * at once and A's later fill of 7 lands in B's storage. */
+typedef struct handoff {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    gad_tensor *x;  /* A's storage, handed to B */
+    int a_done;     /* A waited for its stream */
+    int a_ok;
+} handoff;
+
+enum { HAND_N = 1 << 24 }; /* 64 MiB of f32 */
+
+static void *maker(void *arg) {
+    handoff *h = arg;
+    int64_t n = HAND_N, sh[2] = {4096, 4096};
+    gad_tensor *x = gad__tensor_new("handoff", CU, GAD_F32, &n, 1);
+    gad_tensor *a = gad__tensor_zeros("handoff", CU, GAD_F32, sh, 2);
+    gad_tensor *b = gad__tensor_zeros("handoff", CU, GAD_F32, sh, 2);
+    int ok = x && a && b && gad_device_sync(CU) == GAD_OK;
+    /* about 5.5 TFLOP of strict f32: tens of milliseconds on any GPU */
+    for (int i = 0; ok && i < 40; i++) gad_release(gad_matmul(a, b));
+    if (ok) gad__devmem[CU]->fill(gad_device_ptr(x), GAD_F32, n, 7.0);
+    pthread_mutex_lock(&h->mu);
+    h->x = x;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    ok = ok && gad_device_sync(CU) == GAD_OK;
+    gad_release(a);
+    gad_release(b);
+    pthread_mutex_lock(&h->mu);
+    h->a_ok = ok && !gad_last_error();
+    h->a_done = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+TEST(a_free_waits_for_the_maker) {
+    handoff h = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    pthread_t th;
+    CHECK(gad_device_sync(CU) == GAD_OK);
+    if (pthread_create(&th, NULL, maker, &h) != 0) {
+        CHECK_MSG(0, "no thread");
+        return;
+    }
+    pthread_mutex_lock(&h.mu);
+    while (!h.x && !h.a_done) pthread_cond_wait(&h.cv, &h.mu);
+    gad_tensor *x = h.x;
+    pthread_mutex_unlock(&h.mu);
+    CHECK_MSG(x != NULL, "thread A: %s", err_text());
+    void *old = x ? gad_device_ptr(x) : NULL;
+    gad_release(x); /* the last reference: freed from this thread */
+    int64_t n = HAND_N;
+    gad_tensor *y = gad__tensor_new("handoff", CU, GAD_F32, &n, 1);
+    CHECK_MSG(y != NULL, "%s", err_text());
+    int reused = y && gad_device_ptr(y) == old;
+    if (y) gad__devmem[CU]->fill(gad_device_ptr(y), GAD_F32, n, 1.0);
+    pthread_mutex_lock(&h.mu);
+    while (!h.a_done) pthread_cond_wait(&h.cv, &h.mu);
+    pthread_mutex_unlock(&h.mu);
+    pthread_join(th, NULL);
+    CHECK_MSG(h.a_ok, "thread A's work failed");
+    CHECK(dev_sync() == 0);
+    /* every element 1 (a 7 anywhere: A's fill landed in y's memory) */
+    double s = y ? gad_item(gad_sum_all(y)) : -1;
+    printf("  the freed block %s handed out again to the new storage; its sum %.0f (want %d)\n",
+           reused ? "was" : "was not", s, HAND_N);
+    if (!reused) printf("  (not reused: this run does not test the ordering)\n");
+    CHECK_MSG(s == (double)HAND_N, "the new storage holds %.0f, not %d: the free did not wait for "
+              "the making thread's work", s, HAND_N);
+    gad_release(y);
+    /* a storage whose thread has ended (its stream kept until this free) */
+    pthread_t t2;
+    handoff h2 = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    CHECK(pthread_create(&t2, NULL, maker, &h2) == 0 && pthread_join(t2, NULL) == 0);
+    CHECK(h2.a_ok && h2.x);
+    gad_release(h2.x);
+    CHECK(dev_sync() == 0);
+    gad_clear_error();
+}
+
 /* ------------------------------------------------------------- timing */
 
 static double now(void) {
@@ -740,8 +840,77 @@ TEST(gemm_timing) {
     CHECK(dev_sync() == 0);
 }
 
-int main(void) {
+/* ------------------------------------------------------ the final fault */
+
+/* A kernel that writes through a bad address (a fill of 1 MiB at 4 KiB, no
+ * device memory) faults; CUDA then fails every call on the device for the
+ * rest of the process. The wait that finds it is a device error naming
+ * it; every later call on the device is a device error naming that first
+ * fault, each time, from any op. Last of the tests: nothing runs on the
+ * device after it. */
+TEST(a_device_fault_is_final) {
+    int ord = gad__cuda_ordinal(CU);
+    gad_scope_begin();
+    gad_tensor *x = to_cu(gad_ones((int64_t[]){4}, 1, GAD_F64));
+    CHECK(x && dev_sync() == 0);
+    gcu_fill(ord, (void *)(uintptr_t)4096, GAD_F32, 1 << 18, 3.0);
+    CHECK(gad_device_sync(CU) == GAD_ERR_DEVICE);
+    CHECK_MSG(strstr(err_text(), "illegal") && strstr(err_text(), "cannot be used again"), "%s",
+              err_text());
+    gad_clear_error();
+    char first[200];
+    CHECK(gcu_device_dead(ord, first, sizeof first) == 1);
+    for (int i = 0; i < 2; i++) {
+        CHECK(gad_device_sync(CU) == GAD_ERR_DEVICE);
+        CHECK_MSG(strstr(err_text(), "unusable since a fault") && strstr(err_text(), "illegal"),
+                  "%s", err_text());
+        gad_clear_error();
+        double v[4];
+        CHECK(gad_read_f64(x, v, 4) == GAD_ERR_DEVICE && strstr(err_text(), "unusable"));
+        gad_clear_error();
+        /* a new tensor: a device error, not an out-of-memory one */
+        gad_tensor *y = to_cu(gad_ones((int64_t[]){4}, 1, GAD_F64));
+        const gad_error *e = gad_last_error();
+        CHECK_MSG(!y && e && e->kind == GAD_ERR_DEVICE && strstr(e->text, "unusable"), "%s",
+                  err_text());
+        gad_clear_error();
+    }
+    gad_scope_end();
+    gad_clear_error();
+}
+
+/* Every test, in order (tests/cuda/check.sh counts the ones that did not
+ * report against this list). */
+#define TESTS(X)                                                               \
+    X(every_op_on_cuda)                                                        \
+    X(every_op_on_strided_inputs)                                              \
+    X(broadcasts_and_products)                                                 \
+    X(empty_tensors)                                                           \
+    X(large_reductions)                                                        \
+    X(two_runs_same_bits)                                                      \
+    X(pinned_memory_and_writes)                                                \
+    X(device_memory_is_counted)                                                \
+    X(optimizers_match_the_cpu_bitwise)                                        \
+    X(out_of_memory_reports_and_recovers)                                      \
+    X(bad_index_reported_at_the_next_sync)                                     \
+    X(a_fault_surfaces_at_the_next_sync)                                       \
+    X(a_free_waits_for_the_maker)                                              \
+    X(gemm_timing)                                                             \
+    X(a_device_fault_is_final)
+
+#define NAME_OF(t) " " #t
+#define COUNT_OF(t) +1
+
+int main(int argc, char **argv) {
+    const char *plan = TESTS(NAME_OF);
+    printf("plan: %d tests:%s\n", 0 TESTS(COUNT_OF), plan);
+    if (argc > 1 && !strcmp(argv[1], "--list")) return 0;
     int n = gad__cuda_init();
+    char why[300];
+    if (n <= 0 && gad__cuda_unavailable(why, sizeof why)) {
+        printf("test_cuda: CUDA cannot be used: %s\n", why); /* a failure, not a skip */
+        return 1;
+    }
     if (n <= 0) {
         printf("test_cuda: no CUDA device (no GPU or no driver): skipped\n");
         return 77;
@@ -749,18 +918,7 @@ int main(void) {
     CU = gad__cuda_device(0);
     printf("test_cuda: %d CUDA device(s); device 0 is gad device %d (%s)\n", n, CU,
            gad__device_name(CU));
-    RUN(every_op_on_cuda);
-    RUN(every_op_on_strided_inputs);
-    RUN(broadcasts_and_products);
-    RUN(empty_tensors);
-    RUN(large_reductions);
-    RUN(two_runs_same_bits);
-    RUN(pinned_memory_and_writes);
-    RUN(device_memory_is_counted);
-    RUN(optimizers_match_the_cpu_bitwise);
-    RUN(out_of_memory_reports_and_recovers);
-    RUN(bad_index_reported_at_the_next_sync);
-    RUN(a_fault_surfaces_at_the_next_sync);
-    RUN(gemm_timing);
+#define RUN_ONE(t) RUN(t);
+    TESTS(RUN_ONE)
     return test_summary();
 }
