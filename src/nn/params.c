@@ -2,7 +2,7 @@
  * stable names, in insertion order, as PyTorch's named_parameters and
  * state_dict give them; freezing by name pattern, saving and loading as
  * safetensors (through gad_save / gad_load), and the gradients of a set.
- * The optimizers take a set in optim.c (gad_sgd_new_params).
+ * The optimizers take a set in src/optim/optim.c (gad_sgd_new_params).
  *
  * Decisions:
  * - A set holds one reference to each tensor; gad_params_add makes the
@@ -23,7 +23,7 @@
  * - Lookups are linear in the number of parameters (models have hundreds,
  *   not millions; a program keeps the pointers it uses every step). */
 #include "gad.h"
-#include "json.h"   /* gad__utf8_seq, gad__json_shown */
+#include "io/json.h" /* gad__utf8_seq, gad__json_shown */
 #include "params.h" /* gad__params_match */
 
 #include "ad/ad_int.h"   /* un-marking a leaf (freeze) */

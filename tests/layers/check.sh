@@ -22,12 +22,14 @@ allowed() {
     ad) echo "ad core" ;;
     ops) echo "ops ad backend core" ;;
     grad) echo "grad ops ad backend core" ;;
-    nn) echo "nn dist grad ops ad backend core" ;;
-    dist) echo "nn dist grad ops ad backend core cuda" ;;
+    io) echo "io grad ops ad backend core" ;;
+    nn) echo "nn io grad ops ad backend core" ;;
+    optim) echo "optim nn io grad ops ad backend core" ;;
+    dist) echo "optim nn io dist grad ops ad backend core cuda" ;;
     *) echo "" ;;
     esac
 }
-layers="core backend cpu cuda ad ops grad nn dist"
+layers="core backend cpu cuda ad ops grad io nn optim dist"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # the objects by folder (ctest may pass them as one ;-separated list)
