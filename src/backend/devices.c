@@ -170,12 +170,12 @@ void gad_host_free(void *p) {
     uint64_t kind = host_kind(p);
     char *base = (char *)p - HOST_HDR;
     memset(base, 0, sizeof kind);
+    uint64_t by = 0;
     if (kind == HOST_PINNED) {
         ensure_probed(); /* the drivers, as the thread that allocated saw them */
-        uint64_t by;
         memcpy(&by, base + sizeof kind, sizeof by);
-        drivers[by]->host_free(base);
     }
+    if (kind == HOST_PINNED && by < (uint64_t)ndrivers) drivers[by]->host_free(base);
     else if (kind == HOST_PLAIN) gad_mem_free(base);
     else gad_error_set(GAD_ERR_DOMAIN, "host_free", "not a block of gad_host_alloc");
 }
