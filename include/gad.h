@@ -1269,7 +1269,7 @@ gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w,
                             double eps);
 
 /* ======================================================================== */
-/* Optimizers (src/nn)                                                       */
+/* Optimizers (src/optim)                                                    */
 /* ======================================================================== */
 /* An optimizer updates its parameters (leaves) in place (SPEC D7): each
  * keeps its identity and gradient slot; copy-on-write keeps any graph that
@@ -1576,7 +1576,7 @@ gad_status gad_params_load(gad_params *ps, const char *path, int strict,
 gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp,
                                       int strict, gad_params_load_info *info);
 /* ======================================================================== */
-/* Data: files, CSV, batches (src/nn/data.c)                                 */
+/* Data: files, CSV, batches (src/io/data.c)                                 */
 /* ======================================================================== */
 /* Files are hostile input: only a regular file is opened (a FIFO, socket,
  * directory or device is an io error, refused without being opened, as in

@@ -339,7 +339,7 @@ TEST(reference_not_contracted) {
 
 /* The scalar references, one definition for float and double. The
  * coefficients are computed in double and rounded once to T, as
- * src/nn/optim.c computes them and the kernels round them. */
+ * src/optim/optim.c computes them and the kernels round them. */
 #define OPTIM_REF(T, SFX, SQRT)                                                \
     static void sgd_bits_ref_##SFX(T *p, T *b, const T *g, int64_t n,          \
                                    int first, double lr_, double mu_,         \

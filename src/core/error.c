@@ -34,8 +34,6 @@ const gad_error *gad_last_error(void) { return tl_pending ? &tl_err : NULL; }
 
 void gad_clear_error(void) { tl_pending = false; }
 
-bool gad__error_pending(void) { return tl_pending; }
-
 void *gad__err(gad_status kind, const char *op, const char *fmt, ...) {
     if (tl_pending) return NULL;
     tl_pending = true;

@@ -435,9 +435,6 @@ void *gad__err(gad_status kind, const char *op, const char *fmt, ...)
  * earlier failure is then what made it NULL). Returns NULL. */
 void *gad__null_arg(const char *op);
 
-/* True when an error is pending on this thread. */
-bool gad__error_pending(void);
-
 /* Format a shape as "[2,3]" into buf: gad_shape_format with a cap of
  * GAD_SHAPE_FORMAT_CAP, so buf needs room for that, or for the whole text
  * (3 + 21 * rank bytes). GAD_SHAPE_BUF is always enough. Returns buf. */

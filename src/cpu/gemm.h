@@ -56,7 +56,7 @@ size_t gad__gemm_scratch_bytes(int f64, int ta, int tb, int64_t M, int64_t N, in
 void gad__gemm_lend_scratch(void *buf, size_t n);
 
 /* Tell the BLAS library how many threads it may use (called when gad's thread
- * count changes, so that BLAS and gad's OpenMP loops do not oversubscribe). */
+ * count changes, so that BLAS and gad's worker threads do not oversubscribe). */
 void gad__gemm_set_blas_threads(int n);
 
 #endif

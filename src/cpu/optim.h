@@ -2,7 +2,7 @@
  * AdamW, SGD (momentum, Nesterov, weight decay), the sum of squares behind
  * the global gradient norm and the scaling that clips it. Plain loops over
  * raw contiguous arrays of one float type; the _f32 and _f64 versions are
- * stamped from one template (src/cpu/optim_tmpl.h). src/nn/optim.c
+ * stamped from one template (src/cpu/optim_tmpl.h). src/optim/optim.c
  * validates, keeps the state and computes the coefficients; these only run
  * the arithmetic.
  *

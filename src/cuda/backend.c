@@ -5,6 +5,7 @@
  * .cu files beside it launch the kernels. Registered by gad__cuda_init,
  * which the public device API calls. */
 #include "backend/backend.h"
+#include "backend/driver.h"
 #include "cuda/cuda.h"
 #include "cuda/cuda_abi.h"
 #include "iter.h"
@@ -741,6 +742,21 @@ int gad__cuda_set_tf32(int on) { return gcu_set_tf32(on); }
 
 void *gad__cuda_host_alloc(size_t n) { return gad__cuda_init() > 0 ? gcu_host_alloc(n) : NULL; }
 void gad__cuda_host_free(void *p) { gcu_host_free(p); }
+
+/* What the rest of gad reaches of this back end (backend/driver.h). */
+static const gad_driver cuda_driver = {
+    .name = "cuda",
+    .type = GAD_DEVICE_CUDA,
+    .probe = gad__cuda_init,
+    .unavailable = gad__cuda_unavailable,
+    .set_tf32 = gad__cuda_set_tf32,
+    .host_alloc = gad__cuda_host_alloc,
+    .host_free = gad__cuda_host_free,
+    .stream = gad__cuda_stream,
+    .stream_done = gad__cuda_stream_done,
+};
+
+const gad_driver *gad__cuda_driver(void) { return &cuda_driver; }
 
 /* ------------------------------------------- gad-bench's direct calls */
 

@@ -1,8 +1,9 @@
-/* cuda.h: the CUDA back end's entry points for the rest of gad (the public
- * device API calls these, and gad-bench the two at the end; nothing else of
- * src/cuda is visible). Built with
+/* cuda.h: the CUDA back end's entry points. The library reaches them only
+ * through the back end's driver descriptor (gad__cuda_driver,
+ * backend/driver.h), which the registry lists; the CUDA tests and gad-bench
+ * call some directly. Nothing else of src/cuda is visible. Built with
  * GAD_CUDA; without it, none.c gives the same functions, which find no
- * device. */
+ * device, and no descriptor. */
 #ifndef GAD_CUDA_H
 #define GAD_CUDA_H
 
@@ -40,8 +41,8 @@ void gad__cuda_trim(void);
  * start). Returns the previous setting. */
 int gad__cuda_set_tf32(int on);
 
-/* For the NCCL transport (src/dist/nccl.c), which queues its collectives
- * after gad's kernels: the calling thread's stream (a cudaStream_t) for
+/* For the NCCL transport (src/dist/nccl.c, through gad__device_stream),
+ * which queues its collectives after gad's kernels: the calling thread's stream (a cudaStream_t) for
  * CUDA device dev, made current; NULL when dev is not a CUDA device or
  * the stream cannot be made. And whether that stream's work is done
  * without waiting: 1 done, 0 still running, -1 failed (the device's fault

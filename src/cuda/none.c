@@ -1,8 +1,12 @@
 /* none.c: the CUDA back end's entry points in a build without CUDA
- * (GAD_CUDA off or nvcc not found): no device, no error. */
+ * (GAD_CUDA off or nvcc not found): no driver for the registry, and for the
+ * tests and gad-bench, which call cuda.h directly, no device and no error. */
+#include "backend/driver.h"
 #include "cuda/cuda.h"
 
 #include <stdio.h>
+
+const gad_driver *gad__cuda_driver(void) { return (const gad_driver *)0; }
 
 int gad__cuda_init(void) { return 0; }
 int gad__cuda_unavailable(char *msg, size_t cap) { return (void)msg, (void)cap, 0; }

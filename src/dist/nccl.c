@@ -19,7 +19,7 @@
  * the world is broken (dist.c), as after an MPI timeout.
  *
  * The collectives are queued on gad's stream for the calling thread and
- * device (gad__cuda_stream), after the kernels that made the data and
+ * device (gad__device_stream, backend/driver.h), after the kernels that made the data and
  * before those that use it; the call returns when they are done. */
 #include <dlfcn.h>
 /* nccl.h declares some functions without prototypes (ncclGroupStart()) */
@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cuda/cuda.h"
+#include "backend/driver.h" /* the CUDA device's stream */
 #include "dist_int.h"
 
 /* ------------------------------------------------------------ the library */
@@ -121,7 +121,7 @@ static gad_status nc_wait(const char *op, const char *what, double t0, double ti
         if (st == ncclSuccess) {
             if (!stream_too) return GAD_OK;
             char msg[256];
-            int d = gad__cuda_stream_done(g_dev, msg, sizeof msg);
+            int d = gad__device_stream_done(g_dev, msg, sizeof msg);
             if (d > 0) return GAD_OK;
             if (d < 0) {
                 gad_error_set(GAD_ERR_COMM, op, "%s failed on rank %d of %d: %s", what, g_rank,
@@ -165,7 +165,7 @@ static gad_status nc_setup(const dist_transport *host, int want, int rank, int s
 }
 
 static int nc_takes(int dev) {
-    return gad__cuda_ordinal(dev) >= 0 && (g_dev < 0 || (g_dev == dev && g_comm));
+    return gad_device_type_of(dev) == GAD_DEVICE_CUDA && (g_dev < 0 || (g_dev == dev && g_comm));
 }
 
 /* The communicator on device dev, made at the first call. */
@@ -176,7 +176,7 @@ static gad_status nc_comm(int dev, const char *op, double timeout) {
         return GAD_ERR_COMM;
     }
     g_dev = dev;
-    if (!gad__cuda_stream(dev)) { /* makes the device current for NCCL */
+    if (!gad__device_stream(dev)) { /* makes the device current for NCCL */
         gad_error_set(GAD_ERR_COMM, op, "no CUDA stream on %s for NCCL", gad_device_name(dev));
         return GAD_ERR_COMM;
     }
@@ -204,7 +204,7 @@ static gad_status nc_group(int dev, void *const *bufs, const int64_t *n, int k, 
     double t0 = gad__dist_now();
     gad_status s = nc_comm(dev, op, timeout);
     if (s != GAD_OK) return s;
-    cudaStream_t stream = (cudaStream_t)gad__cuda_stream(dev);
+    cudaStream_t stream = (cudaStream_t)gad__device_stream(dev);
     if (!stream) {
         gad_error_set(GAD_ERR_COMM, op, "no CUDA stream on %s for NCCL", gad_device_name(dev));
         return GAD_ERR_COMM;

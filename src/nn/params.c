@@ -2,7 +2,7 @@
  * stable names, in insertion order, as PyTorch's named_parameters and
  * state_dict give them; freezing by name pattern, saving and loading as
  * safetensors (through gad_save / gad_load), and the gradients of a set.
- * The optimizers take a set in optim.c (gad_sgd_new_params).
+ * The optimizers take a set in src/optim/optim.c (gad_sgd_new_params).
  *
  * Decisions:
  * - A set holds one reference to each tensor; gad_params_add makes the
@@ -23,7 +23,8 @@
  * - Lookups are linear in the number of parameters (models have hundreds,
  *   not millions; a program keeps the pointers it uses every step). */
 #include "gad.h"
-#include "json.h"   /* gad__utf8_seq, gad__json_shown */
+#include "io/json.h"        /* gad__json_shown */
+#include "io/safetensors.h" /* gad__tensor_name_problem */
 #include "params.h" /* gad__params_match */
 
 #include "ad/ad_int.h"   /* un-marking a leaf (freeze) */
@@ -65,21 +66,6 @@ void gad_params_free(gad_params *ps) {
     gad_mem_free(ps);
 }
 
-/* What is wrong with a name for a set (NULL when nothing): the names
- * gad_save refuses. */
-static const char *name_problem(const char *s) {
-    if (strcmp(s, "__metadata__") == 0) return "is reserved by safetensors";
-    const unsigned char *p = (const unsigned char *)s;
-    size_t avail = strlen(s);
-    while (avail > 0) {
-        size_t k = gad__utf8_seq(p, avail);
-        if (!k) return "is not valid UTF-8";
-        p += k;
-        avail -= k;
-    }
-    return NULL;
-}
-
 static int find(const gad_params *ps, const char *name) {
     for (int i = 0; i < ps->n; i++)
         if (strcmp(ps->names[i], name) == 0) return i;
@@ -93,7 +79,7 @@ gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t) {
     if (!name) return gad_error_set(GAD_ERR_DOMAIN, op, "the name is NULL");
     if (!t) return gad_error_set(GAD_ERR_DOMAIN, op, "the tensor for \"%s\" is NULL", shown(b, name));
     if (GAD_LIVE(op, t)) return NULL;
-    const char *why = name_problem(name);
+    const char *why = gad__tensor_name_problem(name); /* the names gad_save refuses */
     if (why) return gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" %s", shown(b, name), why);
     if (gad_dtype(t) != GAD_F32 && gad_dtype(t) != GAD_F64)
         return gad_error_set(GAD_ERR_DTYPE, op, "\"%s\" is %s; parameters are f32 or f64",

@@ -1,4 +1,5 @@
-/* params.h: what optim.c shares with params.c. */
+/* params.h: what the optimizers (src/optim/optim.c) take from the
+ * parameter sets (params.c). */
 #ifndef GAD_NN_PARAMS_H
 #define GAD_NN_PARAMS_H
 

@@ -114,7 +114,7 @@ gad_tensor *gad_to_device(gad_tensor *t, gad_device dev) {
     gad_tensor *y = gad__to_dev("to_device", t, dev);
     int src = t->dev;
     y = gad__track(y, GAD_OP(TO_DEVICE), &t, 1, NULL, 0);
-    if (y && y->node) GAD_NP(y->node)->i[0] = src; /* where the gradient goes */
+    if (y && y->node) GAD_NODE_P(y->node, to_device)->src = src;
     return gad__own(y);
 }
 
@@ -131,7 +131,7 @@ int gad__vjp_cast(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 
 int gad__vjp_to_device(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    return (gin[0] = gad_to_device(gy, (gad_device)GAD_NP(n)->i[0])) ? 0 : -1;
+    return (gin[0] = gad_to_device(gy, (gad_device)GAD_NODE_P(n, to_device)->src)) ? 0 : -1;
 }
 
 /* The path through stop_gradient contributes nothing. */

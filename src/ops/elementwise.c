@@ -99,8 +99,8 @@ GAD_HOT static gad_tensor *unary(const char *op, const gad_op_info *info, gad_uk
     y = gad__track(y, info, &x, 1, &s, save != SAVE_NONE);
     if (y && y->node) { /* the parameters the op keeps (ops.def) */
         int w = y->node->pwords; /* 0 to 2 (a loop here compiles to rep movs) */
-        if (w > 0) GAD_NP(y->node)->d[0] = pa;
-        if (w > 1) GAD_NP(y->node)->d[1] = pb;
+        if (w > 0) GAD_NODE_P(y->node, scalars)->a = pa;
+        if (w > 1) GAD_NODE_P(y->node, scalars)->b = pb;
     }
     return gad__own(y);
 }
@@ -120,7 +120,7 @@ int gad__vjp_neg(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin
 }
 int gad__vjp_mul_scalar(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    return (gin[0] = gad_mul_scalar(gy, GAD_NP(n)->d[0])) ? 0 : -1;
+    return (gin[0] = gad_mul_scalar(gy, GAD_NODE_P(n, scalars)->a)) ? 0 : -1;
 }
 int gad__vjp_add_scalar(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)n, (void)need;
@@ -133,7 +133,7 @@ int gad__vjp_sign(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 }
 int gad__vjp_pow_scalar(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    double p = GAD_NP(n)->d[0];
+    double p = GAD_NODE_P(n, scalars)->a;
     if (p == 0) return 0; /* x^0 is constant */
     gad_tensor *x = gad__saved(n, 0);
     return (gin[0] = gad_mul_scalar(gad_mul(gy, gad_pow_scalar(x, p - 1)), p)) ? 0 : -1;

@@ -155,12 +155,12 @@ gad_tensor *gad_rms_norm(gad_tensor *x, double eps) {
         return NULL;
     }
     y = gad__track(y, GAD_OP(RMS_NORM), &x, 1, &x, 1);
-    if (y && y->node) GAD_NP(y->node)->d[0] = eps;
+    if (y && y->node) GAD_NODE_P(y->node, eps)->eps = eps;
     return gad__own(y);
 }
 
 int gad__vjp_rms_norm(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    double eps = GAD_NP(n)->d[0];
+    double eps = GAD_NODE_P(n, eps)->eps;
     if (gad_grad_enabled())
         return gad__vjp_composed(n, gy, need, gin, gad__rms_norm_unfused(gad__saved(n, 0), eps));
     gad_tensor *x = packed("rms_norm", n->saved[0]), *g = packed("rms_norm", gy);
@@ -447,7 +447,7 @@ gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w, double ep
     if (ok) { /* the node saves the inputs themselves and the buffers */
         for (int i = 0; i < HX_NIN; i++) all[i] = in[i];
         y = gad__track(y, GAD_OP(HELIX_BLOCK), in, HX_NIN, all, HX_NSAVE);
-        if (y && y->node) GAD_NP(y->node)->d[0] = eps;
+        if (y && y->node) GAD_NODE_P(y->node, eps)->eps = eps;
     } else {
         gad_release(y);
         y = NULL;
@@ -457,7 +457,7 @@ gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w, double ep
 }
 
 int gad__vjp_helix_block(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    double eps = GAD_NP(n)->d[0];
+    double eps = GAD_NODE_P(n, eps)->eps;
     if (gad_grad_enabled()) {
         gad_tensor *in[HX_NIN];
         for (int i = 0; i < HX_NIN; i++)

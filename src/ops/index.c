@@ -60,7 +60,7 @@ gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index) {
     GAD_BE(x)->gather(x, a, index, y);
     gad_tensor *in[2] = {x, index};
     y = gad__track(y, GAD_OP(GATHER), in, 2, &index, 1);
-    if (y && y->node) GAD_NP(y->node)->i[0] = a;
+    if (y && y->node) GAD_NODE_P(y->node, axis)->axis = a;
     return gad__own(y);
 }
 
@@ -99,7 +99,7 @@ gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
     gad_release(sc);
     gad_tensor *in[3] = {dst, index, src};
     y = gad__track(y, GAD_OP(SCATTER_ADD), in, 3, &index, 1);
-    if (y && y->node) GAD_NP(y->node)->i[0] = a;
+    if (y && y->node) GAD_NODE_P(y->node, axis)->axis = a;
     return gad__own(y);
 }
 
@@ -127,7 +127,7 @@ gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
     GAD_BE(x)->take(x, a, index, y);
     gad_tensor *in[2] = {x, index};
     y = gad__track(y, GAD_OP(TAKE), in, 2, &index, 1);
-    if (y && y->node) GAD_NP(y->node)->i[0] = a;
+    if (y && y->node) GAD_NODE_P(y->node, axis)->axis = a;
     return gad__own(y);
 }
 
@@ -235,7 +235,7 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
         }
         y = gad__track(y, GAD_OP(CAT), ts, n, &sizes, 1);
         if (gad_scope_depth() == 0) gad_release(sizes);
-        if (y && y->node) GAD_NP(y->node)->i[0] = a;
+        if (y && y->node) GAD_NODE_P(y->node, axis)->axis = a;
     }
     return gad__own(y);
 }
@@ -291,7 +291,7 @@ int gad__vjp_gather(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **
     (void)need;
     gad_node *x = n->parents[0];
     gad_tensor *idx = n->saved[0];
-    int axis = (int)GAD_NP(n)->i[0], nb = 0, bax[GAD_MAX_RANK];
+    int axis = (int)GAD_NODE_P(n, axis)->axis, nb = 0, bax[GAD_MAX_RANK];
     int64_t e[GAD_MAX_RANK] = {0};
     for (int d = 0; d < x->rank; d++) {
         e[d] = x->shape[d];
@@ -309,14 +309,14 @@ int gad__vjp_gather(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **
 int gad__vjp_scatter_add(gad_node *n, gad_tensor *gy, const bool *need,
                          gad_tensor **gin) {
     if (need[0]) gin[0] = gy;
-    if (need[2] && !(gin[2] = gad_gather(gy, (int)GAD_NP(n)->i[0], n->saved[0]))) return -1;
+    if (need[2] && !(gin[2] = gad_gather(gy, (int)GAD_NODE_P(n, axis)->axis, n->saved[0]))) return -1;
     return 0;
 }
 
 int gad__vjp_take(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
     gad_node *x = n->parents[0];
-    int axis = (int)GAD_NP(n)->i[0];
+    int axis = (int)GAD_NODE_P(n, axis)->axis;
     gad_tensor *z = gad__full_on(gy->dev, x->shape, x->rank, gy->dtype, 0);
     gin[0] = gad_scatter_add(z, axis, gad_unsqueeze(n->saved[0], axis),
                              gad_unsqueeze(gy, axis));
@@ -324,7 +324,7 @@ int gad__vjp_take(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 }
 
 int gad__vjp_cat(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    int axis = (int)GAD_NP(n)->i[0];
+    int axis = (int)GAD_NODE_P(n, axis)->axis;
     gad_tensor *st = n->saved[0]; /* on the host, made by gad_cat */
     int64_t small[16], *sizes = st->numel <= 16 ? small
                                                : gad__alloc((size_t)st->numel * sizeof *sizes);

@@ -64,10 +64,11 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
     gad_tensor *in[2] = {a, b}, *save[2] = {b->node ? a : NULL, a->node ? b : NULL};
     y = gad__track(y, GAD_OP(MATMUL), in, 2, save, 2);
     if (y && y->node) {
-        GAD_NP(y->node)->i[0] = a1;
-        GAD_NP(y->node)->i[1] = b1;
-        GAD_NP(y->node)->i[2] = M;
-        GAD_NP(y->node)->i[3] = N;
+        gad_np_matmul *np = GAD_NODE_P(y->node, matmul);
+        np->a_vec = a1;
+        np->b_vec = b1;
+        np->m = M;
+        np->n = N;
     }
     return gad__own(y);
 }
@@ -83,14 +84,15 @@ int gad__vjp_matmul(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **
     const gad_node *pa = n->parents[0], *pb = n->parents[1];
     gad_tensor *a = need[1] ? gad__saved(n, 0) : NULL, *b = need[0] ? gad__saved(n, 1) : NULL;
     if ((need[1] && !a) || (need[0] && !b)) return -1;
-    int a1 = GAD_NP(n)->i[0], b1 = GAD_NP(n)->i[1];
+    const gad_np_matmul *np = GAD_NODE_P(n, matmul);
+    int a1 = (int)np->a_vec, b1 = (int)np->b_vec;
     gad_tensor *A = a && a1 ? gad_unsqueeze(a, 0) : a;
     gad_tensor *B = b && b1 ? gad_unsqueeze(b, 1) : b;
     int64_t full[GAD_MAX_RANK];
     int nb = gy->rank - (a1 ? 0 : 1) - (b1 ? 0 : 1), r = 0;
     for (int d = 0; d < nb; d++) full[r++] = gy->shape[d];
-    full[r++] = GAD_NP(n)->i[2]; /* M */
-    full[r++] = GAD_NP(n)->i[3]; /* N */
+    full[r++] = np->m;
+    full[r++] = np->n;
     gad_tensor *G = gad_reshape(gy, full, r);
     if (need[0]) {
         int64_t as[GAD_MAX_RANK]; /* A's shape: a's, with [1, k] for a 1-D a */

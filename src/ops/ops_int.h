@@ -55,6 +55,87 @@ extern const gad_op_entry gad__ops[GAD_OP_COUNT_];
 #include "ops.def"
 #undef X
 
+/* ---------------------------------------------------- node parameters */
+
+/* What an op keeps in its nodes (its row's pwords 8-byte words after the
+ * shape), by name: GAD_NODE_P(n, reduce)->keepdims. Every field is an
+ * int64_t or a double, so a struct is its row's pwords words exactly
+ * (checked below against ops.def): the node keeps its size. */
+#define GAD_NODE_P(n, kind) ((gad_np_##kind *)GAD_NP(n))
+
+/* elementwise ops with scalars (mul_scalar, pow_scalar, clamp, ...): the
+ * row's scalars, as its kernels get them (gad_uparams); a row of pwords 1
+ * keeps a alone */
+typedef struct gad_np_scalars {
+    double a, b;
+} gad_np_scalars;
+/* sum, mean: the reduced axes (bit d for axis d), whether they were kept,
+ * and how many elements each output is made of */
+typedef struct gad_np_reduce {
+    int64_t mask, keepdims, count;
+} gad_np_reduce;
+/* amax */
+typedef struct gad_np_axis_keep {
+    int64_t axis, keepdims;
+} gad_np_axis_keep;
+/* softmax, log_softmax, gather, scatter_add, take, cat */
+typedef struct gad_np_axis {
+    int64_t axis;
+} gad_np_axis;
+/* matmul: whether a and b were 1-D (seen as [1, k] and [k, 1]), and the
+ * product's last two dims */
+typedef struct gad_np_matmul {
+    int64_t a_vec, b_vec, m, n;
+} gad_np_matmul;
+/* permute: the output's axis d is the input's axes[d] */
+typedef struct gad_np_permute {
+    int64_t axes[GAD_MAX_RANK];
+} gad_np_permute;
+/* slice, slice_scatter: the first index and the step of each dim */
+typedef struct gad_np_slice {
+    int64_t start[GAD_MAX_RANK], step[GAD_MAX_RANK];
+} gad_np_slice;
+/* select: the axis and the index taken on it */
+typedef struct gad_np_select {
+    int64_t axis, index;
+} gad_np_select;
+/* to_device: the input's device, where the gradient goes */
+typedef struct gad_np_to_device {
+    int64_t src;
+} gad_np_to_device;
+/* rms_norm, helix_block */
+typedef struct gad_np_eps {
+    double eps;
+} gad_np_eps;
+
+enum {
+#define X(ID, name, family, pwords) GAD_PWORDS_##ID = (pwords),
+#include "ops.def"
+#undef X
+};
+#define GAD_NP_FITS(kind, ID)                                                  \
+    _Static_assert(sizeof(gad_np_##kind) == 8 * GAD_PWORDS_##ID,               \
+                   "gad_np_" #kind " is not " #ID "'s pwords words (ops.def)")
+GAD_NP_FITS(scalars, CLAMP);
+GAD_NP_FITS(reduce, SUM);
+GAD_NP_FITS(reduce, MEAN);
+GAD_NP_FITS(axis_keep, AMAX);
+GAD_NP_FITS(axis, SOFTMAX);
+GAD_NP_FITS(axis, LOG_SOFTMAX);
+GAD_NP_FITS(axis, GATHER);
+GAD_NP_FITS(axis, SCATTER_ADD);
+GAD_NP_FITS(axis, TAKE);
+GAD_NP_FITS(axis, CAT);
+GAD_NP_FITS(matmul, MATMUL);
+GAD_NP_FITS(permute, PERMUTE);
+GAD_NP_FITS(slice, SLICE);
+GAD_NP_FITS(slice, SLICE_SCATTER);
+GAD_NP_FITS(select, SELECT);
+GAD_NP_FITS(to_device, TO_DEVICE);
+GAD_NP_FITS(eps, RMS_NORM);
+GAD_NP_FITS(eps, HELIX_BLOCK);
+#undef GAD_NP_FITS
+
 /* ------------------------------------------------------------- helpers */
 
 /* Whether every value of index (i64) lies in [lo, hi), checked on its

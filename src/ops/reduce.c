@@ -121,9 +121,10 @@ static gad_tensor *sum_mask(const char *op, gad_tensor *x, unsigned mask,
     y = mean ? gad__track(y, GAD_OP(MEAN), &x, 1, NULL, 0)
              : gad__track(y, GAD_OP(SUM), &x, 1, NULL, 0);
     if (y && y->node) {
-        GAD_NP(y->node)->i[0] = mask;
-        GAD_NP(y->node)->i[1] = keepdims;
-        GAD_NP(y->node)->i[2] = n;
+        gad_np_reduce *np = GAD_NODE_P(y->node, reduce);
+        np->mask = mask;
+        np->keepdims = keepdims;
+        np->count = n;
     }
     return gad__own(y);
 }
@@ -213,8 +214,8 @@ static gad_tensor *amax_like(const char *op, gad_tensor *x, int axis,
     if (!arg) { /* argmax has no gradient: its output is an index */
         y = gad__track(y, GAD_OP(AMAX), &x, 1, &x, 1);
         if (y && y->node) {
-            GAD_NP(y->node)->i[0] = a;
-            GAD_NP(y->node)->i[1] = keepdims;
+            GAD_NODE_P(y->node, axis_keep)->axis = a;
+            GAD_NODE_P(y->node, axis_keep)->keepdims = keepdims;
         }
     }
     return gad__own(y);
@@ -241,7 +242,7 @@ static gad_tensor *softmax_like(const char *op, gad_tensor *x, int axis, int log
     gad_release(xc);
     y = log ? gad__track(y, GAD_OP(LOG_SOFTMAX), &x, 1, &y, 1)
             : gad__track(y, GAD_OP(SOFTMAX), &x, 1, &y, 1);
-    if (y && y->node) GAD_NP(y->node)->i[0] = a;
+    if (y && y->node) GAD_NODE_P(y->node, axis)->axis = a;
     return gad__own(y);
 }
 
@@ -301,22 +302,24 @@ static gad_tensor *expand_reduced(gad_node *n, gad_tensor *g, unsigned mask,
 
 int gad__vjp_sum(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    gin[0] = expand_reduced(n, gy, (unsigned)GAD_NP(n)->i[0], (int)GAD_NP(n)->i[1]);
+    const gad_np_reduce *np = GAD_NODE_P(n, reduce);
+    gin[0] = expand_reduced(n, gy, (unsigned)np->mask, (int)np->keepdims);
     return gin[0] ? 0 : -1;
 }
 
 int gad__vjp_mean(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    if (GAD_NP(n)->i[2] == 0) return 0; /* an empty mean: no gradient */
-    gad_tensor *g = gad_mul_scalar(gy, 1.0 / (double)GAD_NP(n)->i[2]);
-    gin[0] = expand_reduced(n, g, (unsigned)GAD_NP(n)->i[0], (int)GAD_NP(n)->i[1]);
+    const gad_np_reduce *np = GAD_NODE_P(n, reduce);
+    if (np->count == 0) return 0; /* an empty mean: no gradient */
+    gad_tensor *g = gad_mul_scalar(gy, 1.0 / (double)np->count);
+    gin[0] = expand_reduced(n, g, (unsigned)np->mask, (int)np->keepdims);
     return gin[0] ? 0 : -1;
 }
 
 /* The first maximum of each slice takes the gradient; NaN never does. */
 int gad__vjp_amax(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    int axis = (int)GAD_NP(n)->i[0];
+    int axis = (int)GAD_NODE_P(n, axis_keep)->axis;
     gad_tensor *x = n->saved[0];
     gad_tensor *mask = gad__tensor_like("amax", x);
     gad_tensor *xc = mask ? gad__contig("amax", x) : NULL;
@@ -327,14 +330,14 @@ int gad__vjp_amax(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
     GAD_BE(x)->amax_mask(xc, axis, mask);
     gad_release(xc);
     gad__own(mask);
-    gad_tensor *g = GAD_NP(n)->i[1] ? gy : gad_unsqueeze(gy, axis);
+    gad_tensor *g = GAD_NODE_P(n, axis_keep)->keepdims ? gy : gad_unsqueeze(gy, axis);
     return (gin[0] = gad_mul(mask, g)) ? 0 : -1;
 }
 
 /* softmax: gx = y * (gy - sum(gy * y)) over the softmax axis */
 int gad__vjp_softmax(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    int axis = (int)GAD_NP(n)->i[0];
+    int axis = (int)GAD_NODE_P(n, axis)->axis;
     gad_tensor *y = gad__saved(n, 0);
     gad_tensor *dot = gad_sum(gad_mul(gy, y), &axis, 1, 1);
     return (gin[0] = gad_mul(y, gad_sub(gy, dot))) ? 0 : -1;
@@ -344,7 +347,7 @@ int gad__vjp_softmax(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor *
 int gad__vjp_log_softmax(gad_node *n, gad_tensor *gy, const bool *need,
                          gad_tensor **gin) {
     (void)need;
-    int axis = (int)GAD_NP(n)->i[0];
+    int axis = (int)GAD_NODE_P(n, axis)->axis;
     gad_tensor *y = gad__saved(n, 0);
     gad_tensor *s = gad_sum(gy, &axis, 1, 1);
     return (gin[0] = gad_sub(gy, gad_mul(gad_exp(y), s))) ? 0 : -1;

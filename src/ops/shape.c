@@ -170,7 +170,7 @@ gad_tensor *gad_permute(gad_tensor *t, const int *axes, int n) {
                                GAD_OP(PERMUTE), &t, 1, NULL, 0);
     if (y && y->node)
         for (int i = 0; i < n; i++)
-            GAD_NP(y->node)->i[i] = axes[i] < 0 ? axes[i] + n : axes[i];
+            GAD_NODE_P(y->node, permute)->axes[i] = axes[i] < 0 ? axes[i] + n : axes[i];
     return gad__own(y);
 }
 
@@ -273,8 +273,8 @@ gad_tensor *gad__slice_geom(gad_tensor *t, const int64_t *start,
                                GAD_OP(SLICE), &t, 1, NULL, 0);
     if (y && y->node)
         for (int d = 0; d < t->rank; d++) {
-            GAD_NP(y->node)->i[d] = start[d];
-            GAD_NP(y->node)->i[GAD_MAX_RANK + d] = step[d];
+            GAD_NODE_P(y->node, slice)->start[d] = start[d];
+            GAD_NODE_P(y->node, slice)->step[d] = step[d];
         }
     return gad__own(y);
 }
@@ -297,8 +297,8 @@ gad_tensor *gad_select(gad_tensor *t, int axis, int64_t i) {
                                              t->offset + k * t->strides[a]),
                                GAD_OP(SELECT), &t, 1, NULL, 0);
     if (y && y->node) {
-        GAD_NP(y->node)->i[0] = a;
-        GAD_NP(y->node)->i[1] = k;
+        GAD_NODE_P(y->node, select)->axis = a;
+        GAD_NODE_P(y->node, select)->index = k;
     }
     return gad__own(y);
 }
@@ -402,8 +402,8 @@ gad_tensor *gad__slice_scatter(gad_tensor *src, const int64_t *shape, int rank,
     y = gad__track(y, GAD_OP(SLICE_SCATTER), &src, 1, NULL, 0);
     if (y && y->node)
         for (int d = 0; d < rank; d++) {
-            GAD_NP(y->node)->i[d] = start[d];
-            GAD_NP(y->node)->i[GAD_MAX_RANK + d] = step[d];
+            GAD_NODE_P(y->node, slice)->start[d] = start[d];
+            GAD_NODE_P(y->node, slice)->step[d] = step[d];
         }
     return gad__own(y);
 }
@@ -420,22 +420,23 @@ int gad__vjp_reshape(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor *
 int gad__vjp_permute(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
     int inv[GAD_MAX_RANK];
-    for (int i = 0; i < n->rank; i++) inv[GAD_NP(n)->i[i]] = i;
+    for (int i = 0; i < n->rank; i++) inv[GAD_NODE_P(n, permute)->axes[i]] = i;
     return (gin[0] = gad_permute(gy, inv, n->rank)) ? 0 : -1;
 }
 
 int gad__vjp_slice(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    gin[0] = gad__slice_scatter(gy, PARENT_SHAPE(n), GAD_NP(n)->i, GAD_NP(n)->i + GAD_MAX_RANK);
+    gin[0] = gad__slice_scatter(gy, PARENT_SHAPE(n), GAD_NODE_P(n, slice)->start,
+                                 GAD_NODE_P(n, slice)->step);
     return gin[0] ? 0 : -1;
 }
 
 int gad__vjp_select(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    int axis = (int)GAD_NP(n)->i[0];
+    int axis = (int)GAD_NODE_P(n, select)->axis;
     int64_t start[GAD_MAX_RANK] = {0}, step[GAD_MAX_RANK];
     for (int d = 0; d < GAD_MAX_RANK; d++) step[d] = 1;
-    start[axis] = GAD_NP(n)->i[1];
+    start[axis] = GAD_NODE_P(n, select)->index;
     gin[0] = gad__slice_scatter(gad_unsqueeze(gy, axis), PARENT_SHAPE(n), start, step);
     return gin[0] ? 0 : -1;
 }
@@ -449,7 +450,8 @@ int gad__vjp_broadcast_to(gad_node *n, gad_tensor *gy, const bool *need,
 int gad__vjp_slice_scatter(gad_node *n, gad_tensor *gy, const bool *need,
                            gad_tensor **gin) {
     (void)need;
-    gin[0] = gad__slice_geom(gy, GAD_NP(n)->i, GAD_NP(n)->i + GAD_MAX_RANK, n->parents[0]->shape);
+    gin[0] = gad__slice_geom(gy, GAD_NODE_P(n, slice)->start, GAD_NODE_P(n, slice)->step,
+                             n->parents[0]->shape);
     return gin[0] ? 0 : -1;
 }
 

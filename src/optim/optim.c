@@ -1,12 +1,14 @@
-/* optim.c: SGD (with momentum, Nesterov and weight decay), AdamW, gradient
- * clipping by global norm and a warm-up + cosine learning-rate schedule
- * (SPEC §5 and D7). Written on the public API and the back-end table: the
- * update loops over the elements are the parameters' back end's (the CPU's
- * are src/cpu/optim.h), and this file keeps the validation, the state, its
- * names and load/save, and computes the kernels' coefficients. Both files are compiled with -ffp-contract=off
- * (CMakeLists.txt): no a * b + c here becomes a fused multiply-add, so the
- * coefficients, the updates and the schedule are the same bits on every
- * build (tests/test_optim.c checks the updates against scalar references).
+/* optim.c: the optimizers, SGD (with momentum, Nesterov and weight decay)
+ * and AdamW, with their parameter groups (SPEC §5 and D7): construction,
+ * the step and the accessors; their state's save and load are state.c's.
+ * Written on the public API and the back-end table: the update loops over
+ * the elements are the parameters' back end's (the CPU's are
+ * src/cpu/optim.h), and this file keeps the validation and the state and
+ * computes the kernels' coefficients. It is compiled with
+ * -ffp-contract=off (CMakeLists.txt), as the kernels are: no a * b + c here
+ * becomes a fused multiply-add, so the coefficients and the updates are the
+ * same bits on every build (tests/test_optim.c checks the updates against
+ * scalar references).
  *
  * Parameters are leaves updated in place (gad__make_writable, the
  * copy-on-write of gad_data_mut): a parameter keeps its handle, leaf and
@@ -25,18 +27,6 @@
  *   skip every parameter because their slots are empty.
  * - The same tensor twice in params is a domain error (it would be updated
  *   twice per step); a leaf given as a gradient is read from a copy.
- * - gad_optim_state hands out copy-on-write aliases of m, v and the
- *   momentum buffers (snapshots: later steps never change them); its names
- *   belong to the optimizer and live until gad_optim_free; it returns -1
- *   on an error. load_state aliases the given tensors the same way. Unknown,
- *   repeated or missing names and a negative step are format errors, a
- *   wrong shape a shape error, a wrong dtype a dtype error. SGD momentum
- *   buffers are optional (absent means "not made yet").
- * - gad_clip_grad_norm leaves the gradients alone when the norm is NaN or
- *   infinite (and returns it), scales a tensor listed twice once, and
- *   refuses gradients that are outputs of tracked ops (not-unique).
- * - gad_lr_warmup_cosine treats a negative step or warmup as 0; with
- *   total <= warmup the cosine phase is empty: min_lr from step warmup on.
  *
  * References: AdamW is Loshchilov & Hutter, "Decoupled Weight Decay
  * Regularization" (ICLR 2019), in g's form (eps outside the square root,
@@ -44,10 +34,11 @@
  * decay applied to the old theta). Nesterov momentum is Sutskever, Martens,
  * Dahl & Hinton, "On the importance of initialization and momentum in deep
  * learning" (ICML 2013), in PyTorch's reformulation (d = g + mu * b). */
-#include "gad.h"
-#include "json.h"        /* gad__json_shown: names in messages */
-#include "params.h"      /* gad__params_match: groups of a set by name */
-#include "ops/ops_int.h" /* the back-end table and gad__make_writable */
+#include "optim_int.h"
+
+#include "io/json.h"        /* gad__json_shown: names in messages */
+#include "nn/params.h"      /* gad__params_match: groups of a set by name */
+#include "ops/ops_int.h"    /* the back-end table and gad__make_writable */
 
 #include <math.h>
 #include <pthread.h>
@@ -56,9 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-/* Zeroed memory for count items of size bytes, through gad's allocator. */
-static void *zalloc(size_t count, size_t size) {
+void *gad__optim_zalloc(size_t count, size_t size) {
     if (size && count > SIZE_MAX / size) return NULL;
     size_t n = count * size;
     void *p = gad_mem_alloc(n > 0 ? n : 1);
@@ -66,69 +55,7 @@ static void *zalloc(size_t count, size_t size) {
     return p;
 }
 
-/* A name: "momentum." plus up to 10 digits plus NUL fits in 24 bytes. */
-#define OPTIM_NAME_CAP 24
-
-typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAMW } optim_kind;
-
-/* Per-parameter scratch for one step (kept to avoid a malloc per step). */
-typedef struct optim_work {
-    gad_tensor *g;      /* the contiguous gradient (scope-owned), or NULL */
-    gad_tensor *s1;     /* the state tensor written (AdamW's m, SGD's buffer) */
-    gad_tensor *fresh;  /* SGD: a momentum buffer made by this step */
-} optim_work;
-
-/* A parameter group: its own lr and weight decay (every other setting is
- * the optimizer's). */
-typedef struct optim_group {
-    double lr, weight_decay;
-} optim_group;
-
-/* A live optimizer's magic word; gad_optim_free overwrites it with
- * OPTIM_FREED, so that any later call on the pointer is an error. */
-#define OPTIM_LIVE 0x6f7074696d4c4956ull  /* "optimLIV" */
-#define OPTIM_FREED 0x6f7074696d444541ull /* "optimDEA" */
-
-struct gad_optim {
-    uint64_t magic; /* OPTIM_LIVE, then OPTIM_FREED */
-    optim_kind kind;
-    int n;
-    int ngroups;
-    optim_group *groups; /* ngroups of them */
-    int *group_of;       /* params[i] is in groups[group_of[i]] */
-    gad_tensor **params; /* retained */
-    gad_tensor **s1;     /* AdamW: m; SGD: momentum buffer (NULL until made) */
-    gad_tensor **s2;     /* AdamW: v; SGD: unused (NULL) */
-    char (*name1)[OPTIM_NAME_CAP]; /* "m.<i>" or "momentum.<i>" */
-    char (*name2)[OPTIM_NAME_CAP]; /* "v.<i>" (AdamW only) */
-    optim_work *work;
-    double momentum;               /* SGD */
-    int nesterov;
-    double beta1, beta2, eps;      /* AdamW */
-    int64_t step;                  /* updates made so far */
-};
-
-/* ------------------------------------------------------------ helpers */
-
-
-/* t's shape as "[2,3]" (gad_shape_format). */
-static const char *shape_str(char *buf, size_t cap, const gad_tensor *t) {
-    return gad_shape_format(buf, cap, gad_shape(t), gad_rank(t));
-}
-
-static int same_shape(gad_tensor *a, gad_tensor *b) {
-    int r = gad_rank(a);
-    if (r != gad_rank(b)) return 0;
-    const int64_t *sa = gad_shape(a), *sb = gad_shape(b);
-    for (int i = 0; i < r; i++)
-        if (sa[i] != sb[i]) return 0;
-    return 1;
-}
-
-static int is_float(gad_dtype_t d) { return d == GAD_F32 || d == GAD_F64; }
-
-/* A memory error for op unless gad already recorded why a call failed. */
-static gad_status fail_memory(const char *op) {
+gad_status gad__optim_fail_memory(const char *op) {
     gad_error_set(GAD_ERR_MEMORY, op, "out of memory");
     return GAD_ERR_MEMORY;
 }
@@ -147,9 +74,7 @@ static int ptr_index_cmp(const void *x, const void *y) {
     return (a->i > b->i) - (a->i < b->i);
 }
 
-/* Set dup[i] = 1 for every entry of ts[0..n) that repeats an earlier one
- * (0 otherwise). Returns the number of repeats, or -1 on a memory error. */
-static int find_duplicates(gad_tensor *const *ts, int n, char *dup) {
+int gad__find_duplicates(gad_tensor *const *ts, int n, char *dup) {
     memset(dup, 0, (size_t)n);
     if (n < 2) return 0;
     ptr_index *v = gad_mem_alloc((size_t)n * sizeof *v);
@@ -187,7 +112,7 @@ static int check_params(const char *op, gad_tensor *const *params, int n, int fr
             gad_error_set(GAD_ERR_DOMAIN, op, "params[%d]: use of a released tensor", i);
             return -1;
         }
-        if (!is_float(gad_dtype(p))) {
+        if (!optim_is_float(gad_dtype(p))) {
             gad_error_set(GAD_ERR_DTYPE, op,
                           "params[%d] is %s; optimizers update f32 or f64 "
                           "tensors",
@@ -205,10 +130,10 @@ static int check_params(const char *op, gad_tensor *const *params, int n, int fr
     }
     /* The same tensor twice would be updated twice per step. */
     char *dup = gad_mem_alloc((size_t)(n > 0 ? n : 1));
-    int r = dup ? find_duplicates(params, n, dup) : -1;
+    int r = dup ? gad__find_duplicates(params, n, dup) : -1;
     if (r < 0) {
         gad_mem_free(dup);
-        fail_memory(op);
+        gad__optim_fail_memory(op);
         return -1;
     }
     for (int i = 0; i < n && r > 0; i++) {
@@ -244,9 +169,7 @@ static void optim_quarantine(gad_optim *o) {
     free(old);
 }
 
-/* 0 when o is a live optimizer; else -1 with a domain error under op
- * (NULL, or freed). */
-static int optim_bad(const char *op, const gad_optim *o) {
+int gad__optim_bad(const char *op, const gad_optim *o) {
     if (o && o->magic == OPTIM_LIVE) return 0;
     gad_error_set(GAD_ERR_DOMAIN, op, o ? "use of a freed optimizer (gad_optim_free)"
                                         : "the optimizer is NULL");
@@ -277,25 +200,25 @@ static gad_optim *optim_alloc(const char *op, optim_kind kind,
                               gad_tensor *const *params, int n, int ngroups) {
     gad_optim *o = calloc(1, sizeof *o);
     if (!o) {
-        fail_memory(op);
+        gad__optim_fail_memory(op);
         return NULL;
     }
     o->magic = OPTIM_LIVE;
     o->kind = kind;
     size_t cnt = n > 0 ? (size_t)n : 1;
-    o->params = zalloc(cnt, sizeof *o->params);
-    o->s1 = zalloc(cnt, sizeof *o->s1);
-    o->s2 = zalloc(cnt, sizeof *o->s2);
-    o->name1 = zalloc(cnt, sizeof *o->name1);
-    o->name2 = zalloc(cnt, sizeof *o->name2);
-    o->work = zalloc(cnt, sizeof *o->work);
-    o->group_of = zalloc(cnt, sizeof *o->group_of);
-    o->groups = zalloc((size_t)ngroups, sizeof *o->groups);
+    o->params = gad__optim_zalloc(cnt, sizeof *o->params);
+    o->s1 = gad__optim_zalloc(cnt, sizeof *o->s1);
+    o->s2 = gad__optim_zalloc(cnt, sizeof *o->s2);
+    o->name1 = gad__optim_zalloc(cnt, sizeof *o->name1);
+    o->name2 = gad__optim_zalloc(cnt, sizeof *o->name2);
+    o->work = gad__optim_zalloc(cnt, sizeof *o->work);
+    o->group_of = gad__optim_zalloc(cnt, sizeof *o->group_of);
+    o->groups = gad__optim_zalloc((size_t)ngroups, sizeof *o->groups);
     o->ngroups = ngroups;
     if (!o->params || !o->s1 || !o->s2 || !o->name1 || !o->name2 ||
         !o->work || !o->group_of || !o->groups) {
         optim_destroy(o);
-        fail_memory(op);
+        gad__optim_fail_memory(op);
         return NULL;
     }
     o->n = n;
@@ -319,7 +242,7 @@ static gad_optim *optim_alloc(const char *op, optim_kind kind,
         gad_scope_end();
         if (!ok) {
             optim_destroy(o);
-            fail_memory(op);
+            gad__optim_fail_memory(op);
             return NULL;
         }
     }
@@ -420,10 +343,10 @@ static int plan_single(const char *op, optim_plan *pl, gad_tensor *const *params
     *pl = (optim_plan){0};
     if (check_params(op, params, n, 0)) return -1;
     size_t cnt = n > 0 ? (size_t)n : 1;
-    pl->params = zalloc(cnt, sizeof *pl->params);
-    pl->group_of = zalloc(cnt, sizeof *pl->group_of);
-    pl->groups = zalloc(1, sizeof *pl->groups);
-    if (!pl->params || !pl->group_of || !pl->groups) return fail_memory(op), -1;
+    pl->params = gad__optim_zalloc(cnt, sizeof *pl->params);
+    pl->group_of = gad__optim_zalloc(cnt, sizeof *pl->group_of);
+    pl->groups = gad__optim_zalloc(1, sizeof *pl->groups);
+    if (!pl->params || !pl->group_of || !pl->groups) return gad__optim_fail_memory(op), -1;
     if (n > 0) memcpy(pl->params, params, (size_t)n * sizeof *params);
     pl->n = n;
     pl->ngroups = 1;
@@ -461,10 +384,10 @@ static int plan_groups(const char *op, optim_plan *pl, const gad_param_group *gr
         return -1;
     }
     size_t cnt = total > 0 ? (size_t)total : 1;
-    pl->params = zalloc(cnt, sizeof *pl->params);
-    pl->group_of = zalloc(cnt, sizeof *pl->group_of);
-    pl->groups = zalloc((size_t)ng, sizeof *pl->groups);
-    if (!pl->params || !pl->group_of || !pl->groups) return fail_memory(op), -1;
+    pl->params = gad__optim_zalloc(cnt, sizeof *pl->params);
+    pl->group_of = gad__optim_zalloc(cnt, sizeof *pl->group_of);
+    pl->groups = gad__optim_zalloc((size_t)ng, sizeof *pl->groups);
+    if (!pl->params || !pl->group_of || !pl->groups) return gad__optim_fail_memory(op), -1;
     pl->ngroups = ng;
     for (int k = 0; k < ng; k++) {
         if (group_resolve(op, k, &groups[k], lr, wd, &pl->groups[k])) return -1;
@@ -501,13 +424,13 @@ static int plan_set(const char *op, optim_plan *pl, gad_params *ps, const gad_pa
         }
     int n = gad_params_count(ps);
     size_t cnt = n > 0 ? (size_t)n : 1;
-    pl->params = zalloc(cnt, sizeof *pl->params);
-    pl->group_of = zalloc(cnt, sizeof *pl->group_of);
-    pl->groups = zalloc((size_t)ng + 1, sizeof *pl->groups);
-    int *used = zalloc((size_t)ng + 1, sizeof *used);
+    pl->params = gad__optim_zalloc(cnt, sizeof *pl->params);
+    pl->group_of = gad__optim_zalloc(cnt, sizeof *pl->group_of);
+    pl->groups = gad__optim_zalloc((size_t)ng + 1, sizeof *pl->groups);
+    int *used = gad__optim_zalloc((size_t)ng + 1, sizeof *used);
     if (!pl->params || !pl->group_of || !pl->groups || !used) {
         gad_mem_free(used);
-        return fail_memory(op), -1;
+        return gad__optim_fail_memory(op), -1;
     }
     pl->ngroups = ng + 1;
     pl->groups[ng] = (optim_group){lr, wd};
@@ -624,7 +547,7 @@ gad_optim *gad_adamw_new_params(gad_params *ps, const gad_param_group *groups, i
 }
 
 void gad_optim_free(gad_optim *opt) {
-    if (opt && optim_bad("optim_free", opt)) return; /* freed twice */
+    if (opt && gad__optim_bad("optim_free", opt)) return; /* freed twice */
     optim_destroy(opt);
 }
 
@@ -669,11 +592,11 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
             gad__err_device(op, p->dev, g->dev);
             return GAD_ERR_DEVICE;
         }
-        if (!same_shape(g, p)) {
+        if (!optim_same_shape(g, p)) {
             char a[GAD_SHAPE_FORMAT_CAP], b[GAD_SHAPE_FORMAT_CAP];
             gad_error_set(GAD_ERR_SHAPE, op,
                           "grads[%d] has shape %s, params[%d] has shape %s",
-                          i, shape_str(a, sizeof a, g), i, shape_str(b, sizeof b, p));
+                          i, optim_shape_str(a, sizeof a, g), i, optim_shape_str(b, sizeof b, p));
             return GAD_ERR_SHAPE;
         }
         if (gad_numel(p) == 0) continue; /* nothing to update */
@@ -681,7 +604,7 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
         /* A leaf given as a gradient may be one of the parameters, which
          * phase 3 overwrites: read from a private copy. */
         if (c && gad_is_leaf(c)) c = gad_clone(c);
-        if (!c) return fail_memory(op);
+        if (!c) return gad__optim_fail_memory(op);
         o->work[i].g = c;
     }
     return GAD_OK;
@@ -699,16 +622,16 @@ static gad_status take_writable(gad_optim *o) {
             /* no scope owns it: released on failure or installed */
             gad_tensor *z = gad_zeros_like(o->params[i]);
             w->fresh = gad_retain(z);
-            if (!w->fresh) return fail_memory(op);
+            if (!w->fresh) return gad__optim_fail_memory(op);
         }
-        if (gad__make_writable(op, o->params[i])) return fail_memory(op);
+        if (gad__make_writable(op, o->params[i])) return gad__optim_fail_memory(op);
         if (o->kind == OPTIM_ADAMW) {
             w->s1 = o->s1[i];
             if (gad__make_writable(op, o->s1[i]) || gad__make_writable(op, o->s2[i]))
-                return fail_memory(op);
+                return gad__optim_fail_memory(op);
         } else if (momentum) {
             w->s1 = w->fresh ? w->fresh : o->s1[i];
-            if (gad__make_writable(op, w->s1)) return fail_memory(op);
+            if (gad__make_writable(op, w->s1)) return gad__optim_fail_memory(op);
         }
     }
     return GAD_OK;
@@ -747,7 +670,7 @@ static void apply_updates(gad_optim *o, int64_t t) {
 }
 
 gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads) {
-    if (optim_bad("optim_step", opt)) return GAD_ERR_DOMAIN;
+    if (gad__optim_bad("optim_step", opt)) return GAD_ERR_DOMAIN;
     gad_scope_begin();
     gad_no_grad_begin();
     gad_status st = gather_grads(opt, grads);
@@ -775,17 +698,17 @@ gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads) {
 /* ------------------------------------------------------- accessors */
 
 void gad_optim_zero_grad(gad_optim *opt) {
-    if (optim_bad("optim_zero_grad", opt)) return;
+    if (gad__optim_bad("optim_zero_grad", opt)) return;
     gad_zero_grad(opt->params, opt->n);
 }
 
 double gad_optim_lr(const gad_optim *opt) {
-    if (optim_bad("optim_lr", opt)) return NAN;
+    if (gad__optim_bad("optim_lr", opt)) return NAN;
     return opt->groups[0].lr;
 }
 
 void gad_optim_set_lr(gad_optim *opt, double lr) {
-    if (optim_bad("optim_set_lr", opt)) return;
+    if (gad__optim_bad("optim_set_lr", opt)) return;
     if (!nonneg(lr)) {
         gad_error_set(GAD_ERR_DOMAIN, "optim_set_lr",
                       "lr = %g (must be finite and >= 0)", lr);
@@ -795,12 +718,12 @@ void gad_optim_set_lr(gad_optim *opt, double lr) {
 }
 
 int gad_optim_group_count(const gad_optim *opt) {
-    if (optim_bad("optim_group_count", opt)) return -1;
+    if (gad__optim_bad("optim_group_count", opt)) return -1;
     return opt->ngroups;
 }
 
 static int check_group(const char *op, const gad_optim *opt, int group) {
-    if (optim_bad(op, opt)) return -1;
+    if (gad__optim_bad(op, opt)) return -1;
     if (group < 0 || group >= opt->ngroups) {
         gad_error_set(GAD_ERR_INDEX, op, "group %d is outside [0, %d)", group, opt->ngroups);
         return -1;
@@ -829,340 +752,6 @@ gad_status gad_optim_set_group_lr(gad_optim *opt, int group, double lr) {
 }
 
 int64_t gad_optim_steps(const gad_optim *opt) {
-    if (optim_bad("optim_steps", opt)) return -1;
+    if (gad__optim_bad("optim_steps", opt)) return -1;
     return opt->step;
-}
-
-/* ------------------------------------------------------------ state */
-
-/* The state entries in order: "step", then per parameter m.i, v.i
- * (AdamW) or momentum.i (SGD, where the buffer exists). */
-static int state_count(const gad_optim *o) {
-    int c = 1;
-    for (int i = 0; i < o->n; i++) c += (o->s1[i] != NULL) + (o->s2[i] != NULL);
-    return c;
-}
-
-int gad_optim_state(gad_optim *opt, const char **names, gad_tensor **tensors,
-                    int cap) {
-    const char *op = "optim_state";
-    if (optim_bad(op, opt)) return -1;
-    if (cap < 0) {
-        gad_error_set(GAD_ERR_DOMAIN, op, "cap = %d is negative", cap);
-        return -1;
-    }
-    if (cap > 0 && (!names || !tensors)) {
-        gad_error_set(GAD_ERR_DOMAIN, op, "names or tensors is NULL (cap = %d)",
-                      cap);
-        return -1;
-    }
-    int count = state_count(opt);
-    int fill = cap < count ? cap : count;
-    if (fill == 0) return count;
-    /* Make every tensor in a private scope, then hand them all out (or drop
-     * them all on failure). The m, v and momentum tensors are aliases: the
-     * next step copies on write, so a snapshot never changes. */
-    gad_scope_begin();
-    const char *nm[3];
-    gad_tensor *out[3];
-    int k = 0, ok = 1;
-    for (int i = -1; i < opt->n && k < fill && ok; i++) {
-        int c = 0;
-        if (i < 0) {
-            nm[c] = "step";
-            out[c++] = gad_from_i64(&opt->step, NULL, 0);
-        } else {
-            if (opt->s1[i]) {
-                nm[c] = opt->name1[i];
-                out[c++] = gad_detach(opt->s1[i]);
-            }
-            if (opt->s2[i]) {
-                nm[c] = opt->name2[i];
-                out[c++] = gad_detach(opt->s2[i]);
-            }
-        }
-        for (int j = 0; j < c && k < fill; j++, k++) {
-            if (!out[j]) ok = 0;
-            names[k] = nm[j];
-            tensors[k] = out[j];
-        }
-    }
-    if (ok)
-        for (int j = 0; j < fill; j++) gad_keep(tensors[j]);
-    gad_scope_end();
-    if (!ok) {
-        for (int j = 0; j < fill; j++) {
-            names[j] = NULL;
-            tensors[j] = NULL;
-        }
-        fail_memory(op);
-        return -1;
-    }
-    return count;
-}
-
-/* Parse "<prefix><i>" with i a canonical decimal index below n; -1 if name
- * is not of that form. */
-static int parse_index(const char *name, const char *prefix, int n) {
-    size_t pl = strlen(prefix);
-    if (strncmp(name, prefix, pl) != 0) return -1;
-    const char *s = name + pl;
-    if (!*s || (s[0] == '0' && s[1])) return -1;
-    long long v = 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9') return -1;
-        v = v * 10 + (*s - '0');
-        if (v >= n) return -1;
-    }
-    return (int)v;
-}
-
-gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
-                                gad_tensor *const *tensors, int n) {
-    const char *op = "optim_load_state";
-    if (optim_bad(op, opt)) return GAD_ERR_DOMAIN;
-    if (n < 0 || (n > 0 && (!names || !tensors))) {
-        gad_error_set(GAD_ERR_DOMAIN, op,
-                      n < 0 ? "n = %d is negative"
-                            : "names or tensors is NULL (n = %d)",
-                      n);
-        return GAD_ERR_DOMAIN;
-    }
-    int np = opt->n;
-    int adamw = opt->kind == OPTIM_ADAMW;
-    int has_momentum = !adamw && opt->momentum != 0;
-    /* where each entry goes: slot[k] = -1 for "step", 2 i for s1[i],
-     * 2 i + 1 for s2[i] */
-    int *slot = gad_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *slot);
-    int *seen = zalloc((size_t)2 * (size_t)(np > 0 ? np : 1) + 1, sizeof *seen);
-    gad_tensor **fresh = zalloc((size_t)2 * (size_t)(np > 0 ? np : 1),
-                                sizeof *fresh);
-    gad_status st = GAD_OK;
-    int64_t step = 0;
-    int have_step = 0;
-    if (!slot || !seen || !fresh) {
-        st = fail_memory(op);
-        goto done;
-    }
-    for (int k = 0; k < n && st == GAD_OK; k++) {
-        const char *name = names[k];
-        gad_tensor *t = tensors[k];
-        if (!name || !t) {
-            gad_error_set(GAD_ERR_DOMAIN, op, "%s[%d] is NULL",
-                          name ? "tensors" : "names", k);
-            st = GAD_ERR_DOMAIN;
-            break;
-        }
-        int idx, which;
-        if (strcmp(name, "step") == 0) {
-            idx = -1, which = 0;
-        } else if (adamw && (idx = parse_index(name, "m.", np)) >= 0) {
-            which = 0;
-        } else if (adamw && (idx = parse_index(name, "v.", np)) >= 0) {
-            which = 1;
-        } else if (has_momentum &&
-                   (idx = parse_index(name, "momentum.", np)) >= 0) {
-            which = 0;
-        } else {
-            gad_error_set(GAD_ERR_FORMAT, op,
-                          "unknown state name \"%s\" for this %s optimizer "
-                          "of %d parameters",
-                          gad__json_shown((char[80]){0}, 80, name),
-                          adamw ? "AdamW" : "SGD", np);
-            st = GAD_ERR_FORMAT;
-            break;
-        }
-        int s = idx < 0 ? -1 : 2 * idx + which;
-        if (seen[s + 1]) {
-            gad_error_set(GAD_ERR_FORMAT, op, "state name \"%s\" is repeated",
-                          gad__json_shown((char[80]){0}, 80, name));
-            st = GAD_ERR_FORMAT;
-            break;
-        }
-        seen[s + 1] = 1;
-        slot[k] = s;
-        if (idx < 0) {
-            if (gad_dtype(t) != GAD_I64 || gad_numel(t) != 1 ||
-                gad_rank(t) != 0) {
-                char b[GAD_SHAPE_FORMAT_CAP];
-                gad_error_set(gad_dtype(t) != GAD_I64 ? GAD_ERR_DTYPE
-                                                      : GAD_ERR_SHAPE,
-                              op, "\"step\" must be a rank-0 i64 tensor, got "
-                                  "%s %s",
-                              gad_dtype_name(gad_dtype(t)),
-                              shape_str(b, sizeof b, t));
-                st = gad_dtype(t) != GAD_I64 ? GAD_ERR_DTYPE : GAD_ERR_SHAPE;
-                break;
-            }
-            if (gad_read_i64(t, &step, 1) != GAD_OK) {
-                st = fail_memory(op);
-                break;
-            }
-            if (step < 0) {
-                gad_error_set(GAD_ERR_FORMAT, op, "\"step\" = %lld is negative",
-                              (long long)step);
-                st = GAD_ERR_FORMAT;
-                break;
-            }
-            have_step = 1;
-            continue;
-        }
-        gad_tensor *p = opt->params[idx];
-        if (gad_dtype(t) != gad_dtype(p)) {
-            gad_error_set(GAD_ERR_DTYPE, op, "\"%s\" is %s, params[%d] is %s",
-                          name, gad_dtype_name(gad_dtype(t)), idx,
-                          gad_dtype_name(gad_dtype(p)));
-            st = GAD_ERR_DTYPE;
-            break;
-        }
-        if (!same_shape(t, p)) {
-            char a[GAD_SHAPE_FORMAT_CAP], b[GAD_SHAPE_FORMAT_CAP];
-            gad_error_set(GAD_ERR_SHAPE, op,
-                          "\"%s\" has shape %s, params[%d] has shape %s", name,
-                          shape_str(a, sizeof a, t), idx,
-                          shape_str(b, sizeof b, p));
-            st = GAD_ERR_SHAPE;
-            break;
-        }
-    }
-    if (st != GAD_OK) goto done;
-    if (!have_step) {
-        gad_error_set(GAD_ERR_FORMAT, op, "\"step\" is missing");
-        st = GAD_ERR_FORMAT;
-        goto done;
-    }
-    if (adamw)
-        for (int s = 0; s < 2 * np; s++)
-            if (!seen[s + 1]) {
-                gad_error_set(GAD_ERR_FORMAT, op, "\"%s\" is missing",
-                              s % 2 ? opt->name2[s / 2] : opt->name1[s / 2]);
-                st = GAD_ERR_FORMAT;
-                goto done;
-            }
-    /* Everything is valid: make private aliases (contiguous, off the tape),
-     * then swap them in. */
-    gad_scope_begin();
-    gad_no_grad_begin();
-    for (int k = 0; k < n && st == GAD_OK; k++) {
-        if (slot[k] < 0) continue;
-        /* on the parameter's device (a loaded state comes from the CPU) */
-        gad_tensor *p = opt->params[slot[k] / 2];
-        gad_tensor *a = gad_retain(gad_detach(gad_contiguous(gad_to_device(tensors[k],
-                                                                         gad_device_of(p)))));
-        if (!a) st = fail_memory(op);
-        fresh[slot[k]] = a;
-    }
-    gad_no_grad_end();
-    gad_scope_end();
-    if (st != GAD_OK) goto done;
-    for (int i = 0; i < np; i++) {
-        gad_release(opt->s1[i]);
-        gad_release(opt->s2[i]);
-        opt->s1[i] = fresh[2 * i];
-        opt->s2[i] = fresh[2 * i + 1];
-        fresh[2 * i] = fresh[2 * i + 1] = NULL;
-    }
-    opt->step = step;
-done:
-    if (fresh)
-        for (int s = 0; s < 2 * np; s++) gad_release(fresh[s]);
-    gad_mem_free(fresh);
-    gad_mem_free(seen);
-    gad_mem_free(slot);
-    return st;
-}
-
-/* ----------------------------------------------------- clip and schedule */
-
-double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
-    const char *op = "clip_grad_norm";
-    if (n < 0 || (n > 0 && !grads)) {
-        gad_error_set(GAD_ERR_DOMAIN, op,
-                      n < 0 ? "n = %d is negative" : "grads is NULL (n = %d)",
-                      n);
-        return NAN;
-    }
-    if (gad__any_released(op, n, (const gad_tensor *const *)grads)) return NAN;
-    if (!(max_norm >= 0)) {
-        gad_error_set(GAD_ERR_DOMAIN, op, "max_norm = %g (must be >= 0)",
-                      max_norm);
-        return NAN;
-    }
-    for (int i = 0; i < n; i++) {
-        gad_tensor *g = grads[i];
-        if (!g) {
-            gad_error_set(GAD_ERR_DOMAIN, op, "grads[%d] is NULL", i);
-            return NAN;
-        }
-        if (!is_float(gad_dtype(g))) {
-            gad_error_set(GAD_ERR_DTYPE, op,
-                          "grads[%d] is %s; gradients are f32 or f64", i,
-                          gad_dtype_name(gad_dtype(g)));
-            return NAN;
-        }
-        if (gad_is_tracked(g) && !gad_is_leaf(g)) {
-            gad_error_set(GAD_ERR_NOT_UNIQUE, op,
-                          "grads[%d] is the output of a tracked op (a "
-                          "gradient made with GAD_CREATE_GRAPH): detach it "
-                          "to clip it in place",
-                          i);
-            return NAN;
-        }
-    }
-    double sumsq = 0;
-    int ok = 1;
-    gad_scope_begin();
-    gad_no_grad_begin();
-    for (int i = 0; i < n && ok; i++) {
-        if (gad_numel(grads[i]) == 0) continue;
-        gad_tensor *c = gad_contiguous(grads[i]);
-        if (!c) {
-            ok = 0;
-            break;
-        }
-        sumsq += GAD_BE(c)->sumsq(c);
-    }
-    gad_no_grad_end();
-    gad_scope_end();
-    if (!ok) {
-        fail_memory(op);
-        return NAN;
-    }
-    double norm = sqrt(sumsq);
-    /* A non-finite norm leaves the gradients alone: the caller sees it and
-     * can skip the step. */
-    if (!(norm > max_norm) || !isfinite(norm)) return norm;
-    double coef = max_norm / (norm + 1e-6);
-    /* Make every gradient writable first, so that a failed copy-on-write
-     * leaves all gradients unscaled, and scale each distinct tensor once. */
-    char *dup = gad_mem_alloc((size_t)(n > 0 ? n : 1));
-    if (!dup || find_duplicates(grads, n, dup) < 0) {
-        gad_mem_free(dup);
-        fail_memory(op);
-        return NAN;
-    }
-    for (int i = 0; i < n && ok; i++) {
-        if (dup[i] || gad_numel(grads[i]) == 0) continue;
-        if (gad__make_writable(op, grads[i])) ok = 0;
-    }
-    if (ok)
-        for (int i = 0; i < n; i++)
-            if (!dup[i] && gad_numel(grads[i]) > 0) GAD_BE(grads[i])->scale(grads[i], coef);
-    gad_mem_free(dup);
-    if (!ok) {
-        fail_memory(op);
-        return NAN;
-    }
-    return norm;
-}
-
-double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
-                            double base_lr, double min_lr) {
-    const double pi = 3.14159265358979323846;
-    if (step < 0) step = 0;
-    if (warmup < 0) warmup = 0;
-    if (step < warmup) return base_lr * (double)(step + 1) / (double)warmup;
-    if (step >= total) return min_lr;
-    double frac = (double)(step - warmup) / (double)(total - warmup);
-    return min_lr + 0.5 * (base_lr - min_lr) * (1.0 + cos(pi * frac));
 }

@@ -1,13 +1,14 @@
-/* json.h: the JSON that a safetensors header needs (src/nn/json.c). A
+/* json.h: the JSON that a safetensors header needs (src/io/json.c). A
  * reader: a strict, bounds-checked cursor over the header's bytes for
  * strings, integers and any value to skip, whose first failure becomes a
  * message naming what was being parsed and the header byte where it went
- * wrong; the format's own grammar (src/nn/safetensors.c) is built on it.
+ * wrong; the format's own grammar (src/io/safetensors.c) is built on it.
  * A writer: a growable byte string the header is written into. And the
  * UTF-8 check that both strings read and names written must pass. Private
- * to src/nn; like the rest of it, written on the public API only. */
-#ifndef GAD_NN_JSON_H
-#define GAD_NN_JSON_H
+ * to src/io, and to src/nn and src/optim for names in messages; written on the
+ * public API only. */
+#ifndef GAD_IO_JSON_H
+#define GAD_IO_JSON_H
 
 #include "gad.h"
 
@@ -113,4 +114,4 @@ void gad__json_printf(gad_json_out *b, const char *fmt, ...) JSON_PRINTF(2, 3);
  * which the caller checks) as it is. */
 void gad__json_put_string(gad_json_out *b, const char *s);
 
-#endif /* GAD_NN_JSON_H */
+#endif /* GAD_IO_JSON_H */

@@ -1,4 +1,4 @@
-/* atomic_file.h: durable file I/O for checkpoints (src/nn/atomic_file.c).
+/* atomic_file.h: durable file I/O for checkpoints (src/io/atomic_file.c).
  * Writing replaces a file atomically: the bytes go to a temporary file
  * "<path>.tmp.<pid>.<k>" in path's directory, which is fsync'd and renamed
  * over path, and then the directory is fsync'd; on any failure the
@@ -6,9 +6,9 @@
  * was. Reading opens a regular file, takes its size and reads exact byte
  * counts, in order or at given offsets. Every failure is an errno value and the words of the step that
  * failed, ready for "cannot <what> <path>: <strerror>"; the caller makes
- * the message and records the error. Private to src/nn. */
-#ifndef GAD_NN_ATOMIC_FILE_H
-#define GAD_NN_ATOMIC_FILE_H
+ * the message and records the error. Private to src/io. */
+#ifndef GAD_IO_ATOMIC_FILE_H
+#define GAD_IO_ATOMIC_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -77,4 +77,4 @@ int gad__read_file_pread(const gad_read_file *f, void *p, size_t n, uint64_t off
 
 void gad__read_file_close(gad_read_file *f);
 
-#endif /* GAD_NN_ATOMIC_FILE_H */
+#endif /* GAD_IO_ATOMIC_FILE_H */

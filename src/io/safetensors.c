@@ -34,6 +34,7 @@
 #include "atomic_file.h"
 #include "gad_int.h" /* gad__any_released */
 #include "json.h"
+#include "safetensors.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -163,10 +164,7 @@ static gad_status save_io(const char *what, const char *path, int err) {
                     strerror(err));
 }
 
-/* What is wrong with a tensor name, or NULL if it is fine: every name a
- * load accepts is fine (the empty name and control characters included,
- * which the header escapes), so that a checkpoint can be saved back. */
-static const char *name_problem(const char *s) {
+const char *gad__tensor_name_problem(const char *s) {
     if (!s) return "is NULL";
     if (strcmp(s, "__metadata__") == 0)
         return "is reserved for the file's metadata";
@@ -218,7 +216,7 @@ gad_status gad_save(const char *path, const char *const *names,
 
     /* ---- validate everything before touching the file system */
     for (int i = 0; i < n; i++) {
-        const char *why = name_problem(names[i]);
+        const char *why = gad__tensor_name_problem(names[i]);
         if (why) /* the name itself is not shown: it may be NULL or not UTF-8 */
             return save_err(GAD_ERR_DOMAIN, "the name of tensor %d %s", i,
                             why);
