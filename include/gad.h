@@ -1407,9 +1407,15 @@ double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
  * must be unique, valid UTF-8 and not "__metadata__" (a domain error); any
  * name gad_load accepts can be saved back (the empty name, and control
  * characters, which the header escapes as \u00XX). Tensors are stored in the given
- * order. An io error names the path and the system's reason. A process
- * killed mid-save leaves its temporary file "<path>.tmp.<pid>.<n>" beside
- * path: harmless, and safe to delete. */
+ * order. A symbolic link is written through: the file it leads to
+ * (a relative target read from the link's folder; a dangling link's target
+ * is created) is replaced in its own directory, and the link stays. A
+ * FIFO, socket, device or directory at path (or behind its links) is an
+ * io error naming path and what it is, and is left untouched; so is a loop
+ * of links. An io error names the path and the system's reason (an
+ * unwritable directory, a full disk); nothing is replaced on any error. A
+ * process killed mid-save leaves its temporary file "<path>.tmp.<pid>.<n>"
+ * beside the file replaced: harmless, and safe to delete. */
 gad_status gad_save(const char *path, const char *const *names,
                     gad_tensor *const *tensors, int n);
 
