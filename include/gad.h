@@ -1737,7 +1737,10 @@ uint64_t gad_sampler_epoch_seed(uint64_t seed, int64_t epoch);
  * agree whether to use it and rank 0's ncclUniqueId is broadcast over MPI
  * (GAD_DIST_NCCL=0 leaves it out). argc and argv may be NULL.
  * In a build without MPI, or when not launched by one, a world of one.
- * Calling it again returns GAD_OK and does nothing. A comm error with MPI's
+ * Calling it again returns GAD_OK and does nothing. After MPI was
+ * finalized (gad_dist_finalize, or the program's MPI_Finalize) it is an
+ * unsupported error: MPI cannot be initialized twice in one process, so a
+ * world is joined once per process. A comm error with MPI's
  * text when MPI fails to initialize; a domain error for a GAD_DIST_TIMEOUT
  * that is not a number of seconds > 0 or a GAD_DIST_BUCKET_BYTES outside
  * [4096, 2^40]. Call the gad_dist_* functions from the thread that called

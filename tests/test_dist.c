@@ -14,7 +14,9 @@
  *                        an all-reduce; the others must fail with a comm
  *                        error naming it, within the deadline (GAD_DIST_TIMEOUT)
  *   test_dist --kill     the last rank kills itself (SIGKILL) before an
- *                        all-reduce; the same (tests/test_dist_faults.sh) */
+ *                        all-reduce; the same (tests/test_dist_faults.sh)
+ *   test_dist --reinit   gad_dist_finalize, then gad_dist_init again: an
+ *                        unsupported error under MPI, no abort */
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -529,6 +531,23 @@ static int fault(int kill_it, double hang) {
     _exit(ok ? 3 : 1); /* 3: the expected failure (tests/test_dist_faults.sh) */
 }
 
+/* --reinit: leave the world, then try to join it again. MPI cannot be
+ * initialized twice: an unsupported error, not OpenMPI's abort. */
+static int reinit(void) {
+    gad_status f = gad_dist_finalize();
+    gad_status s = gad_dist_init(NULL, NULL);
+    const gad_error *e = gad_last_error();
+    int mpi = P > 1;
+    int ok = f == GAD_OK &&
+             (mpi ? s == GAD_ERR_UNSUPPORTED && e && strstr(e->message, "cannot be initialized again")
+                  : s == GAD_OK);
+    printf("rank %d: finalize %s, init again %s: %s\n", R, gad_status_str(f), gad_status_str(s),
+           !ok ? "FAIL" : mpi ? "refused as expected" : "a world of one joins again, as expected");
+    if (e) printf("rank %d: %s\n", R, e->text);
+    fflush(stdout);
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     if (gad_dist_init(&argc, &argv) != GAD_OK) {
         fprintf(stderr, "%s\n", gad_last_error()->text);
@@ -545,6 +564,7 @@ int main(int argc, char **argv) {
     if (ncuda > 0) devs[ndevs++] = gad_cuda(R % ncuda);
     if (argc >= 2 && !strcmp(argv[1], "--kill")) return fault(1, 0);
     if (argc >= 3 && !strcmp(argv[1], "--hang")) return fault(0, atof(argv[2]));
+    if (argc >= 2 && !strcmp(argv[1], "--reinit")) return reinit();
     if (R != 0) { /* one report: rank 0's (the others' failures go to stderr) */
         if (!freopen("/dev/null", "w", stdout)) return 1;
     }

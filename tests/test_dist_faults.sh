@@ -9,6 +9,8 @@
 #   3. The same under OpenMPI's --enable-recovery, where the launcher lets
 #      the others run on: the library's deadline (5 s) stops them with a
 #      comm error naming the dead rank, well inside the bound.
+#   4. gad_dist_init after gad_dist_finalize: an unsupported error on every
+#      rank, no abort.
 # Each run is bounded by `timeout` so that a hang fails the test.
 set -u
 MPIEXEC=${1:?usage: test_dist_faults.sh MPIEXEC TEST_DIST}
@@ -62,4 +64,14 @@ if "$MPIEXEC" -np 1 --enable-recovery true >/dev/null 2>&1; then
 else
     echo "SIGKILL with recovery: skipped ($MPIEXEC has no --enable-recovery)"
 fi
+# 4. gad_dist_init after gad_dist_finalize: an error on every rank (MPI
+#    cannot be initialized twice), not OpenMPI's abort
+timeout 60 "$MPIEXEC" -np 2 "$BIN" --reinit >"$out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "init after finalize: mpirun exited $rc"
+for r in 0 1; do
+    grep -q "rank $r: .*refused as expected" "$out" || fail "rank $r: init after finalize was not refused"
+done
+echo "init after finalize: $(grep 'rank 0: unsupported' "$out" | cut -c1-160)"
+
 echo "test_dist_faults: ok"

@@ -25,10 +25,9 @@ static int g_rank, g_size, g_we_init;
 static int64_t g_calls; /* collectives started: the number heartbeats carry */
 
 int gad__dist_mpi_launched(void) {
-    int inited = 0, fin = 0;
+    int inited = 0;
     MPI_Initialized(&inited);
-    MPI_Finalized(&fin);
-    if (inited && !fin) return 1;
+    if (inited) return 1; /* finalized too: mpi_init says it cannot start again */
     const char *force = getenv("GAD_DIST");
     if (force && !strcmp(force, "mpi")) return 1;
     if (force && !strcmp(force, "none")) return 0;
@@ -54,7 +53,15 @@ static gad_status mpi_fail(const char *op, const char *what, int code) {
 
 static gad_status mpi_init(int *argc, char ***argv, int *rank, int *size) {
     const char *op = "dist_init";
-    int inited = 0, rc;
+    int inited = 0, fin = 0, rc;
+    /* any MPI call but a few after MPI_Finalize makes OpenMPI abort */
+    MPI_Finalized(&fin);
+    if (fin) {
+        gad_error_set(GAD_ERR_UNSUPPORTED, op,
+                      "MPI was finalized (by gad_dist_finalize or the program): MPI cannot be "
+                      "initialized again in one process, so the world cannot be joined again");
+        return GAD_ERR_UNSUPPORTED;
+    }
     MPI_Initialized(&inited);
     if (!inited) {
         int provided = 0;
