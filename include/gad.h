@@ -688,9 +688,10 @@ int gad_set_tf32(int on);
  * run at the bus's speed without a staging copy; ordinary memory (16-byte
  * aligned, from the installed allocator) otherwise. NULL and a memory error
  * on failure. gad_host_is_pinned says which (0 for NULL). Free it with
- * gad_host_free (NULL is a no-op), never with free; p must come from
- * gad_host_alloc, once (a pointer of another kind that is noticed is a
- * domain error, but not every one is). */
+ * gad_host_free (NULL is a no-op), never with free. gad keeps a registry
+ * of the live blocks: gad_host_free of a pointer that is not one (never
+ * from gad_host_alloc, or freed already) is a domain error and frees
+ * nothing, and gad_host_is_pinned of one is 0. */
 void *gad_host_alloc(size_t n);
 int gad_host_is_pinned(const void *p);
 void gad_host_free(void *p);
@@ -913,7 +914,9 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b);
  * negative value (or NaN, or above 1) restores g's 1/(gpus + 1).
  * gad_set_offload_devices chooses the GPUs (devs[0..n), devices other than
  * the CPU; n = 0: none; n < 0: every CUDA device, the default); a device
- * error and nothing changed for a device that is not one. */
+ * error and nothing changed for a device that is not one, a domain error
+ * for devs NULL with n > 0, more than GAD_MAX_DEVICES, or a device listed
+ * twice. */
 int gad_set_offload(int on);
 double gad_set_offload_cpu_share(double share);
 gad_status gad_set_offload_devices(const gad_device *devs, int n);

@@ -536,6 +536,15 @@ TEST(to_device_moves_and_differentiates) {
     CHECK(gad_add(x, d) == NULL);
     CHECK_DEV_ERR(GAD_ERR_DEVICE, "add", "cpu and test:0");
     gad_clear_error();
+    /* the embedding's error names the embedding, not the gather inside it */
+    gad_tensor *ew = gad_to_device(gad_zeros((int64_t[]){3, 2}, 2, GAD_F32), TD);
+    CHECK(gad_embedding(ew, gad_from_i64((int64_t[]){0, 2}, (int64_t[]){2}, 1)) == NULL);
+    CHECK_DEV_ERR(GAD_ERR_DEVICE, "embedding", "weight is on test:0, indices on cpu");
+    gad_clear_error();
+    /* a device listed twice for offloading is refused */
+    CHECK(gad_set_offload_devices((gad_device[]){TD, TD}, 2) == GAD_ERR_DOMAIN);
+    CHECK_DEV_ERR(GAD_ERR_DOMAIN, "set_offload_devices", "listed twice");
+    gad_clear_error();
     gad_scope_end();
     CHECK(atomic_load(&td_live) == 0);
 }
