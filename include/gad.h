@@ -1723,9 +1723,13 @@ uint64_t gad_sampler_epoch_seed(uint64_t seed, int64_t epoch);
  * collective); over NCCL, ncclCommAbort ends the communicator and the
  * comm error names the op and the NCCL call. An MPI or NCCL error
  * (MPI_ERRORS_RETURN is set on gad's communicators) is a comm error too,
- * with the library's text. gad never calls MPI_Abort. After a comm error the world is broken: every later
- * collective fails at once with a comm error; end the program with a
- * non-zero status (the launcher then stops the remaining ranks).
+ * with the library's text. gad never calls MPI_Abort. After a comm error the world is broken on every
+ * rank for the rest of the process (MPI cannot be initialized again): every
+ * later collective fails at once with a comm error, on the rank whose own
+ * error (a bad argument, a failed allocation) made the others fail too;
+ * end the program with a non-zero status (the launcher then stops the
+ * remaining ranks). A mismatch of the signature alone (a shape error) does
+ * not break it.
  *
  * Note that mpirun itself ends the whole job within about a second when a
  * rank dies or exits non-zero; the deadline matters where the launcher
@@ -1744,9 +1748,10 @@ uint64_t gad_sampler_epoch_seed(uint64_t seed, int64_t epoch);
  * finalized (gad_dist_finalize, or the program's MPI_Finalize) it is an
  * unsupported error: MPI cannot be initialized twice in one process, so a
  * world is joined once per process. A comm error with MPI's
- * text when MPI fails to initialize; a domain error for a GAD_DIST_TIMEOUT
- * that is not a number of seconds > 0 or a GAD_DIST_BUCKET_BYTES outside
- * [4096, 2^40]. Call the gad_dist_* functions from the thread that called
+ * text when MPI fails to initialize; a domain error naming the variable
+ * for a GAD_DIST_TIMEOUT that is not a decimal number of seconds > 0
+ * ("30", "2.5", "1e2"; not "0x10", "inf" or " 5") or a GAD_DIST_BUCKET_BYTES
+ * that is not a decimal integer in [4096, 2^40]. Call the gad_dist_* functions from the thread that called
  * it. */
 gad_status gad_dist_init(int *argc, char ***argv);
 
@@ -1783,7 +1788,19 @@ typedef enum gad_dist_op {
  * mean the sum divided on the device as the host divides it. Sums of
  * integer-valued floats are exact; other sums depend on MPI's (or NCCL's)
  * reduction order, which is fixed for a given world size and message size
- * (the same run gives the same bits). A domain error for NULL or i64
+ * (the same run gives the same bits). A call that fails leaves its
+ * tensors as they were on the host path: the data are reduced in a host
+ * scratch as large as the call's data (kept until gad_dist_finalize) and
+ * copied back only when every MPI call succeeded. NCCL reduces in place
+ * and cannot undo: after a comm error over NCCL each element of the
+ * call's tensors holds its old value, the reduced one or a partial sum;
+ * treat them as lost. MIN and MAX propagate NaN: a NaN
+ * in an element on any rank gives NaN there on every rank, so that a
+ * rank's non-finite value is never lost (unlike gad_amax, which skips NaN
+ * within a tensor; MPI's built-in MIN and MAX keep or drop a NaN
+ * depending on the order of the ranks, so gad reduces with its own). Over
+ * NCCL they are NCCL's, which does not promise to keep a NaN. A domain
+ * error for NULL or i64
  * tensors or a bad op, a not-unique error for an output of a tracked op,
  * a device error for a device's failed work or copy (the work queued
  * before the call is waited for first, so that its fault is reported
@@ -1816,7 +1833,9 @@ gad_status gad_dist_average_grads(gad_tensor *const *params, gad_tensor *const *
                                   int n);
 
 /* The size of one bucket: 25 MiB (GAD_DIST_BUCKET_BYTES in the environment
- * at gad_dist_init changes it; at least 4 KiB). */
+ * at gad_dist_init changes it; at least 4 KiB). It sets where the data are
+ * cut into MPI calls, so every rank must have the same: it is part of the
+ * signature (a shape error naming each rank's size). */
 size_t gad_dist_bucket_bytes(void);
 
 /* Block until every rank has called it (polled against the deadline). */
