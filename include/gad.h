@@ -1493,7 +1493,11 @@ void gad_params_free(gad_params *ps);
  * under another name (an optimizer would update it twice), a name that is
  * not valid UTF-8 or is "__metadata__", or t the result of an op (detach
  * or clone it); a dtype error for an i64 t; a memory error. The set is
- * unchanged on an error. */
+ * unchanged on an error. A t that shares its storage (a view such as a
+ * reshape or slice, a detached tensor) is added as it is, but the first
+ * optimizer step that writes it copies it first (copy-on-write): from
+ * then on it is a tensor of its own, and the tensor it viewed keeps its
+ * values. To train a slice of a larger tensor, add the larger tensor. */
 gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t);
 
 /* The number of parameters (-1 and a domain error for NULL), the i-th
