@@ -29,8 +29,10 @@
  *
  * 4. Every op is a plain function of tensors returning a new tensor. Binary
  *    elementwise ops broadcast NumPy-style (right-aligned; a dim of 1 stretches;
- *    0 against 1 gives 0). There is no implicit dtype promotion: mixing dtypes
- *    is a dtype error; gad_cast converts.
+ *    0 against 1 gives 0). There is no implicit dtype promotion between
+ *    dimensioned tensors: mixing their dtypes is a dtype error; gad_cast
+ *    converts. A 0-d operand of a binary elementwise op follows PyTorch's
+ *    rule instead (gad_add says how).
  *
  * 5. Threads. gad may be called from several threads at once. Each thread
  *    has its own scopes, no-grad mode, error record and caches: an error
@@ -801,7 +803,22 @@ gad_tensor *gad_broadcast_to(gad_tensor *t, const int64_t *shape, int rank);
 /* Float tensors only (i64 is a dtype error); the result is a new contiguous
  * tensor. IEEE semantics: log(-1) is NaN, 1/0 is inf; none are errors. */
 
-/* Binary ops broadcast; both operands must have the same float dtype. */
+/* Binary ops broadcast; both operands must have the same float dtype and
+ * device, except that a 0-d operand follows PyTorch's rule (its
+ * torch.result_type, tests/reference/promotion.txt):
+ *   - a 0-d tensor with a dimensioned one takes the dimensioned one's
+ *     dtype (f32 [3] * a 0-d f64 is f32), unless the dimensioned one is
+ *     i64 and the 0-d one a float, which gives the 0-d one's dtype;
+ *   - two 0-d tensors promote (f32 with f64 is f64; i64 with a float is
+ *     the float);
+ *   - a 0-d CPU tensor combines with a tensor on any device, the result on
+ *     that device.
+ * The conversions are gad_cast and gad_to_device (differentiable: each
+ * input's gradient comes back in its own dtype and on its own device).
+ * Two dimensioned tensors of different dtypes stay a dtype error (gad's
+ * rule, stricter than PyTorch's, which would promote them), as do
+ * dimensioned tensors on two devices, and an i64 result. This holds for
+ * the six ops below; other ops take one dtype and one device. */
 gad_tensor *gad_add(gad_tensor *a, gad_tensor *b);
 gad_tensor *gad_sub(gad_tensor *a, gad_tensor *b);
 gad_tensor *gad_mul(gad_tensor *a, gad_tensor *b);
