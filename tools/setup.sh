@@ -46,8 +46,9 @@ need="" want=""
 command -v "$cmake" >/dev/null 2>&1 || need="$need cmake"
 has_header zlib.h || need="$need zlib"
 has_header cblas.h || has_header openblas/cblas.h || want="$want openblas"
-{ has_header mpi.h || has_header openmpi/mpi.h; } && command -v mpiexec >/dev/null 2>&1 ||
-    want="$want openmpi"
+# any MPI will do (mpicc: MPICH too); OpenMPI is what gets installed
+{ command -v mpicc >/dev/null 2>&1 || has_header mpi.h || has_header openmpi/mpi.h; } &&
+    command -v mpiexec >/dev/null 2>&1 || want="$want openmpi"
 [ -z "$need$want" ] && exit 0
 
 pkgs=""
