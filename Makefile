@@ -2,6 +2,7 @@
 # The two commands of the README:
 #   make run    build (Release) and run the main program (the HELIX LM demo)
 #   make test   build everything and run the whole test suite (ctest)
+# Each first installs what the build needs and is missing (setup, below).
 # Variables: BUILD (build dir), CC and CXX (compilers), CMAKE_FLAGS (e.g.
 # -DGAD_BLAS=OFF), JOBS (parallel build jobs), PREFIX (make install's
 # destination; default /usr/local, or what the build dir was configured
@@ -23,7 +24,7 @@ CMAKE ?= cmake
 CTEST ?= ctest
 PREFIX ?=
 
-.PHONY: all configure build test run bench compare clean install generated
+.PHONY: all setup configure build test run bench compare clean install generated
 
 all: build
 
@@ -45,9 +46,16 @@ CONFIGURE_ARGS = -DCMAKE_BUILD_TYPE=Release $(CC_FLAG) $(CXX_FLAG) $(CMAKE_FLAGS
 # environment), even empty.
 CONFIGURE_GIVEN := $(if $(CC_FLAG)$(CXX_FLAG)$(filter command line environment,$(origin CMAKE_FLAGS)),1,0)
 
+# What the build needs and does not find (cmake, zlib; OpenBLAS, OpenMPI)
+# is installed first with apt-get, as root or through sudo -n, never with
+# a password prompt; where it cannot be, tools/setup.sh prints the exact
+# command (and stops when cmake or zlib is missing). GAD_SETUP=0 skips it.
+setup:
+	@CC='$(CC)' CMAKE='$(CMAKE)' sh tools/setup.sh
+
 # The line is written one argument per line by the shell itself, so that
 # CMAKE_FLAGS with quotes compares as the arguments cmake gets.
-configure:
+configure: setup
 	@mkdir -p '$(BUILD)'; \
 	args='$(BUILD)/make-configure.args'; \
 	printf '%s\n' $(CONFIGURE_ARGS) > "$$args.new"; \

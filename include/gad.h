@@ -29,8 +29,10 @@
  *
  * 4. Every op is a plain function of tensors returning a new tensor. Binary
  *    elementwise ops broadcast NumPy-style (right-aligned; a dim of 1 stretches;
- *    0 against 1 gives 0). There is no implicit dtype promotion: mixing dtypes
- *    is a dtype error; gad_cast converts.
+ *    0 against 1 gives 0). There is no implicit dtype promotion between
+ *    dimensioned tensors: mixing their dtypes is a dtype error; gad_cast
+ *    converts. A 0-d operand of a binary elementwise op follows PyTorch's
+ *    rule instead (gad_add says how).
  *
  * 5. Threads. gad may be called from several threads at once. Each thread
  *    has its own scopes, no-grad mode, error record and caches: an error
@@ -703,9 +705,10 @@ int gad_set_tf32(int on);
  * run at the bus's speed without a staging copy; ordinary memory (16-byte
  * aligned, from the installed allocator) otherwise. NULL and a memory error
  * on failure. gad_host_is_pinned says which (0 for NULL). Free it with
- * gad_host_free (NULL is a no-op), never with free; p must come from
- * gad_host_alloc, once (a pointer of another kind that is noticed is a
- * domain error, but not every one is). */
+ * gad_host_free (NULL is a no-op), never with free. gad keeps a registry
+ * of the live blocks: gad_host_free of a pointer that is not one (never
+ * from gad_host_alloc, or freed already) is a domain error and frees
+ * nothing, and gad_host_is_pinned of one is 0. */
 void *gad_host_alloc(size_t n);
 int gad_host_is_pinned(const void *p);
 void gad_host_free(void *p);
@@ -815,7 +818,22 @@ gad_tensor *gad_broadcast_to(gad_tensor *t, const int64_t *shape, int rank);
 /* Float tensors only (i64 is a dtype error); the result is a new contiguous
  * tensor. IEEE semantics: log(-1) is NaN, 1/0 is inf; none are errors. */
 
-/* Binary ops broadcast; both operands must have the same float dtype. */
+/* Binary ops broadcast; both operands must have the same float dtype and
+ * device, except that a 0-d operand follows PyTorch's rule (its
+ * torch.result_type, tests/reference/promotion.txt):
+ *   - a 0-d tensor with a dimensioned one takes the dimensioned one's
+ *     dtype (f32 [3] * a 0-d f64 is f32), unless the dimensioned one is
+ *     i64 and the 0-d one a float, which gives the 0-d one's dtype;
+ *   - two 0-d tensors promote (f32 with f64 is f64; i64 with a float is
+ *     the float);
+ *   - a 0-d CPU tensor combines with a tensor on any device, the result on
+ *     that device.
+ * The conversions are gad_cast and gad_to_device (differentiable: each
+ * input's gradient comes back in its own dtype and on its own device).
+ * Two dimensioned tensors of different dtypes stay a dtype error (gad's
+ * rule, stricter than PyTorch's, which would promote them), as do
+ * dimensioned tensors on two devices, and an i64 result. This holds for
+ * the six ops below; other ops take one dtype and one device. */
 gad_tensor *gad_add(gad_tensor *a, gad_tensor *b);
 gad_tensor *gad_sub(gad_tensor *a, gad_tensor *b);
 gad_tensor *gad_mul(gad_tensor *a, gad_tensor *b);
@@ -928,7 +946,9 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b);
  * negative value (or NaN, or above 1) restores g's 1/(gpus + 1).
  * gad_set_offload_devices chooses the GPUs (devs[0..n), devices other than
  * the CPU; n = 0: none; n < 0: every CUDA device, the default); a device
- * error and nothing changed for a device that is not one. */
+ * error and nothing changed for a device that is not one, a domain error
+ * for devs NULL with n > 0, more than GAD_MAX_DEVICES, or a device listed
+ * twice. */
 int gad_set_offload(int on);
 double gad_set_offload_cpu_share(double share);
 gad_status gad_set_offload_devices(const gad_device *devs, int n);
@@ -1422,9 +1442,15 @@ double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
  * must be unique, valid UTF-8 and not "__metadata__" (a domain error); any
  * name gad_load accepts can be saved back (the empty name, and control
  * characters, which the header escapes as \u00XX). Tensors are stored in the given
- * order. An io error names the path and the system's reason. A process
- * killed mid-save leaves its temporary file "<path>.tmp.<pid>.<n>" beside
- * path: harmless, and safe to delete. */
+ * order. A symbolic link is written through: the file it leads to
+ * (a relative target read from the link's folder; a dangling link's target
+ * is created) is replaced in its own directory, and the link stays. A
+ * FIFO, socket, device or directory at path (or behind its links) is an
+ * io error naming path and what it is, and is left untouched; so is a loop
+ * of links. An io error names the path and the system's reason (an
+ * unwritable directory, a full disk); nothing is replaced on any error. A
+ * process killed mid-save leaves its temporary file "<path>.tmp.<pid>.<n>"
+ * beside the file replaced: harmless, and safe to delete. */
 gad_status gad_save(const char *path, const char *const *names,
                     gad_tensor *const *tensors, int n);
 
@@ -1499,7 +1525,11 @@ void gad_params_free(gad_params *ps);
  * under another name (an optimizer would update it twice), a name that is
  * not valid UTF-8 or is "__metadata__", or t the result of an op (detach
  * or clone it); a dtype error for an i64 t; a memory error. The set is
- * unchanged on an error. */
+ * unchanged on an error. A t that shares its storage (a view such as a
+ * reshape or slice, a detached tensor) is added as it is, but the first
+ * optimizer step that writes it copies it first (copy-on-write): from
+ * then on it is a tensor of its own, and the tensor it viewed keeps its
+ * values. To train a slice of a larger tensor, add the larger tensor. */
 gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t);
 
 /* The number of parameters (-1 and a domain error for NULL), the i-th
@@ -1729,9 +1759,13 @@ uint64_t gad_sampler_epoch_seed(uint64_t seed, int64_t epoch);
  * collective); over NCCL, ncclCommAbort ends the communicator and the
  * comm error names the op and the NCCL call. An MPI or NCCL error
  * (MPI_ERRORS_RETURN is set on gad's communicators) is a comm error too,
- * with the library's text. gad never calls MPI_Abort. After a comm error the world is broken: every later
- * collective fails at once with a comm error; end the program with a
- * non-zero status (the launcher then stops the remaining ranks).
+ * with the library's text. gad never calls MPI_Abort. After a comm error the world is broken on every
+ * rank for the rest of the process (MPI cannot be initialized again): every
+ * later collective fails at once with a comm error, on the rank whose own
+ * error (a bad argument, a failed allocation) made the others fail too;
+ * end the program with a non-zero status (the launcher then stops the
+ * remaining ranks). A mismatch of the signature alone (a shape error) does
+ * not break it.
  *
  * Note that mpirun itself ends the whole job within about a second when a
  * rank dies or exits non-zero; the deadline matters where the launcher
@@ -1746,10 +1780,14 @@ uint64_t gad_sampler_epoch_seed(uint64_t seed, int64_t epoch);
  * agree whether to use it and rank 0's ncclUniqueId is broadcast over MPI
  * (GAD_DIST_NCCL=0 leaves it out). argc and argv may be NULL.
  * In a build without MPI, or when not launched by one, a world of one.
- * Calling it again returns GAD_OK and does nothing. A comm error with MPI's
- * text when MPI fails to initialize; a domain error for a GAD_DIST_TIMEOUT
- * that is not a number of seconds > 0 or a GAD_DIST_BUCKET_BYTES outside
- * [4096, 2^40]. Call the gad_dist_* functions from the thread that called
+ * Calling it again returns GAD_OK and does nothing. After MPI was
+ * finalized (gad_dist_finalize, or the program's MPI_Finalize) it is an
+ * unsupported error: MPI cannot be initialized twice in one process, so a
+ * world is joined once per process. A comm error with MPI's
+ * text when MPI fails to initialize; a domain error naming the variable
+ * for a GAD_DIST_TIMEOUT that is not a decimal number of seconds > 0
+ * ("30", "2.5", "1e2"; not "0x10", "inf" or " 5") or a GAD_DIST_BUCKET_BYTES
+ * that is not a decimal integer in [4096, 2^40]. Call the gad_dist_* functions from the thread that called
  * it. */
 gad_status gad_dist_init(int *argc, char ***argv);
 
@@ -1786,7 +1824,19 @@ typedef enum gad_dist_op {
  * mean the sum divided on the device as the host divides it. Sums of
  * integer-valued floats are exact; other sums depend on MPI's (or NCCL's)
  * reduction order, which is fixed for a given world size and message size
- * (the same run gives the same bits). A domain error for NULL or i64
+ * (the same run gives the same bits). A call that fails leaves its
+ * tensors as they were on the host path: the data are reduced in a host
+ * scratch as large as the call's data (kept until gad_dist_finalize) and
+ * copied back only when every MPI call succeeded. NCCL reduces in place
+ * and cannot undo: after a comm error over NCCL each element of the
+ * call's tensors holds its old value, the reduced one or a partial sum;
+ * treat them as lost. MIN and MAX propagate NaN: a NaN
+ * in an element on any rank gives NaN there on every rank, so that a
+ * rank's non-finite value is never lost (unlike gad_amax, which skips NaN
+ * within a tensor; MPI's built-in MIN and MAX keep or drop a NaN
+ * depending on the order of the ranks, so gad reduces with its own). Over
+ * NCCL they are NCCL's, which does not promise to keep a NaN. A domain
+ * error for NULL or i64
  * tensors or a bad op, a not-unique error for an output of a tracked op,
  * a device error for a device's failed work or copy (the work queued
  * before the call is waited for first, so that its fault is reported
@@ -1819,7 +1869,9 @@ gad_status gad_dist_average_grads(gad_tensor *const *params, gad_tensor *const *
                                   int n);
 
 /* The size of one bucket: 25 MiB (GAD_DIST_BUCKET_BYTES in the environment
- * at gad_dist_init changes it; at least 4 KiB). */
+ * at gad_dist_init changes it; at least 4 KiB). It sets where the data are
+ * cut into MPI calls, so every rank must have the same: it is part of the
+ * signature (a shape error naming each rank's size). */
 size_t gad_dist_bucket_bytes(void);
 
 /* Block until every rank has called it (polled against the deadline). */

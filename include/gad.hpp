@@ -24,8 +24,10 @@
  *                          side: t * s and t + s are gad_mul_scalar and
  *                          gad_add_scalar (t - s adds -s, exactly the same
  *                          value); t / s, s / t and s - t divide or subtract
- *                          through a rank-0 tensor of t's dtype made in a
- *                          scope of their own, so nothing is left behind.
+ *                          through a rank-0 tensor of t's dtype on t's
+ *                          device (whatever the thread's default device),
+ *                          made in a scope of their own, so nothing is
+ *                          left behind.
  *   t.item(), t.rank(), t.numel(), t.dtype(), t.print(), t.get()
  *                          the C accessors (C's error behaviour; no throw).
  *
@@ -216,12 +218,15 @@ class owned : public tensor {
     }
 };
 
-/* std::unique_ptr for gad's other objects. */
+/* std::unique_ptr for gad's other objects: one overload per type with a
+ * gad_<type>_free in gad.h (tests/cpp/compile_headers.sh instantiates
+ * gad::unique for each it finds there, so a new one cannot be missed). */
 struct deleter {
     void operator()(gad_optim *o) const noexcept { gad_optim_free(o); }
     void operator()(gad_rng *r) const noexcept { gad_rng_free(r); }
     void operator()(gad_checkpoint *c) const noexcept { gad_checkpoint_free(c); }
     void operator()(gad_params *p) const noexcept { gad_params_free(p); }
+    void operator()(gad_sampler *s) const noexcept { gad_sampler_free(s); }
 };
 template <class T> using unique = std::unique_ptr<T, deleter>;
 
@@ -302,12 +307,20 @@ inline tensor stack(tensors ts, int axis) {
 /* ---------------------------------------------------------------- operators */
 
 namespace detail {
-/* op(t, a rank-0 tensor of value s in t's dtype), the scalar freed before
- * returning: made in a scope of its own, the result handed out by gad_keep
- * (to the caller's scope, or to the caller when none is open). */
+/* op(t, a rank-0 tensor of value s in t's dtype on t's device), the
+ * scalar freed before returning: made in a scope of its own, the result
+ * handed out by gad_keep (to the caller's scope, or to the caller when
+ * none is open). The thread's default device is t's while the scalar is
+ * made, and restored after. */
 template <class F> inline tensor with_scalar(tensor t, double s, F op) {
     gad_scope_begin();
-    gad_tensor *r = op(gad_scalar(s, gad_dtype(t)));
+    gad_tensor *r = nullptr;
+    if (t) {
+        gad_device saved = gad_set_default_device(gad_device_of(t));
+        gad_tensor *st = gad_scalar(s, gad_dtype(t));
+        gad_set_default_device(saved);
+        r = op(st);
+    }
     gad_keep(r);
     gad_scope_end();
     return check(r);

@@ -82,6 +82,30 @@ if grep -nF "$fake" "$exported" "$work/blas-build/gad.pc" "$work/blas-build/gadC
 fi
 echo "a CBLAS is exported by name: ok"
 
+# With CUDA (configured only, where nvcc exists): a static link needs
+# libcudart_static.a, on no linker's default path, so gad.pc's
+# Libs.private names its folder with -L before -lcudart_static.
+nvcc=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
+if [ -n "$nvcc" ]; then
+  cmake -S "$root" -B "$work/cuda-build" -DGAD_BUILD_TESTS=OFF -DGAD_CUDA=ON \
+    -DCMAKE_CUDA_COMPILER="$nvcc" >"$work/cuda.log" 2>&1 ||
+    { cat "$work/cuda.log"; fail "configuring with CUDA"; }
+  libs=$(sed -n 's/^Libs.private: //p' "$work/cuda-build/gad.pc")
+  case " $libs " in
+    *" -lcudart_static "*) ;;
+    *) fail "gad.pc with CUDA does not say -lcudart_static: $libs" ;;
+  esac
+  found=""
+  for f in $libs; do
+    case "$f" in -L*) [ -f "${f#-L}/libcudart_static.a" ] && found=${f#-L} ;; esac
+    [ "$f" = -lcudart_static ] && break
+  done
+  [ -n "$found" ] || fail "gad.pc names -lcudart_static without the -L of its folder: $libs"
+  echo "gad.pc with CUDA names libcudart_static's folder ($found): ok"
+else
+  echo "gad.pc with CUDA: skipped (no nvcc)"
+fi
+
 # run PROGRAM: run it with no LD_LIBRARY_PATH; a program linked to
 # libgad.so must load the one in the prefix.
 run() {

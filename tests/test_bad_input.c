@@ -27,6 +27,9 @@
  */
 #ifndef BAD_ROWS_PASS /* ================================== the harness */
 
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS: a page with nothing mapped before it */
+#include <sys/mman.h>
+
 #include "test.h"
 #include "test_tmpdir.h"
 
@@ -941,12 +944,30 @@ GOOD(host_is_pinned_null, "gad_host_is_pinned", "NULL", "p NULL", "0",
 GOOD(host_free_null, "gad_host_free", "NULL", "p NULL", "nothing (a no-op)",
      (gad_host_free(NULL), 1))
 ROW(host_free_foreign, "gad_host_free", "odd", "memory from gad_mem_alloc",
-    "nothing freed; an error", E_DOMAIN, "host_free", "not a block of gad_host_alloc", 0,
+    "nothing freed; an error", E_DOMAIN, "host_free", "not a live block of gad_host_alloc", 0,
     char *p = gad_mem_alloc(256);
     if (!p) return 0;
     memset(p, 0, 256);
     gad_host_free(p + 64);
     gad_mem_free(p);
+    return 1;)
+ROW(host_free_twice, "gad_host_free", "odd", "a block freed twice",
+    "the second is an error, nothing freed", E_DOMAIN, "host_free", "freed already", 0,
+    void *p = gad_host_alloc(100);
+    if (!p) return 0;
+    gad_host_free(p);
+    if (gad_last_error()) return 0;
+    gad_host_free(p);
+    return 1;)
+ROW(host_free_page_start, "gad_host_free", "odd", "the first byte of a mapped page",
+    "an error; nothing read before it", E_DOMAIN, "host_free", "not a live block", 0,
+    /* a header read before p would fault: the page before is unmapped */
+    long pg = sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return 0;
+    munmap(m, (size_t)pg);
+    gad_host_free(m + pg);
+    munmap(m + pg, (size_t)pg);
     return 1;)
 ROW(cache_trim_twice, "gad_cache_trim", "odd", "called twice, with tensors alive",
     "nothing", E_OK, "", NULL, 0,
@@ -1932,7 +1953,10 @@ ROW(offload_devices_cpu, "gad_set_offload_devices", "value", "the CPU as a GPU",
     gad_device d[1] = {GAD_CPU};
     return gad_set_offload_devices(d, 1) == GAD_ERR_DEVICE;)
 SBAD(offload_devices_null, "gad_set_offload_devices", "NULL", "devs NULL with n = 2", E_DOMAIN,
-     "set_offload_devices", NULL, gad_set_offload_devices(NULL, 2))
+     "set_offload_devices", "devs is NULL with n = 2", gad_set_offload_devices(NULL, 2))
+SBAD(offload_devices_many, "gad_set_offload_devices", "huge", "n = 17", E_DOMAIN,
+     "set_offload_devices", "17 devices (at most 16)",
+     gad_set_offload_devices((gad_device[17]){0}, 17))
 
 AREA("Indexing and joining")
 

@@ -8,12 +8,14 @@
  * (committed, so it is checked without Python) and, when /usr/bin/python3
  * exists, live interop in both directions. Every test ends with the memory
  * counters back where they started. Files go to a mkdtemp directory. */
+#define _DEFAULT_SOURCE /* mknod, makedev: a device node made by the test */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/sysmacros.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -596,6 +598,190 @@ TEST(failed_saves_leave_the_old_file_and_no_temporary) {
                "above covers it)\n");
     free(old_bytes);
     gad_scope_end();
+    CHECK_NO_LEAK();
+}
+
+/* ---------------------------------- saving onto what is not a regular file */
+
+/* gad_save(path) and gad_params_save(path) each fail with an io error whose
+ * message names path and `kind`; what is at path is still `mode_type`, and
+ * no temporary file is left in dir. */
+static void check_save_refused(const char *path, const char *kind, mode_t mode_type,
+                               const char *dir) {
+    int64_t s1[1] = {2};
+    const char *names[1] = {"w"};
+    gad_scope_begin();
+    gad_tensor *ts[1] = {gad_from_f32((const float[]){1, 2}, s1, 1)};
+    CHECK_MSG(gad_save(path, names, ts, 1) == GAD_ERR_IO, "%s: saved", path);
+    CHECK_ERR_MSG(GAD_ERR_IO, "save", path);
+    CHECK(gad_save(path, names, ts, 1) == GAD_ERR_IO);
+    CHECK_ERR_MSG(GAD_ERR_IO, "save", kind);
+    gad_params *ps = gad_params_new();
+    CHECK(gad_params_add(ps, "w", ts[0]) != NULL);
+    CHECK(gad_params_save(ps, path) == GAD_ERR_IO);
+    CHECK_ERR_MSG(GAD_ERR_IO, "save", kind);
+    gad_params_free(ps);
+    gad_scope_end();
+    struct stat st;
+    CHECK_MSG(lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == mode_type,
+              "%s was replaced", path);
+    CHECK(count_tmp_files(dir) == 0);
+}
+
+/* Save {"v": [v, v]} to path; 1 on success. */
+static int save_value(const char *path, float v) {
+    int64_t s1[1] = {2};
+    const char *names[1] = {"v"};
+    gad_scope_begin();
+    gad_tensor *ts[1] = {gad_from_f32((const float[]){v, v}, s1, 1)};
+    gad_status st = gad_save(path, names, ts, 1);
+    CHECK_MSG(st == GAD_OK, "save %s: %s", path,
+              gad_last_error() ? gad_last_error()->text : "");
+    gad_scope_end();
+    gad_clear_error();
+    return st == GAD_OK;
+}
+
+/* Save {"v": [0, 0]} to path, leaving the error pending; 1 on success. */
+static int save_value_quiet(const char *path) {
+    int64_t s1[1] = {2};
+    const char *names[1] = {"v"};
+    gad_scope_begin();
+    gad_tensor *ts[1] = {gad_from_f32((const float[]){0, 0}, s1, 1)};
+    gad_status st = gad_save(path, names, ts, 1);
+    gad_scope_end();
+    return st == GAD_OK;
+}
+
+/* 1 if path loads as {"v": [v, v]}. */
+static int holds_value(const char *path, float v) {
+    gad_scope_begin();
+    gad_checkpoint *cp = gad_load(path);
+    gad_tensor *t = cp ? gad_checkpoint_get(cp, "v") : NULL;
+    int ok = t && gad_numel(t) == 2 && ((const float *)gad_data(t))[0] == v;
+    gad_checkpoint_free(cp);
+    gad_scope_end();
+    gad_clear_error();
+    return ok;
+}
+
+static int is_link(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+TEST(save_never_replaces_what_is_not_a_regular_file) {
+    mem_mark();
+    char dir[100], sub[160], p[256], q[256], r[256];
+    tpath(dir, sizeof dir, "special");
+    CHECK(mkdir(dir, 0755) == 0);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    CHECK(mkdir(sub, 0755) == 0);
+
+    /* A FIFO: refused without being opened (opening would wait). */
+    snprintf(p, sizeof p, "%s/fifo.safetensors", dir);
+    CHECK(mkfifo(p, 0600) == 0);
+    check_save_refused(p, "FIFO", S_IFIFO, dir);
+
+    /* A UNIX socket. */
+    snprintf(p, sizeof p, "%s/sock", dir);
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    if (s >= 0 && strlen(p) < sizeof a.sun_path) {
+        memcpy(a.sun_path, p, strlen(p));
+        CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0);
+        check_save_refused(p, "socket", S_IFSOCK, dir);
+    }
+    if (s >= 0) close(s);
+
+    /* A directory, and a link to one. */
+    check_save_refused(sub, "directory", S_IFDIR, dir);
+    snprintf(p, sizeof p, "%s/to_dir", dir);
+    CHECK(symlink("sub", p) == 0);
+    check_save_refused(p, "directory", S_IFLNK, dir);
+
+    /* A character device made here (a copy of /dev/null's numbers); mknod
+     * needs root (CAP_MKNOD). */
+    snprintf(p, sizeof p, "%s/null_dev", dir);
+    if (mknod(p, S_IFCHR | 0666, makedev(1, 3)) == 0) {
+        check_save_refused(p, "character device", S_IFCHR, dir);
+        /* and a link to it: the device behind the link stays too */
+        snprintf(q, sizeof q, "%s/to_dev", dir);
+        CHECK(symlink("null_dev", q) == 0);
+        check_save_refused(q, "character device", S_IFLNK, dir);
+        struct stat st;
+        CHECK(lstat(p, &st) == 0 && S_ISCHR(st.st_mode));
+    } else
+        printf("     (mknod of a character device failed, %s: needs root; the "
+               "device case is skipped)\n", strerror(errno));
+
+    /* A loop of links: an io error, both links kept. */
+    snprintf(p, sizeof p, "%s/loop_a", dir);
+    snprintf(q, sizeof q, "%s/loop_b", dir);
+    CHECK(symlink("loop_b", p) == 0 && symlink("loop_a", q) == 0);
+    check_save_refused(p, strerror(ELOOP), S_IFLNK, dir);
+    CHECK(is_link(q));
+    /* a link to itself */
+    snprintf(p, sizeof p, "%s/self", dir);
+    CHECK(symlink("self", p) == 0);
+    check_save_refused(p, strerror(ELOOP), S_IFLNK, dir);
+
+    /* A link is written through: its target is replaced, in its own
+     * folder, with its permissions; the link stays. The target is
+     * relative to the link's folder, not to the working directory. */
+    snprintf(r, sizeof r, "%s/real.safetensors", sub);
+    CHECK(save_value(r, 1));
+    CHECK(chmod(r, 0640) == 0);
+    snprintf(p, sizeof p, "%s/link.safetensors", sub);
+    CHECK(symlink("real.safetensors", p) == 0);
+    CHECK(save_value(p, 2));
+    CHECK(is_link(p));
+    CHECK(holds_value(r, 2));
+    struct stat st;
+    CHECK(lstat(r, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0640);
+    CHECK(count_tmp_files(sub) == 0 && count_tmp_files(dir) == 0);
+    /* a chain of two links, one relative across folders, one absolute */
+    snprintf(q, sizeof q, "%s/chain", dir);
+    CHECK(symlink("sub/link.safetensors", q) == 0);
+    CHECK(save_value(q, 3));
+    CHECK(is_link(q) && is_link(p) && holds_value(r, 3));
+    snprintf(q, sizeof q, "%s/abs", dir);
+    CHECK(symlink(r, q) == 0);
+    CHECK(save_value(q, 4));
+    CHECK(is_link(q) && holds_value(r, 4));
+
+    /* A dangling link: its target is created, the link stays. */
+    snprintf(p, sizeof p, "%s/dangling", dir);
+    CHECK(symlink("sub/new.safetensors", p) == 0);
+    CHECK(save_value(p, 5));
+    snprintf(r, sizeof r, "%s/new.safetensors", sub);
+    CHECK(is_link(p) && holds_value(r, 5) && holds_value(p, 5));
+    /* a dangling link into a folder that does not exist: an io error */
+    snprintf(p, sizeof p, "%s/dangling_far", dir);
+    CHECK(symlink("no_such_dir/x.safetensors", p) == 0);
+    CHECK(!save_value_quiet(p));
+    CHECK_ERR_MSG(GAD_ERR_IO, "save", strerror(ENOENT));
+    CHECK(is_link(p));
+
+    /* A link into a folder the user cannot write: an io error, the target
+     * unchanged (root ignores permissions, so only as a user). */
+    if (geteuid() != 0) {
+        snprintf(r, sizeof r, "%s/real.safetensors", sub);
+        snprintf(p, sizeof p, "%s/ro_link", dir);
+        CHECK(symlink("sub/real.safetensors", p) == 0);
+        CHECK(chmod(sub, 0555) == 0);
+        CHECK(!save_value_quiet(p));
+        CHECK_ERR_MSG(GAD_ERR_IO, "save", strerror(EACCES));
+        CHECK(chmod(sub, 0755) == 0);
+        CHECK(is_link(p) && holds_value(r, 4));
+    } else
+        printf("     (running as root, which ignores folder permissions: the "
+               "unwritable target folder case is skipped)\n");
+    CHECK(count_tmp_files(sub) == 0 && count_tmp_files(dir) == 0);
+    test_remove_tree(dir, 1);
+    CHECK_OK();
     CHECK_NO_LEAK();
 }
 
@@ -1602,6 +1788,7 @@ int main(void) {
     RUN(save_rejects_bad_arguments);
     RUN(overwrite_keeps_only_the_new_content);
     RUN(failed_saves_leave_the_old_file_and_no_temporary);
+    RUN(save_never_replaces_what_is_not_a_regular_file);
     RUN(load_io_errors);
     RUN(load_refuses_special_files);
     RUN(load_memory_is_bounded);

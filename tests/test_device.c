@@ -536,6 +536,26 @@ TEST(to_device_moves_and_differentiates) {
     CHECK(gad_add(x, d) == NULL);
     CHECK_DEV_ERR(GAD_ERR_DEVICE, "add", "cpu and test:0");
     gad_clear_error();
+    /* a 0-d CPU tensor combines with a tensor on the device (PyTorch's
+     * rule): the result is on the device, in the dimensioned one's dtype */
+    gad_tensor *dd = gad_mul(d, gad_scalar_f64(2));
+    CHECK(dd && gad_device_of(dd) == TD && gad_dtype(dd) == gad_dtype(d));
+    gad_tensor *dd_cpu = dd ? gad_to_device(dd, GAD_CPU) : NULL;
+    CHECK(dd_cpu && same_bits(dd_cpu, gad_mul_scalar(gad_to_device(d, GAD_CPU), 2)));
+    CHECK(gad_device_of(gad_sub(gad_scalar_f32(1), d)) == TD);
+    /* a 0-d tensor on the device with a CPU tensor: still an error */
+    CHECK(gad_add(x, gad_to_device(gad_scalar_f64(1), TD)) == NULL);
+    CHECK_DEV_ERR(GAD_ERR_DEVICE, "add", "cpu and test:0");
+    gad_clear_error();
+    /* the embedding's error names the embedding, not the gather inside it */
+    gad_tensor *ew = gad_to_device(gad_zeros((int64_t[]){3, 2}, 2, GAD_F32), TD);
+    CHECK(gad_embedding(ew, gad_from_i64((int64_t[]){0, 2}, (int64_t[]){2}, 1)) == NULL);
+    CHECK_DEV_ERR(GAD_ERR_DEVICE, "embedding", "weight is on test:0, indices on cpu");
+    gad_clear_error();
+    /* a device listed twice for offloading is refused */
+    CHECK(gad_set_offload_devices((gad_device[]){TD, TD}, 2) == GAD_ERR_DOMAIN);
+    CHECK_DEV_ERR(GAD_ERR_DOMAIN, "set_offload_devices", "listed twice");
+    gad_clear_error();
     gad_scope_end();
     CHECK(atomic_load(&td_live) == 0);
 }

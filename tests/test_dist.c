@@ -14,11 +14,21 @@
  *                        an all-reduce; the others must fail with a comm
  *                        error naming it, within the deadline (GAD_DIST_TIMEOUT)
  *   test_dist --kill     the last rank kills itself (SIGKILL) before an
- *                        all-reduce; the same (tests/test_dist_faults.sh) */
+ *                        all-reduce; the same (tests/test_dist_faults.sh)
+ *   test_dist --reinit   gad_dist_finalize, then gad_dist_init again: an
+ *                        unsupported error under MPI, no abort
+ *   test_dist --broken local|midway    a rank fails alone before a
+ *                        collective, or every rank's transport fails
+ *                        half-way through one: tensors keep their values,
+ *                        and every later collective fails on every rank
+ *   test_dist --bucket-mismatch        the ranks' bucket sizes differ
+ *   test_dist --env      numbers from the environment must be decimal */
 #include <signal.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "dist/dist_int.h" /* gad__dist_fail_move */
 #include "test.h"
 #include "test_device.h"
 
@@ -249,16 +259,8 @@ TEST(mismatch_is_an_error_on_every_rank) {
     s = R == 0 ? gad_dist_broadcast(&t, 1, 0) : gad_dist_allreduce(&t, 1, GAD_DIST_SUM);
     CHECK(s == GAD_ERR_SHAPE && strstr(gad_last_error()->message, "dist_broadcast"));
     gad_clear_error();
-    /* a rank that fails before the collective (an i64 tensor to reduce):
-     * its own error there, a comm error naming it on the others */
-    gad_tensor *bad = R == 1 ? gad_zeros((int64_t[]){4}, 1, GAD_I64) : gad_zeros((int64_t[]){4}, 1, GAD_F32);
-    s = gad_dist_allreduce(&bad, 1, GAD_DIST_SUM);
-    if (R == 1) {
-        CHECK(s == GAD_ERR_DOMAIN && strstr(gad_last_error()->message, "i64"));
-    } else {
-        CHECK(s == GAD_ERR_COMM && strstr(gad_last_error()->message, "rank 1 failed"));
-    }
-    gad_clear_error();
+    /* (a rank that fails alone before the collective breaks the world:
+     * test_dist --broken, run by test_dist_faults.sh) */
     /* the world still works after all that: the checks ran before any data moved */
     double one = 1;
     CHECK(gad_dist_allreduce_f64(&one, 1, GAD_DIST_SUM) == GAD_OK && one == P);
@@ -300,6 +302,33 @@ TEST(stats_count_the_collectives) {
     CHECK(b.calls == 1);
     CHECK(b.bytes == (P > 1 ? 4000 : 0));
     CHECK(b.seconds >= 0);
+}
+
+/* MIN and MAX keep a NaN of any rank (MPI's own would drop it on some
+ * orders): rank 0 has NaN at element 1, the last rank at element 2. */
+TEST(min_max_propagate_nan) {
+    gad_scope_begin();
+    const gad_dist_op ops[2] = {GAD_DIST_MIN, GAD_DIST_MAX};
+    const gad_dtype_t dts[2] = {GAD_F32, GAD_F64};
+    for (int o = 0; o < 2; o++)
+        for (int d = 0; d < 2; d++) {
+            gad_tensor *t = filled(dts[d], 5, R, int_value);
+            void *q = gad_data_mut(t);
+            for (int i = 1; i < 3; i++) {
+                if (!((i == 1 && R == 0) || (i == 2 && R == P - 1))) continue;
+                if (dts[d] == GAD_F32) ((float *)q)[i] = NAN;
+                else ((double *)q)[i] = NAN;
+            }
+            CHECK(gad_dist_allreduce(&t, 1, ops[o]) == GAD_OK);
+            double got[5];
+            CHECK(gad_read_f64(t, got, 5) == GAD_OK);
+            CHECK_MSG(isnan(got[1]) && isnan(got[2]), "%s %s: [%g %g %g]",
+                      o ? "max" : "min", gad_dtype_name(dts[d]), got[0], got[1], got[2]);
+            /* the others: the min or max over the ranks */
+            double want = int_value(o ? P - 1 : 0, 0);
+            CHECK(got[0] == want);
+        }
+    gad_scope_end();
 }
 
 /* ------------------------------------------------------ device tensors */
@@ -529,7 +558,146 @@ static int fault(int kill_it, double hang) {
     _exit(ok ? 3 : 1); /* 3: the expected failure (tests/test_dist_faults.sh) */
 }
 
+/* --broken local: the last rank fails before an all-reduce (an i64
+ * tensor), the others get a comm error naming it. --broken midway: every
+ * rank's second host transport call fails (gad__dist_fail_move) in an
+ * all-reduce of several buckets; the tensors must hold their old values.
+ * Either way the world is broken on every rank from then on: every
+ * collective fails at once with a comm error, and so does finalize. */
+static int broken(const char *how) {
+    gad_scope_begin();
+    int ok = 1;
+    gad_status s;
+    if (!strcmp(how, "local")) {
+        gad_tensor *bad = R == P - 1 ? gad_zeros((int64_t[]){4}, 1, GAD_I64)
+                                     : gad_zeros((int64_t[]){4}, 1, GAD_F32);
+        s = gad_dist_allreduce(&bad, 1, GAD_DIST_SUM);
+        const gad_error *e = gad_last_error();
+        printf("rank %d: %s\n", R, e ? e->text : "no error");
+        if (R == P - 1) ok = s == GAD_ERR_DOMAIN && e && strstr(e->message, "i64");
+        else ok = s == GAD_ERR_COMM && e && strstr(e->message, "failed before the collective");
+    } else {
+        /* 3 tensors of 1500 f32 (6000 bytes each) in 4 KiB buckets: pieces */
+        gad_tensor *ts[3];
+        for (int i = 0; i < 3; i++) ts[i] = filled(GAD_F32, 1500, R + i, int_value);
+        gad__dist_fail_move(2);
+        s = gad_dist_allreduce(ts, 3, GAD_DIST_MEAN);
+        const gad_error *e = gad_last_error();
+        printf("rank %d: %s\n", R, e ? e->text : "no error");
+        ok = s == GAD_ERR_COMM;
+        int changed = 0;
+        for (int i = 0; i < 3; i++) {
+            const float *p = gad_data(ts[i]);
+            for (int64_t j = 0; j < 1500; j++) changed += p[j] != (float)int_value(R + i, j);
+        }
+        printf("rank %d: %d elements changed by the failed all-reduce\n", R, changed);
+        ok = ok && changed == 0;
+    }
+    gad_clear_error();
+    /* every later collective: a comm error at once, data untouched */
+    gad_tensor *t = filled(GAD_F32, 8, R, int_value);
+    gad_tensor *p = gad_requires_grad(gad_zeros((int64_t[]){8}, 1, GAD_F32));
+    gad_tensor *g = filled(GAD_F32, 8, R, int_value);
+    double x = 1;
+    gad_status later[5] = {gad_dist_barrier(), gad_dist_allreduce_f64(&x, 1, GAD_DIST_SUM),
+                           gad_dist_allreduce(&t, 1, GAD_DIST_SUM), gad_dist_broadcast(&t, 1, 0),
+                           gad_dist_average_grads(&p, &g, 1)};
+    for (int i = 0; i < 5; i++) {
+        if (later[i] != GAD_ERR_COMM) {
+            printf("rank %d: collective %d after the failure returned %s\n", R, i,
+                   gad_status_str(later[i]));
+            ok = 0;
+        }
+    }
+    gad_clear_error();
+    ok = ok && x == 1 && ((const float *)gad_data(t))[3] == (float)int_value(R, 3);
+    ok = ok && gad_dist_finalize() == GAD_ERR_COMM;
+    gad_scope_end();
+    printf("rank %d: %s\n", R, ok ? "world broken as expected" : "FAIL");
+    fflush(stdout);
+    _exit(ok ? 3 : 1); /* 3: the expected failure (tests/test_dist_faults.sh) */
+}
+
+/* --bucket-mismatch: rank 0 has 4 KiB buckets, the others 8 KiB (set
+ * before gad_dist_init): a shape error naming the setting on every rank
+ * before any data move, the tensors unchanged. */
+static int bucket_mismatch(void) {
+    gad_scope_begin();
+    gad_tensor *t = filled(GAD_F32, 3000, R, int_value);
+    gad_status s = gad_dist_allreduce(&t, 1, GAD_DIST_MEAN);
+    const gad_error *e = gad_last_error();
+    printf("rank %d: %s\n", R, e ? e->text : "no error");
+    int ok = s == GAD_ERR_SHAPE && e && strstr(e->message, "GAD_DIST_BUCKET_BYTES") &&
+             strstr(e->message, "rank 0: 4096");
+    int changed = 0;
+    for (int64_t j = 0; j < 3000; j++)
+        changed += ((const float *)gad_data(t))[j] != (float)int_value(R, j);
+    ok = ok && changed == 0;
+    gad_clear_error();
+    gad_scope_end();
+    ok = gad_dist_finalize() == GAD_OK && ok; /* a shape error: the world is whole */
+    printf("rank %d: %s\n", R, ok ? "bucket mismatch refused as expected" : "FAIL");
+    fflush(stdout);
+    return ok ? 0 : 1;
+}
+
+/* --env: numbers from the environment are decimal, or a domain error
+ * naming the variable (a world of one: nothing else is read first). */
+static int env_numbers(void) {
+    static const char *bad_t[] = {"0x10", "inf", " 5", "5s", "-1", "0", "nan", "1e999"};
+    static const char *bad_b[] = {"0x1000", " 4096", "+4096", "-1", "4096.0", "1024"};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof bad_t / sizeof *bad_t; i++) {
+        setenv("GAD_DIST_TIMEOUT", bad_t[i], 1);
+        gad_status s = gad_dist_init(NULL, NULL);
+        const gad_error *e = gad_last_error();
+        int good = s == GAD_ERR_DOMAIN && e && strstr(e->message, "GAD_DIST_TIMEOUT");
+        if (!good) printf("GAD_DIST_TIMEOUT='%s': %s\n", bad_t[i], e ? e->text : "accepted");
+        ok &= good;
+        gad_clear_error();
+    }
+    setenv("GAD_DIST_TIMEOUT", "2.5e1", 1);
+    for (size_t i = 0; i < sizeof bad_b / sizeof *bad_b; i++) {
+        setenv("GAD_DIST_BUCKET_BYTES", bad_b[i], 1);
+        gad_status s = gad_dist_init(NULL, NULL);
+        const gad_error *e = gad_last_error();
+        int good = s == GAD_ERR_DOMAIN && e && strstr(e->message, "GAD_DIST_BUCKET_BYTES");
+        if (!good) printf("GAD_DIST_BUCKET_BYTES='%s': %s\n", bad_b[i], e ? e->text : "accepted");
+        ok &= good;
+        gad_clear_error();
+    }
+    setenv("GAD_DIST_BUCKET_BYTES", "8192", 1);
+    ok &= gad_dist_init(NULL, NULL) == GAD_OK && gad_dist_timeout() == 25 &&
+          gad_dist_bucket_bytes() == 8192;
+    printf("test_dist --env: %s\n", ok ? "ok" : "FAIL");
+    return ok ? 0 : 1;
+}
+
+/* --reinit: leave the world, then try to join it again. MPI cannot be
+ * initialized twice: an unsupported error, not OpenMPI's abort. */
+static int reinit(void) {
+    gad_status f = gad_dist_finalize();
+    gad_status s = gad_dist_init(NULL, NULL);
+    const gad_error *e = gad_last_error();
+    int mpi = P > 1;
+    int ok = f == GAD_OK &&
+             (mpi ? s == GAD_ERR_UNSUPPORTED && e && strstr(e->message, "cannot be initialized again")
+                  : s == GAD_OK);
+    printf("rank %d: finalize %s, init again %s: %s\n", R, gad_status_str(f), gad_status_str(s),
+           !ok ? "FAIL" : mpi ? "refused as expected" : "a world of one joins again, as expected");
+    if (e) printf("rank %d: %s\n", R, e->text);
+    fflush(stdout);
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 2 && !strcmp(argv[1], "--env")) return env_numbers();
+    if (argc >= 2 && !strcmp(argv[1], "--bucket-mismatch")) {
+        /* the launchers' rank variables: gad_dist_init reads the bucket size */
+        const char *r = getenv("OMPI_COMM_WORLD_RANK");
+        if (!r) r = getenv("PMI_RANK");
+        setenv("GAD_DIST_BUCKET_BYTES", r && !strcmp(r, "0") ? "4096" : "8192", 1);
+    }
     if (gad_dist_init(&argc, &argv) != GAD_OK) {
         fprintf(stderr, "%s\n", gad_last_error()->text);
         return 1;
@@ -545,6 +713,9 @@ int main(int argc, char **argv) {
     if (ncuda > 0) devs[ndevs++] = gad_cuda(R % ncuda);
     if (argc >= 2 && !strcmp(argv[1], "--kill")) return fault(1, 0);
     if (argc >= 3 && !strcmp(argv[1], "--hang")) return fault(0, atof(argv[2]));
+    if (argc >= 2 && !strcmp(argv[1], "--reinit")) return reinit();
+    if (argc >= 3 && !strcmp(argv[1], "--broken")) return broken(argv[2]);
+    if (argc >= 2 && !strcmp(argv[1], "--bucket-mismatch")) return bucket_mismatch();
     if (R != 0) { /* one report: rank 0's (the others' failures go to stderr) */
         if (!freopen("/dev/null", "w", stdout)) return 1;
     }
@@ -560,6 +731,7 @@ int main(int argc, char **argv) {
     RUN(mismatch_is_an_error_on_every_rank);
     RUN(bad_arguments);
     RUN(stats_count_the_collectives);
+    RUN(min_max_propagate_nan);
     RUN(device_tensors_allreduce);
     RUN(device_tensors_mixed_with_host_tensors);
     RUN(device_tensors_are_copied_once_per_tensor);

@@ -9,6 +9,11 @@
 #   3. The same under OpenMPI's --enable-recovery, where the launcher lets
 #      the others run on: the library's deadline (5 s) stops them with a
 #      comm error naming the dead rank, well inside the bound.
+#   4. gad_dist_init after gad_dist_finalize: an unsupported error on every
+#      rank, no abort.
+#   5-7. A rank's local error, a transport failing half-way through a
+#      collective, ranks with different bucket sizes: tensors untouched,
+#      and a comm error breaks the world on every rank.
 # Each run is bounded by `timeout` so that a hang fails the test.
 set -u
 MPIEXEC=${1:?usage: test_dist_faults.sh MPIEXEC TEST_DIST}
@@ -62,4 +67,42 @@ if "$MPIEXEC" -np 1 --enable-recovery true >/dev/null 2>&1; then
 else
     echo "SIGKILL with recovery: skipped ($MPIEXEC has no --enable-recovery)"
 fi
+# 4. gad_dist_init after gad_dist_finalize: an error on every rank (MPI
+#    cannot be initialized twice), not OpenMPI's abort
+timeout 60 "$MPIEXEC" -np 2 "$BIN" --reinit >"$out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "init after finalize: mpirun exited $rc"
+for r in 0 1; do
+    grep -q "rank $r: .*refused as expected" "$out" || fail "rank $r: init after finalize was not refused"
+done
+echo "init after finalize: $(grep 'rank 0: unsupported' "$out" | cut -c1-160)"
+
+# 5. one rank fails before a collective, the other gets a comm error: the
+#    world is broken on both, every later collective fails at once
+timeout 60 "$MPIEXEC" -np 2 "$BIN" --broken local >"$out" 2>&1
+for r in 0 1; do
+    grep -q "rank $r: world broken as expected" "$out" || fail "rank $r: the world was not broken after a local error"
+done
+echo "a local error: $(grep 'rank 0: comm' "$out" | cut -c1-150)"
+
+# 6. the transport fails half-way through an all-reduce of several buckets
+#    (injected): the tensors keep their old values, the world is broken
+GAD_DIST_BUCKET_BYTES=4096 timeout 60 "$MPIEXEC" -np 2 -x GAD_DIST_BUCKET_BYTES "$BIN" \
+    --broken midway >"$out" 2>&1
+for r in 0 1; do
+    grep -q "rank $r: 0 elements changed" "$out" || fail "rank $r: a failed all-reduce changed the tensors"
+    grep -q "rank $r: world broken as expected" "$out" || fail "rank $r: the world was not broken after a failed all-reduce"
+done
+echo "a failure half-way: the tensors unchanged on every rank"
+
+# 7. different GAD_DIST_BUCKET_BYTES (the wire layout): refused before any
+#    data move, on every rank
+timeout 60 "$MPIEXEC" -np 2 "$BIN" --bucket-mismatch >"$out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "bucket mismatch: mpirun exited $rc"
+for r in 0 1; do
+    grep -q "rank $r: bucket mismatch refused as expected" "$out" || fail "rank $r: a bucket mismatch was not refused"
+done
+echo "bucket mismatch: $(grep 'rank 0: shape' "$out" | cut -c1-160)"
+
 echo "test_dist_faults: ok"

@@ -758,10 +758,82 @@ TEST(inputs_untouched) {
     gad_scope_end();
 }
 
+/* ------------------------------------------------ 0-d operands (PyTorch) */
+
+/* ones([3]) ("dim") or a 0-d one ("0d") of the dtype named. */
+static gad_tensor *promo_operand(const char *dt, const char *kind) {
+    gad_dtype_t d = !strcmp(dt, "f32") ? GAD_F32 : !strcmp(dt, "f64") ? GAD_F64 : GAD_I64;
+    return strcmp(kind, "0d") ? gad_ones((int64_t[]){3}, 1, d) : gad_scalar(1, d);
+}
+
+/* The dtype of every binary elementwise op on every pair of dtypes, each
+ * operand dimensioned or 0-d, against the table that
+ * tests/reference/make_promotion.py wrote from PyTorch's result_type (with
+ * gad's stricter rule for two dimensioned tensors): the result's dtype, its
+ * shape, and its values (1 op 1), or a dtype error. */
+TEST(promotion_follows_pytorch) {
+    FILE *f = fopen(GAD_SOURCE_DIR "/tests/reference/promotion.txt", "r");
+    CHECK_MSG(f != NULL, "cannot open tests/reference/promotion.txt");
+    if (!f) return;
+    gad_tensor *(*const ops[6])(gad_tensor *, gad_tensor *) = {gad_add, gad_sub, gad_mul,
+                                                               gad_div, gad_maximum, gad_minimum};
+    const double want_value[6] = {2, 0, 1, 1, 1, 1};
+    char line[160], a[8], ka[8], b[8], kb[8], r[8];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || sscanf(line, "%7s %7s %7s %7s %7s", a, ka, b, kb, r) != 5) continue;
+        rows++;
+        for (int o = 0; o < 6; o++) {
+            gad_scope_begin();
+            gad_tensor *z = ops[o](promo_operand(a, ka), promo_operand(b, kb));
+            const gad_error *e = gad_last_error();
+            if (!strcmp(r, "dtype")) {
+                CHECK_MSG(!z && e && e->kind == GAD_ERR_DTYPE, "op %d: %s %s with %s %s: %s", o,
+                          a, ka, b, kb, z ? "no error" : e ? e->text : "no error");
+            } else {
+                int rank = !strcmp(ka, "0d") && !strcmp(kb, "0d") ? 0 : 1;
+                gad_tensor *v = z ? gad_cast(z, GAD_F64) : NULL;
+                CHECK_MSG(z && !strcmp(gad_dtype_name(gad_dtype(z)), r) && gad_rank(z) == rank &&
+                              v && ((const double *)gad_data(v))[0] == want_value[o],
+                          "op %d: %s %s with %s %s: want %s, got %s (%s)", o, a, ka, b, kb, r,
+                          z ? gad_dtype_name(gad_dtype(z)) : "NULL", e ? e->text : "");
+            }
+            gad_clear_error();
+            gad_scope_end();
+        }
+    }
+    fclose(f);
+    CHECK_MSG(rows == 36, "%d rows in promotion.txt (3 dtypes x 2 kinds, squared: 36)", rows);
+}
+
+/* Gradients flow back through the conversion, each in its input's dtype. */
+TEST(promotion_gradients) {
+    gad_scope_begin();
+    gad_tensor *x = gad_requires_grad(gad_from_f32((const float[]){1, 2, 3}, (int64_t[]){3}, 1));
+    gad_tensor *s = gad_requires_grad(gad_scalar_f64(2));
+    gad_tensor *y = gad_sum_all(gad_mul(x, s));
+    CHECK(y && gad_dtype(y) == GAD_F32 && gad_item(y) == 12);
+    gad_tensor *in[2] = {x, s}, *g[2] = {NULL, NULL};
+    CHECK(gad_grad(y, in, 2, g) == GAD_OK);
+    CHECK(g[0] && gad_dtype(g[0]) == GAD_F32 && ((const float *)gad_data(g[0]))[2] == 2);
+    CHECK(g[1] && gad_dtype(g[1]) == GAD_F64 && gad_rank(g[1]) == 0 && gad_item(g[1]) == 6);
+    /* an i64 tensor with a float 0-d one: the float's dtype (PyTorch) */
+    gad_tensor *i = gad_from_i64((const int64_t[]){1, 2}, (int64_t[]){2}, 1);
+    gad_tensor *h = gad_mul(i, gad_scalar_f64(0.5));
+    CHECK(h && gad_dtype(h) == GAD_F64 && ((const double *)gad_data(h))[1] == 1);
+    /* two dimensioned tensors of two dtypes stay an error */
+    CHECK(gad_mul(x, gad_from_f64((const double[]){1, 2, 3}, (int64_t[]){3}, 1)) == NULL);
+    CHECK(gad_last_error() && gad_last_error()->kind == GAD_ERR_DTYPE);
+    gad_clear_error();
+    gad_scope_end();
+}
+
 int main(void) {
     gad_mem_stats m0, m1;
     gad_mem_stats_get(&m0);
     RUN(binary_spec_example);
+    RUN(promotion_follows_pytorch);
+    RUN(promotion_gradients);
     RUN(binary_all_layouts);
     RUN(binary_empty);
     RUN(binary_errors);

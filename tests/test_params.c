@@ -167,6 +167,30 @@ TEST(freeze_by_pattern) {
     gad_params_free(ps);
 }
 
+/* A view added to a set shares its base's storage until the first step
+ * writes it: the step copies it first (copy-on-write), so from then on it
+ * is a tensor of its own and the base keeps its values (gad.h says so). */
+TEST(a_view_added_becomes_its_own_tensor_at_the_first_step) {
+    gad_params *ps = gad_params_new();
+    gad_tensor *base = gad_ones((int64_t[]){4}, 1, GAD_F32);
+    gad_scope_begin();
+    gad_tensor *v = gad_params_add(ps, "v", gad_reshape(base, (int64_t[]){2, 2}, 2));
+    gad_scope_end();
+    CHECK(v != NULL);
+    gad_optim *opt = gad_sgd_new_params(ps, NULL, 0, &(gad_sgd_opts){.lr = 0.5});
+    gad_scope_begin();
+    gad_tensor *g = gad_ones((int64_t[]){2, 2}, 2, GAD_F32);
+    CHECK(gad_optim_step(opt, &g) == GAD_OK);
+    gad_scope_end();
+    const float *pv = gad_data(v), *pb = gad_data(base);
+    CHECK(pv && pb && pv[0] == 0.5f && pv[3] == 0.5f);
+    CHECK(pb[0] == 1.0f && pb[3] == 1.0f); /* the base is not written through */
+    CHECK_OK();
+    gad_optim_free(opt);
+    gad_params_free(ps);
+    gad_release(base);
+}
+
 /* A frozen parameter is a constant of the graphs built after: no gradient,
  * no slot, skipped by an optimizer (its bits stay), trained again once
  * unfrozen. */
@@ -731,6 +755,7 @@ int main(void) {
     RUN(groups_match_separate_optimizers_bit_for_bit);
     RUN(groups_of_a_set_by_pattern);
     RUN(group_errors);
+    RUN(a_view_added_becomes_its_own_tensor_at_the_first_step);
     RUN(allocation_failures_change_nothing_and_leak_nothing);
     return test_summary();
 }

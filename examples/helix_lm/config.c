@@ -76,7 +76,8 @@ const option_spec options[] = {
     {"batch", OPT_INT, OFF(batch), T_, 1, MAX_BATCH, "B", "windows per batch (default 16)"},
     {"seq", OPT_INT, OFF(seq), T_, 2, MAX_SEQ, "T", "bytes per window (default 128)"},
     {"lr", OPT_REAL, OFF(lr), T_, 1e-12, 10, "X", "peak learning rate (default 4.5e-3)"},
-    {"warmup", OPT_INT, OFF(warmup), T_, 0, MAX_STEPS, "N", "linear warm-up steps (default 300)"},
+    {"warmup", OPT_INT, OFF(warmup), T_, 0, MAX_STEPS, "N", "linear warm-up steps (default 300; with --time-budget at most half of the "
+     "run's estimated steps)"},
     {"min-lr", OPT_REAL, OFF(min_lr), T_, 0, 10, "X",
      "learning rate at the end of the cosine decay (default 2e-4)"},
     {"clip", OPT_REAL, OFF(clip), T_, 0, 1e9, "X",

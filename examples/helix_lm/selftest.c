@@ -13,6 +13,7 @@
 #include "gad.h"
 #include "helix_model.h"
 #include "metrics.h"
+#include "schedule.h"
 #include "train.h"
 #include "util.h"
 
@@ -146,6 +147,34 @@ static int check_decay(const config *c) {
     return rc;
 }
 
+/* With a time budget the warm-up follows the pace, as the decay's end
+ * does: a run of 180 s at one update a second (180 updates, below the
+ * default warm-up of 300) still warms up, peaks and decays to near
+ * --min-lr. The schedule is a pure function of the step and the time
+ * used, so it is checked without training. Returns 0 or -1. */
+static int check_pace_warmup(void) {
+    const double peak = 4.5e-3, min_lr = 2e-4, budget = 180, per_step = 1.0;
+    lr_schedule s = {peak, min_lr, 300, 0, 0, 1};
+    double top = 0, last = 0, prev = 0;
+    int64_t n = 0, rising_after_top = 0;
+    for (int64_t step = 0; (double)(step + 1) * per_step <= budget; step++, n++) {
+        int64_t total = schedule_total(0, budget, step, (double)step * per_step);
+        double lr = schedule_lr(&s, step, total);
+        if (lr > top) top = lr;
+        else if (lr > prev && step > 20) rising_after_top++;
+        prev = last = lr;
+    }
+    if (!(top > 0.9 * peak) || !(last < min_lr + 0.1 * (peak - min_lr)) || rising_after_top) {
+        fail("quick: %lld updates in a %g s budget: the learning rate peaked at %g (of %g) and "
+             "ended at %g (min %g): the warm-up does not follow the pace",
+             (long long)n, budget, top, peak, last, min_lr);
+        return -1;
+    }
+    printf("quick: a %g s budget at %g s an update: warm-up %lld of %lld updates, lr %g -> %g\n",
+           budget, per_step, (long long)schedule_warmup(&s, n), (long long)n, top, last);
+    return 0;
+}
+
 int cmd_quick(const config *base, const given_set *given) {
     /* one thread unless told: a tiny model gains nothing from more, and
      * ctest runs tests side by side */
@@ -270,6 +299,7 @@ int cmd_quick(const config *base, const given_set *given) {
     }
     /* 4. the weight decay: matrices only */
     if (ok && check_decay(&c) != 0) ok = 0;
+    if (ok && check_pace_warmup() != 0) ok = 0;
     /* 5. the CSV and the SVG are on disk */
     if (ok) {
         char p[4200];

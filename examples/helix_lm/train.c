@@ -119,13 +119,13 @@ static void check_warmup(config *c, const given_set *given, int quiet) {
  * the schedule changed. */
 static void setup_schedule(trainer *tr, const config *saved, const given_set *given) {
     const config *c = tr->c;
-    lr_schedule next = {c->lr, c->min_lr, c->warmup, 0, 0};
+    lr_schedule next = {c->lr, c->min_lr, c->warmup, 0, 0, c->time_budget > 0};
     if (!saved) {
         tr->sched = next;
         return;
     }
     lr_schedule old = {saved->lr, saved->min_lr, saved->warmup, tr->rs.lr_anchor,
-                       tr->rs.lr_anchor_lr};
+                       tr->rs.lr_anchor_lr, saved->time_budget > 0};
     int64_t k = tr->rs.step, old_total = tr->rs.lr_total;
     if (old_total < 0) /* a checkpoint of version 1: the end its last update used */
         old_total = schedule_total(saved->steps, saved->time_budget, k > 0 ? k - 1 : 0,
@@ -480,12 +480,16 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
     res->steps = tr.rs.step;
     res->val = tr.last_val;
     res->interrupted = stopped;
-    if (rc == 0 && !quiet && done && c->time_budget > 0 && tr.rs.step <= c->warmup)
+    /* (the warm-up follows the pace, so this takes a pace that changed
+     * sharply; at the end the run's length is the steps done) */
+    int64_t warm = schedule_warmup(&tr.sched, tr.rs.step);
+    if (rc == 0 && !quiet && done && c->time_budget > 0 && tr.sched.anchor <= 0 &&
+        tr.rs.step <= warm)
         fprintf(stderr,
                 "%s: warning: the time budget ran out after %lld steps, within the warm-up of "
                 "%lld: the learning rate never decayed (a smaller --warmup, or a larger "
                 "budget)\n",
-                prog, (long long)tr.rs.step, (long long)c->warmup);
+                prog, (long long)tr.rs.step, (long long)warm);
 
     if (rc == 0 && !quiet) {
         double el = now_seconds() - tr.t_start;

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static pthread_once_t probed = PTHREAD_ONCE_INIT;
@@ -132,12 +133,67 @@ int gad__device_stream_done(int dev, char *msg, size_t cap) {
     return -1;
 }
 
-/* A block of gad_host_alloc: a 64-byte header that says which allocator
- * gave it, and for pinned memory which driver (and keeps the memory after
- * it 64-aligned where the block is), then the caller's bytes. */
+/* A block of gad_host_alloc: a 64-byte header (which keeps the memory
+ * after it 64-aligned where the block is), then the caller's bytes. Which
+ * allocator gave it is kept in a registry of the live blocks, not in the
+ * header: gad_host_free of a pointer gad did not give, or of one already
+ * freed, must be an error, and reading before a foreign pointer could
+ * fault. */
 #define HOST_HDR 64
-#define HOST_PINNED 0x64656e6e69702067ull /* "g pinned" */
-#define HOST_PLAIN 0x6e69616c70206467ull  /* "gd plain" */
+enum { HOST_PLAIN = 1, HOST_PINNED = 2 };
+
+/* Open addressing on the block's address (linear probing; a freed slot is
+ * a tombstone until the table is rebuilt). */
+typedef struct host_slot {
+    uintptr_t p; /* 0: empty; 1: a freed slot */
+    int kind;    /* HOST_PLAIN or HOST_PINNED */
+    int by;      /* pinned: the driver that gave it (drivers[by]) */
+} host_slot;
+static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
+static host_slot *host_tab;
+static size_t host_cap, host_used; /* used counts live and freed slots */
+
+static size_t host_hash(uintptr_t p, size_t cap) {
+    uint64_t h = (uint64_t)p * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 17) & (cap - 1);
+}
+
+/* The slot of p, or NULL (under host_lock). */
+static host_slot *host_find(uintptr_t p) {
+    if (!host_cap) return NULL;
+    for (size_t i = host_hash(p, host_cap), k = 0; k < host_cap; k++, i = (i + 1) & (host_cap - 1)) {
+        if (host_tab[i].p == p) return &host_tab[i];
+        if (host_tab[i].p == 0) return NULL;
+    }
+    return NULL;
+}
+
+/* Record p; 0, or -1 when the table cannot grow (under host_lock). */
+static int host_add(uintptr_t p, int kind, int by) {
+    if (2 * (host_used + 1) > host_cap) { /* rebuild: twice the live blocks, at least 64 */
+        size_t live = 0;
+        for (size_t i = 0; i < host_cap; i++) live += host_tab[i].p > 1;
+        size_t cap = 64;
+        while (cap < 4 * (live + 1)) cap *= 2;
+        /* calloc, not the installed allocator: gad's own bookkeeping,
+         * which outlives the blocks (memory counters stay the user's) */
+        host_slot *t = calloc(cap, sizeof *t);
+        if (!t) return -1;
+        for (size_t i = 0; i < host_cap; i++) {
+            if (host_tab[i].p <= 1) continue;
+            size_t j = host_hash(host_tab[i].p, cap);
+            while (t[j].p) j = (j + 1) & (cap - 1);
+            t[j] = host_tab[i];
+        }
+        free(host_tab);
+        host_tab = t, host_cap = cap, host_used = live;
+    }
+    size_t j = host_hash(p, host_cap);
+    while (host_tab[j].p > 1) j = (j + 1) & (host_cap - 1);
+    if (host_tab[j].p == 0) host_used++;
+    host_tab[j] = (host_slot){p, kind, by};
+    return 0;
+}
 
 void *gad_host_alloc(size_t n) {
     ensure_probed();
@@ -145,12 +201,12 @@ void *gad_host_alloc(size_t n) {
         gad_error_set(GAD_ERR_MEMORY, "host_alloc", "%zu bytes is more than memory holds", n);
         return NULL;
     }
-    uint64_t kind = HOST_PINNED, by = 0;
+    int kind = HOST_PINNED, by = 0;
     char *p = NULL;
     for (int i = 0; i < ndrivers && !p; i++)
         if (drivers[i]->host_alloc && drivers[i]->host_free &&
             (p = drivers[i]->host_alloc(n + HOST_HDR)))
-            by = (uint64_t)i;
+            by = i;
     if (!p) {
         kind = HOST_PLAIN;
         p = gad_mem_alloc(n + HOST_HDR);
@@ -159,33 +215,40 @@ void *gad_host_alloc(size_t n) {
         gad_error_set(GAD_ERR_MEMORY, "host_alloc", "cannot allocate %zu bytes", n);
         return NULL;
     }
-    memcpy(p, &kind, sizeof kind);
-    memcpy(p + sizeof kind, &by, sizeof by);
+    pthread_mutex_lock(&host_lock);
+    int rc = host_add((uintptr_t)(p + HOST_HDR), kind, by);
+    pthread_mutex_unlock(&host_lock);
+    if (rc != 0) {
+        if (kind == HOST_PINNED) drivers[by]->host_free(p);
+        else gad_mem_free(p);
+        gad_error_set(GAD_ERR_MEMORY, "host_alloc", "cannot record a block of %zu bytes", n);
+        return NULL;
+    }
     return p + HOST_HDR;
 }
 
-/* The kind of a block of gad_host_alloc, 0 for anything else. */
-static uint64_t host_kind(const void *p) {
-    uint64_t kind;
-    memcpy(&kind, (const char *)p - HOST_HDR, sizeof kind);
-    return kind == HOST_PINNED || kind == HOST_PLAIN ? kind : 0;
+int gad_host_is_pinned(const void *p) {
+    if (!p) return 0;
+    pthread_mutex_lock(&host_lock);
+    host_slot *s = host_find((uintptr_t)p);
+    int pinned = s && s->kind == HOST_PINNED;
+    pthread_mutex_unlock(&host_lock);
+    return pinned;
 }
-
-int gad_host_is_pinned(const void *p) { return p && host_kind(p) == HOST_PINNED; }
 
 void gad_host_free(void *p) {
     if (!p) return;
-    uint64_t kind = host_kind(p);
+    pthread_mutex_lock(&host_lock);
+    host_slot *s = host_find((uintptr_t)p);
+    int kind = s ? s->kind : 0, by = s ? s->by : 0;
+    if (s) s->p = 1; /* a tombstone: the address may come back from malloc */
+    pthread_mutex_unlock(&host_lock);
     char *base = (char *)p - HOST_HDR;
-    memset(base, 0, sizeof kind);
-    uint64_t by = 0;
-    if (kind == HOST_PINNED) {
-        ensure_probed(); /* the drivers, as the thread that allocated saw them */
-        memcpy(&by, base + sizeof kind, sizeof by);
-    }
-    if (kind == HOST_PINNED && by < (uint64_t)ndrivers) drivers[by]->host_free(base);
+    if (kind == HOST_PINNED) drivers[by]->host_free(base);
     else if (kind == HOST_PLAIN) gad_mem_free(base);
-    else gad_error_set(GAD_ERR_DOMAIN, "host_free", "not a block of gad_host_alloc");
+    else
+        gad_error_set(GAD_ERR_DOMAIN, "host_free",
+                      "%p is not a live block of gad_host_alloc (never one, or freed already)", p);
 }
 
 gad_status gad_device_mem_stats(gad_device dev, int64_t *live_bytes, int64_t *cached_bytes) {

@@ -57,19 +57,25 @@ static const dist_dev_transport *g_dtr; /* NULL: device tensors go through the h
 static int g_inited, g_rank, g_size = 1, g_broken;
 static double g_timeout = DEFAULT_TIMEOUT;
 static size_t g_bucket_bytes = DEFAULT_BUCKET;
-static void *g_bucket;  /* g_bucket_bytes, made at the first packed call */
+static void *g_bucket;  /* the host scratch of move_packed: g_scratch_cap bytes */
+static size_t g_scratch_cap;
+static int64_t g_fail_in; /* gad__dist_fail_move: the move that fails, counted down */
 static int64_t g_seq;   /* the public collectives called so far */
 static gad_dist_stats g_stats;
 
+void gad__dist_fail_move(int64_t k) { g_fail_in = k > 0 ? k : 0; }
+
 gad_status gad_dist_init(int *argc, char ***argv) {
     if (g_inited) return GAD_OK;
+    /* numbers from the environment are decimal: strtod alone would take
+     * "0x10", "inf" or " 5", strtoull "-1" */
     const char *t = getenv("GAD_DIST_TIMEOUT");
     if (t && *t) {
         char *end;
         double v = strtod(t, &end);
-        if (*end || !(v > 0) || !isfinite(v)) {
+        if (*end || strspn(t, "0123456789.eE+-") != strlen(t) || !(v > 0) || !isfinite(v)) {
             gad_error_set(GAD_ERR_DOMAIN, "dist_init",
-                          "GAD_DIST_TIMEOUT='%s' is not a number of seconds > 0", t);
+                          "GAD_DIST_TIMEOUT='%s' is not a decimal number of seconds > 0", t);
             return GAD_ERR_DOMAIN;
         }
         g_timeout = v;
@@ -78,9 +84,10 @@ gad_status gad_dist_init(int *argc, char ***argv) {
     if (b && *b) {
         char *end;
         unsigned long long v = strtoull(b, &end, 10);
-        if (*end || v < MIN_BUCKET || v > ((unsigned long long)1 << 40)) {
+        if (*end || strspn(b, "0123456789") != strlen(b) || v < MIN_BUCKET ||
+            v > ((unsigned long long)1 << 40)) {
             gad_error_set(GAD_ERR_DOMAIN, "dist_init",
-                          "GAD_DIST_BUCKET_BYTES='%s' is not a byte count in [4096, 2^40]", b);
+                          "GAD_DIST_BUCKET_BYTES='%s' is not a decimal byte count in [4096, 2^40]", b);
             return GAD_ERR_DOMAIN;
         }
         g_bucket_bytes = (size_t)v;
@@ -137,7 +144,7 @@ gad_status gad_dist_finalize(void) {
     g_dtr = NULL;
     gad_status s = g_tr->finalize(!g_broken, g_timeout);
     gad_mem_free(g_bucket);
-    g_bucket = NULL;
+    g_bucket = NULL, g_scratch_cap = 0;
     g_inited = 0;
     g_tr = &g_one;
     g_rank = 0, g_size = 1;
@@ -159,7 +166,8 @@ static gad_status local_kind(void) {
 }
 
 /* What every rank must agree on before a collective moves data. */
-enum { SIG_OP, SIG_SEQ, SIG_N, SIG_NUMEL, SIG_HASH, SIG_ARG, SIG_OK, SIG_PATH, SIG_LEN };
+enum { SIG_OP, SIG_SEQ, SIG_N, SIG_NUMEL, SIG_HASH, SIG_ARG, SIG_OK, SIG_PATH, SIG_BUCKET,
+       SIG_LEN };
 
 static const char *op_names[] = {"?", "dist_allreduce", "dist_allreduce_f64", "dist_broadcast",
                                  "dist_average_grads", "dist_barrier"};
@@ -205,12 +213,22 @@ static gad_status sig_check(const char *op, int64_t sig[SIG_LEN]) {
     char msg[240];
     size_t len = 0;
     gad_status kind = GAD_ERR_SHAPE;
+    int nfail = 0;
     /* a rank that failed first: its own error says why */
-    for (int r = 0; r < g_size && len + 40 < sizeof msg; r++)
+    for (int r = 0; r < g_size; r++)
         if (!all[r * SIG_LEN + SIG_OK]) {
-            len += (size_t)snprintf(msg + len, sizeof msg - len, "%srank %d", len ? ", " : "", r);
+            if (len + 40 < sizeof msg)
+                len += (size_t)snprintf(msg + len, sizeof msg - len, "%srank %d", len ? ", " : "", r);
             kind = GAD_ERR_COMM;
+            nfail++;
         }
+    /* Some ranks failed, the others get a comm error: the world is broken
+     * on every rank, the failed ones included (gad.h: after a comm error
+     * every later collective fails). When all failed, no rank got one. */
+    if (nfail > 0 && nfail < g_size) g_broken = 1;
+    int64_t b0 = all[SIG_BUCKET];
+    int buckets_differ = 0;
+    for (int r = 1; r < g_size; r++) buckets_differ |= all[r * SIG_LEN + SIG_BUCKET] != b0;
     if (kind == GAD_ERR_COMM) {
         if (!sig[SIG_OK]) { /* this rank's own error is the one to keep */
             free(all);
@@ -218,6 +236,14 @@ static gad_status sig_check(const char *op, int64_t sig[SIG_LEN]) {
         }
         gad_error_set(kind, op, "%s failed before the collective (its own error says why)",
                       msg);
+    } else if (buckets_differ) {
+        /* the wire layout differs: each rank would cut the data elsewhere */
+        for (int r = 0; r < g_size && len + 48 < sizeof msg; r++)
+            len += (size_t)snprintf(msg + len, sizeof msg - len, "%srank %d: %lld", len ? ", " : "",
+                                    r, (long long)all[r * SIG_LEN + SIG_BUCKET]);
+        gad_error_set(kind, op,
+                      "the ranks disagree on the bucket size in bytes (GAD_DIST_BUCKET_BYTES): "
+                      "%s; set the same on every rank", msg);
     } else {
         len = 0;
         int paths_differ = 0;
@@ -266,7 +292,8 @@ static gad_status begin(int opcode, int ok, int64_t n, int64_t numel, uint64_t h
         return GAD_ERR_COMM;
     }
     if (g_size == 1) return ok ? GAD_OK : local_kind();
-    int64_t sig[SIG_LEN] = {opcode, g_seq, n, numel, (int64_t)hash, arg, ok, path};
+    int64_t sig[SIG_LEN] = {opcode, g_seq, n, numel, (int64_t)hash, arg, ok, path,
+                            (int64_t)g_bucket_bytes};
     gad_status s = sig_check(op, sig);
     /* every rank failed the same way: each keeps its own error */
     return s == GAD_OK && !ok ? local_kind() : s;
@@ -308,6 +335,10 @@ static void divide(void *p, int64_t n, gad_dtype_t dt) {
 static gad_status move(const char *op, void *p, int64_t n, gad_dtype_t dt, int bcast,
                        dist_op rop, int mean, int root) {
     gad_status s;
+    if (g_fail_in > 0 && --g_fail_in == 0) {
+        gad_error_set(GAD_ERR_COMM, op, "a failure injected by a test (gad__dist_fail_move)");
+        return tr_done(GAD_ERR_COMM);
+    }
     if (bcast) {
         s = g_tr->broadcast(p, (size_t)n, root, op, g_timeout);
     } else {
@@ -338,70 +369,73 @@ static int item_copy(const char *op, const item *it, size_t at, void *h, size_t 
     return -1;
 }
 
-/* Move items[0..k) packed into buckets: items are copied into the bucket
- * in order until the next would not fit, the bucket moves in one call and
- * is copied back. An item as large as a bucket moves in pieces of a
- * bucket: in place on the host, through the bucket from a device. Where
- * the calls fall depends on the items' sizes alone, never on their
- * devices, so that the ranks' calls match whatever device each rank's
- * tensors live on. */
+/* Move items[0..k) through the host scratch g_bucket, so that a failure
+ * leaves every tensor as it was: all items are copied into the scratch
+ * back to back, the scratch moves in bucket-sized calls, and only when all
+ * of them succeeded are the results copied back. The calls are cut as
+ * buckets: items in order until the next would not fit; an item as large
+ * as a bucket on its own, in pieces of a bucket. Where the cuts fall
+ * depends on the items' sizes and the bucket size alone (the signature
+ * compares the bucket size), never on the items' devices, so that the
+ * ranks' calls match whatever device each rank's tensors live on. */
 static gad_status move_packed(const char *op, item *items, int k, gad_dtype_t dt, int bcast,
                               dist_op rop, int mean, int root) {
     size_t esz = bcast ? 1 : gad_dtype_size(dt);
     int64_t cap = (int64_t)(g_bucket_bytes / esz);
-    if (!g_bucket) {
-        g_bucket = gad_mem_alloc(g_bucket_bytes);
-        if (!g_bucket) {
-            gad_error_set(GAD_ERR_MEMORY, op, "cannot allocate a bucket of %zu bytes",
-                          g_bucket_bytes);
+    int64_t total = 0;
+    for (int i = 0; i < k; i++) total += items[i].n;
+    size_t need = (size_t)total * esz;
+    if (need == 0) return GAD_OK;
+    if (need > g_scratch_cap) {
+        void *p = gad_mem_alloc(need);
+        if (!p) {
+            gad_error_set(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes of host scratch", need);
             g_broken = 1; /* the others go on with the collective */
             return GAD_ERR_MEMORY;
         }
+        gad_mem_free(g_bucket);
+        g_bucket = p, g_scratch_cap = need;
     }
-    char *bk = g_bucket;
-    int fill_in = !bcast || g_rank == root; /* a broadcast overwrites the others' data */
-    int first = 0; /* items[first..i) are in the bucket */
-    int64_t fill = 0;
-    for (int i = 0; i <= k; i++) {
+    char *sc = g_bucket;
+    if (!bcast || g_rank == root) { /* a broadcast overwrites the others' data */
+        int64_t at = 0;
+        for (int i = 0; i < k; i++) {
+            if (item_copy(op, &items[i], 0, sc + (size_t)at * esz, (size_t)items[i].n * esz, 1))
+                return GAD_ERR_DEVICE;
+            at += items[i].n;
+        }
+    }
+    gad_status s = GAD_OK;
+    int64_t start = 0, fill = 0; /* the bucket being filled: [start, start + fill) */
+    for (int i = 0; i <= k && s == GAD_OK; i++) {
         int last = i == k;
         int big = !last && items[i].n >= cap;
         if (last || big || fill + items[i].n > cap) { /* flush the bucket */
-            if (fill > 0) {
-                gad_status s = move(op, bk, fill, dt, bcast, rop, mean, root);
-                if (s != GAD_OK) return s;
-                int64_t at = 0;
-                for (int j = first; j < i; j++) {
-                    if (item_copy(op, &items[j], 0, bk + (size_t)at * esz,
-                                  (size_t)items[j].n * esz, 0))
-                        return GAD_ERR_DEVICE;
-                    at += items[j].n;
-                }
-            }
-            first = i, fill = 0;
+            if (fill > 0) s = move(op, sc + (size_t)start * esz, fill, dt, bcast, rop, mean, root);
+            start += fill, fill = 0;
             if (last) break;
         }
         if (big) {
-            for (int64_t at = 0; at < items[i].n; at += cap) {
+            for (int64_t at = 0; at < items[i].n && s == GAD_OK; at += cap) {
                 int64_t cnt = items[i].n - at < cap ? items[i].n - at : cap;
-                size_t off = (size_t)at * esz, bytes = (size_t)cnt * esz;
-                gad_status s;
-                if (items[i].dev == GAD_DEV_HOST) {
-                    s = move(op, (char *)items[i].p + off, cnt, dt, bcast, rop, mean, root);
-                } else {
-                    if (fill_in && item_copy(op, &items[i], off, bk, bytes, 1)) return GAD_ERR_DEVICE;
-                    s = move(op, bk, cnt, dt, bcast, rop, mean, root);
-                    if (s == GAD_OK && item_copy(op, &items[i], off, bk, bytes, 0))
-                        return GAD_ERR_DEVICE;
-                }
-                if (s != GAD_OK) return s;
+                s = move(op, sc + (size_t)(start + at) * esz, cnt, dt, bcast, rop, mean, root);
             }
-            first = i + 1;
+            start += items[i].n;
             continue;
         }
-        if (fill_in && item_copy(op, &items[i], 0, bk + (size_t)fill * esz,
-                                 (size_t)items[i].n * esz, 1))
-            return GAD_ERR_DEVICE;
         fill += items[i].n;
+    }
+    if (s != GAD_OK) return s; /* the tensors are untouched */
+    /* back: the devices' items first (a copy may fail; the host's cannot) */
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t at = 0;
+        for (int i = 0; i < k; i++) {
+            int on_host = items[i].dev == GAD_DEV_HOST;
+            if (on_host == (pass == 1) &&
+                item_copy(op, &items[i], 0, sc + (size_t)at * esz, (size_t)items[i].n * esz, 0))
+                return GAD_ERR_DEVICE;
+            at += items[i].n;
+        }
     }
     return GAD_OK;
 }

@@ -81,6 +81,12 @@ extern const dist_transport gad__dist_mpi;
 int gad__dist_mpi_launched(void);
 #endif
 
+/* For tests: the k-th host transport call of a collective's data from
+ * now on (each bucket, each piece, each gad_dist_allreduce_f64) fails
+ * with a comm error instead of moving, as a lost rank would make it fail
+ * half-way through a call (k <= 0: off). Every rank must set the same k. */
+void gad__dist_fail_move(int64_t k);
+
 /* The monotonic clock in seconds. */
 double gad__dist_now(void);
 

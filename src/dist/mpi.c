@@ -10,6 +10,7 @@
  * for a short grace period), so the error can name the ranks that did not
  * answer. */
 #include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <sched.h>
 #include <stdio.h>
@@ -20,15 +21,15 @@
 #include "dist_int.h"
 
 static MPI_Comm g_comm = MPI_COMM_NULL; /* the collectives */
+static MPI_Op g_nanmin = MPI_OP_NULL, g_nanmax = MPI_OP_NULL; /* floats' MIN, MAX */
 static MPI_Comm g_hb = MPI_COMM_NULL;   /* who is still there, after a timeout */
 static int g_rank, g_size, g_we_init;
 static int64_t g_calls; /* collectives started: the number heartbeats carry */
 
 int gad__dist_mpi_launched(void) {
-    int inited = 0, fin = 0;
+    int inited = 0;
     MPI_Initialized(&inited);
-    MPI_Finalized(&fin);
-    if (inited && !fin) return 1;
+    if (inited) return 1; /* finalized too: mpi_init says it cannot start again */
     const char *force = getenv("GAD_DIST");
     if (force && !strcmp(force, "mpi")) return 1;
     if (force && !strcmp(force, "none")) return 0;
@@ -52,9 +53,46 @@ static gad_status mpi_fail(const char *op, const char *what, int code) {
     return GAD_ERR_COMM;
 }
 
+/* MIN and MAX of floats that propagate NaN, as a local gad_amin / gad_amax
+ * does (MPI's built-in ones compare with < and >, so a NaN is kept or
+ * dropped depending on the order the ranks are combined in). Commutative;
+ * the result is the same on every rank. */
+#define NAN_OP(name, T, better)                                                   \
+    static void name(void *in_, void *io_, int *len, MPI_Datatype *dt) {          \
+        (void)dt;                                                                 \
+        const T *in = in_;                                                        \
+        T *io = io_;                                                              \
+        for (int i = 0; i < *len; i++) {                                          \
+            T a = in[i], b = io[i];                                               \
+            if (isnan(b)) continue;           /* io is NaN: it stays */           \
+            if (isnan(a) || a better b) io[i] = a; /* in is NaN, or it wins */    \
+        }                                                                         \
+    }
+NAN_OP(nanmin_f32, float, <)
+NAN_OP(nanmax_f32, float, >)
+NAN_OP(nanmin_f64, double, <)
+NAN_OP(nanmax_f64, double, >)
+
+static void nanmin_fn(void *in, void *io, int *len, MPI_Datatype *dt) {
+    if (*dt == MPI_FLOAT) nanmin_f32(in, io, len, dt);
+    else nanmin_f64(in, io, len, dt);
+}
+static void nanmax_fn(void *in, void *io, int *len, MPI_Datatype *dt) {
+    if (*dt == MPI_FLOAT) nanmax_f32(in, io, len, dt);
+    else nanmax_f64(in, io, len, dt);
+}
+
 static gad_status mpi_init(int *argc, char ***argv, int *rank, int *size) {
     const char *op = "dist_init";
-    int inited = 0, rc;
+    int inited = 0, fin = 0, rc;
+    /* any MPI call but a few after MPI_Finalize makes OpenMPI abort */
+    MPI_Finalized(&fin);
+    if (fin) {
+        gad_error_set(GAD_ERR_UNSUPPORTED, op,
+                      "MPI was finalized (by gad_dist_finalize or the program): MPI cannot be "
+                      "initialized again in one process, so the world cannot be joined again");
+        return GAD_ERR_UNSUPPORTED;
+    }
     MPI_Initialized(&inited);
     if (!inited) {
         int provided = 0;
@@ -70,6 +108,9 @@ static gad_status mpi_init(int *argc, char ***argv, int *rank, int *size) {
         return mpi_fail(op, "MPI_Comm_dup", rc);
     MPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(g_hb, MPI_ERRORS_RETURN);
+    if ((rc = MPI_Op_create(nanmin_fn, 1, &g_nanmin)) != MPI_SUCCESS ||
+        (rc = MPI_Op_create(nanmax_fn, 1, &g_nanmax)) != MPI_SUCCESS)
+        return mpi_fail(op, "MPI_Op_create", rc);
     MPI_Comm_rank(g_comm, &g_rank);
     MPI_Comm_size(g_comm, &g_size);
     *rank = g_rank;
@@ -164,7 +205,10 @@ static MPI_Datatype mpi_type(gad_dtype_t dt) {
 
 static gad_status mpi_allreduce(void *buf, int64_t n, gad_dtype_t dtype, dist_op rop,
                                 const char *op, double timeout) {
-    MPI_Op mop = rop == DIST_SUM ? MPI_SUM : rop == DIST_MIN ? MPI_MIN : MPI_MAX;
+    int fl = dtype == GAD_F32 || dtype == GAD_F64;
+    MPI_Op mop = rop == DIST_SUM ? MPI_SUM
+                 : rop == DIST_MIN ? (fl ? g_nanmin : MPI_MIN)
+                                   : (fl ? g_nanmax : MPI_MAX);
     size_t esz = gad_dtype_size(dtype);
     for (int64_t at = 0; at < n; at += PIECE) {
         int cnt = (int)(n - at < PIECE ? n - at : PIECE);
@@ -228,6 +272,8 @@ static gad_status mpi_finalize(int healthy, double timeout) {
     if (s != GAD_OK) return s;
     MPI_Comm_free(&g_hb);
     MPI_Comm_free(&g_comm);
+    MPI_Op_free(&g_nanmin);
+    MPI_Op_free(&g_nanmax);
     if (g_we_init) {
         int rc = MPI_Finalize();
         if (rc != MPI_SUCCESS) return mpi_fail(op, "MPI_Finalize", rc);

@@ -1,7 +1,8 @@
 /* atomic_file.h: durable file I/O for checkpoints (src/io/atomic_file.c).
  * Writing replaces a file atomically: the bytes go to a temporary file
- * "<path>.tmp.<pid>.<k>" in path's directory, which is fsync'd and renamed
- * over path, and then the directory is fsync'd; on any failure the
+ * "<target>.tmp.<pid>.<k>" in the directory of the file replaced (path, or
+ * where its symbolic links lead), which is fsync'd and renamed over it,
+ * and then the directory is fsync'd; on any failure the
  * temporary file is removed and an existing file at path is left as it
  * was. Reading opens a regular file, takes its size and reads exact byte
  * counts, in order or at given offsets. Every failure is an errno value and the words of the step that
@@ -19,12 +20,24 @@
 typedef struct gad_atomic_file gad_atomic_file;
 
 /* Room for writing over path (which must stay valid until the file is
- * committed or discarded): two allocations, the temporary name's and the
- * write buffer's, and nothing touched on disk. NULL if either fails. */
+ * committed or discarded): one allocation, with the write buffer, and
+ * nothing touched on disk. NULL if it fails. */
 gad_atomic_file *gad__atomic_file_new(const char *path);
 
-/* Create the temporary file, with the permissions of a regular file being
- * replaced. 0, or an errno value and *what (then discard f). */
+/* gad__atomic_file_create's and _commit's result when the file to replace
+ * is not a regular one; *what then says what it is ("a FIFO (named pipe)",
+ * "a socket", "a directory", "a character device", ...). */
+#define GAD_SAVE_NOT_REGULAR (-3)
+
+/* Find the file to replace and create the temporary file beside it, with
+ * the permissions of a regular file being replaced. The file replaced is
+ * path when path is missing or a regular file; when path is a symbolic
+ * link, the file its links lead to (relative targets read from each link's
+ * folder; a dangling link's target is created; more than 40 links: ELOOP),
+ * so that the link stays and its target is replaced atomically in its own
+ * folder. A FIFO, socket, device or directory is GAD_SAVE_NOT_REGULAR:
+ * nothing is opened, created or replaced. 0, or an errno value or
+ * GAD_SAVE_NOT_REGULAR and *what (then discard f). */
 int gad__atomic_file_create(gad_atomic_file *f, const char **what);
 
 /* Append p[0..n): small pieces are gathered, large ones written directly.
@@ -35,10 +48,12 @@ void gad__atomic_file_write(gad_atomic_file *f, const void *p, size_t n);
 /* The errno value of the first failed write, or 0. */
 int gad__atomic_file_error(const gad_atomic_file *f);
 
-/* Flush, fsync, close, rename over path, then fsync the directory; free f.
- * 0, or an errno value and *what. Until the rename, a failure removes the
- * temporary file and leaves path as it was; when only the directory's
- * fsync fails, the new file is in place. Nothing is allocated. */
+/* Flush, fsync, close, rename over the file found by _create (looked at
+ * again just before: GAD_SAVE_NOT_REGULAR if something other than a
+ * regular file is there now), then fsync the directory; free f. 0, or an errno value
+ * and *what. Until the rename, a failure removes the temporary file and
+ * leaves path as it was; when only the directory's fsync fails, the new
+ * file is in place. Nothing is allocated. */
 int gad__atomic_file_commit(gad_atomic_file *f, const char **what);
 
 /* Close and remove the temporary file (if it was created); free f. */

@@ -36,6 +36,7 @@
 #include "json.h"
 #include "safetensors.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -160,6 +161,12 @@ static gad_status save_err(gad_status kind, const char *fmt, ...) {
 }
 
 static gad_status save_io(const char *what, const char *path, int err) {
+    if (err == GAD_SAVE_NOT_REGULAR) /* what names what is there */
+        return save_err(GAD_ERR_IO, "cannot save to %.180s: it is %s, not a "
+                        "regular file (nothing was replaced)", path, what);
+    if (err == ENOMEM) /* an allocation of atomic_file.c, or the kernel's */
+        return save_err(GAD_ERR_MEMORY, "cannot %s %.180s: %s", what, path,
+                        strerror(err));
     return save_err(GAD_ERR_IO, "cannot %s %.180s: %s", what, path,
                     strerror(err));
 }

@@ -160,6 +160,11 @@ gad_tensor *gad_embedding(gad_tensor *weight, gad_tensor *indices) {
     if (GAD_LIVE(op, weight, indices)) return NULL;
     if (need_float(op, "weight", weight) || need_i64(op, "indices", indices))
         return NULL;
+    /* here, not in the gather below, so that the error names this op */
+    if (gad_device_of(weight) != gad_device_of(indices))
+        return gad_error_set(GAD_ERR_DEVICE, op, "weight is on %s, indices on %s",
+                             gad_device_name(gad_device_of(weight)),
+                             gad_device_name(gad_device_of(indices)));
     char sw[SHAPE_CAP], si[SHAPE_CAP];
     if (gad_rank(weight) != 2)
         return gad_error_set(GAD_ERR_SHAPE, op, "weight %s must be rank 2 [V, D]",

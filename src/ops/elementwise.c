@@ -32,8 +32,53 @@ static gad_tensor *saved_in(gad_node *n, int i) {
  * minimum). */
 enum { KEEP_NONE, KEEP_CROSS, KEEP_QUOT, KEEP_BOTH };
 
+/* The dtype of a binary op on a and b whose dtypes or devices differ and
+ * one of which is 0-d: PyTorch's rule (gad.h, "Scalars and dtypes"). Two
+ * 0-d tensors promote as two tensors do in PyTorch (a float beats i64,
+ * f64 beats f32); a 0-d tensor with a dimensioned one gives the
+ * dimensioned one's dtype, unless it is i64 and the 0-d one a float,
+ * which gives the 0-d one's. */
+static gad_dtype_t dtype_with_0d(const gad_tensor *a, const gad_tensor *b) {
+    gad_dtype_t x = a->dtype, y = b->dtype;
+    int fx = x != GAD_I64, fy = y != GAD_I64;
+    if (x == y) return x;
+    if (a->rank == 0 && b->rank == 0) return fx && fy ? GAD_F64 : fx ? x : y;
+    if (a->rank == 0) return fx && !fy ? x : y;
+    return fy && !fx ? y : x;
+}
+
+GAD_HOT static gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep);
+
+/* binary() of a and b where one is 0-d and they differ in dtype or
+ * device: each is cast to the dtype of dtype_with_0d, and a 0-d CPU tensor
+ * moves to the other's device (as PyTorch reads a 0-d CPU tensor with a
+ * tensor on any device), by the differentiable gad_cast and gad_to_device,
+ * in a scope of their own. Returns 1 and *y when it applies; 0 when it
+ * does not (the usual checks then report the dtypes or devices). */
+static int binary_with_0d(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a,
+                          gad_tensor *b, int keep, gad_tensor **y) {
+    int dev = a->dev;
+    if (a->dev != b->dev) {
+        if (a->rank == 0 && a->dev == GAD_DEV_HOST) dev = b->dev;
+        else if (b->rank != 0 || b->dev != GAD_DEV_HOST) return 0;
+    }
+    gad_dtype_t dt = dtype_with_0d(a, b);
+    gad_scope_begin();
+    gad_tensor *a2 = gad_to_device(gad_cast(a, dt), dev);
+    gad_tensor *b2 = gad_to_device(gad_cast(b, dt), dev);
+    gad_tensor *r = a2 && b2 ? binary(op, info, k, a2, b2, keep) : NULL;
+    gad_keep(r);
+    gad_scope_end();
+    *y = r;
+    return 1;
+}
+
 GAD_HOT static gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
     if (gad__bad_tensor(a) || gad__bad_tensor(b)) return gad__bad_of(op, 2, (const gad_tensor *const[]){a, b});
+    if (GAD_UNLIKELY((a->dtype != b->dtype || a->dev != b->dev) && (a->rank == 0 || b->rank == 0))) {
+        gad_tensor *y;
+        if (binary_with_0d(op, info, k, a, b, keep, &y)) return y;
+    }
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
     if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
     gad_tensor *y;

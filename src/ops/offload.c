@@ -41,18 +41,31 @@ double gad_set_offload_cpu_share(double share) {
 }
 
 gad_status gad_set_offload_devices(const gad_device *devs, int n) {
-    if (n > GAD_MAX_DEVICES || (n > 0 && !devs)) {
+    if (n > 0 && !devs) {
+        gad__err(GAD_ERR_DOMAIN, "set_offload_devices", "devs is NULL with n = %d", n);
+        return GAD_ERR_DOMAIN;
+    }
+    if (n > GAD_MAX_DEVICES) {
         gad__err(GAD_ERR_DOMAIN, "set_offload_devices", "%d devices (at most %d)", n,
                  GAD_MAX_DEVICES);
         return GAD_ERR_DOMAIN;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (!gad__dev_valid(devs[i]) || devs[i] == GAD_CPU) {
             gad__err(GAD_ERR_DEVICE, "set_offload_devices",
                      "device %d (%s) is not a device to offload to", devs[i],
                      gad__device_name(devs[i]));
             return GAD_ERR_DEVICE;
         }
+        /* a device listed twice would take two shares of every product */
+        for (int j = 0; j < i; j++)
+            if (devs[j] == devs[i]) {
+                gad__err(GAD_ERR_DOMAIN, "set_offload_devices",
+                         "device %d (%s) is listed twice (devs[%d] and devs[%d])", devs[i],
+                         gad__device_name(devs[i]), j, i);
+                return GAD_ERR_DOMAIN;
+            }
+    }
     pthread_mutex_lock(&g_lock);
     g_ndevs = n < 0 ? -1 : n; /* -1: the default again */
     for (int i = 0; i < n; i++) g_devs[i] = devs[i];

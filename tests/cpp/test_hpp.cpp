@@ -106,6 +106,57 @@ static void operators_and_lists() {
     CHECK(same(gad::stack({a, a}, 1), gad_stack(two, 2, 1)));
 }
 
+extern "C" int gad_test_register_device(void); // test_device_shim.c
+
+// The scalar operators make their rank-0 tensor on t's device and in t's
+// dtype, whatever the thread's default device is, and leave the default
+// as it was; each gives what the C expression on t's device gives.
+static void scalars_follow_the_device() {
+    int td = gad_test_register_device();
+    CHECK(td > 0);
+    if (td <= 0) return;
+    gad::scope s;
+    gad::tensor a = gad::from_f32(av, {2, 3});
+    gad::tensor t{gad_to_device(a, td)};
+    CHECK(gad_device_of(t) == td && gad_default_device() == GAD_CPU);
+    gad::tensor cpu_of[] = {gad::tensor{gad_to_device(t / 2.0, GAD_CPU)},
+                            gad::tensor{gad_to_device(2.0 - t, GAD_CPU)},
+                            gad::tensor{gad_to_device(2.0 / t, GAD_CPU)},
+                            gad::tensor{gad_to_device(t * 2.0, GAD_CPU)},
+                            gad::tensor{gad_to_device(t + 2.0, GAD_CPU)},
+                            gad::tensor{gad_to_device(t - 2.0, GAD_CPU)}};
+    CHECK(same(cpu_of[0], gad_div(a, gad_scalar_f32(2))));
+    CHECK(same(cpu_of[1], gad_sub(gad_scalar_f32(2), a)));
+    CHECK(same(cpu_of[2], gad_div(gad_scalar_f32(2), a)));
+    CHECK(same(cpu_of[3], gad_mul_scalar(a, 2)));
+    CHECK(same(cpu_of[4], gad_add_scalar(a, 2)));
+    CHECK(same(cpu_of[5], gad_add_scalar(a, -2)));
+    CHECK(gad_default_device() == GAD_CPU);
+    // the other way round: a CPU tensor while the default is the device
+    gad_set_default_device(td);
+    CHECK(same(a / 2.0, gad_div(a, gad::tensor{gad_to_device(gad_scalar_f32(2), GAD_CPU)})));
+    CHECK(gad_device_of(2.0 - a) == GAD_CPU && gad_default_device() == td);
+    gad_set_default_device(GAD_CPU);
+    // and the dtype: an f64 tensor on the device
+    const double dv[] = {1, 2};
+    gad::tensor d{gad_to_device(gad::from_f64(dv, {2}), td)};
+    gad::tensor q = 1.0 / d;
+    CHECK(q.dtype() == GAD_F64 && gad_device_of(q) == td);
+}
+
+// gad::unique has a deleter for every type with a _free (compile_headers.sh
+// checks the list against gad.h); each frees what it holds.
+static void unique_objects() {
+    const int64_t base = live();
+    {
+        gad::unique<gad_rng> r{gad_rng_new(1)};
+        gad::unique<gad_params> ps{gad_params_new()};
+        gad::unique<gad_sampler> sm{gad_sampler_new(10, 2, 1, nullptr)};
+        CHECK(r && ps && sm);
+    }
+    CHECK(live() == base);
+}
+
 static void ownership() {
     const int64_t base = live();
     operators_and_lists();
@@ -204,6 +255,8 @@ static void errors() {
 int main() {
     ownership();
     errors();
+    scalars_follow_the_device();
+    unique_objects();
     if (failures) {
         std::fprintf(stderr, "%d checks failed\n", failures);
         return 1;
