@@ -19,6 +19,25 @@ gad_call_site gad_call_site_enter(const char *file, int line) {
 
 void gad_call_site_leave(gad_call_site prev) { tl_site = prev; }
 
+/* The public op being run (gad_int.h), NULL outside one. */
+static _Thread_local const char *tl_public;
+
+const char *gad__op_public(void) { return tl_public; }
+
+const char *gad__op_public_enter(const char *op) {
+    const char *prev = tl_public;
+    if (!prev) tl_public = op;
+    return prev;
+}
+
+const char *gad__op_public_set(const char *op) {
+    const char *prev = tl_public;
+    tl_public = op;
+    return prev;
+}
+
+void gad__op_public_leave(const char *prev) { tl_public = prev; }
+
 static const char *const status_names[] = {
 #define GAD_STATUS_NAME_(code, name) name,
     GAD_STATUS_LIST(GAD_STATUS_NAME_)

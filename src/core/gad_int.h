@@ -435,6 +435,17 @@ void *gad__err(gad_status kind, const char *op, const char *fmt, ...)
  * earlier failure is then what made it NULL). Returns NULL. */
 void *gad__null_arg(const char *op);
 
+/* The public op this thread is running, for errors raised under it by what
+ * it calls (an unsupported kernel, gad__err_unsupported): a composite op
+ * (variance, a layer) names itself rather than the op inside it, and the
+ * engine names the op whose VJP it runs. gad__op_public_enter sets op when
+ * none is set (the outermost wins); gad__op_public_set sets it always;
+ * both return what to give back to gad__op_public_leave. NULL: none. */
+const char *gad__op_public(void);
+const char *gad__op_public_enter(const char *op);
+const char *gad__op_public_set(const char *op);
+void gad__op_public_leave(const char *prev);
+
 /* True when an error is pending on this thread. */
 bool gad__error_pending(void);
 

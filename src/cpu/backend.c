@@ -4,6 +4,11 @@
  * optimizers). Registers the CPU's hooks into core (GEMM's scratch trim and
  * BLAS thread count) before main. */
 #include "backend/backend.h"
+#include "backend/embedding.h"
+#include "backend/helix.h"
+#include "backend/masked_ce.h"
+#include "backend/rms_norm.h"
+#include "backend/scan.h"
 #include "cpu/cpu.h"
 #include "cpu/fused.h"
 #include "cpu/gemm.h"
@@ -225,6 +230,13 @@ static void cpu_scale(gad_tensor *g, double s) {
 
 /* ---------------------------------------------------------------- table */
 
+static const gad_be_scan cpu_scan = {.fwd = cpu_scan_fwd, .bwd = cpu_scan_bwd};
+static const gad_be_rms_norm cpu_rms_norm = {.fwd = cpu_rms_fwd, .bwd = cpu_rms_bwd};
+static const gad_be_masked_ce cpu_masked_ce = {
+    .prep = cpu_mce_prep, .fwd = cpu_mce_fwd, .bwd = cpu_mce_bwd};
+static const gad_be_embedding cpu_embedding = {.fwd = cpu_emb_fwd, .bwd = cpu_emb_bwd};
+static const gad_be_helix cpu_helix = {.fwd = cpu_helix_fwd, .bwd = cpu_helix_bwd};
+
 const gad_backend gad__cpu_backend = {
     .name = "cpu",
     .mem = &gad__host_mem, /* core's own */
@@ -244,21 +256,15 @@ const gad_backend gad__cpu_backend = {
     .take = gad__k_take,
     .cat_into = gad__k_cat_into,
     .matmul = gad__k_matmul,
-    .scan_fwd = cpu_scan_fwd,
-    .scan_bwd = cpu_scan_bwd,
-    .rms_fwd = cpu_rms_fwd,
-    .rms_bwd = cpu_rms_bwd,
-    .mce_prep = cpu_mce_prep,
-    .mce_fwd = cpu_mce_fwd,
-    .mce_bwd = cpu_mce_bwd,
-    .emb_fwd = cpu_emb_fwd,
-    .emb_bwd = cpu_emb_bwd,
-    .helix_fwd = cpu_helix_fwd,
-    .helix_bwd = cpu_helix_bwd,
     .adamw_step = cpu_adamw,
     .sgd_step = cpu_sgd,
     .sumsq = cpu_sumsq,
     .scale = cpu_scale,
+    .scan = &cpu_scan,
+    .rms_norm = &cpu_rms_norm,
+    .masked_ce = &cpu_masked_ce,
+    .embedding = &cpu_embedding,
+    .helix = &cpu_helix,
 };
 
 /* GEMM keeps packing buffers per thread and may drive a BLAS with threads

@@ -5,6 +5,11 @@
  * .cu files beside it launch the kernels. Registered by gad__cuda_init,
  * which the public device API calls. */
 #include "backend/backend.h"
+#include "backend/embedding.h"
+#include "backend/helix.h"
+#include "backend/masked_ce.h"
+#include "backend/rms_norm.h"
+#include "backend/scan.h"
 #include "cuda/cuda.h"
 #include "cuda/cuda_abi.h"
 #include "iter.h"
@@ -577,6 +582,13 @@ static void cu_scale(gad_tensor *g, double s) {
 
 /* --------------------------------------------------------- registration */
 
+static const gad_be_scan cu_scan = {.fwd = cu_scan_fwd, .bwd = cu_scan_bwd};
+static const gad_be_rms_norm cu_rms_norm = {.fwd = cu_rms_fwd, .bwd = cu_rms_bwd};
+static const gad_be_masked_ce cu_masked_ce = {
+    .prep = cu_mce_prep, .fwd = cu_mce_fwd, .bwd = cu_mce_bwd};
+static const gad_be_embedding cu_embedding = {.fwd = cu_emb_fwd, .bwd = cu_emb_bwd};
+static const gad_be_helix cu_helix = {.fwd = cu_helix_fwd, .bwd = cu_helix_bwd};
+
 static const gad_backend cu_table = {
     .name = "cuda",
     .unary = cu_unary,
@@ -595,21 +607,15 @@ static const gad_backend cu_table = {
     .take = cu_take,
     .cat_into = cu_cat_into,
     .matmul = cu_matmul,
-    .scan_fwd = cu_scan_fwd,
-    .scan_bwd = cu_scan_bwd,
-    .rms_fwd = cu_rms_fwd,
-    .rms_bwd = cu_rms_bwd,
-    .mce_prep = cu_mce_prep,
-    .mce_fwd = cu_mce_fwd,
-    .mce_bwd = cu_mce_bwd,
-    .emb_fwd = cu_emb_fwd,
-    .emb_bwd = cu_emb_bwd,
-    .helix_fwd = cu_helix_fwd,
-    .helix_bwd = cu_helix_bwd,
     .adamw_step = cu_adamw,
     .sgd_step = cu_sgd,
     .sumsq = cu_sumsq,
     .scale = cu_scale,
+    .scan = &cu_scan,
+    .rms_norm = &cu_rms_norm,
+    .masked_ce = &cu_masked_ce,
+    .embedding = &cu_embedding,
+    .helix = &cu_helix,
 };
 
 /* gad_device_memory: the driver's free and total bytes of the device. */

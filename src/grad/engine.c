@@ -103,8 +103,9 @@ static int accumulate_into(gad_tensor **slot, gad_tensor *g) {
 }
 
 static int check_anomaly(gad_node *n, int i, gad_tensor *g) {
-    if (!atomic_load_explicit(&g_anomaly, memory_order_relaxed) || GAD_BE(g)->all_finite(g))
-        return 0;
+    if (!atomic_load_explicit(&g_anomaly, memory_order_relaxed)) return 0;
+    if (GAD_LACKS(n->info->name, g, all_finite)) return -1;
+    if (GAD_BE(g)->all_finite(g)) return 0;
     gad_node *p = n->parents[i];
     gad__err(GAD_ERR_DOMAIN, n->info->name,
              "anomaly: the VJP produced NaN or Inf for input %d, which was "
@@ -328,6 +329,8 @@ GAD_HOT static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
                     gin[i] = NULL;
                 }
                 gad_scope_begin();
+                /* a kernel the VJP or the sums lack: the error names the op */
+                const char *pub = gad__op_public_set(n->info->name);
                 int rc = n->info->vjp(n, gy, need, gin);
                 for (int i = 0; rc == 0 && i < n->nparents; i++) {
                     gad_tensor *g = gin[i];
@@ -337,6 +340,7 @@ GAD_HOT static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
                     else if (check_anomaly(n, i, g)) rc = -1;
                     else rc = accumulate_into(slot_of(ps, p), g);
                 }
+                gad__op_public_leave(pub);
                 gad_scope_end();
                 if (rc) ps->rc = -1;
                 if (gin != gin_small) gad__free(gin, extra);

@@ -36,6 +36,7 @@ GAD_HOT static gad_tensor *binary(const char *op, const gad_op_info *info, gad_b
     if (gad__bad_tensor(a) || gad__bad_tensor(b)) return gad__bad_of(op, 2, (const gad_tensor *const[]){a, b});
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
     if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
+    if (GAD_LACKS(op, a, binary)) return NULL;
     gad_tensor *y;
     if (gad__same_shape(a->shape, a->rank, b->shape, b->rank)) {
         y = gad__tensor_like(op, a);
@@ -90,7 +91,7 @@ enum { SAVE_NONE, SAVE_X, SAVE_Y };
 GAD_HOT static gad_tensor *unary(const char *op, const gad_op_info *info, gad_ukernel k, gad_tensor *x, double pa, double pb,
                          int save) {
     GAD_NEED(op, x);
-    if (gad__need_float(op, x)) return NULL;
+    if (gad__need_float(op, x) || GAD_LACKS(op, x, unary)) return NULL;
     gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;
     gad_uparams p = {pa, pb};
@@ -107,6 +108,7 @@ GAD_HOT static gad_tensor *unary(const char *op, const gad_op_info *info, gad_uk
 
 /* gy * f'(v) in one kernel pass, off the tape (first-order VJPs). */
 GAD_HOT static gad_tensor *grad_kernel(gad_gkernel k, gad_tensor *gy, gad_tensor *v, double a, double b) {
+    if (GAD_LACKS("vjp", v, grad)) return NULL; /* named after the op by the engine */
     gad_tensor *out = gad__tensor_like("vjp", v);
     if (!out) return NULL;
     gad_uparams p = {a, b};
