@@ -326,6 +326,21 @@ TEST(composites_name_themselves) {
     CHECK(gad_logsumexp(x, 1, 0) == NULL);
     CHECK(gad_last_error() && !strcmp(gad_last_error()->op, "logsumexp"));
     gad_clear_error();
+    CHECK(gad_mse_loss(x, x, GAD_REDUCE_MEAN) == NULL);
+    CHECK(gad_last_error() && !strcmp(gad_last_error()->op, "mse_loss"));
+    gad_clear_error();
+    td_table_reset();
+    td_backend.cat_into = NULL;
+    CHECK(gad_stack((gad_tensor *[]){x, x}, 2, 0) == NULL);
+    CHECK(gad_last_error() && !strcmp(gad_last_error()->op, "stack"));
+    gad_clear_error();
+    td_table_reset();
+    td_backend.matmul = NULL;
+    gad_tensor *w = to_td(gad_full((int64_t[]){3, 4}, 2, GAD_F32, 0.5));
+    CHECK(gad_linear(x, w, NULL) == NULL);
+    CHECK_MSG(gad_last_error() && !strcmp(gad_last_error()->op, "linear"), "%s",
+              gad_last_error() ? gad_last_error()->text : "no error");
+    gad_clear_error();
     td_table_reset();
     gad_scope_end();
 }

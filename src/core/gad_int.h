@@ -445,6 +445,14 @@ const char *gad__op_public(void);
 const char *gad__op_public_enter(const char *op);
 const char *gad__op_public_set(const char *op);
 void gad__op_public_leave(const char *prev);
+static inline void gad__op_public_cleanup(const char *const *prev) {
+    gad__op_public_leave(*prev);
+}
+/* First line of a composite op (one made of other public ops): it is the
+ * public op until the function returns (a cleanup variable, GCC and clang). */
+#define GAD_COMPOSITE(op)                                                      \
+    __attribute__((cleanup(gad__op_public_cleanup), unused))                   \
+    const char *const gad_public_prev_ = gad__op_public_enter(op)
 
 /* True when an error is pending on this thread. */
 bool gad__error_pending(void);

@@ -249,6 +249,7 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
 
 gad_tensor *gad_stack(gad_tensor *const *ts, int n, int axis) {
     const char *op = "stack";
+    GAD_COMPOSITE(op);
     if (!ts && n > 0) return gad__null_arg(op);
     if (n <= 0)
         return gad__err(GAD_ERR_SHAPE, op, "needs at least one tensor (n = %d)", n);

@@ -161,13 +161,12 @@ gad_tensor *gad_variance(gad_tensor *x, const int *axes, int n, int keepdims) {
     if (gad__need_float("variance", x)) return NULL;
     unsigned mask;
     if (gad__axes_mask("variance", axes, n, x->rank, &mask)) return NULL;
-    const char *pub = gad__op_public_enter("variance");
+    GAD_COMPOSITE("variance");
     gad_scope_begin();
     gad_tensor *m = gad_mean(x, axes, n, 1);
     gad_tensor *d = gad_sub(x, m);
     gad_tensor *v = gad_keep(gad_mean(gad_square(d), axes, n, keepdims));
     gad_scope_end();
-    gad__op_public_leave(pub);
     return v;
 }
 
@@ -176,11 +175,10 @@ gad_tensor *gad_stddev(gad_tensor *x, const int *axes, int n, int keepdims) {
     unsigned mask;
     if (gad__need_float("stddev", x) || gad__axes_mask("stddev", axes, n, x->rank, &mask))
         return NULL;
-    const char *pub = gad__op_public_enter("stddev");
+    GAD_COMPOSITE("stddev");
     gad_scope_begin();
     gad_tensor *s = gad_keep(gad_sqrt(gad_variance(x, axes, n, keepdims)));
     gad_scope_end();
-    gad__op_public_leave(pub);
     return s;
 }
 
@@ -262,21 +260,12 @@ gad_tensor *gad_log_softmax(gad_tensor *x, int axis) {
  * Over an empty axis it is log(0) = -inf, as torch.logsumexp (the sum has
  * an identity, unlike the max), computed as log(sum(exp(x))) so that the
  * gradient (an empty tensor) flows as usual. */
-static gad_tensor *logsumexp_of(gad_tensor *x, int a, int keepdims);
-
 gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims) {
     GAD_NEED("logsumexp", x);
     int a;
     if (gad__need_float("logsumexp", x) || gad__norm_axis("logsumexp", axis, x->rank, &a))
         return NULL;
-    const char *pub = gad__op_public_enter("logsumexp");
-    gad_tensor *out = logsumexp_of(x, a, keepdims);
-    gad__op_public_leave(pub);
-    return out;
-}
-
-/* logsumexp over the valid axis a. */
-static gad_tensor *logsumexp_of(gad_tensor *x, int a, int keepdims) {
+    GAD_COMPOSITE("logsumexp");
     if (x->shape[a] == 0) {
         gad_scope_begin();
         gad_tensor *e = gad_keep(gad_log(gad_sum(gad_exp(x), &a, 1, keepdims)));
