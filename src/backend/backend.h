@@ -191,7 +191,7 @@ extern const gad_backend *gad__backends[GAD_MAX_DEVICES];
 /* Record GAD_ERR_UNSUPPORTED under op (or the public op being run, when
  * one is: gad__op_public) with the message "not supported on DEVICE";
  * returns 1 (for GAD_LACKS). */
-int gad__err_unsupported(const char *op, int dev);
+GAD_COLD int gad__err_unsupported(const char *op, int dev);
 
 /* The CPU's table (device 0). */
 extern const gad_backend gad__cpu_backend;

@@ -30,11 +30,6 @@ const char *gad__op_public_enter(const char *op) {
     return prev;
 }
 
-const char *gad__op_public_set(const char *op) {
-    const char *prev = tl_public;
-    tl_public = op;
-    return prev;
-}
 
 void gad__op_public_leave(const char *prev) { tl_public = prev; }
 
@@ -85,6 +80,18 @@ void *gad__err(gad_status kind, const char *op, const char *fmt, ...) {
     snprintf(tl_err.text + head, sizeof tl_err.text - (size_t)head, "%.*s%s", (int)ml,
              tl_err.message, site);
     return NULL;
+}
+
+void gad__err_unsupported_rename(const char *op) {
+    if (!tl_pending || tl_err.kind != GAD_ERR_UNSUPPORTED || !strcmp(tl_err.op, op)) return;
+    char msg[sizeof tl_err.message];
+    snprintf(msg, sizeof msg, "%s", tl_err.message);
+    gad_call_site site = tl_site; /* where the error was raised */
+    tl_site.file = tl_err.file;
+    tl_site.line = tl_err.line;
+    tl_pending = false;
+    gad__err(GAD_ERR_UNSUPPORTED, op, "%s", msg);
+    tl_site = site;
 }
 
 void *gad_error_set(gad_status kind, const char *op, const char *fmt, ...) {

@@ -32,7 +32,7 @@ static gad_tensor *saved_in(gad_node *n, int i) {
  * minimum). */
 enum { KEEP_NONE, KEEP_CROSS, KEEP_QUOT, KEEP_BOTH };
 
-GAD_HOT static gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
+GAD_HOT static GAD_ALWAYS_INLINE gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
     if (gad__bad_tensor(a) || gad__bad_tensor(b)) return gad__bad_of(op, 2, (const gad_tensor *const[]){a, b});
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
     if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
@@ -88,7 +88,7 @@ int gad__vjp_minimum(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor *
 /* What a unary op's VJP needs saved (the rows' save). */
 enum { SAVE_NONE, SAVE_X, SAVE_Y };
 
-GAD_HOT static gad_tensor *unary(const char *op, const gad_op_info *info, gad_ukernel k, gad_tensor *x, double pa, double pb,
+GAD_HOT static GAD_ALWAYS_INLINE gad_tensor *unary(const char *op, const gad_op_info *info, gad_ukernel k, gad_tensor *x, double pa, double pb,
                          int save) {
     GAD_NEED(op, x);
     if (gad__need_float(op, x) || GAD_LACKS(op, x, unary)) return NULL;
