@@ -94,14 +94,17 @@ bench: build
 compare: bench
 	bench/compare --build $(BUILD)
 
-# The two files derived from gad.h and the tests, after a change to either
-# (a new public function, a new elementwise op's row): the call-site
-# macros (include/gad_call_sites.h) and the bad-input page (docs/errors.md).
-# test_call_sites, call_sites_generated and test_bad_input fail until then.
+# The files derived from gad.h, the tests and the back ends' tables, after
+# a change to any (a new public function, a new elementwise op's row, a
+# kernel entry): the call-site macros (include/gad_call_sites.h), the
+# bad-input page (docs/errors.md) and the op x back end table
+# (docs/backends.md). test_call_sites, call_sites_generated, test_bad_input
+# and test_backends fail until then.
 generated: build
 	python3 tools/gen_call_sites.py
-	$(CMAKE) --build $(BUILD) -j $(JOBS) --target test_bad_input
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target test_bad_input test_backends
 	$(BUILD)/tests/test_bad_input --markdown > docs/errors.md
+	$(BUILD)/tests/test_backends --markdown > docs/backends.md
 
 # make install PREFIX=$$HOME/.local installs without root; DESTDIR=dir
 # (staged installs) is honoured by cmake --install too.

@@ -812,6 +812,19 @@ gad_tensor *gad_unsqueeze(gad_tensor *t, int axis);
  * or an incompatible dim is a shape error. */
 gad_tensor *gad_broadcast_to(gad_tensor *t, const int64_t *shape, int rank);
 
+/* A copy of x (any dtype) reversed along the axes dims[0..ndims) (negative
+ * allowed; none: a plain copy), as torch.flip. An axis out of range or
+ * given twice is a shape error. */
+gad_tensor *gad_flip(gad_tensor *x, const int *dims, int ndims);
+
+/* A copy of x (any dtype) with its elements rolled by shifts[i] along axis
+ * dims[i], for i < n, as torch.roll: y[j] = x[j - shift] modulo the axis'
+ * size, for shifts of any sign and size; an axis given twice rolls by the
+ * sum. dims NULL rolls the flattened tensor by shifts[0] (n must be 1)
+ * and restores the shape. n < 1, shifts NULL, or an axis out of range is
+ * a shape error. */
+gad_tensor *gad_roll(gad_tensor *x, const int64_t *shifts, const int *dims, int n);
+
 /* ======================================================================== */
 /* Elementwise ops                                                           */
 /* ======================================================================== */

@@ -48,7 +48,7 @@
  *     gad::zeros({2, 3}), gad::ones({2, 3}, GAD_F64), gad::full({2}, GAD_F32, 7)
  *     gad::randn({4, 4}, seed)
  *     gad::reshape(t, {3, -1}), gad::view(t, {6}), gad::broadcast_to(t, {4, 3})
- *     gad::permute(t, {1, 0})
+ *     gad::permute(t, {1, 0}), gad::flip(t, {0}), gad::roll(t, {1, -2}, {0, 1})
  *     gad::sum(t, {0}), gad::mean(t, {-1}, true), gad::variance, gad::stddev
  *     gad::slice(t, {gad::range(0, 2), gad::all(), gad::range(gad::nil, gad::nil, -1)})
  *     gad::cat({a, b}, 0), gad::stack({a, b}, 0)
@@ -281,6 +281,22 @@ inline tensor broadcast_to(tensor t, shape s) {
 }
 inline tensor permute(tensor t, axes a) {
     return check(gad_permute(t, a.begin(), detail::count(a)));
+}
+inline tensor flip(tensor t, axes dims) {
+    return check(gad_flip(t, dims.begin(), detail::count(dims)));
+}
+/* shifts[i] along dims[i] (one dim per shift); without dims, the flattened
+ * tensor by its one shift */
+inline tensor roll(tensor t, shape shifts, axes dims) {
+    if (dims.size() != shifts.size())
+        gad_error_set(GAD_ERR_SHAPE, "roll", "%d shifts for %d dims", detail::count(shifts),
+                      detail::count(dims));
+    return check(dims.size() != shifts.size()
+                     ? nullptr
+                     : gad_roll(t, shifts.begin(), dims.begin(), detail::count(shifts)));
+}
+inline tensor roll(tensor t, shape shifts) {
+    return check(gad_roll(t, shifts.begin(), nullptr, detail::count(shifts)));
 }
 inline tensor sum(tensor t, axes a, bool keepdims = false) {
     return check(gad_sum(t, a.begin(), detail::count(a), keepdims ? 1 : 0));

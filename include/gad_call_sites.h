@@ -625,6 +625,18 @@ GAD_CS_INLINE_ gad_tensor *gad__at_broadcast_to(const char *gad_file_, int gad_l
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_flip(const char *gad_file_, int gad_line_, gad_tensor *x, const int *dims, int ndims) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_flip)(x, dims, ndims);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_roll(const char *gad_file_, int gad_line_, gad_tensor *x, const int64_t *shifts, const int *dims, int n) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_roll)(x, shifts, dims, n);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_add(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_add)(a, b);
@@ -1644,6 +1656,8 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_squeeze_all(...) gad__at_squeeze_all(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_unsqueeze(...) gad__at_unsqueeze(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_broadcast_to(...) gad__at_broadcast_to(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_flip(...) gad__at_flip(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_roll(...) gad__at_roll(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_add(...) gad__at_add(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_sub(...) gad__at_sub(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_mul(...) gad__at_mul(__FILE__, __LINE__, __VA_ARGS__)

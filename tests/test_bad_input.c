@@ -1698,6 +1698,37 @@ ROW(bcast_empty_huge, "gad_broadcast_to", "huge",
     return gad_broadcast_to(F32T(1), DIMS(0, BIG, BIG)) == NULL;)
 GOOD(bcast_big_ok, "gad_broadcast_to", "huge", "[1] to [2^59] (fits)", "a view",
      SHAPE_IS(gad_broadcast_to(F32T(1), DIMS((int64_t)1 << 59)), (int64_t)1 << 59))
+#define SH(...) (const int64_t[]){__VA_ARGS__}
+TBAD(flip_null, "gad_flip", "NULL", "x NULL", E_DOMAIN, "flip", NULL, gad_flip(NULL, AX(0), 1))
+TBAD(flip_nodims, "gad_flip", "NULL", "dims NULL with ndims = 1", E_SHAPE, "flip", "n = 1",
+     gad_flip(F32T(2, 3), NULL, 1))
+TBAD(flip_axis, "gad_flip", "axis", "dims {2} for a [2,3] tensor", E_SHAPE, "flip", "axis 2",
+     gad_flip(F32T(2, 3), AX(2), 1))
+TBAD(flip_dup, "gad_flip", "axis", "dims {1, -1} (the same twice)", E_SHAPE, "flip",
+     "duplicate", gad_flip(F32T(2, 3), AX(1, -1), 2))
+GOOD(flip_empty, "gad_flip", "empty", "[0,3] along 0", "[0,3]",
+     SHAPE_IS(gad_flip(F32T(0, 3), AX(0), 1), 0, 3))
+GOOD(flip_rank0, "gad_flip", "rank 0", "a scalar, no dims", "a copy",
+     SCALAR_IS(gad_flip(S32(1), NULL, 0)))
+GOOD(flip_i64, "gad_flip", "dtype", "i64 {0, 1} along 0", "{1, 0}",
+     at(gad_flip(I64T(2), AX(0), 1), 0) == 1)
+TBAD(roll_null, "gad_roll", "NULL", "x NULL", E_DOMAIN, "roll", NULL,
+     gad_roll(NULL, SH(1), AX(0), 1))
+TBAD(roll_noshifts, "gad_roll", "NULL", "shifts NULL", E_SHAPE, "roll", "n = 1",
+     gad_roll(F32T(2, 3), NULL, AX(0), 1))
+TBAD(roll_none, "gad_roll", "value", "n = 0", E_SHAPE, "roll", "n = 0",
+     gad_roll(F32T(2, 3), SH(1), AX(0), 0))
+TBAD(roll_flat2, "gad_roll", "shape", "2 shifts, dims NULL", E_SHAPE, "roll", "2 shifts",
+     gad_roll(F32T(2, 3), SH(1, 2), NULL, 2))
+TBAD(roll_axis, "gad_roll", "axis", "dim -3 for a [2,3] tensor", E_SHAPE, "roll", "axis -3",
+     gad_roll(F32T(2, 3), SH(1), AX(-3), 1))
+GOOD(roll_empty, "gad_roll", "empty", "[0,3] by 5, along 0 and flattened", "[0,3]",
+     SHAPE_IS(gad_roll(F32T(0, 3), SH(5), AX(0), 1), 0, 3) &&
+         SHAPE_IS(gad_roll(F32T(0, 3), SH(5), NULL, 1), 0, 3))
+GOOD(roll_huge_shift, "gad_roll", "huge", "[3] by INT64_MIN (1 modulo 3)", "x rolled by 1",
+     at(gad_roll(F32T(3), SH(INT64_MIN), AX(0), 1), 0) == -0.25)
+GOOD(roll_rank0, "gad_roll", "rank 0", "a scalar by 3, dims NULL", "a copy",
+     SCALAR_IS(gad_roll(S32(1), SH(3), NULL, 1)))
 
 AREA("Elementwise ops")
 

@@ -25,6 +25,11 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/embedding.h"
+#include "backend/helix.h"
+#include "backend/masked_ce.h"
+#include "backend/rms_norm.h"
+#include "backend/scan.h"
 #include "gad_int.h"
 
 static atomic_llong td_live, td_to_host, td_from_host;
@@ -122,11 +127,11 @@ static void td_scatter_add(gad_tensor *y, int axis, const gad_tensor *index,
 
 static void td_emb_fwd(const gad_tensor *table, const gad_tensor *idx, gad_tensor *y) {
     if (td_bad(idx, 0, table->shape[0])) td_zeros(y);
-    else gad__cpu_backend.emb_fwd(table, idx, y);
+    else gad__cpu_backend.embedding->fwd(table, idx, y);
 }
 
 static void td_emb_bwd(const gad_tensor *idx, const gad_tensor *gy, gad_tensor *gt) {
-    if (!td_bad(idx, 0, gt->shape[0])) gad__cpu_backend.emb_bwd(idx, gy, gt);
+    if (!td_bad(idx, 0, gt->shape[0])) gad__cpu_backend.embedding->bwd(idx, gy, gt);
 }
 
 /* The CPU's preparation; in the deferred mode, of the targets with the
@@ -134,7 +139,7 @@ static void td_emb_bwd(const gad_tensor *idx, const gad_tensor *gy, gad_tensor *
 static int td_mce_prep(const char *op, const gad_tensor *targets, const gad_tensor *mask,
                        int64_t V, gad_tensor *safe, gad_tensor *count, gad_tensor *nscale) {
     if (!atomic_load(&td_deferred))
-        return gad__cpu_backend.mce_prep(op, targets, mask, V, safe, count, nscale);
+        return gad__cpu_backend.masked_ce->prep(op, targets, mask, V, safe, count, nscale);
     gad_tensor *t = gad__tensor_like(op, safe), *mp = t ? gad__contig(op, mask) : NULL;
     int rc = -1;
     if (mp) {
@@ -148,7 +153,7 @@ static int td_mce_prep(const char *op, const gad_tensor *targets, const gad_tens
                 tv[i] = 0;
             }
         }
-        rc = gad__cpu_backend.mce_prep(op, t, mask, V, safe, count, nscale);
+        rc = gad__cpu_backend.masked_ce->prep(op, t, mask, V, safe, count, nscale);
     }
     gad_release(mp);
     gad_release(t);
@@ -161,14 +166,15 @@ static int td_mce_prep(const char *op, const gad_tensor *targets, const gad_tens
  * there, or the preparation failed). */
 static int td_mce_fwd(const char *op, const gad_tensor *logits, const gad_tensor *safe,
                       const gad_tensor *mask, gad_tensor *probs, gad_tensor *loss) {
-    if (logits->shape[1] > 0) return gad__cpu_backend.mce_fwd(op, logits, safe, mask, probs, loss);
+    if (logits->shape[1] > 0)
+        return gad__cpu_backend.masked_ce->fwd(op, logits, safe, mask, probs, loss);
     td_zeros(loss);
     return 0;
 }
 
 static void td_mce_bwd(const gad_tensor *probs, const gad_tensor *safe, const gad_tensor *mask,
                        const gad_tensor *count, const gad_tensor *gy, gad_tensor *d) {
-    if (probs->shape[1] > 0) gad__cpu_backend.mce_bwd(probs, safe, mask, count, gy, d);
+    if (probs->shape[1] > 0) gad__cpu_backend.masked_ce->bwd(probs, safe, mask, count, gy, d);
 }
 
 /* ------------------------------------------------------------- memory */
@@ -219,9 +225,17 @@ static const gad_devmem td_mem = {
     .mem_stats = td_mem_stats,
 };
 
+/* Its table and its families' tables: copies that a test may change (an
+ * entry made NULL: test_device.c's gaps), then put back with
+ * td_table_reset. */
 static gad_backend td_backend;
+static gad_be_scan td_scan;
+static gad_be_rms_norm td_rms_norm;
+static gad_be_masked_ce td_masked_ce;
+static gad_be_embedding td_embedding;
+static gad_be_helix td_helix;
 
-static void register_test_device(void) {
+static void td_table_reset(void) {
     td_backend = gad__cpu_backend; /* every kernel the CPU's, */
     td_backend.name = "test";
     td_backend.mem = &td_mem;
@@ -230,11 +244,20 @@ static void register_test_device(void) {
     td_backend.gather = td_gather;
     td_backend.take = td_take;
     td_backend.scatter_add = td_scatter_add;
-    td_backend.emb_fwd = td_emb_fwd;
-    td_backend.emb_bwd = td_emb_bwd;
-    td_backend.mce_prep = td_mce_prep;
-    td_backend.mce_fwd = td_mce_fwd;
-    td_backend.mce_bwd = td_mce_bwd;
+    td_scan = *gad__cpu_backend.scan;
+    td_rms_norm = *gad__cpu_backend.rms_norm;
+    td_masked_ce = (gad_be_masked_ce){.prep = td_mce_prep, .fwd = td_mce_fwd, .bwd = td_mce_bwd};
+    td_embedding = (gad_be_embedding){.fwd = td_emb_fwd, .bwd = td_emb_bwd};
+    td_helix = *gad__cpu_backend.helix;
+    td_backend.scan = &td_scan;
+    td_backend.rms_norm = &td_rms_norm;
+    td_backend.masked_ce = &td_masked_ce;
+    td_backend.embedding = &td_embedding;
+    td_backend.helix = &td_helix;
+}
+
+static void register_test_device(void) {
+    td_table_reset();
     TD = gad__backend_register(&td_backend);
 }
 

@@ -171,6 +171,16 @@ static gad_tensor *apply(const ref_case *c) {
     if (!strcmp(op, "unsqueeze")) return gad_unsqueeze(in[0], (int)ip[0]);
     if (!strcmp(op, "squeeze")) return gad_squeeze(in[0], (int)ip[0]);
     if (!strcmp(op, "broadcast_to")) return gad_broadcast_to(in[0], ip, c->ni);
+    if (!strcmp(op, "flip")) {
+        int d[GAD_MAX_RANK];
+        for (int i = 0; i < c->ni; i++) d[i] = (int)ip[i];
+        return gad_flip(in[0], d, c->ni);
+    }
+    if (!strcmp(op, "roll")) { /* whether dims are given, the shifts, the dims */
+        int n = ip[0] ? (c->ni - 1) / 2 : 1, d[GAD_MAX_RANK];
+        for (int i = 0; ip[0] && i < n; i++) d[i] = (int)ip[1 + n + i];
+        return gad_roll(in[0], ip + 1, ip[0] ? d : NULL, n);
+    }
     if (!strcmp(op, "cast"))
         return gad_cast(in[0], gad_dtype(in[0]) == GAD_F64 ? GAD_F32 : GAD_F64);
     return NULL;

@@ -19,6 +19,20 @@ gad_call_site gad_call_site_enter(const char *file, int line) {
 
 void gad_call_site_leave(gad_call_site prev) { tl_site = prev; }
 
+/* The public op being run (gad_int.h), NULL outside one. */
+static _Thread_local const char *tl_public;
+
+const char *gad__op_public(void) { return tl_public; }
+
+const char *gad__op_public_enter(const char *op) {
+    const char *prev = tl_public;
+    if (!prev) tl_public = op;
+    return prev;
+}
+
+
+void gad__op_public_leave(const char *prev) { tl_public = prev; }
+
 static const char *const status_names[] = {
 #define GAD_STATUS_NAME_(code, name) name,
     GAD_STATUS_LIST(GAD_STATUS_NAME_)
@@ -64,6 +78,18 @@ void *gad__err(gad_status kind, const char *op, const char *fmt, ...) {
     snprintf(tl_err.text + head, sizeof tl_err.text - (size_t)head, "%.*s%s", (int)ml,
              tl_err.message, site);
     return NULL;
+}
+
+void gad__err_unsupported_rename(const char *op) {
+    if (!tl_pending || tl_err.kind != GAD_ERR_UNSUPPORTED || !strcmp(tl_err.op, op)) return;
+    char msg[sizeof tl_err.message];
+    snprintf(msg, sizeof msg, "%s", tl_err.message);
+    gad_call_site site = tl_site; /* where the error was raised */
+    tl_site.file = tl_err.file;
+    tl_site.line = tl_err.line;
+    tl_pending = false;
+    gad__err(GAD_ERR_UNSUPPORTED, op, "%s", msg);
+    tl_site = site;
 }
 
 void *gad_error_set(gad_status kind, const char *op, const char *fmt, ...) {

@@ -21,6 +21,9 @@
  * the reverse pass): placed together in .text.hot, so that its speed does
  * not depend on where the linker happens to put each function. */
 #define GAD_HOT __attribute__((hot))
+/* A per-op driver that each public op must inline (its constant arguments
+ * fold away), whatever the compiler's size heuristics say. */
+#define GAD_ALWAYS_INLINE inline __attribute__((always_inline))
 /* Ask for the cache lines [p, p + n) ahead of a write (a hint: any p,
  * NULL included, is safe). Graphs too large for the cache are walked by
  * pointers, one miss after another, unless the next objects are asked for
@@ -37,6 +40,7 @@
 #define GAD_PRINTF(a, b)
 #define GAD_COLD
 #define GAD_HOT
+#define GAD_ALWAYS_INLINE inline
 #define GAD_PREFETCH_W(p, n) ((void)(p), (void)(n))
 #endif
 
@@ -434,6 +438,27 @@ void *gad__err(gad_status kind, const char *op, const char *fmt, ...)
 /* Record a domain error for a NULL argument unless an error is pending (an
  * earlier failure is then what made it NULL). Returns NULL. */
 void *gad__null_arg(const char *op);
+
+/* The public op this thread is running, for errors raised under it by what
+ * it calls (an unsupported kernel, gad__err_unsupported): a composite op
+ * (variance, a layer) names itself rather than the op inside it, and the
+ * engine names the op whose VJP failed (gad__err_unsupported_rename).
+ * gad__op_public_enter sets op when none is set (the outermost wins) and
+ * returns what to give back to gad__op_public_leave. NULL: none. */
+const char *gad__op_public(void);
+const char *gad__op_public_enter(const char *op);
+void gad__op_public_leave(const char *prev);
+/* When the pending error is an unsupported one, record it again under op
+ * (the engine, after a VJP failed). */
+void gad__err_unsupported_rename(const char *op);
+static inline void gad__op_public_cleanup(const char *const *prev) {
+    gad__op_public_leave(*prev);
+}
+/* First line of a composite op (one made of other public ops): it is the
+ * public op until the function returns (a cleanup variable, GCC and clang). */
+#define GAD_COMPOSITE(op)                                                      \
+    __attribute__((cleanup(gad__op_public_cleanup), unused))                   \
+    const char *const gad_public_prev_ = gad__op_public_enter(op)
 
 /* Format a shape as "[2,3]" into buf: gad_shape_format with a cap of
  * GAD_SHAPE_FORMAT_CAP, so buf needs room for that, or for the whole text

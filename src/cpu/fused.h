@@ -1,8 +1,10 @@
-/* fused.h: fused kernels for the HELIX language model (docs/helix.md). Raw
+/* fused.h: the CPU's fused families (docs/helix.md), one file each: scan.c,
+ * rms_norm.c, masked_ce.c, embedding.c, helix.c. Their raw kernels work on
  * contiguous buffers of one float type (the _f32 and _f64 versions are
- * stamped from one template, src/cpu/fused_tmpl.h); callers validate shapes
- * and allocate outputs. No gradients here: the backward kernels are plain
- * functions the ops layer calls from its VJPs. */
+ * stamped from the family's template, <family>_tmpl.h); callers validate
+ * shapes and allocate outputs. No gradients here: the backward kernels are
+ * plain functions the ops layer calls from its VJPs. Each family file also
+ * defines its sub-table of the seam (gad__cpu_<family>). */
 #ifndef GAD_FUSED_H
 #define GAD_FUSED_H
 
@@ -81,5 +83,12 @@ typedef GAD_HELIX_SAVED(float) gad_helix_saved_f32;
 typedef GAD_HELIX_SAVED(double) gad_helix_saved_f64;
 typedef GAD_HELIX_GRADS(float) gad_helix_grads_f32;
 typedef GAD_HELIX_GRADS(double) gad_helix_grads_f64;
+
+/* The families' sub-tables, which the CPU's table points to. */
+extern const struct gad_be_scan gad__cpu_scan;
+extern const struct gad_be_rms_norm gad__cpu_rms_norm;
+extern const struct gad_be_masked_ce gad__cpu_masked_ce;
+extern const struct gad_be_embedding gad__cpu_embedding;
+extern const struct gad_be_helix gad__cpu_helix;
 
 #endif

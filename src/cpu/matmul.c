@@ -3,6 +3,7 @@
  * place, operands GEMM cannot read packed, a batch of row-major matrices
  * against one shared matrix folded into a single GEMM, and small products
  * spread over threads a batch entry each. */
+#include "backend/layout.h"
 #include "cpu.h"
 #include "cpu/gemm.h"
 
@@ -13,24 +14,6 @@ typedef struct mat_view {
     int64_t ld;
     int64_t bstride[GAD_MAX_RANK]; /* per broadcast batch dim, in elements */
 } mat_view;
-
-/* Whether the last two axes (strides sr, sc for a rows x cols matrix) can go
- * to GEMM directly, and how. */
-static bool gemm_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc,
-                        int *trans, int64_t *ld) {
-    int64_t mc = cols > 1 ? cols : 1, mr = rows > 1 ? rows : 1;
-    if ((sc == 1 || cols <= 1) && (rows <= 1 || sr >= mc)) {
-        *trans = 0;
-        *ld = rows <= 1 ? mc : sr;
-        return true;
-    }
-    if ((sr == 1 || rows <= 1) && (cols <= 1 || sc >= mr)) {
-        *trans = 1;
-        *ld = cols <= 1 ? mr : sc;
-        return true;
-    }
-    return false;
-}
 
 typedef struct mm_ctx {
     int dtype;
@@ -134,12 +117,12 @@ int gad__k_matmul(const char *op, const gad_tensor *a, const gad_tensor *b, gad_
             sr = t->strides[t->rank - 2];
             sc = t->strides[t->rank - 1];
         }
-        if (!gemm_layout(rows, cols, sr, sc, &v->trans, &v->ld)) {
+        if (!gad__gemm_layout(rows, cols, sr, sc, &v->trans, &v->ld)) {
             if (!(*tc = gad__contig(op, t))) goto fail;
             t = *tc;
             sr = one ? (side ? 1 : 0) : t->strides[t->rank - 2];
             sc = one ? (side ? 0 : 1) : t->strides[t->rank - 1];
-            gemm_layout(rows, cols, sr, sc, &v->trans, &v->ld);
+            gad__gemm_layout(rows, cols, sr, sc, &v->trans, &v->ld);
         }
         v->base = gad__ptr(t);
         int rt = one ? 0 : t->rank - 2;

@@ -2,17 +2,14 @@
  * softmax and log_softmax along an axis. Float inputs; f32 is accumulated
  * in double. Every result is computed in an order that depends only on the
  * shapes, never on the thread count. */
+#include "backend/layout.h"
 #include "cpu.h"
 #include "cpu/vmath.h"
 
 #include <math.h>
 
 /* A set of axes of a contiguous tensor: sizes and element strides. */
-typedef struct gspace {
-    int n;
-    int64_t size[GAD_MAX_RANK], stride[GAD_MAX_RANK];
-    int64_t total;
-} gspace;
+typedef gad_axis_group gspace;
 
 static int64_t gs_seek(const gspace *g, int64_t k, int64_t *idx) {
     int64_t off = 0;
@@ -145,40 +142,9 @@ void gad__k_sum(const gad_tensor *x, unsigned mask, double scale, gad_tensor *y)
         for (int64_t i = 0; i < y->numel; i++) store(c.y, i, 0.0 * scale, c.f64);
         return;
     }
-    /* Group adjacent axes of the same kind (size-1 axes do not matter). */
-    int nk = 0, nr = 0, last = -1;
-    for (int d = 0; d < x->rank; d++) {
-        if (x->shape[d] == 1) continue;
-        int red = (mask >> d) & 1;
-        gspace *g = red ? &c.red : &c.kept;
-        int *n = red ? &nr : &nk;
-        if (red == last) g->size[*n - 1] *= x->shape[d];
-        else g->size[(*n)++] = x->shape[d];
-        last = red;
-    }
-    c.kept.n = nk;
-    c.red.n = nr;
-    /* Strides: x is contiguous, so walk the axes from the innermost. */
-    int64_t st = 1;
-    int ik = nk, ir = nr;
-    for (int d = x->rank - 1; d >= 0;) {
-        if (x->shape[d] == 1) {
-            d--;
-            continue;
-        }
-        int red = (mask >> d) & 1;
-        int64_t size = 1;
-        while (d >= 0 && (x->shape[d] == 1 || (int)((mask >> d) & 1) == red)) {
-            size *= x->shape[d];
-            d--;
-        }
-        if (red) c.red.stride[--ir] = st;
-        else c.kept.stride[--ik] = st;
-        st *= size;
-    }
-    c.kept.total = c.red.total = 1;
-    for (int i = 0; i < nk; i++) c.kept.total *= c.kept.size[i];
-    for (int i = 0; i < nr; i++) c.red.total *= c.red.size[i];
+    /* adjacent axes of the same kind grouped (size-1 axes do not matter) */
+    gad__reduce_groups(x, mask, &c.kept, &c.red);
+    int nk = c.kept.n, nr = c.red.n;
 
     if (nr == 0) { /* nothing reduced: a scaled copy */
         for (int64_t i = 0; i < x->numel; i++) {

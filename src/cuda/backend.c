@@ -6,6 +6,12 @@
  * which the public device API calls. */
 #include "backend/backend.h"
 #include "backend/driver.h"
+#include "backend/embedding.h"
+#include "backend/helix.h"
+#include "backend/layout.h"
+#include "backend/masked_ce.h"
+#include "backend/rms_norm.h"
+#include "backend/scan.h"
 #include "cuda/cuda.h"
 #include "cuda/cuda_abi.h"
 #include "iter.h"
@@ -216,42 +222,20 @@ static void cu_convert(const gad_tensor *x, gad_tensor *y) {
 
 /* ---------------------------------------------------------- reductions */
 
-/* The grouping of src/cpu/reduce.c: adjacent axes of one kind merged,
- * size-1 axes dropped, strides of the packed x. */
+/* The grouping of every back end (backend/layout.h), in the ABI's struct. */
 static void rspace(const gad_tensor *x, unsigned mask, gcu_rspace *s) {
+    _Static_assert(GCU_MAXR == GAD_MAX_RANK, "the ABI's rank");
+    gad_axis_group k, r;
+    gad__reduce_groups(x, mask, &k, &r);
     memset(s, 0, sizeof *s);
-    int nk = 0, nr = 0, last = -1;
-    for (int d = 0; d < x->rank; d++) {
-        if (x->shape[d] == 1) continue;
-        int red = (mask >> d) & 1;
-        int64_t *size = red ? s->rsize : s->ksize;
-        int *n = red ? &nr : &nk;
-        if (red == last) size[*n - 1] *= x->shape[d];
-        else size[(*n)++] = x->shape[d];
-        last = red;
-    }
-    s->nk = nk;
-    s->nr = nr;
-    int64_t st = 1;
-    int ik = nk, ir = nr;
-    for (int d = x->rank - 1; d >= 0;) {
-        if (x->shape[d] == 1) {
-            d--;
-            continue;
-        }
-        int red = (mask >> d) & 1;
-        int64_t size = 1;
-        while (d >= 0 && (x->shape[d] == 1 || (int)((mask >> d) & 1) == red)) {
-            size *= x->shape[d];
-            d--;
-        }
-        if (red) s->rstride[--ir] = st;
-        else s->kstride[--ik] = st;
-        st *= size;
-    }
-    s->ktotal = s->rtotal = 1;
-    for (int i = 0; i < nk; i++) s->ktotal *= s->ksize[i];
-    for (int i = 0; i < nr; i++) s->rtotal *= s->rsize[i];
+    s->nk = k.n;
+    s->nr = r.n;
+    memcpy(s->ksize, k.size, sizeof s->ksize);
+    memcpy(s->kstride, k.stride, sizeof s->kstride);
+    memcpy(s->rsize, r.size, sizeof s->rsize);
+    memcpy(s->rstride, r.stride, sizeof s->rstride);
+    s->ktotal = k.total;
+    s->rtotal = r.total;
 }
 
 static void cu_sum(const gad_tensor *x, unsigned mask, double scale, gad_tensor *y) {
@@ -341,25 +325,6 @@ static void cu_cat_into(const gad_tensor *x, int axis, int64_t start, gad_tensor
 
 /* ------------------------------------------------------------- matmul */
 
-/* src/cpu/matmul.c's reading of an operand: whether the last two axes of a
- * rows x cols matrix (strides sr, sc) can go to the GEMM as they are, and
- * how (trans: element (i, j) at j * ld + i). */
-static bool gemm_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, int *trans,
-                        int64_t *ld) {
-    int64_t mc = cols > 1 ? cols : 1, mr = rows > 1 ? rows : 1;
-    if ((sc == 1 || cols <= 1) && (rows <= 1 || sr >= mc)) {
-        *trans = 0;
-        *ld = rows <= 1 ? mc : sr;
-        return true;
-    }
-    if ((sr == 1 || rows <= 1) && (cols <= 1 || sc >= mr)) {
-        *trans = 1;
-        *ld = cols <= 1 ? mr : sc;
-        return true;
-    }
-    return false;
-}
-
 typedef struct mat {
     const char *base;
     int trans;
@@ -409,12 +374,12 @@ static int cu_matmul(const char *op, const gad_tensor *a, const gad_tensor *b, g
             sr = t->strides[t->rank - 2];
             sc = t->strides[t->rank - 1];
         }
-        if (!gemm_layout(rows, cols, sr, sc, &m[side].trans, &m[side].ld)) {
+        if (!gad__gemm_layout(rows, cols, sr, sc, &m[side].trans, &m[side].ld)) {
             if (!(packed[side] = gad__contig(op, t))) goto out;
             t = packed[side];
             sr = one ? (side ? 1 : 0) : t->strides[t->rank - 2];
             sc = one ? (side ? 0 : 1) : t->strides[t->rank - 1];
-            gemm_layout(rows, cols, sr, sc, &m[side].trans, &m[side].ld);
+            gad__gemm_layout(rows, cols, sr, sc, &m[side].trans, &m[side].ld);
         }
         m[side].base = P(t);
         int rt = one ? 0 : t->rank - 2;
@@ -592,6 +557,13 @@ static void cu_scale(gad_tensor *g, double s) {
 
 /* --------------------------------------------------------- registration */
 
+static const gad_be_scan cu_scan = {.fwd = cu_scan_fwd, .bwd = cu_scan_bwd};
+static const gad_be_rms_norm cu_rms_norm = {.fwd = cu_rms_fwd, .bwd = cu_rms_bwd};
+static const gad_be_masked_ce cu_masked_ce = {
+    .prep = cu_mce_prep, .fwd = cu_mce_fwd, .bwd = cu_mce_bwd};
+static const gad_be_embedding cu_embedding = {.fwd = cu_emb_fwd, .bwd = cu_emb_bwd};
+static const gad_be_helix cu_helix = {.fwd = cu_helix_fwd, .bwd = cu_helix_bwd};
+
 static const gad_backend cu_table = {
     .name = "cuda",
     .unary = cu_unary,
@@ -610,21 +582,15 @@ static const gad_backend cu_table = {
     .take = cu_take,
     .cat_into = cu_cat_into,
     .matmul = cu_matmul,
-    .scan_fwd = cu_scan_fwd,
-    .scan_bwd = cu_scan_bwd,
-    .rms_fwd = cu_rms_fwd,
-    .rms_bwd = cu_rms_bwd,
-    .mce_prep = cu_mce_prep,
-    .mce_fwd = cu_mce_fwd,
-    .mce_bwd = cu_mce_bwd,
-    .emb_fwd = cu_emb_fwd,
-    .emb_bwd = cu_emb_bwd,
-    .helix_fwd = cu_helix_fwd,
-    .helix_bwd = cu_helix_bwd,
     .adamw_step = cu_adamw,
     .sgd_step = cu_sgd,
     .sumsq = cu_sumsq,
     .scale = cu_scale,
+    .scan = &cu_scan,
+    .rms_norm = &cu_rms_norm,
+    .masked_ce = &cu_masked_ce,
+    .embedding = &cu_embedding,
+    .helix = &cu_helix,
 };
 
 /* gad_device_memory: the driver's free and total bytes of the device. */

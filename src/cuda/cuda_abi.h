@@ -260,8 +260,8 @@ void gcu_emb_fwd(int ord, int dtype, const void *table, const int64_t *idx, void
                  int64_t R, int64_t D, int64_t V);
 void gcu_emb_bwd(int ord, int dtype, const int64_t *idx, const void *gy, void *gt, int64_t R,
                  int64_t D, int64_t V);
-/* The HELIX block (SPEC 4.5), the CPU's algorithm (src/cpu/fused_tmpl.h)
- * on the device: t[] the GAD_HX_* pointers (backend.h's order; s2 and xn2
+/* The HELIX block (SPEC 4.5), the CPU's algorithm (src/cpu/helix_tmpl.h)
+ * on the device: t[] the GAD_HX_* pointers (backend/helix.h's order; s2 and xn2
  * NULL in the backward), grads[] the ten gradients (NULL skipped). 0, or
  * -1: scratch memory (*oom set) or a fault (pending). */
 int gcu_helix_fwd(int ord, int dtype, void *const *t, void *y, int64_t B, int64_t T,

@@ -3,7 +3,7 @@
  * h_t = a_t h_{t-1} + b_t demands), the RMS norm (a block per row), the
  * masked cross-entropy's preparation, forward and backward, the embedding,
  * and the HELIX block, composed as the CPU composes it
- * (src/cpu/fused_tmpl.h): cuBLAS GEMMs (blas.cu) between row passes that
+ * (src/cpu/helix_tmpl.h): cuBLAS GEMMs (blas.cu) between row passes that
  * each fuse one step's elementwise work and norms. Every sum has a fixed
  * order (fixed trees, or one thread walking rows in order): no atomics. */
 #include "cuda/cuda_int.cuh"
@@ -87,7 +87,7 @@ extern "C" void gcu_scan_bwd(int ord, int dtype, const void *a, const void *h, c
 
 /* ------------------------------------------------- row passes, norms */
 
-/* The passes of the HELIX block (fused_tmpl.h's list) and the plain norm's
+/* The passes of the HELIX block (helix_tmpl.h's list) and the plain norm's
  * two (RMS_FWD, and RMS_BWD with gain and add NULL). */
 enum {
     HX_XN, HX_GATE, HX_S2, HX_RES_NORM, HX_SILU2, HX_OUT, HX_DM, HX_DPRE, HX_RMS_BWD, HX_GHG,

@@ -103,8 +103,9 @@ static int accumulate_into(gad_tensor **slot, gad_tensor *g) {
 }
 
 static int check_anomaly(gad_node *n, int i, gad_tensor *g) {
-    if (!atomic_load_explicit(&g_anomaly, memory_order_relaxed) || GAD_BE(g)->all_finite(g))
-        return 0;
+    if (!atomic_load_explicit(&g_anomaly, memory_order_relaxed)) return 0;
+    if (GAD_LACKS(n->info->name, g, all_finite)) return -1;
+    if (GAD_BE(g)->all_finite(g)) return 0;
     gad_node *p = n->parents[i];
     gad__err(GAD_ERR_DOMAIN, n->info->name,
              "anomaly: the VJP produced NaN or Inf for input %d, which was "
@@ -337,6 +338,9 @@ GAD_HOT static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
                     else if (check_anomaly(n, i, g)) rc = -1;
                     else rc = accumulate_into(slot_of(ps, p), g);
                 }
+                /* a kernel the VJP or the sums lack: the error names the op
+                 * (renamed here, off the path of a VJP that succeeds) */
+                if (GAD_UNLIKELY(rc)) gad__err_unsupported_rename(n->info->name);
                 gad_scope_end();
                 if (rc) ps->rc = -1;
                 if (gin != gin_small) gad__free(gin, extra);

@@ -71,6 +71,7 @@ static gad_tensor *same_tensor(gad_tensor *t) {
 
 gad_tensor *gad_linear(gad_tensor *x, gad_tensor *w, gad_tensor *b) {
     const char *op = "linear";
+    GAD_COMPOSITE(op);
     if (!x || !w)
         return gad_error_set(GAD_ERR_DOMAIN, op, "x or w is NULL");
     if (GAD_LIVE(op, x, w, b)) return NULL;
@@ -122,6 +123,7 @@ static int check_affine(const char *op, const char *what, gad_tensor *p,
 gad_tensor *gad_layer_norm(gad_tensor *x, gad_tensor *gain, gad_tensor *bias,
                            double eps) {
     const char *op = "layer_norm";
+    GAD_COMPOSITE(op);
     if (!x) return gad_error_set(GAD_ERR_DOMAIN, op, "x is NULL");
     if (GAD_LIVE(op, x, gain, bias)) return NULL;
     if (need_float(op, "x", x)) return NULL;
@@ -155,6 +157,7 @@ gad_tensor *gad_layer_norm(gad_tensor *x, gad_tensor *gain, gad_tensor *bias,
 
 gad_tensor *gad_embedding(gad_tensor *weight, gad_tensor *indices) {
     const char *op = "embedding";
+    GAD_COMPOSITE(op);
     if (!weight || !indices)
         return gad_error_set(GAD_ERR_DOMAIN, op, "weight or indices is NULL");
     if (GAD_LIVE(op, weight, indices)) return NULL;
@@ -196,6 +199,7 @@ gad_tensor *gad_embedding(gad_tensor *weight, gad_tensor *indices) {
 
 gad_tensor *gad_one_hot(gad_tensor *indices, int64_t depth) {
     const char *op = "one_hot";
+    GAD_COMPOSITE(op);
     if (!indices) return gad_error_set(GAD_ERR_DOMAIN, op, "indices is NULL");
     if (GAD_LIVE(op, indices)) return NULL;
     if (need_i64(op, "indices", indices)) return NULL;
@@ -238,6 +242,7 @@ gad_tensor *gad_one_hot(gad_tensor *indices, int64_t depth) {
 
 gad_tensor *gad_categorical_log_prob(gad_tensor *logits, gad_tensor *actions) {
     const char *op = "categorical_log_prob";
+    GAD_COMPOSITE(op);
     if (!logits || !actions)
         return gad_error_set(GAD_ERR_DOMAIN, op, "logits or actions is NULL");
     if (GAD_LIVE(op, logits, actions)) return NULL;
@@ -267,6 +272,7 @@ gad_tensor *gad_categorical_log_prob(gad_tensor *logits, gad_tensor *actions) {
 
 gad_tensor *gad_categorical_entropy(gad_tensor *logits) {
     const char *op = "categorical_entropy";
+    GAD_COMPOSITE(op);
     if (!logits) return gad_error_set(GAD_ERR_DOMAIN, op, "logits is NULL");
     if (GAD_LIVE(op, logits)) return NULL;
     if (need_float(op, "logits", logits)) return NULL;
@@ -289,6 +295,7 @@ gad_tensor *gad_categorical_entropy(gad_tensor *logits) {
 
 gad_tensor *gad_whiten(gad_tensor *x) {
     const char *op = "whiten";
+    GAD_COMPOSITE(op);
     if (!x) return gad_error_set(GAD_ERR_DOMAIN, op, "x is NULL");
     if (GAD_LIVE(op, x)) return NULL;
     if (need_float(op, "x", x)) return NULL;
@@ -305,6 +312,7 @@ gad_tensor *gad_whiten(gad_tensor *x) {
 
 gad_tensor *gad_dropout(gad_tensor *x, double p, gad_rng *rng, int training) {
     const char *op = "dropout";
+    GAD_COMPOSITE(op);
     if (!x) return gad_error_set(GAD_ERR_DOMAIN, op, "x is NULL");
     if (GAD_LIVE(op, x)) return NULL;
     if (need_float(op, "x", x)) return NULL;

@@ -31,6 +31,7 @@ static gad_tensor *reduce(gad_tensor *v, gad_reduction red) {
 
 gad_tensor *gad_mse_loss(gad_tensor *pred, gad_tensor *target, gad_reduction red) {
     const char *op = "mse_loss";
+    GAD_COMPOSITE(op);
     if (!pred || !target)
         return gad_error_set(GAD_ERR_DOMAIN, op, "pred or target is NULL");
     if (GAD_LIVE(op, pred, target)) return NULL;
@@ -118,6 +119,7 @@ static gad_tensor *nll(gad_tensor *log_probs, gad_tensor *targets,
 
 gad_tensor *gad_nll_loss(gad_tensor *log_probs, gad_tensor *targets,
                          gad_reduction red) {
+    GAD_COMPOSITE("nll_loss");
     if (check_nll("nll_loss", "log_probs", log_probs, targets, red)) return NULL;
     gad_scope_begin();
     gad_tensor *y = gad_keep(nll(log_probs, targets, red));
@@ -128,6 +130,7 @@ gad_tensor *gad_nll_loss(gad_tensor *log_probs, gad_tensor *targets,
 gad_tensor *gad_cross_entropy(gad_tensor *logits, gad_tensor *targets,
                               gad_reduction red) {
     const char *op = "cross_entropy";
+    GAD_COMPOSITE(op);
     if (check_nll(op, "logits", logits, targets, red)) return NULL;
     if (gad_shape(logits)[1] == 0) { /* only with B = 0: targets are checked */
         char sx[SHAPE_CAP];

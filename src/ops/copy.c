@@ -29,6 +29,7 @@ gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype) {
     if (dtype != GAD_F32 && dtype != GAD_F64 && dtype != GAD_I64)
         return gad__err(GAD_ERR_DTYPE, "cast", "invalid dtype value %d", dtype);
     if (t->dtype == dtype) return gad__own(gad_retain(t));
+    if (GAD_LACKS("cast", t, convert)) return NULL;
     gad_tensor *y = gad__tensor_new("cast", t->dev, dtype, t->shape, t->rank);
     if (!y) return NULL;
     GAD_BE(t)->convert(t, y);

@@ -47,7 +47,7 @@ static gad_dtype_t dtype_with_0d(const gad_tensor *a, const gad_tensor *b) {
     return fy && !fx ? y : x;
 }
 
-GAD_HOT static gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep);
+GAD_HOT static GAD_ALWAYS_INLINE gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep);
 
 /* binary() of a and b where one is 0-d and they differ in dtype or
  * device: each is cast to the dtype of dtype_with_0d, and a 0-d CPU tensor
@@ -55,7 +55,7 @@ GAD_HOT static gad_tensor *binary(const char *op, const gad_op_info *info, gad_b
  * tensor on any device), by the differentiable gad_cast and gad_to_device,
  * in a scope of their own. Returns 1 and *y when it applies; 0 when it
  * does not (the usual checks then report the dtypes or devices). */
-static int binary_with_0d(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a,
+GAD_COLD static int binary_with_0d(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a,
                           gad_tensor *b, int keep, gad_tensor **y) {
     int dev = a->dev;
     if (a->dev != b->dev) {
@@ -73,7 +73,7 @@ static int binary_with_0d(const char *op, const gad_op_info *info, gad_bkernel k
     return 1;
 }
 
-GAD_HOT static gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
+GAD_HOT static GAD_ALWAYS_INLINE gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep) {
     if (gad__bad_tensor(a) || gad__bad_tensor(b)) return gad__bad_of(op, 2, (const gad_tensor *const[]){a, b});
     if (GAD_UNLIKELY((a->dtype != b->dtype || a->dev != b->dev) && (a->rank == 0 || b->rank == 0))) {
         gad_tensor *y;
@@ -81,6 +81,7 @@ GAD_HOT static gad_tensor *binary(const char *op, const gad_op_info *info, gad_b
     }
     if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
     if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
+    if (GAD_LACKS(op, a, binary)) return NULL;
     gad_tensor *y;
     if (gad__same_shape(a->shape, a->rank, b->shape, b->rank)) {
         y = gad__tensor_like(op, a);
@@ -132,10 +133,10 @@ int gad__vjp_minimum(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor *
 /* What a unary op's VJP needs saved (the rows' save). */
 enum { SAVE_NONE, SAVE_X, SAVE_Y };
 
-GAD_HOT static gad_tensor *unary(const char *op, const gad_op_info *info, gad_ukernel k, gad_tensor *x, double pa, double pb,
+GAD_HOT static GAD_ALWAYS_INLINE gad_tensor *unary(const char *op, const gad_op_info *info, gad_ukernel k, gad_tensor *x, double pa, double pb,
                          int save) {
     GAD_NEED(op, x);
-    if (gad__need_float(op, x)) return NULL;
+    if (gad__need_float(op, x) || GAD_LACKS(op, x, unary)) return NULL;
     gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;
     gad_uparams p = {pa, pb};
@@ -152,6 +153,7 @@ GAD_HOT static gad_tensor *unary(const char *op, const gad_op_info *info, gad_uk
 
 /* gy * f'(v) in one kernel pass, off the tape (first-order VJPs). */
 GAD_HOT static gad_tensor *grad_kernel(gad_gkernel k, gad_tensor *gy, gad_tensor *v, double a, double b) {
+    if (GAD_LACKS("vjp", v, grad)) return NULL; /* named after the op by the engine */
     gad_tensor *out = gad__tensor_like("vjp", v);
     if (!out) return NULL;
     gad_uparams p = {a, b};

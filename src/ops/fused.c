@@ -1,10 +1,15 @@
 /* fused.c: the fused ops of docs/helix.md (gated scan, RMS norm, masked
  * cross-entropy, embedding, the HELIX block), each one tape node with a
- * hand-written backward (the back end's fused kernels; the CPU's are
- * src/cpu/fused_tmpl.h), beside the unfused composition of ordinary ops
+ * hand-written backward (the back end's fused families, backend/scan.h and
+ * the others; the CPU's are in src/cpu, a file each), beside the unfused composition of ordinary ops
  * that defines it. Under GAD_CREATE_GRAPH the VJPs are taken through
  * tracked ops instead, so that their results are differentiable again. */
 #include "ops_int.h"
+#include "backend/embedding.h"
+#include "backend/helix.h"
+#include "backend/masked_ce.h"
+#include "backend/rms_norm.h"
+#include "backend/scan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,13 +69,14 @@ gad_tensor *gad_gated_scan(gad_tensor *a, gad_tensor *b) {
     if (gad__bad_tensor(a) || gad__bad_tensor(b)) return gad__bad_of(op, 2, (const gad_tensor *const[]){a, b});
     gad_tensor *in[2] = {a, b}, *save[2] = {a, NULL};
     if (gad__need_float(op, a) || gad__need_same_dtype(op, a, b) || same_devs(op, in, 2) ||
-        need_rank(op, "a", a, 3) || need_shape(op, "b", b, a->shape, 3))
+        need_rank(op, "a", a, 3) || need_shape(op, "b", b, a->shape, 3) ||
+        GAD_LACKS_FAM(op, a, scan, fwd))
         return NULL;
     gad_tensor *h = gad__tensor_like(op, a);
     if (!h) return NULL;
     gad_scope_begin();
     gad_tensor *ap = packed(op, a), *bp = packed(op, b);
-    if (ap && bp) GAD_BE(a)->scan_fwd(ap, bp, h);
+    if (ap && bp) GAD_BE(a)->scan->fwd(ap, bp, h);
     gad_scope_end();
     if (!ap || !bp) {
         gad_release(h);
@@ -111,12 +117,13 @@ int gad__vjp_gated_scan(gad_node *n, gad_tensor *gy, const bool *need, gad_tenso
         if (need[0] && !(gin[0] = gad_mul(G, shift_time(h, 1)))) return -1;
         return G ? 0 : -1;
     }
+    if (GAD_LACKS_FAM("gated_scan", h, scan, bwd)) return -1;
     gad_tensor *ga = need[0] ? gad__own(gad__tensor_like("gated_scan", h)) : NULL;
     gad_tensor *gb = need[1] ? gad__own(gad__tensor_like("gated_scan", h)) : NULL;
     gad_tensor *g = packed("gated_scan", gy);
     a = packed("gated_scan", a); /* h is the op's own output: packed */
     if ((need[0] && !ga) || (need[1] && !gb) || !g || !a) return -1;
-    GAD_BE(a)->scan_bwd(a, h, g, ga, gb);
+    GAD_BE(a)->scan->bwd(a, h, g, ga, gb);
     gin[0] = ga;
     gin[1] = gb;
     return 0;
@@ -144,11 +151,12 @@ gad_tensor *gad_rms_norm(gad_tensor *x, double eps) {
     GAD_NEED(op, x);
     if (gad__need_float(op, x) || check_eps(op, eps)) return NULL;
     if (x->rank == 0) return gad__err(GAD_ERR_SHAPE, op, "needs rank >= 1, got a scalar");
+    if (GAD_LACKS_FAM(op, x, rms_norm, fwd)) return NULL;
     gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;
     gad_scope_begin();
     gad_tensor *xp = packed(op, x);
-    if (xp) GAD_BE(x)->rms_fwd(xp, y, eps);
+    if (xp) GAD_BE(x)->rms_norm->fwd(xp, y, eps);
     gad_scope_end();
     if (!xp) {
         gad_release(y);
@@ -163,10 +171,11 @@ int gad__vjp_rms_norm(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor 
     double eps = GAD_NODE_P(n, eps)->eps;
     if (gad_grad_enabled())
         return gad__vjp_composed(n, gy, need, gin, gad__rms_norm_unfused(gad__saved(n, 0), eps));
+    if (GAD_LACKS_FAM("rms_norm", gy, rms_norm, bwd)) return -1;
     gad_tensor *x = packed("rms_norm", n->saved[0]), *g = packed("rms_norm", gy);
     gad_tensor *dx = x ? gad__own(gad__tensor_like("rms_norm", x)) : NULL;
     if (!x || !g || !dx) return -1;
-    GAD_BE(x)->rms_bwd(x, g, dx, eps);
+    GAD_BE(x)->rms_norm->bwd(x, g, dx, eps);
     gin[0] = dx;
     return 0;
 }
@@ -210,12 +219,13 @@ typedef struct mce_prep {
 static int mce_prepare(const char *op, gad_tensor *logits, gad_tensor *targets,
                        gad_tensor *mask, int64_t N, int64_t V, mce_prep *p) {
     int dev = logits->dev;
+    if (GAD_LACKS_FAM(op, logits, masked_ce, prep)) return -1;
     p->safe = gad__own(gad__tensor_new(op, dev, GAD_I64, &N, 1));
     p->count = gad__own(gad__tensor_new(op, dev, GAD_F64, NULL, 0));
     p->nscale = gad__own(gad__tensor_new(op, dev, logits->dtype, NULL, 0));
     p->mask = packed(op, gad_reshape(mask, &N, 1));
     if (!p->safe || !p->count || !p->nscale || !p->mask) return -1;
-    return GAD_BE(logits)->mce_prep(op, targets, p->mask, V, p->safe, p->count, p->nscale);
+    return GAD_BE(logits)->masked_ce->prep(op, targets, p->mask, V, p->safe, p->count, p->nscale);
 }
 
 /* loss = -(1/sum|m|) sum_i m_i log(max(softmax(logits_i)[t_i], 1e-30)) */
@@ -245,7 +255,9 @@ gad_tensor *gad_masked_ce(gad_tensor *logits, gad_tensor *targets, gad_tensor *m
     const char *op = "masked_ce";
     if (gad__bad_tensor(logits) || gad__bad_tensor(targets) || gad__bad_tensor(mask)) return gad__bad_of(op, 3, (const gad_tensor *const[]){logits, targets, mask});
     int64_t N, V;
-    if (mce_check(op, logits, targets, mask, &N, &V)) return NULL;
+    if (mce_check(op, logits, targets, mask, &N, &V) ||
+        GAD_LACKS_FAM(op, logits, masked_ce, fwd))
+        return NULL;
     gad_tensor *y = NULL;
     gad_scope_begin();
     mce_prep p;
@@ -254,7 +266,7 @@ gad_tensor *gad_masked_ce(gad_tensor *logits, gad_tensor *targets, gad_tensor *m
         probs = gad__own(gad__tensor_like(op, lp));
     if (probs) {
         y = gad__tensor_new(op, logits->dev, logits->dtype, NULL, 0);
-        if (y && GAD_BE(logits)->mce_fwd(op, lp, p.safe, p.mask, probs, y)) {
+        if (y && GAD_BE(logits)->masked_ce->fwd(op, lp, p.safe, p.mask, probs, y)) {
             gad_release(y);
             y = NULL;
         }
@@ -275,10 +287,11 @@ int gad__vjp_masked_ce(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor
                       n->saved[MCE_MASK]};
         return gad__vjp_composed(n, gy, need, gin, mce_compose(gad__saved(n, MCE_LOGITS), &p));
     }
+    if (GAD_LACKS_FAM("masked_ce", gy, masked_ce, bwd)) return -1;
     gad_tensor *d = gad__own(gad__tensor_like("masked_ce", n->saved[MCE_PROBS]));
     if (!d) return -1;
-    GAD_BE(d)->mce_bwd(n->saved[MCE_PROBS], n->saved[MCE_SAFE], n->saved[MCE_MASK],
-                       n->saved[MCE_COUNT], gy, d);
+    GAD_BE(d)->masked_ce->bwd(n->saved[MCE_PROBS], n->saved[MCE_SAFE], n->saved[MCE_MASK],
+                              n->saved[MCE_COUNT], gy, d);
     gin[0] = d;
     return 0;
 }
@@ -304,7 +317,7 @@ static int emb_check(const char *op, gad_tensor *table, gad_tensor *idx) {
         return -1;
     if (idx->rank >= GAD_MAX_RANK)
         return (gad__err(GAD_ERR_SHAPE, op, "index rank %d leaves no room for D", idx->rank), -1);
-    return 0;
+    return GAD_LACKS(op, idx, index_check) ? -1 : 0;
 }
 
 gad_tensor *gad__embedding_unfused(gad_tensor *table, gad_tensor *idx) {
@@ -329,7 +342,7 @@ gad_tensor *gad__embedding_unfused(gad_tensor *table, gad_tensor *idx) {
 gad_tensor *gad_embedding_fused(gad_tensor *table, gad_tensor *idx) {
     const char *op = "embedding_fused";
     if (gad__bad_tensor(table) || gad__bad_tensor(idx)) return gad__bad_of(op, 2, (const gad_tensor *const[]){table, idx});
-    if (emb_check(op, table, idx)) return NULL;
+    if (emb_check(op, table, idx) || GAD_LACKS_FAM(op, table, embedding, fwd)) return NULL;
     int64_t D = table->shape[1];
     int64_t out[GAD_MAX_RANK];
     memcpy(out, idx->shape, (size_t)idx->rank * sizeof *out);
@@ -339,7 +352,7 @@ gad_tensor *gad_embedding_fused(gad_tensor *table, gad_tensor *idx) {
     gad_scope_begin();
     gad_tensor *ix = emb_index(op, idx, table->shape[0]);
     gad_tensor *tp = ix ? packed(op, table) : NULL;
-    if (tp) GAD_BE(tp)->emb_fwd(tp, ix, y);
+    if (tp) GAD_BE(tp)->embedding->fwd(tp, ix, y);
     gad_tensor *in[2] = {table, idx}, *save[2] = {table, ix};
     if (tp) y = gad__track(y, GAD_OP(EMBEDDING_FUSED), in, 2, save, 2);
     gad_scope_end();
@@ -356,18 +369,19 @@ int gad__vjp_embedding_fused(gad_node *n, gad_tensor *gy, const bool *need, gad_
     if (gad_grad_enabled())
         return gad__vjp_composed(n, gy, need, gin,
                                  gad__embedding_unfused(gad__saved(n, 0), ix));
+    if (GAD_LACKS_FAM("embedding_fused", gy, embedding, bwd)) return -1;
     gad_node *t = n->parents[0];
     gad_tensor *gt = gad__own(gad__tensor_zeros("embedding_fused", gy->dev, gy->dtype, t->shape, 2));
     gad_tensor *g = packed("embedding_fused", gy);
     if (!gt || !g) return -1;
-    GAD_BE(gt)->emb_bwd(ix, g, gt);
+    GAD_BE(gt)->embedding->bwd(ix, g, gt);
     gin[0] = gt;
     return 0;
 }
 
 /* ============================================================ HELIX block */
 
-/* The tensors of a block in one array (backend.h's GAD_HX order): the node
+/* The tensors of a block in one array (backend/helix.h's GAD_HX order): the node
  * saves the inputs and a, h, out1, f1, f2; s2 and xn2 are the forward's
  * scratch (the backward recomputes them). */
 enum {
@@ -431,7 +445,8 @@ gad_tensor *gad__helix_block_unfused(gad_tensor *x, const gad_helix_weights *w, 
 gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w, double eps) {
     const char *op = "helix_block";
     gad_tensor *in[HX_NIN];
-    if (helix_inputs(op, x, w, in) || check_eps(op, eps)) return NULL;
+    if (helix_inputs(op, x, w, in) || check_eps(op, eps) || GAD_LACKS_FAM(op, x, helix, fwd))
+        return NULL;
     int64_t B = x->shape[0], T = x->shape[1], D = x->shape[2];
     gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;
@@ -443,7 +458,7 @@ gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w, double ep
         int64_t shp[3] = {B, T, i == HX_F1 ? 2 * D : D};
         ok = (all[i] = gad__own(gad__tensor_new(op, x->dev, x->dtype, shp, 3))) != NULL;
     }
-    if (ok) ok = GAD_BE(x)->helix_fwd(op, all, y, eps) == 0;
+    if (ok) ok = GAD_BE(x)->helix->fwd(op, all, y, eps) == 0;
     if (ok) { /* the node saves the inputs themselves and the buffers */
         for (int i = 0; i < HX_NIN; i++) all[i] = in[i];
         y = gad__track(y, GAD_OP(HELIX_BLOCK), in, HX_NIN, all, HX_NSAVE);
@@ -464,6 +479,7 @@ int gad__vjp_helix_block(gad_node *n, gad_tensor *gy, const bool *need, gad_tens
             if (!(in[i] = gad__saved(n, i))) return -1;
         return gad__vjp_composed(n, gy, need, gin, helix_compose(in, eps));
     }
+    if (GAD_LACKS_FAM("helix_block", gy, helix, bwd)) return -1;
     gad_tensor *pk[HX_NSAVE], *g = packed("helix_block", gy);
     for (int i = 0; i < HX_NSAVE; i++)
         if (!(pk[i] = packed("helix_block", n->saved[i]))) return -1;
@@ -473,7 +489,7 @@ int gad__vjp_helix_block(gad_node *n, gad_tensor *gy, const bool *need, gad_tens
             return -1;
     }
     if (!g) return -1;
-    return GAD_BE(g)->helix_bwd("helix_block", pk, g, gin, eps);
+    return GAD_BE(g)->helix->bwd("helix_block", pk, g, gin, eps);
 }
 
 /* ================================================================ samples */

@@ -9,6 +9,7 @@
  * later, at the device's next synchronising call (backend.h). */
 static int check_index_values(const char *op, const gad_tensor *index, int64_t d) {
     int64_t v;
+    if (GAD_LACKS(op, index, index_check)) return -1;
     if (GAD_LIKELY(GAD_BE(index)->index_check(op, index, -d, d, &v) < 0)) return 0;
     gad__err(GAD_ERR_INDEX, op, "index %lld out of bounds for size %lld", (long long)v,
              (long long)d);
@@ -17,6 +18,10 @@ static int check_index_values(const char *op, const gad_tensor *index, int64_t d
 
 int gad__index_in_range(const char *op, const gad_tensor *index, int64_t lo, int64_t hi,
                         int64_t *pos, int64_t *bad) {
+    if (GAD_LACKS(op, index, index_check)) { /* recorded: the caller's error is dropped */
+        *pos = *bad = -1;
+        return -1;
+    }
     *pos = GAD_BE(index)->index_check(op, index, lo, hi, bad);
     return *pos < 0 ? 0 : -1;
 }
@@ -54,7 +59,7 @@ gad_tensor *gad_gather(gad_tensor *x, int axis, gad_tensor *index) {
                             gad__shape_str(s2, x->shape, x->rank), axis, d);
         }
     }
-    if (check_index_values(op, index, x->shape[a])) return NULL;
+    if (GAD_LACKS(op, x, gather) || check_index_values(op, index, x->shape[a])) return NULL;
     gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, index->shape, index->rank);
     if (!y) return NULL;
     GAD_BE(x)->gather(x, a, index, y);
@@ -84,7 +89,8 @@ gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
                             "index %s exceeds dst %s off axis %d (dim %d)",
                             gad__shape_str(s1, index->shape, index->rank),
                             gad__shape_str(s2, dst->shape, dst->rank), axis, d);
-    if (check_index_values(op, index, dst->shape[a])) return NULL;
+    if (GAD_LACKS(op, dst, scatter_add) || check_index_values(op, index, dst->shape[a]))
+        return NULL;
     gad_tensor *y = gad__tensor_like(op, dst);
     gad_tensor *sc = NULL;
     if (y) {
@@ -121,7 +127,7 @@ gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
                         gad__shape_str(s2, want, x->rank - 1),
                         gad__shape_str(s3, x->shape, x->rank), axis);
     }
-    if (check_index_values(op, index, x->shape[a])) return NULL;
+    if (GAD_LACKS(op, x, take) || check_index_values(op, index, x->shape[a])) return NULL;
     gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, index->shape, index->rank);
     if (!y) return NULL;
     GAD_BE(x)->take(x, a, index, y);
@@ -203,6 +209,7 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
                             (long long)shape[a]);
         shape[a] += t->shape[a];
     }
+    if (GAD_LACKS(op, t0, cat_into)) return NULL;
     gad_tensor *y = gad__tensor_new(op, t0->dev, t0->dtype, shape, t0->rank);
     if (!y) return NULL;
     int64_t start = 0;
@@ -242,6 +249,7 @@ gad_tensor *gad_cat(gad_tensor *const *ts, int n, int axis) {
 
 gad_tensor *gad_stack(gad_tensor *const *ts, int n, int axis) {
     const char *op = "stack";
+    GAD_COMPOSITE(op);
     if (!ts && n > 0) return gad__null_arg(op);
     if (n <= 0)
         return gad__err(GAD_ERR_SHAPE, op, "needs at least one tensor (n = %d)", n);

@@ -48,6 +48,7 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
     if (rf > GAD_MAX_RANK)
         return gad__err(GAD_ERR_SHAPE, op, "result rank %d exceeds %d", rf,
                         GAD_MAX_RANK);
+    if (GAD_LACKS(op, a, matmul)) return NULL;
     gad_tensor *y = gad__tensor_new(op, a->dev, a->dtype, full, rf);
     if (!y) return NULL;
     bool offloaded = a->dev == GAD_DEV_HOST && a->dtype == GAD_F32 &&

@@ -113,6 +113,7 @@ static gad_tensor *sum_mask(const char *op, gad_tensor *x, unsigned mask,
     int r = reduced_shape(x, mask, keepdims, shape);
     for (int d = 0; d < x->rank; d++)
         if (mask & (1u << d)) n *= x->shape[d];
+    if (GAD_LACKS(op, x, sum)) return NULL;
     gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, shape, r);
     if (!y || sum_into(op, x, mask, keepdims, mean, n, y)) {
         gad_release(y);
@@ -161,6 +162,7 @@ gad_tensor *gad_variance(gad_tensor *x, const int *axes, int n, int keepdims) {
     if (gad__need_float("variance", x)) return NULL;
     unsigned mask;
     if (gad__axes_mask("variance", axes, n, x->rank, &mask)) return NULL;
+    GAD_COMPOSITE("variance");
     gad_scope_begin();
     gad_tensor *m = gad_mean(x, axes, n, 1);
     gad_tensor *d = gad_sub(x, m);
@@ -174,6 +176,7 @@ gad_tensor *gad_stddev(gad_tensor *x, const int *axes, int n, int keepdims) {
     unsigned mask;
     if (gad__need_float("stddev", x) || gad__axes_mask("stddev", axes, n, x->rank, &mask))
         return NULL;
+    GAD_COMPOSITE("stddev");
     gad_scope_begin();
     gad_tensor *s = gad_keep(gad_sqrt(gad_variance(x, axes, n, keepdims)));
     gad_scope_end();
@@ -199,7 +202,8 @@ static gad_tensor *amax_like(const char *op, gad_tensor *x, int axis,
                              int keepdims, bool arg) {
     GAD_NEED(op, x);
     int a;
-    if (axis_op_check(op, x, axis, &a)) return NULL;
+    if (axis_op_check(op, x, axis, &a) || (arg ? GAD_LACKS(op, x, argmax) : GAD_LACKS(op, x, amax)))
+        return NULL;
     int64_t shape[GAD_MAX_RANK];
     int r = reduced_shape(x, 1u << a, keepdims, shape);
     gad_tensor *y = gad__tensor_new(op, x->dev, arg ? GAD_I64 : x->dtype, shape, r);
@@ -231,7 +235,7 @@ gad_tensor *gad_argmax(gad_tensor *x, int axis, int keepdims) {
 static gad_tensor *softmax_like(const char *op, gad_tensor *x, int axis, int log) {
     GAD_NEED(op, x);
     int a;
-    if (axis_op_check(op, x, axis, &a)) return NULL;
+    if (axis_op_check(op, x, axis, &a) || GAD_LACKS(op, x, softmax)) return NULL;
     gad_tensor *y = gad__tensor_like(op, x);
     gad_tensor *xc = y ? gad__contig(op, x) : NULL;
     if (!xc) {
@@ -262,6 +266,7 @@ gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims) {
     int a;
     if (gad__need_float("logsumexp", x) || gad__norm_axis("logsumexp", axis, x->rank, &a))
         return NULL;
+    GAD_COMPOSITE("logsumexp");
     if (x->shape[a] == 0) {
         gad_scope_begin();
         gad_tensor *e = gad_keep(gad_log(gad_sum(gad_exp(x), &a, 1, keepdims)));
@@ -321,6 +326,7 @@ int gad__vjp_amax(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
     (void)need;
     int axis = (int)GAD_NODE_P(n, axis_keep)->axis;
     gad_tensor *x = n->saved[0];
+    if (GAD_LACKS("amax", x, amax_mask)) return -1;
     gad_tensor *mask = gad__tensor_like("amax", x);
     gad_tensor *xc = mask ? gad__contig("amax", x) : NULL;
     if (!xc) {

@@ -37,6 +37,7 @@ GAD_HOT gad_tensor *gad__unbroadcast(gad_tensor *g, const int64_t *shape, int ra
 }
 
 gad_tensor *gad__const_unary(gad_ukernel k, gad_tensor *x, double a, double b) {
+    if (GAD_LACKS("vjp", x, unary)) return NULL;
     gad_tensor *y = gad__tensor_like("vjp", x);
     if (!y) return NULL;
     gad_uparams p = {a, b};
@@ -47,6 +48,7 @@ gad_tensor *gad__const_unary(gad_ukernel k, gad_tensor *x, double a, double b) {
 gad_tensor *gad__const_binary(gad_bkernel k, gad_tensor *a, gad_tensor *b) {
     int64_t shape[GAD_MAX_RANK];
     int rank;
+    if (GAD_LACKS("vjp", a, binary)) return NULL;
     if (gad__broadcast_shapes("vjp", a->shape, a->rank, b->shape, b->rank, shape,
                               &rank))
         return NULL;

@@ -32,6 +32,7 @@ double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
             gad_error_set(GAD_ERR_DOMAIN, op, "grads[%d] is NULL", i);
             return NAN;
         }
+        if (GAD_LACKS(op, g, sumsq) || GAD_LACKS(op, g, scale)) return NAN;
         if (!optim_is_float(gad_dtype(g))) {
             gad_error_set(GAD_ERR_DTYPE, op,
                           "grads[%d] is %s; gradients are f32 or f64", i,

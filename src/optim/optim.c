@@ -671,6 +671,10 @@ static void apply_updates(gad_optim *o, int64_t t) {
 
 gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads) {
     if (gad__optim_bad("optim_step", opt)) return GAD_ERR_DOMAIN;
+    for (int i = 0; i < opt->n; i++) /* a device without the update: before any change */
+        if (opt->kind == OPTIM_ADAMW ? GAD_LACKS("optim_step", opt->params[i], adamw_step)
+                                     : GAD_LACKS("optim_step", opt->params[i], sgd_step))
+            return GAD_ERR_UNSUPPORTED;
     gad_scope_begin();
     gad_no_grad_begin();
     gad_status st = gather_grads(opt, grads);

@@ -91,6 +91,10 @@ static void operators_and_lists() {
     CHECK(has_shape(gad::broadcast_to(b, {4, 3}), {4, 3}));
     const int perm[] = {1, 0};
     CHECK(same(gad::permute(a, {1, 0}), gad_permute(a, perm, 2)));
+    CHECK(same(gad::flip(a, {1, 0}), gad_flip(a, perm, 2)));
+    const int64_t sh[] = {1, -3};
+    CHECK(same(gad::roll(a, {1, -3}, {1, 0}), gad_roll(a, sh, perm, 2)));
+    CHECK(same(gad::roll(a, {-3}), gad_roll(a, sh + 1, nullptr, 1)));
     const int ax0[] = {0}, axl[] = {-1};
     CHECK(same(gad::sum(a, {0}), gad_sum(a, ax0, 1, 0)));
     CHECK(same(gad::mean(a, {-1}, true), gad_mean(a, axl, 1, 1)));

@@ -826,6 +826,27 @@ static gad_tensor *v_slice(prog *p) {
     return gad_slice(x, rg, n);
 }
 
+static gad_tensor *v_flip(prog *p) {
+    gad_tensor *x = arg(p);
+    int r = x ? gad_rank(x) : 0, dims[GAD_MAX_RANK + 1];
+    int n = (int)(u8(&p->in) % (unsigned)(r + 2)); /* r + 1: an axis twice, or out of range */
+    for (int i = 0; i < n; i++) dims[i] = axis_of(p, r);
+    return gad_flip(x, dims, n);
+}
+
+static gad_tensor *v_roll(prog *p) {
+    gad_tensor *x = arg(p);
+    int r = x ? gad_rank(x) : 0, dims[GAD_MAX_RANK + 1];
+    int64_t shifts[GAD_MAX_RANK + 1];
+    int n = 1 + (int)(u8(&p->in) % (unsigned)(r + 1));
+    for (int i = 0; i < n; i++) {
+        shifts[i] = index_of(p); /* any sign and size, INT64_MIN too */
+        dims[i] = axis_of(p, r);
+    }
+    unsigned b = u8(&p->in);
+    return gad_roll(x, shifts, (b & 3) == 0 ? NULL : dims, (b & 3) == 0 ? 1 : n);
+}
+
 static gad_tensor *v_select(prog *p) {
     gad_tensor *x = arg(p);
     int a = axis_of(p, gad_rank(x));
@@ -1523,7 +1544,7 @@ static const op_entry smooth_ops[] = {
     {"linear", n_linear},     {"loss", n_loss},         {"norm", n_norm},
     {"embedding", n_embedding}, {"dropout", n_dropout}, {"gated_scan", f_scan},
     {"masked_ce", f_masked_ce}, {"helix", f_helix},     {"inspect", m_inspect},
-    {"midgrad", m_midgrad},
+    {"midgrad", m_midgrad},   {"flip", v_flip},         {"roll", v_roll},
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 

@@ -56,8 +56,9 @@ def write_tensor(t, with_dtype=True, leaf=None):
     return " ".join(parts)
 
 
-def case(name, op, dtype, inputs, fn, iparams=(), dparams=()):
-    """inputs: list of (tensor, differentiable). fn: torch function of them."""
+def case(name, op, dtype, inputs, fn, iparams=(), dparams=(), fixed_w=False):
+    """inputs: list of (tensor, differentiable). fn: torch function of them.
+    fixed_w: the weights are fixed_weights(y's size), not drawn."""
     ins = []
     for t, diff in inputs:
         t = t.to(dtype) if t.is_floating_point() else t
@@ -66,7 +67,11 @@ def case(name, op, dtype, inputs, fn, iparams=(), dparams=()):
             t.requires_grad_(True)
         ins.append((t, diff))
     y = fn(*[t for t, _ in ins])
-    w = (torch.rand(y.shape, dtype=torch.float64) + 0.5).to(y.dtype)
+    if fixed_w:
+        w = torch.tensor(fixed_weights(y.numel()), dtype=torch.float64).reshape(y.shape)
+        w = w.to(y.dtype)
+    else:
+        w = (torch.rand(y.shape, dtype=torch.float64) + 0.5).to(y.dtype)
     loss = (y * w).sum()
     diff_ins = [t for t, d in ins if d]
     grads = torch.autograd.grad(loss, diff_ins, allow_unused=True) if diff_ins else []
@@ -88,6 +93,20 @@ def case(name, op, dtype, inputs, fn, iparams=(), dparams=()):
         else:
             print("grad 0", file=out)
     print("end", file=out)
+
+
+def fixed_values(n):
+    """n inputs that are not drawn: quarters in [-1.25, 1.25], exact in f32"""
+    return [(i * 5 % 11 - 5) / 4 for i in range(n)]
+
+
+def fixed_weights(n):
+    """n weights that are not drawn: eighths in [0.5, 1.375], exact in f32"""
+    return [0.5 + (i * 3 % 8) / 8 for i in range(n)]
+
+
+def F(*shape):
+    return torch.tensor(fixed_values(math.prod(shape)), dtype=torch.float64).reshape(shape)
 
 
 def U(*shape, lo=-2.0, hi=2.0):
@@ -192,3 +211,22 @@ for dt in (torch.float64, torch.float32):
          iparams=[2, 3, 4])
     case("cast", "cast", dt, [(U(3, 4), 1)],
          lambda t: t.to(torch.float32 if t.dtype == torch.float64 else torch.float64))
+
+# flip and roll. Added when torch was not at hand: their inputs and weights
+# are fixed (F, fixed_weights), not drawn, so that the cases below could be
+# computed without torch and appended to torch_reference.txt (the values are
+# exact: outputs and gradients only reorder the inputs and the weights).
+# iparams: flip, the dims; roll, whether dims are given, the shifts, the dims.
+for dt in (torch.float64, torch.float32):
+    case("flip_0_2", "flip", dt, [(F(2, 3, 4), 1)], lambda t: torch.flip(t, (0, 2)),
+         iparams=[0, 2], fixed_w=True)
+    case("flip_last", "flip", dt, [(F(3, 4), 1)], lambda t: torch.flip(t, (-1,)),
+         iparams=[-1], fixed_w=True)
+    case("roll_2d", "roll", dt, [(F(3, 4), 1)], lambda t: torch.roll(t, (1, -5), (0, 1)),
+         iparams=[1, 1, -5, 0, 1], fixed_w=True)
+    case("roll_flat", "roll", dt, [(F(3, 4), 1)], lambda t: torch.roll(t, 7),
+         iparams=[0, 7], fixed_w=True)
+    case("roll_repeat", "roll", dt, [(F(2, 3, 4), 1)],
+         lambda t: torch.roll(t, (-1, 2), (1, 1)), iparams=[1, -1, 2, 1, 1], fixed_w=True)
+    case("roll_big", "roll", dt, [(F(2, 3), 1)], lambda t: torch.roll(t, -8, -1),
+         iparams=[1, -8, -1], fixed_w=True)
