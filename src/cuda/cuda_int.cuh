@@ -131,4 +131,19 @@ __device__ __forceinline__ double gcu_block_sum(double v, double *sh) {
     return r;
 }
 
+/* The same tree for the largest value (a NaN in a later slot is not taken:
+ * the comparison is false). The result is valid in every thread. */
+__device__ __forceinline__ double gcu_block_max(double v, double *sh) {
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (int w = GCU_THREADS / 2; w > 0; w /= 2) {
+        if ((int)threadIdx.x < w && sh[threadIdx.x + w] > sh[threadIdx.x])
+            sh[threadIdx.x] = sh[threadIdx.x + w];
+        __syncthreads();
+    }
+    double r = sh[0];
+    __syncthreads();
+    return r;
+}
+
 #endif

@@ -228,15 +228,7 @@ __global__ void k_softmax_rows(int log_, const T *x, T *y, int64_t rows, int64_t
         T m = -INFINITY;
         for (int64_t i = threadIdx.x; i < n; i += GCU_THREADS)
             if (s[i] > m) m = s[i];
-        sh[threadIdx.x] = (double)m;
-        __syncthreads();
-        for (int w = GCU_THREADS / 2; w > 0; w /= 2) {
-            if ((int)threadIdx.x < w && sh[threadIdx.x + w] > sh[threadIdx.x])
-                sh[threadIdx.x] = sh[threadIdx.x + w];
-            __syncthreads();
-        }
-        m = (T)sh[0];
-        __syncthreads();
+        m = (T)gcu_block_max((double)m, sh);
         if (m == -INFINITY) m = 0;
         double acc = 0;
         for (int64_t i = threadIdx.x; i < n; i += GCU_THREADS) acc += (double)exp(s[i] - m);

@@ -30,7 +30,7 @@
  * yet run on a GPU (issue 32); the logic is tested on the CPU
  * (tests/cuda/test_cuda_host.c).
  *
- * Index checks do not wait (index.cu, fused.cu's masked cross-entropy):
+ * Index checks do not wait (index.cu, masked_ce.cu):
  * their kernels note the first bad index of the thread's checks on a
  * device in a record of pinned host memory mapped into the device's
  * address space (cudaHostAllocMapped), which the host reads, without a
