@@ -219,6 +219,22 @@ if command -v gzip > /dev/null; then
     expect_error "a truncated .gz file" "truncated" \
         "$BIN" train --data "$DIR/truncated.txt.gz" --out "$DIR/z" --steps 1
 fi
+# the run's own files (metrics.csv, loss.svg) never replace what is not a
+# regular file: a FIFO there is an error and stays; a link is written through
+TINY="--d 16 --layers 1 --batch 4 --seq 16 --steps 2 --val-windows 4 --threads 1 --bytes 0"
+if command -v mkfifo > /dev/null; then
+    mkdir -p "$DIR/fifo" && mkfifo "$DIR/fifo/metrics.csv"
+    # shellcheck disable=SC2086
+    expect_error "a FIFO at metrics.csv" "it is a FIFO, not a regular file" \
+        "$BIN" train --out "$DIR/fifo" $TINY
+    [ -p "$DIR/fifo/metrics.csv" ] || fail "the FIFO at metrics.csv was replaced"
+fi
+mkdir -p "$DIR/link" && : > "$DIR/linked.csv" && ln -s ../linked.csv "$DIR/link/metrics.csv"
+# shellcheck disable=SC2086
+"$BIN" train --out "$DIR/link" $TINY > "$DIR/link.log" 2>&1 ||
+    { cat "$DIR/link.log"; fail "training with metrics.csv a link failed"; }
+[ -L "$DIR/link/metrics.csv" ] && grep -q '^step' "$DIR/linked.csv" ||
+    fail "metrics.csv, a link, was not written through to its target"
 echo "errors: all reported cleanly"
 
 # 6. hostile checkpoints and signals

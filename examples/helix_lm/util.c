@@ -1,6 +1,8 @@
 /* util.c: the small utilities every part of helix_lm uses: messages
  * ("helix_lm: ..."), the clock, seed mixing, paths, directories and atomic
  * file writes. */
+/* realpath and lstat: POSIX.1-2008 (the build is C11 without extensions) */
+#define _XOPEN_SOURCE 700
 #include "util.h"
 
 #include <errno.h>
@@ -77,7 +79,41 @@ int make_dirs(const char *path) {
     return 0;
 }
 
-int write_atomic(const char *path, file_writer w, const void *ctx) {
+/* What a write to path replaces, in out: path itself when nothing or a
+ * regular file is there, or the regular file a symbolic link there leads
+ * to (written through, as gad_save writes through one); anything else (a
+ * FIFO, a device, a directory, a socket, a dangling or looping link) is
+ * an error, and nothing is replaced. */
+static int write_target(const char *path, char *out, size_t cap) {
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno != ENOENT) return fail("cannot write '%s': %s", path, strerror(errno));
+        snprintf(out, cap, "%s", path);
+        return 0;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        char *real = realpath(path, NULL);
+        if (!real)
+            return fail("cannot write '%s': a symbolic link that leads nowhere (%s)", path,
+                        strerror(errno));
+        int ok = stat(real, &st) == 0 && S_ISREG(st.st_mode);
+        if (ok) snprintf(out, cap, "%s", real);
+        free(real);
+        if (!ok) return fail("cannot write '%s': its link leads to something not a regular file", path);
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode))
+        return fail("cannot write '%s': it is %s, not a regular file, and is left as it is", path,
+                    S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                    : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                    : S_ISSOCK(st.st_mode) ? "a socket" : "a special file");
+    snprintf(out, cap, "%s", path);
+    return 0;
+}
+
+int write_atomic(const char *path_given, file_writer w, const void *ctx) {
+    char path[4096];
+    if (write_target(path_given, path, sizeof path)) return -1;
     char tmp[4200]; /* path.tmp.<pid>: remove_stale_tmp knows a dead writer's */
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
