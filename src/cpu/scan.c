@@ -8,21 +8,8 @@
 
 #include <tgmath.h>
 
-#define T float
-#define SFX f32
-#define SFX_IS_F32 1
-#include "scan_tmpl.h"
-#undef T
-#undef SFX
-#undef SFX_IS_F32
-
-#define T double
-#define SFX f64
-#define SFX_IS_F32 0
-#include "scan_tmpl.h"
-#undef T
-#undef SFX
-#undef SFX_IS_F32
+#define GAD_STAMP "scan_tmpl.h"
+#include "cpu/stamp.h"
 
 #define F32(t) ((t)->dtype == GAD_F32)
 #define P(t) gad__ptr(t)
