@@ -103,17 +103,12 @@ typedef struct thread_state {
     gad_storage *heads[NCLASS];
     size_t cached_bytes;
     size_t limit;
-    gad_tensor *free_headers; /* never used, or released with the quarantine off */
-    /* Released headers (refs 0) wait in a FIFO ring: the newest at the
-     * tail, reused from the head only while more than GAD_QUARANTINE wait,
-     * so a header is reused only after that many others have been
-     * released, and a released tensor passed to gad is still seen as
-     * released instead of aliasing a new tensor. The oldest GAD_QUARANTINE
-     * are the quarantine, kept even with the cache disabled; those beyond
-     * it are the cache of headers, admitted to the cache limit in batches
-     * (hroom: how many more it may hold before admitting the next). */
-    gad_tensor **hring; /* hmask + 1 slots, a power of two (or NULL, hmask -1) */
-    size_t hhead, hn, hmask, hroom;
+    /* Headers ready for reuse (never used, or out of the quarantine),
+     * linked through st: the cache of headers, reused last in first out.
+     * Places in it are admitted to the cache limit in batches: hcredit
+     * more may join before the next batch is admitted. */
+    gad_tensor *free_headers;
+    size_t hcredit;
     scope_state scopes;
     bool registered; /* thread-exit destructor armed */
     /* the per-thread caches of the layers above (the tape's node pool,
@@ -123,12 +118,21 @@ typedef struct thread_state {
         void (*flush)(void *state);
     } ext[GAD_THREAD_CACHES];
     int next;
+    /* The quarantine: the last GAD_QUARANTINE released headers (refs 0),
+     * quar[qpos] the oldest (NULL until the first GAD_QUARANTINE releases).
+     * A release puts its header in the oldest's slot and moves that one to
+     * free_headers, so a header is reused only after GAD_QUARANTINE others
+     * have been released, and a released tensor passed to gad is still
+     * seen as released instead of aliasing a new tensor. Kept with the
+     * cache disabled too (the quarantine is not cache). */
+    unsigned qpos;
+    gad_tensor *quar[GAD_QUARANTINE];
 } thread_state;
 
 /* The default limit holds the tensor headers, nodes and buffers of a graph
  * of about a million small ops (W1's longest chain needs 0.6 GB), so that
  * building it again allocates nothing. */
-static _Thread_local thread_state tl = {.limit = (size_t)1 << 30, .hmask = (size_t)-1};
+static _Thread_local thread_state tl = {.limit = (size_t)1 << 30};
 
 /* This thread's state, its address computed once: in position-independent
  * code (the library's objects serve the shared library too) the compiler
@@ -364,146 +368,146 @@ static GAD_COLD gad_tensor *header_alloc(void) {
     return t;
 }
 
-/* A never-used header, or one released with the quarantine off, onto the
- * list, or back to the allocator when the cache is full. */
-static void header_to_list(gad_tensor *t) {
-    if (gad__cache_admit(sizeof *t)) { /* which arms the exit hook */
-        t->st = (gad_storage *)tl.free_headers;
-        tl.free_headers = t;
-        return;
-    }
-    gad__free(t, sizeof *t);
+/* What the header functions must do besides their common path: record
+ * headers for gad_debug_track (HDR_TRACK), reuse released headers at once
+ * (HDR_NO_QUARANTINE). One byte, so that the common path tests once. */
+#define HDR_TRACK 1
+#define HDR_NO_QUARANTINE 2
+static atomic_uchar g_hdr_flags;
+
+static void hdr_flag(unsigned char f, int on) {
+    if (on) atomic_fetch_or(&g_hdr_flags, f);
+    else atomic_fetch_and(&g_hdr_flags, (unsigned char)~f);
 }
 
-GAD_HOT gad_tensor *gad__header_new(const char *op) {
-    thread_state *ts = this_thread();
-    gad_tensor *t = ts->free_headers; /* first: the quarantine off reuses at once */
-    size_t n = ts->hn;
-    if (t) {
-        ts->free_headers = (gad_tensor *)t->st;
-        gad__cache_withdraw(sizeof *t);
-    } else if (GAD_LIKELY(n > GAD_QUARANTINE)) { /* the oldest beyond the quarantine */
-        size_t h = ts->hhead, m = ts->hmask;
-        t = ts->hring[h];
-        ts->hhead = (h + 1) & m;
-        ts->hn = n - 1;
-        ts->hroom++; /* its place in the cache stays admitted */
-        GAD_PREFETCH_W(ts->hring[(h + 2) & m], sizeof *t); /* two ahead, as storages */
-    } else if (!(t = header_alloc())) {
-        return NULL;
-    }
+/* gad_debug_track's switch (debug.c owns the records). */
+bool gad__debug_live_get(void) { return atomic_load(&g_hdr_flags) & HDR_TRACK; }
+void gad__debug_live_set(bool on) { hdr_flag(HDR_TRACK, on); }
+
+/* The quarantine is on unless turned off (gad_debug_quarantine(0), or
+ * GAD_QUARANTINE=0 in the environment). */
+GAD_CONSTRUCTOR(quarantine_from_env) {
+    const char *e = getenv("GAD_QUARANTINE");
+    if (e && !strcmp(e, "0")) hdr_flag(HDR_NO_QUARANTINE, 1);
+}
+
+int gad_debug_quarantine(int on) {
+    unsigned char f = on ? atomic_fetch_and(&g_hdr_flags, (unsigned char)~HDR_NO_QUARANTINE)
+                         : atomic_fetch_or(&g_hdr_flags, HDR_NO_QUARANTINE);
+    return !(f & HDR_NO_QUARANTINE);
+}
+
+static GAD_COLD gad_tensor *header_tracked(gad_tensor *t, const char *op) {
+    gad__debug_made(t, op);
+    return t;
+}
+
+/* A header taken for a new tensor: refs 1, no storage, no node. */
+static inline gad_tensor *header_init(thread_state *ts, gad_tensor *t, const char *op) {
     atomic_init(&t->refs, 1);
     t->st = NULL;
     t->node = NULL;
     count(&ts->live.tensors, 1);
-    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_made(t, op);
+    if (GAD_UNLIKELY(atomic_load_explicit(&g_hdr_flags, memory_order_relaxed) & HDR_TRACK))
+        return header_tracked(t, op);
     return t;
 }
 
-_Static_assert((GAD_QUARANTINE & (GAD_QUARANTINE - 1)) == 0, "a power of two");
-
-#define HRING_BATCH 64 /* headers admitted to the cache limit at once */
-
-/* The quarantine is on unless turned off (gad_debug_quarantine(0), or
- * GAD_QUARANTINE=0 in the environment). */
-static atomic_int g_quarantine = 1;
-
-GAD_CONSTRUCTOR(quarantine_from_env) {
-    const char *e = getenv("GAD_QUARANTINE");
-    if (e && !strcmp(e, "0")) atomic_store(&g_quarantine, 0);
+static GAD_COLD gad_tensor *header_new_slow(const char *op) {
+    gad_tensor *t = header_alloc();
+    return t ? header_init(this_thread(), t, op) : NULL;
 }
 
-int gad_debug_quarantine(int on) { return atomic_exchange(&g_quarantine, on ? 1 : 0); }
-
-/* The oldest of the ring's n headers back to the allocator; n - 1. */
-static size_t hring_drop_oldest(size_t n) {
-    gad__free(tl.hring[tl.hhead], sizeof(gad_tensor));
-    tl.hhead = (tl.hhead + 1) & tl.hmask;
-    return n - 1;
+GAD_HOT gad_tensor *gad__header_new(const char *op) {
+    thread_state *ts = this_thread();
+    gad_tensor *t = ts->free_headers;
+    if (GAD_UNLIKELY(!t)) return header_new_slow(op);
+    ts->free_headers = (gad_tensor *)t->st;
+    /* the next two: the next one's link was asked for by the previous
+     * call, so reading it rarely waits */
+    GAD_PREFETCH_W(ts->free_headers, sizeof *t);
+    if (ts->free_headers) GAD_PREFETCH_W(ts->free_headers->st, sizeof *t);
+    ts->cached_bytes -= sizeof *t;
+    return header_init(ts, t, op);
 }
 
-/* The ring has n headers, at least GAD_QUARANTINE, and no admitted room:
- * admit a batch and take one place of it, or, with the cache full, give
- * the oldest header back to the allocator. The new n. */
-static GAD_COLD size_t hring_room(size_t n) {
-    if (gad__cache_admit(HRING_BATCH * sizeof(gad_tensor))) {
-        tl.hroom = HRING_BATCH - 1;
-        return n;
+#define HDR_BATCH 64 /* places admitted to the cache limit at once */
+
+/* t ready for reuse, with no admitted place left: admit a batch and take
+ * one place of it, or, with the cache full, give t back to the allocator.
+ * (NULL: the quarantine was not yet full.) */
+static GAD_COLD void header_ready_slow(thread_state *ts, gad_tensor *t) {
+    if (!t) {
+        arm_thread_exit(); /* the quarantine is given back at thread exit */
+        return;
     }
-    return hring_drop_oldest(n);
+    if (!gad__cache_admit(HDR_BATCH * sizeof *t)) { /* which arms the exit hook */
+        gad__free(t, sizeof *t);
+        return;
+    }
+    ts->hcredit = HDR_BATCH - 1;
+    t->st = (gad_storage *)ts->free_headers;
+    ts->free_headers = t;
 }
 
-/* The ring is full (n == hmask + 1): twice the slots (2 GAD_QUARANTINE at
- * first), in order from 0; without memory for them, the oldest header goes
- * back to the allocator (none at all yet: -1, t is not quarantined). The
- * new n. */
-static GAD_COLD long hring_grow(size_t n) {
-    size_t old = tl.hring ? tl.hmask + 1 : 0, cap = old ? 2 * old : 2 * GAD_QUARANTINE;
-    gad_tensor **r = gad__alloc(cap * sizeof *r);
-    if (!r) {
-        if (!n) return -1;
-        return (long)hring_drop_oldest(n);
+/* t (not NULL) ready for reuse: onto the list, in an admitted place. */
+static inline void header_ready(thread_state *ts, gad_tensor *t) {
+    if (GAD_UNLIKELY(!ts->hcredit)) {
+        header_ready_slow(ts, t);
+        return;
     }
-    arm_thread_exit(); /* the ring is given back at thread exit */
-    for (size_t i = 0; i < n; i++) r[i] = tl.hring[(tl.hhead + i) & tl.hmask];
-    gad__free(tl.hring, old * sizeof *r);
-    tl.hring = r;
-    tl.hmask = cap - 1;
-    tl.hhead = 0;
-    return (long)n;
+    ts->hcredit--;
+    t->st = (gad_storage *)ts->free_headers;
+    ts->free_headers = t;
+}
+
+/* Into the quarantine: t takes the oldest's slot, and the oldest (none
+ * while the quarantine fills) is ready for reuse. */
+static inline void quarantine_put(thread_state *ts, gad_tensor *t) {
+    unsigned i = ts->qpos, next = (i + 1) & (GAD_QUARANTINE - 1);
+    gad_tensor *old = ts->quar[i];
+    ts->quar[i] = t;
+    ts->qpos = next;
+    /* the next release links the next oldest, which has been out of the
+     * first-level cache for a while: ask for its line now */
+    __builtin_prefetch(ts->quar[next], 1, 3);
+    if (GAD_UNLIKELY(!old)) {
+        header_ready_slow(ts, NULL);
+        return;
+    }
+    header_ready(ts, old);
+}
+
+static GAD_COLD void header_free_slow(gad_tensor *t) {
+    unsigned char f = atomic_load_explicit(&g_hdr_flags, memory_order_relaxed);
+    thread_state *ts = this_thread();
+    if (f & HDR_TRACK) gad__debug_gone(t);
+    if (f & HDR_NO_QUARANTINE) header_ready(ts, t); /* reused at once */
+    else quarantine_put(ts, t);
 }
 
 GAD_HOT void gad__header_free(gad_tensor *t) {
     thread_state *ts = this_thread();
     count(&ts->live.tensors, -1);
-    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_gone(t);
     /* poisoned (refs 0: gad_release left it so, a header that never held a
      * tensor is marked here) and queued behind the others */
     atomic_store_explicit(&t->refs, 0, memory_order_relaxed);
-    if (GAD_UNLIKELY(!atomic_load_explicit(&g_quarantine, memory_order_relaxed))) {
-        header_to_list(t); /* no quarantine: reused at once */
+    if (GAD_UNLIKELY(atomic_load_explicit(&g_hdr_flags, memory_order_relaxed))) {
+        header_free_slow(t);
         return;
     }
-    size_t n = ts->hn;
-    if (GAD_LIKELY(n >= GAD_QUARANTINE)) { /* t joins the cache: one more admitted place */
-        if (GAD_LIKELY(ts->hroom)) ts->hroom--;
-        else n = hring_room(n);
-    }
-    if (GAD_UNLIKELY(n == ts->hmask + 1)) {
-        long g = hring_grow(n);
-        if (g < 0) {
-            header_to_list(t);
-            return;
-        }
-        n = (size_t)g;
-    }
-    ts->hring[(ts->hhead + n) & ts->hmask] = t;
-    ts->hn = n + 1;
+    quarantine_put(ts, t);
 }
 
-/* Give the headers beyond ts's quarantine back to the allocator, and the
- * cache room they held to the limit. */
-static void hring_trim_of(thread_state *ts) {
-    size_t m = ts->hmask;
-    while (ts->hn > GAD_QUARANTINE) {
-        gad__free(ts->hring[ts->hhead], sizeof(gad_tensor));
-        ts->hhead = (ts->hhead + 1) & m;
-        ts->hn--;
-        ts->hroom++;
-    }
-}
+_Static_assert((GAD_QUARANTINE & (GAD_QUARANTINE - 1)) == 0, "a power of two");
 
-/* Give every header in ts's ring, and the ring, back to the allocator. */
+/* Give every header in ts's quarantine back to the allocator. */
 static void quarantine_empty_of(thread_state *ts) {
-    hring_trim_of(ts);
-    for (size_t i = 0; i < ts->hn; i++)
-        gad__free(ts->hring[(ts->hhead + i) & ts->hmask], sizeof(gad_tensor));
-    gad__free(ts->hring, ts->hring ? (ts->hmask + 1) * sizeof *ts->hring : 0);
-    ts->hring = NULL;
-    ts->hhead = ts->hn = 0;
-    ts->hmask = (size_t)-1;
-    ts->cached_bytes -= ts->hroom * sizeof(gad_tensor);
-    ts->hroom = 0;
+    for (unsigned i = 0; i < GAD_QUARANTINE; i++) {
+        gad__free(ts->quar[i], sizeof(gad_tensor));
+        ts->quar[i] = NULL;
+    }
+    ts->qpos = 0;
 }
 
 static void quarantine_empty(void) { quarantine_empty_of(&tl); }
@@ -709,9 +713,8 @@ static void cache_trim(void) {
         gad__cache_withdraw(sizeof *t);
         gad__free(t, sizeof *t);
     }
-    hring_trim_of(&tl);
-    gad__cache_withdraw(tl.hroom * sizeof(gad_tensor));
-    tl.hroom = 0;
+    gad__cache_withdraw(tl.hcredit * sizeof(gad_tensor));
+    tl.hcredit = 0;
     int nh = atomic_load(&ntrim_hooks);
     for (int i = 0; i < nh; i++) trim_hooks[i]();
 }
@@ -750,6 +753,7 @@ static void thread_give_back(thread_state *ts) {
         ts->free_headers = (gad_tensor *)t->st;
         gad__free(t, sizeof *t);
     }
+    ts->hcredit = 0;
     quarantine_empty_of(ts);
     for (int i = 0; i < ts->next; i++) ts->ext[i].flush(ts->ext[i].state);
     ts->cached_bytes = 0; /* every cache of ts is empty */
