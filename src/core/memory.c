@@ -226,8 +226,8 @@ static int size_class(size_t n) {
     if (n <= 64) return 0;
     size_t m = n - 1;
     int k = 63 - __builtin_clzll((unsigned long long)m);
-    size_t base = (size_t)1 << k, quarter = base >> 2;
-    int idx = (int)((m - base) / quarter);
+    size_t base = (size_t)1 << k;
+    int idx = (int)((m - base) >> (k - 2)); /* quarters of base (k >= 6) */
     int c = (k - 6) * 4 + idx + 1;
     return c < NCLASS ? c : -1;
 }
@@ -313,7 +313,7 @@ GAD_HOT gad_storage *gad__storage_new(size_t nbytes) {
          * for by the previous call, so reading it rarely waits */
         GAD_PREFETCH_W(s->next, GAD_STORAGE_HDR + 64);
         if (s->next) GAD_PREFETCH_W(s->next->next, GAD_STORAGE_HDR + 64);
-        gad__cache_withdraw(s->cap);
+        ts->cached_bytes -= s->cap;
     } else if (!(s = storage_alloc(c, nbytes))) {
         return NULL;
     }
@@ -332,12 +332,12 @@ gad_storage *gad__storage_new_dev(int dev, size_t nbytes) {
     return s;
 }
 
-GAD_HOT void gad__storage_release(gad_storage *s) {
-    if (!s) return;
-    if (!gad__unref(&s->refs)) return;
+/* gad__storage_release past the last reference, when s is not a cacheable
+ * host buffer that fits the cache with the exit hook armed. */
+static GAD_COLD void storage_release_slow(gad_storage *s) {
     thread_state *ts = this_thread();
     count(&ts->live.storages, -1);
-    if (GAD_UNLIKELY(s->dev != GAD_DEV_HOST)) {
+    if (s->dev != GAD_DEV_HOST) {
         arm_thread_exit();
         gad__devmem[s->dev]->storage_free(s);
         return;
@@ -350,6 +350,24 @@ GAD_HOT void gad__storage_release(gad_storage *s) {
     }
     arm_thread_exit(); /* the counts above are summed while this thread lives */
     storage_free(s);
+}
+
+GAD_HOT void gad__storage_release(gad_storage *s) {
+    if (!s || !gad__unref(&s->refs)) return;
+    thread_state *ts = this_thread();
+    size_t cap = s->cap, cached = ts->cached_bytes;
+    /* the common case, a cached host buffer, with no call (no frame); the
+     * rest, and gad__cache_admit's refusal, out of line */
+    if (GAD_UNLIKELY(s->dev != GAD_DEV_HOST || s->sclass < 0 || cached > ts->limit ||
+                     cap > ts->limit - cached || !ts->registered)) {
+        storage_release_slow(s);
+        return;
+    }
+    count(&ts->live.storages, -1);
+    count(&ts->live.bytes, -(long long)cap);
+    ts->cached_bytes = cached + cap;
+    s->next = ts->heads[s->sclass];
+    ts->heads[s->sclass] = s;
 }
 
 /* --------------------------------------------------------------- headers */
@@ -610,12 +628,19 @@ GAD_HOT void gad_scope_end(void) {
                 (gad_tensor *)((uintptr_t)s->items[i] & ~KEPT_BIT);
 }
 
-GAD_HOT gad_tensor *gad__own(gad_tensor *t) {
-    if (!t || this_thread()->scopes.depth == 0) return t;
-    if (GAD_UNLIKELY(scope_push(t) != 0)) {
+static GAD_COLD gad_tensor *own_slow(gad_tensor *t) {
+    if (scope_push(t) != 0) {
         gad_release(t);
         return gad__err(GAD_ERR_MEMORY, "scope", "cannot grow the scope");
     }
+    return t;
+}
+
+GAD_HOT gad_tensor *gad__own(gad_tensor *t) {
+    scope_state *s = &this_thread()->scopes;
+    if (!t || s->depth == 0) return t;
+    if (GAD_UNLIKELY(s->len == s->cap)) return own_slow(t); /* no frame here */
+    s->items[s->len++] = t;
     return t;
 }
 
