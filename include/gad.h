@@ -260,8 +260,8 @@ gad_tensor *gad_retain(gad_tensor *t);
  * that unless the thread exits or gad_set_allocator runs. So every misuse
  * within that window is caught (a double release too), and nothing is
  * freed twice or read from freed memory; a use after more releases than
- * that may alias a newer tensor. The quarantine costs the per-op path
- * about 2% and is on by default; gad_debug_quarantine(0) or
+ * that may alias a newer tensor. The quarantine is on by default and
+ * costs the per-op path nothing measurable; gad_debug_quarantine(0) or
  * GAD_QUARANTINE=0 in the environment turns it off, and a header is then
  * reused by the very next tensor the thread makes. (The nn layers report
  * the error under the name of the first op they call.) */

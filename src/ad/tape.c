@@ -21,10 +21,11 @@ static gad_tensor *alias_of(const char *op, gad_tensor *t, bool with_node) {
     return a;
 }
 
-GAD_HOT gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info,
-                       gad_tensor *const *in, int n, gad_tensor *const *save,
-                       int nsave) {
-    if (!y || !gad__tracks(in, n)) return y;
+/* gad__track's node, out of line: the no-grad path and constants' ops
+ * then return without saving the registers that this needs. */
+static GAD_HOT __attribute__((noinline)) gad_tensor *track_node(gad_tensor *y, const gad_op_info *info,
+                                                                gad_tensor *const *in, int n,
+                                                                gad_tensor *const *save, int nsave) {
     gad_node *nd = gad__node_new(n, nsave, y->rank, info->pwords);
     if (!nd) goto nomem;
     nd->info = info;
@@ -54,6 +55,13 @@ GAD_HOT gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info,
 nomem:
     gad_release(y);
     return gad__err(GAD_ERR_MEMORY, info->name, "cannot record a tape node");
+}
+
+GAD_HOT gad_tensor *gad__track(gad_tensor *y, const gad_op_info *info,
+                               gad_tensor *const *in, int n, gad_tensor *const *save,
+                               int nsave) {
+    if (!y || !gad__tracks(in, n)) return y;
+    return track_node(y, info, in, n, save, nsave);
 }
 
 GAD_HOT gad_tensor *gad__saved(gad_node *n, int i) {

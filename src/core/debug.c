@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-bool gad__debug_live; /* read without a lock on the hot path: see below */
-
 typedef struct record {
     const gad_tensor *t;
     struct record *next; /* in its bucket */
@@ -70,12 +68,12 @@ void gad__debug_gone(const gad_tensor *t) {
     pthread_mutex_unlock(&lock);
 }
 
-/* A plain bool, set by gad_debug_track: the header functions read it on
- * every call, and the header documents that tracking is switched while no
- * other thread uses gad (as gad_set_allocator). */
+/* A flag of memory.c's, which the header functions read on every call;
+ * the header documents that tracking is switched while no other thread
+ * uses gad (as gad_set_allocator). */
 int gad_debug_track(int on) {
-    int old = gad__debug_live;
-    gad__debug_live = on != 0;
+    int old = gad__debug_live_get();
+    gad__debug_live_set(on != 0);
     return old;
 }
 
@@ -120,7 +118,7 @@ static void report_at_exit(void) { gad_debug_live_report(stderr); }
 GAD_CONSTRUCTOR(debug_from_env) {
     const char *v = getenv("GAD_DEBUG_LEAKS");
     if (v && v[0] && strcmp(v, "0") != 0) {
-        gad__debug_live = true;
+        gad__debug_live_set(true);
         atexit(report_at_exit);
     }
 }

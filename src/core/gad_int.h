@@ -282,8 +282,10 @@ static inline bool gad__any_released(const char *op, int n, const gad_tensor *co
 
 /* The live-tensor report (debug.c; gad_debug_live_report): while on, every
  * new header is recorded with the op that made it, and forgotten when it
- * is freed. Off by default (one predictable branch per header). */
-extern bool gad__debug_live;
+ * is freed. Off by default. The switch is a bit of memory.c's, beside the
+ * quarantine's, so that the header functions test one byte. */
+bool gad__debug_live_get(void);
+void gad__debug_live_set(bool on);
 void gad__debug_made(const gad_tensor *t, const char *op);
 void gad__debug_gone(const gad_tensor *t);
 

@@ -1,6 +1,8 @@
 /* memory.c: the allocator hook, the per-thread buffer cache (size classes),
- * pooled tensor headers, scopes, and thread-exit cleanup (DESIGN §4). */
-#include "gad_int.h"
+ * pooled tensor headers and their quarantine, and thread-exit cleanup
+ * (DESIGN §4). Scopes are scope.c's; the thread's state, which both use,
+ * is in memory_int.h. */
+#include "memory_int.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -62,15 +64,6 @@ void *gad_mem_realloc(void *p, size_t n) {
     return q;
 }
 
-/* Counters of live objects. Each thread counts its own allocations and
- * frees (plain loads and stores: no locked instruction on the hot path);
- * gad_mem_stats_get sums every thread's counters with those of threads that
- * have exited. A thread's count can go negative (it freed what another
- * made); the sum is exact whenever no thread is allocating meanwhile. */
-typedef struct counters {
-    atomic_llong tensors, storages, bytes;
-} counters;
-
 static inline void count(atomic_llong *c, long long d) {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + d,
                           memory_order_relaxed);
@@ -78,70 +71,10 @@ static inline void count(atomic_llong *c, long long d) {
 
 /* ----------------------------------------------------- per-thread state */
 
-/* Four size classes per power of two from 64 bytes: capacities 64, 80, 96,
- * 112, 128, 160, ... so a cached buffer wastes at most a quarter. */
-#define NCLASS 180
-
-/* The first scope levels keep their marks inline, so that opening them
- * never allocates (a failure there, with no enclosing scope, would leave
- * what the scope makes to nobody). */
-#define SCOPE_INLINE 16
-
-typedef struct scope_state {
-    gad_tensor **items; /* owned references; low bit set = kept for parent */
-    size_t len, cap;
-    size_t marks_small[SCOPE_INLINE];
-    size_t *marks; /* start of each open scope in items */
-    int depth, mark_cap;
-    int lost; /* scopes opened after one failed to open: they own nothing */
-} scope_state;
-
-typedef struct thread_state {
-    counters live;
-    struct thread_state *next_thread; /* the list gad_mem_stats_get sums */
-    bool counted;                     /* on that list */
-    gad_storage *heads[NCLASS];
-    size_t cached_bytes;
-    size_t limit;
-    gad_tensor *free_headers; /* never used, or released with the quarantine off */
-    /* Released headers (refs 0) wait in a FIFO ring: the newest at the
-     * tail, reused from the head only while more than GAD_QUARANTINE wait,
-     * so a header is reused only after that many others have been
-     * released, and a released tensor passed to gad is still seen as
-     * released instead of aliasing a new tensor. The oldest GAD_QUARANTINE
-     * are the quarantine, kept even with the cache disabled; those beyond
-     * it are the cache of headers, admitted to the cache limit in batches
-     * (hroom: how many more it may hold before admitting the next). */
-    gad_tensor **hring; /* hmask + 1 slots, a power of two (or NULL, hmask -1) */
-    size_t hhead, hn, hmask, hroom;
-    scope_state scopes;
-    bool registered; /* thread-exit destructor armed */
-    /* the per-thread caches of the layers above (the tape's node pool,
-     * GEMM's scratch), which gad_set_allocator empties for every thread */
-    struct {
-        void *state;
-        void (*flush)(void *state);
-    } ext[GAD_THREAD_CACHES];
-    int next;
-} thread_state;
-
 /* The default limit holds the tensor headers, nodes and buffers of a graph
  * of about a million small ops (W1's longest chain needs 0.6 GB), so that
  * building it again allocates nothing. */
-static _Thread_local thread_state tl = {.limit = (size_t)1 << 30, .hmask = (size_t)-1};
-
-/* This thread's state, its address computed once: in position-independent
- * code (the library's objects serve the shared library too) the compiler
- * otherwise recomputes &tl for every field it touches, three instructions
- * each (the hot paths below read or write five to eight fields). */
-static inline thread_state *this_thread(void) {
-    thread_state *ts = &tl;
-#if defined(__GNUC__)
-    __asm__("" : "+r"(ts));
-#endif
-    return ts;
-}
-
+_Thread_local thread_state gad__tl = {.limit = (size_t)1 << 30};
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -153,43 +86,41 @@ static counters retired;       /* totals of exited threads */
 /* Put this thread on the list that the memory statistics sum. */
 static void join_counted(void) {
     pthread_mutex_lock(&threads_lock);
-    tl.next_thread = threads;
-    threads = &tl;
-    tl.counted = true;
+    gad__tl.next_thread = threads;
+    threads = &gad__tl;
+    gad__tl.counted = true;
     pthread_mutex_unlock(&threads_lock);
 }
 
 static void leave_counted(void) {
-    if (!tl.counted) return;
+    if (!gad__tl.counted) return;
     pthread_mutex_lock(&threads_lock);
     for (thread_state **p = &threads; *p; p = &(*p)->next_thread)
-        if (*p == &tl) {
-            *p = tl.next_thread;
+        if (*p == &gad__tl) {
+            *p = gad__tl.next_thread;
             break;
         }
-    atomic_fetch_add(&retired.tensors, atomic_load(&tl.live.tensors));
-    atomic_fetch_add(&retired.storages, atomic_load(&tl.live.storages));
-    atomic_fetch_add(&retired.bytes, atomic_load(&tl.live.bytes));
-    atomic_store(&tl.live.tensors, 0);
-    atomic_store(&tl.live.storages, 0);
-    atomic_store(&tl.live.bytes, 0);
-    tl.counted = false;
+    atomic_fetch_add(&retired.tensors, atomic_load(&gad__tl.live.tensors));
+    atomic_fetch_add(&retired.storages, atomic_load(&gad__tl.live.storages));
+    atomic_fetch_add(&retired.bytes, atomic_load(&gad__tl.live.bytes));
+    atomic_store(&gad__tl.live.tensors, 0);
+    atomic_store(&gad__tl.live.storages, 0);
+    atomic_store(&gad__tl.live.bytes, 0);
+    gad__tl.counted = false;
     pthread_mutex_unlock(&threads_lock);
 }
 
 static void thread_exit(void *arg);
 static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exit); }
 
-static GAD_COLD void arm_slow(void) {
-    tl.registered = true;
-    if (!tl.counted) join_counted();
+GAD_COLD void gad__arm_thread_exit_slow(void) {
+    gad__tl.registered = true;
+    if (!gad__tl.counted) join_counted();
     pthread_once(&exit_once, make_exit_key);
-    pthread_setspecific(exit_key, &tl);
+    pthread_setspecific(exit_key, &gad__tl);
 }
 
-static inline void arm_thread_exit(void) {
-    if (GAD_UNLIKELY(!tl.registered)) arm_slow();
-}
+
 
 /* A run of objects of `size` bytes, each counted as `cost` bytes of the
  * cache (a buffer counts its elements only). */
@@ -209,21 +140,21 @@ static int alloc_run(void **run, size_t size, size_t cost) {
 int gad__alloc_run(void **run, size_t size) { return alloc_run(run, size, size); }
 
 GAD_HOT bool gad__cache_admit(size_t n) {
-    thread_state *ts = this_thread();
+    thread_state *ts = gad__this_thread();
     if (ts->cached_bytes > ts->limit || n > ts->limit - ts->cached_bytes) return false;
-    arm_thread_exit(); /* the exit hook gives the caches back */
+    gad__arm_thread_exit(); /* the exit hook gives the caches back */
     ts->cached_bytes += n;
     return true;
 }
 
-GAD_HOT void gad__cache_withdraw(size_t n) { this_thread()->cached_bytes -= n; }
+GAD_HOT void gad__cache_withdraw(size_t n) { gad__this_thread()->cached_bytes -= n; }
 
 static int size_class(size_t n) {
     if (n <= 64) return 0;
     size_t m = n - 1;
     int k = 63 - __builtin_clzll((unsigned long long)m);
-    size_t base = (size_t)1 << k, quarter = base >> 2;
-    int idx = (int)((m - base) / quarter);
+    size_t base = (size_t)1 << k;
+    int idx = (int)((m - base) >> (k - 2)); /* quarters of base (k >= 6) */
     int c = (k - 6) * 4 + idx + 1;
     return c < NCLASS ? c : -1;
 }
@@ -280,27 +211,27 @@ static GAD_COLD gad_storage *storage_alloc(int c, size_t nbytes) {
     void *b = gad__alloc_obj(block_size(cap));
     if (!b) {
         /* Give the cache back and try once more before failing. */
-        if (tl.cached_bytes == 0) return NULL;
+        if (gad__tl.cached_bytes == 0) return NULL;
         cache_trim();
         b = gad__alloc_obj(block_size(cap));
         if (!b) return NULL;
     }
     gad_storage *s = storage_place(b, cap, c);
-    arm_thread_exit(); /* for the counts (a cached one was armed) */
+    gad__arm_thread_exit(); /* for the counts (a cached one was armed) */
     /* a small one (a run holds at least eight): a run more (gad__alloc_run) */
     if (c >= 0 && cap <= GAD_RUN_BYTES / 8) {
         void *run[GAD_RUN_MAX];
         for (int i = alloc_run(run, block_size(cap), cap); i-- > 0;) {
             gad_storage *u = storage_place(run[i], cap, c);
-            u->next = tl.heads[c];
-            tl.heads[c] = u;
+            u->next = gad__tl.heads[c];
+            gad__tl.heads[c] = u;
         }
     }
     return s;
 }
 
 GAD_HOT gad_storage *gad__storage_new(size_t nbytes) {
-    thread_state *ts = this_thread();
+    thread_state *ts = gad__this_thread();
     int c = size_class(nbytes);
     gad_storage *s;
     if (c >= 0 && (s = ts->heads[c]) != NULL) {
@@ -309,7 +240,7 @@ GAD_HOT gad_storage *gad__storage_new(size_t nbytes) {
          * for by the previous call, so reading it rarely waits */
         GAD_PREFETCH_W(s->next, GAD_STORAGE_HDR + 64);
         if (s->next) GAD_PREFETCH_W(s->next->next, GAD_STORAGE_HDR + 64);
-        gad__cache_withdraw(s->cap);
+        ts->cached_bytes -= s->cap;
     } else if (!(s = storage_alloc(c, nbytes))) {
         return NULL;
     }
@@ -323,18 +254,18 @@ GAD_HOT gad_storage *gad__storage_new(size_t nbytes) {
 gad_storage *gad__storage_new_dev(int dev, size_t nbytes) {
     gad_storage *s = gad__devmem[dev]->storage_new(dev, nbytes);
     if (!s) return NULL;
-    arm_thread_exit(); /* for the counts */
-    count(&tl.live.storages, 1); /* its bytes are the back end's to count */
+    gad__arm_thread_exit(); /* for the counts */
+    count(&gad__tl.live.storages, 1); /* its bytes are the back end's to count */
     return s;
 }
 
-GAD_HOT void gad__storage_release(gad_storage *s) {
-    if (!s) return;
-    if (!gad__unref(&s->refs)) return;
-    thread_state *ts = this_thread();
+/* gad__storage_release past the last reference, when s is not a cacheable
+ * host buffer that fits the cache with the exit hook armed. */
+static GAD_COLD void storage_release_slow(gad_storage *s) {
+    thread_state *ts = gad__this_thread();
     count(&ts->live.storages, -1);
-    if (GAD_UNLIKELY(s->dev != GAD_DEV_HOST)) {
-        arm_thread_exit();
+    if (s->dev != GAD_DEV_HOST) {
+        gad__arm_thread_exit();
         gad__devmem[s->dev]->storage_free(s);
         return;
     }
@@ -344,8 +275,26 @@ GAD_HOT void gad__storage_release(gad_storage *s) {
         ts->heads[s->sclass] = s;
         return;
     }
-    arm_thread_exit(); /* the counts above are summed while this thread lives */
+    gad__arm_thread_exit(); /* the counts above are summed while this thread lives */
     storage_free(s);
+}
+
+GAD_HOT void gad__storage_release(gad_storage *s) {
+    if (!s || !gad__unref(&s->refs)) return;
+    thread_state *ts = gad__this_thread();
+    size_t cap = s->cap, cached = ts->cached_bytes;
+    /* the common case, a cached host buffer, with no call (no frame); the
+     * rest, and gad__cache_admit's refusal, out of line */
+    if (GAD_UNLIKELY(s->dev != GAD_DEV_HOST || s->sclass < 0 || cached > ts->limit ||
+                     cap > ts->limit - cached || !ts->registered)) {
+        storage_release_slow(s);
+        return;
+    }
+    count(&ts->live.storages, -1);
+    count(&ts->live.bytes, -(long long)cap);
+    ts->cached_bytes = cached + cap;
+    s->next = ts->heads[s->sclass];
+    ts->heads[s->sclass] = s;
 }
 
 /* --------------------------------------------------------------- headers */
@@ -353,281 +302,160 @@ GAD_HOT void gad__storage_release(gad_storage *s) {
 static GAD_COLD gad_tensor *header_alloc(void) {
     gad_tensor *t = gad__alloc_obj(sizeof(gad_tensor));
     if (!t) return NULL;
-    arm_thread_exit(); /* for the counts (a cached one was armed) */
+    gad__arm_thread_exit(); /* for the counts (a cached one was armed) */
     /* and a run of more, cached in address order (gad__alloc_run) */
     void *run[GAD_RUN_MAX];
     for (int i = gad__alloc_run(run, sizeof(gad_tensor)); i-- > 0;) {
         gad_tensor *u = run[i];
-        u->st = (gad_storage *)tl.free_headers;
-        tl.free_headers = u;
+        u->st = (gad_storage *)gad__tl.free_headers;
+        gad__tl.free_headers = u;
     }
     return t;
 }
 
-/* A never-used header, or one released with the quarantine off, onto the
- * list, or back to the allocator when the cache is full. */
-static void header_to_list(gad_tensor *t) {
-    if (gad__cache_admit(sizeof *t)) { /* which arms the exit hook */
-        t->st = (gad_storage *)tl.free_headers;
-        tl.free_headers = t;
-        return;
-    }
-    gad__free(t, sizeof *t);
+/* What the header functions must do besides their common path: record
+ * headers for gad_debug_track (HDR_TRACK), reuse released headers at once
+ * (HDR_NO_QUARANTINE). One byte, so that the common path tests once. */
+#define HDR_TRACK 1
+#define HDR_NO_QUARANTINE 2
+static atomic_uchar g_hdr_flags;
+
+static void hdr_flag(unsigned char f, int on) {
+    if (on) atomic_fetch_or(&g_hdr_flags, f);
+    else atomic_fetch_and(&g_hdr_flags, (unsigned char)~f);
 }
 
-GAD_HOT gad_tensor *gad__header_new(const char *op) {
-    thread_state *ts = this_thread();
-    gad_tensor *t = ts->free_headers; /* first: the quarantine off reuses at once */
-    size_t n = ts->hn;
-    if (t) {
-        ts->free_headers = (gad_tensor *)t->st;
-        gad__cache_withdraw(sizeof *t);
-    } else if (GAD_LIKELY(n > GAD_QUARANTINE)) { /* the oldest beyond the quarantine */
-        size_t h = ts->hhead, m = ts->hmask;
-        t = ts->hring[h];
-        ts->hhead = (h + 1) & m;
-        ts->hn = n - 1;
-        ts->hroom++; /* its place in the cache stays admitted */
-        GAD_PREFETCH_W(ts->hring[(h + 2) & m], sizeof *t); /* two ahead, as storages */
-    } else if (!(t = header_alloc())) {
-        return NULL;
-    }
+/* gad_debug_track's switch (debug.c owns the records). */
+bool gad__debug_live_get(void) { return atomic_load(&g_hdr_flags) & HDR_TRACK; }
+void gad__debug_live_set(bool on) { hdr_flag(HDR_TRACK, on); }
+
+/* The quarantine is on unless turned off (gad_debug_quarantine(0), or
+ * GAD_QUARANTINE=0 in the environment). */
+GAD_CONSTRUCTOR(quarantine_from_env) {
+    const char *e = getenv("GAD_QUARANTINE");
+    if (e && !strcmp(e, "0")) hdr_flag(HDR_NO_QUARANTINE, 1);
+}
+
+int gad_debug_quarantine(int on) {
+    unsigned char f = on ? atomic_fetch_and(&g_hdr_flags, (unsigned char)~HDR_NO_QUARANTINE)
+                         : atomic_fetch_or(&g_hdr_flags, HDR_NO_QUARANTINE);
+    return !(f & HDR_NO_QUARANTINE);
+}
+
+static GAD_COLD gad_tensor *header_tracked(gad_tensor *t, const char *op) {
+    gad__debug_made(t, op);
+    return t;
+}
+
+/* A header taken for a new tensor: refs 1, no storage, no node. */
+static inline gad_tensor *header_init(thread_state *ts, gad_tensor *t, const char *op) {
     atomic_init(&t->refs, 1);
     t->st = NULL;
     t->node = NULL;
     count(&ts->live.tensors, 1);
-    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_made(t, op);
+    if (GAD_UNLIKELY(atomic_load_explicit(&g_hdr_flags, memory_order_relaxed) & HDR_TRACK))
+        return header_tracked(t, op);
     return t;
+}
+
+static GAD_COLD gad_tensor *header_new_slow(const char *op) {
+    gad_tensor *t = header_alloc();
+    return t ? header_init(gad__this_thread(), t, op) : NULL;
+}
+
+GAD_HOT gad_tensor *gad__header_new(const char *op) {
+    thread_state *ts = gad__this_thread();
+    gad_tensor *t = ts->free_headers;
+    if (GAD_UNLIKELY(!t)) return header_new_slow(op);
+    ts->free_headers = (gad_tensor *)t->st;
+    /* the next two: the next one's link was asked for by the previous
+     * call, so reading it rarely waits */
+    GAD_PREFETCH_W(ts->free_headers, sizeof *t);
+    if (ts->free_headers) GAD_PREFETCH_W(ts->free_headers->st, sizeof *t);
+    ts->cached_bytes -= sizeof *t;
+    return header_init(ts, t, op);
+}
+
+#define HDR_BATCH 64 /* places admitted to the cache limit at once */
+
+/* t ready for reuse, with no admitted place left: admit a batch and take
+ * one place of it, or, with the cache full, give t back to the allocator.
+ * (NULL: the quarantine was not yet full.) */
+static GAD_COLD void header_ready_slow(thread_state *ts, gad_tensor *t) {
+    if (!t) {
+        gad__arm_thread_exit(); /* the quarantine is given back at thread exit */
+        return;
+    }
+    if (!gad__cache_admit(HDR_BATCH * sizeof *t)) { /* which arms the exit hook */
+        gad__free(t, sizeof *t);
+        return;
+    }
+    ts->hcredit = HDR_BATCH - 1;
+    t->st = (gad_storage *)ts->free_headers;
+    ts->free_headers = t;
+}
+
+/* t (not NULL) ready for reuse: onto the list, in an admitted place. */
+static inline void header_ready(thread_state *ts, gad_tensor *t) {
+    if (GAD_UNLIKELY(!ts->hcredit)) {
+        header_ready_slow(ts, t);
+        return;
+    }
+    ts->hcredit--;
+    t->st = (gad_storage *)ts->free_headers;
+    ts->free_headers = t;
+}
+
+/* Into the quarantine: t takes the oldest's slot, and the oldest (none
+ * while the quarantine fills) is ready for reuse. */
+static inline void quarantine_put(thread_state *ts, gad_tensor *t) {
+    unsigned i = ts->qpos, next = (i + 1) & (GAD_QUARANTINE - 1);
+    gad_tensor *old = ts->quar[i];
+    ts->quar[i] = t;
+    ts->qpos = next;
+    /* the next release links the next oldest, which has been out of the
+     * first-level cache for a while: ask for its line now */
+    __builtin_prefetch(ts->quar[next], 1, 3);
+    if (GAD_UNLIKELY(!old)) {
+        header_ready_slow(ts, NULL);
+        return;
+    }
+    header_ready(ts, old);
+}
+
+static GAD_COLD void header_free_slow(gad_tensor *t) {
+    unsigned char f = atomic_load_explicit(&g_hdr_flags, memory_order_relaxed);
+    thread_state *ts = gad__this_thread();
+    if (f & HDR_TRACK) gad__debug_gone(t);
+    if (f & HDR_NO_QUARANTINE) header_ready(ts, t); /* reused at once */
+    else quarantine_put(ts, t);
+}
+
+GAD_HOT void gad__header_free(gad_tensor *t) {
+    thread_state *ts = gad__this_thread();
+    count(&ts->live.tensors, -1);
+    /* poisoned (refs 0: gad_release left it so, a header that never held a
+     * tensor is marked here) and queued behind the others */
+    atomic_store_explicit(&t->refs, 0, memory_order_relaxed);
+    if (GAD_UNLIKELY(atomic_load_explicit(&g_hdr_flags, memory_order_relaxed))) {
+        header_free_slow(t);
+        return;
+    }
+    quarantine_put(ts, t);
 }
 
 _Static_assert((GAD_QUARANTINE & (GAD_QUARANTINE - 1)) == 0, "a power of two");
 
-#define HRING_BATCH 64 /* headers admitted to the cache limit at once */
-
-/* The quarantine is on unless turned off (gad_debug_quarantine(0), or
- * GAD_QUARANTINE=0 in the environment). */
-static atomic_int g_quarantine = 1;
-
-GAD_CONSTRUCTOR(quarantine_from_env) {
-    const char *e = getenv("GAD_QUARANTINE");
-    if (e && !strcmp(e, "0")) atomic_store(&g_quarantine, 0);
-}
-
-int gad_debug_quarantine(int on) { return atomic_exchange(&g_quarantine, on ? 1 : 0); }
-
-/* The oldest of the ring's n headers back to the allocator; n - 1. */
-static size_t hring_drop_oldest(size_t n) {
-    gad__free(tl.hring[tl.hhead], sizeof(gad_tensor));
-    tl.hhead = (tl.hhead + 1) & tl.hmask;
-    return n - 1;
-}
-
-/* The ring has n headers, at least GAD_QUARANTINE, and no admitted room:
- * admit a batch and take one place of it, or, with the cache full, give
- * the oldest header back to the allocator. The new n. */
-static GAD_COLD size_t hring_room(size_t n) {
-    if (gad__cache_admit(HRING_BATCH * sizeof(gad_tensor))) {
-        tl.hroom = HRING_BATCH - 1;
-        return n;
-    }
-    return hring_drop_oldest(n);
-}
-
-/* The ring is full (n == hmask + 1): twice the slots (2 GAD_QUARANTINE at
- * first), in order from 0; without memory for them, the oldest header goes
- * back to the allocator (none at all yet: -1, t is not quarantined). The
- * new n. */
-static GAD_COLD long hring_grow(size_t n) {
-    size_t old = tl.hring ? tl.hmask + 1 : 0, cap = old ? 2 * old : 2 * GAD_QUARANTINE;
-    gad_tensor **r = gad__alloc(cap * sizeof *r);
-    if (!r) {
-        if (!n) return -1;
-        return (long)hring_drop_oldest(n);
-    }
-    arm_thread_exit(); /* the ring is given back at thread exit */
-    for (size_t i = 0; i < n; i++) r[i] = tl.hring[(tl.hhead + i) & tl.hmask];
-    gad__free(tl.hring, old * sizeof *r);
-    tl.hring = r;
-    tl.hmask = cap - 1;
-    tl.hhead = 0;
-    return (long)n;
-}
-
-GAD_HOT void gad__header_free(gad_tensor *t) {
-    thread_state *ts = this_thread();
-    count(&ts->live.tensors, -1);
-    if (GAD_UNLIKELY(gad__debug_live)) gad__debug_gone(t);
-    /* poisoned (refs 0: gad_release left it so, a header that never held a
-     * tensor is marked here) and queued behind the others */
-    atomic_store_explicit(&t->refs, 0, memory_order_relaxed);
-    if (GAD_UNLIKELY(!atomic_load_explicit(&g_quarantine, memory_order_relaxed))) {
-        header_to_list(t); /* no quarantine: reused at once */
-        return;
-    }
-    size_t n = ts->hn;
-    if (GAD_LIKELY(n >= GAD_QUARANTINE)) { /* t joins the cache: one more admitted place */
-        if (GAD_LIKELY(ts->hroom)) ts->hroom--;
-        else n = hring_room(n);
-    }
-    if (GAD_UNLIKELY(n == ts->hmask + 1)) {
-        long g = hring_grow(n);
-        if (g < 0) {
-            header_to_list(t);
-            return;
-        }
-        n = (size_t)g;
-    }
-    ts->hring[(ts->hhead + n) & ts->hmask] = t;
-    ts->hn = n + 1;
-}
-
-/* Give the headers beyond ts's quarantine back to the allocator, and the
- * cache room they held to the limit. */
-static void hring_trim_of(thread_state *ts) {
-    size_t m = ts->hmask;
-    while (ts->hn > GAD_QUARANTINE) {
-        gad__free(ts->hring[ts->hhead], sizeof(gad_tensor));
-        ts->hhead = (ts->hhead + 1) & m;
-        ts->hn--;
-        ts->hroom++;
-    }
-}
-
-/* Give every header in ts's ring, and the ring, back to the allocator. */
+/* Give every header in ts's quarantine back to the allocator. */
 static void quarantine_empty_of(thread_state *ts) {
-    hring_trim_of(ts);
-    for (size_t i = 0; i < ts->hn; i++)
-        gad__free(ts->hring[(ts->hhead + i) & ts->hmask], sizeof(gad_tensor));
-    gad__free(ts->hring, ts->hring ? (ts->hmask + 1) * sizeof *ts->hring : 0);
-    ts->hring = NULL;
-    ts->hhead = ts->hn = 0;
-    ts->hmask = (size_t)-1;
-    ts->cached_bytes -= ts->hroom * sizeof(gad_tensor);
-    ts->hroom = 0;
-}
-
-static void quarantine_empty(void) { quarantine_empty_of(&tl); }
-
-/* ---------------------------------------------------------------- scopes */
-
-static GAD_COLD void scope_begin_slow(scope_state *s) {
-    if (s->lost) { /* above a scope that failed to open: stay in step */
-        s->lost++;
-        return;
+    for (unsigned i = 0; i < GAD_QUARANTINE; i++) {
+        gad__free(ts->quar[i], sizeof(gad_tensor));
+        ts->quar[i] = NULL;
     }
-    if (!s->marks) {
-        s->marks = s->marks_small;
-        s->mark_cap = SCOPE_INLINE;
-    }
-    if (s->depth == s->mark_cap) {
-        int ncap = s->mark_cap * 2;
-        size_t *m = gad__alloc((size_t)ncap * sizeof *m);
-        if (!m) {
-            /* The tensors of this scope then belong to the enclosing one
-             * (freed later, never twice), and the matching gad_scope_end
-             * closes nothing. */
-            s->lost = 1;
-            gad__err(GAD_ERR_MEMORY, "scope_begin", "cannot open scope %d",
-                     s->depth + 1);
-            return;
-        }
-        memcpy(m, s->marks, (size_t)s->depth * sizeof *m);
-        if (s->marks != s->marks_small) gad__free(s->marks, (size_t)s->mark_cap * sizeof *m);
-        s->marks = m;
-        s->mark_cap = ncap;
-        arm_thread_exit();
-    }
-    s->marks[s->depth++] = s->len;
+    ts->qpos = 0;
 }
 
-GAD_HOT void gad_scope_begin(void) {
-    scope_state *s = &this_thread()->scopes;
-    if (GAD_LIKELY(s->depth < s->mark_cap && !s->lost)) /* marks exist, room left */
-        s->marks[s->depth++] = s->len;
-    else
-        scope_begin_slow(s);
-}
-
-int gad_scope_depth(void) { return tl.scopes.depth + tl.scopes.lost; }
-
-static GAD_COLD int scope_grow(scope_state *s) {
-    size_t ncap = s->cap ? s->cap * 2 : 1024;
-    gad_tensor **n = gad__alloc(ncap * sizeof *n);
-    if (!n) return -1;
-    if (s->items) memcpy(n, s->items, s->len * sizeof *n);
-    gad__free(s->items, s->cap * sizeof *n);
-    s->items = n;
-    s->cap = ncap;
-    arm_thread_exit();
-    return 0;
-}
-
-static inline int scope_push(gad_tensor *t) {
-    scope_state *s = &this_thread()->scopes;
-    if (GAD_UNLIKELY(s->len == s->cap) && scope_grow(s)) return -1;
-    s->items[s->len++] = t;
-    return 0;
-}
-
-#define KEPT_BIT ((uintptr_t)1)
-
-GAD_HOT void gad_scope_end(void) {
-    scope_state *s = &this_thread()->scopes;
-    if (s->lost) {
-        s->lost--;
-        return;
-    }
-    if (s->depth == 0) return;
-    size_t start = s->marks[--s->depth];
-    /* Release in reverse creation order (LIFO suits the buffer cache), then
-     * move kept tensors, in order, into the parent scope (or to the caller
-     * when no scope remains). */
-    for (size_t i = s->len; i-- > start;) {
-        gad_tensor *t = s->items[i];
-        /* two stages ahead: the header of the 8th next tensor, then, once
-         * it has come in, the storage and node of the 4th */
-        if (i >= start + 8) GAD_PREFETCH_W((uintptr_t)s->items[i - 8] & ~KEPT_BIT, 64);
-        if (i >= start + 4) {
-            const gad_tensor *u = (const gad_tensor *)((uintptr_t)s->items[i - 4] & ~KEPT_BIT);
-            GAD_PREFETCH_W(u->st, 64);
-            GAD_PREFETCH_W(u->node, 128);
-        }
-        if (!((uintptr_t)t & KEPT_BIT)) {
-            gad_release(t);
-            s->items[i] = NULL;
-        }
-    }
-    size_t end = s->len;
-    s->len = start;
-    if (s->depth == 0) return;
-    for (size_t i = start; i < end; i++)
-        if (s->items[i])
-            s->items[s->len++] =
-                (gad_tensor *)((uintptr_t)s->items[i] & ~KEPT_BIT);
-}
-
-GAD_HOT gad_tensor *gad__own(gad_tensor *t) {
-    if (!t || this_thread()->scopes.depth == 0) return t;
-    if (GAD_UNLIKELY(scope_push(t) != 0)) {
-        gad_release(t);
-        return gad__err(GAD_ERR_MEMORY, "scope", "cannot grow the scope");
-    }
-    return t;
-}
-
-gad_tensor *gad_keep(gad_tensor *t) {
-    /* Under a scope that failed to open, t already lives in the scope that
-     * encloses it. */
-    if (t && gad__released(t)) return gad__err_released("keep");
-    if (!t || tl.scopes.depth == 0 || tl.scopes.lost) return t;
-    gad_retain(t);
-    if (scope_push((gad_tensor *)((uintptr_t)t | KEPT_BIT)) != 0) {
-        /* Not kept: t stays owned by the inner scope. */
-        gad_release(t);
-        return gad__err(GAD_ERR_MEMORY, "keep", "cannot grow the scope");
-    }
-    return t;
-}
+static void quarantine_empty(void) { quarantine_empty_of(&gad__tl); }
 
 /* --------------------------------------------------------------- tensors */
 
@@ -694,24 +522,23 @@ void gad__on_cache_trim(void (*fn)(void)) {
  * quarantine). */
 static void cache_trim(void) {
     for (int c = 0; c < NCLASS; c++) {
-        gad_storage *s = tl.heads[c];
+        gad_storage *s = gad__tl.heads[c];
         while (s) {
             gad_storage *next = s->next;
             gad__cache_withdraw(s->cap);
             storage_free(s);
             s = next;
         }
-        tl.heads[c] = NULL;
+        gad__tl.heads[c] = NULL;
     }
-    while (tl.free_headers) {
-        gad_tensor *t = tl.free_headers;
-        tl.free_headers = (gad_tensor *)t->st;
+    while (gad__tl.free_headers) {
+        gad_tensor *t = gad__tl.free_headers;
+        gad__tl.free_headers = (gad_tensor *)t->st;
         gad__cache_withdraw(sizeof *t);
         gad__free(t, sizeof *t);
     }
-    hring_trim_of(&tl);
-    gad__cache_withdraw(tl.hroom * sizeof(gad_tensor));
-    tl.hroom = 0;
+    gad__cache_withdraw(gad__tl.hcredit * sizeof(gad_tensor));
+    gad__tl.hcredit = 0;
     int nh = atomic_load(&ntrim_hooks);
     for (int i = 0; i < nh; i++) trim_hooks[i]();
 }
@@ -719,16 +546,16 @@ static void cache_trim(void) {
 void gad_cache_trim(void) { cache_trim(); }
 
 size_t gad_set_cache_limit(size_t bytes) {
-    size_t old = tl.limit;
-    tl.limit = bytes;
-    if (tl.cached_bytes > bytes) cache_trim();
+    size_t old = gad__tl.limit;
+    gad__tl.limit = bytes;
+    if (gad__tl.cached_bytes > bytes) cache_trim();
     return old;
 }
 
 void gad__register_thread_cache(void *state, void (*flush)(void *state)) {
-    arm_thread_exit(); /* on the list gad_set_allocator walks */
-    if (tl.next < GAD_THREAD_CACHES)
-        tl.ext[tl.next++] = (__typeof__(tl.ext[0])){state, flush};
+    gad__arm_thread_exit(); /* on the list gad_set_allocator walks */
+    if (gad__tl.next < GAD_THREAD_CACHES)
+        gad__tl.ext[gad__tl.next++] = (__typeof__(gad__tl.ext[0])){state, flush};
 }
 
 /* Give back everything thread ts caches (ts: this thread, or one that does
@@ -750,29 +577,20 @@ static void thread_give_back(thread_state *ts) {
         ts->free_headers = (gad_tensor *)t->st;
         gad__free(t, sizeof *t);
     }
+    ts->hcredit = 0;
     quarantine_empty_of(ts);
     for (int i = 0; i < ts->next; i++) ts->ext[i].flush(ts->ext[i].state);
     ts->cached_bytes = 0; /* every cache of ts is empty */
-    scope_state *s = &ts->scopes;
-    if (s->depth == 0 && !s->lost) {
-        gad__free(s->items, s->cap * sizeof(gad_tensor *));
-        if (s->marks != s->marks_small)
-            gad__free(s->marks, (size_t)s->mark_cap * sizeof(size_t));
-        *s = (scope_state){0};
-    }
+    gad__scope_arrays_free(&ts->scopes);
 }
 
 static void thread_exit(void *arg) {
     (void)arg;
-    /* Scopes left open by a finished thread: release what they own. */
-    while (tl.scopes.depth > 0) gad_scope_end();
+    gad__scopes_close(); /* left open by a finished thread */
     cache_trim();
     quarantine_empty();
-    gad__free(tl.scopes.items, tl.scopes.cap * sizeof(gad_tensor *));
-    if (tl.scopes.marks != tl.scopes.marks_small)
-        gad__free(tl.scopes.marks, (size_t)tl.scopes.mark_cap * sizeof(size_t));
-    tl.scopes = (scope_state){0};
-    tl.registered = false;
+    gad__scope_arrays_free(&gad__tl.scopes);
+    gad__tl.registered = false;
     leave_counted();
 }
 
@@ -787,7 +605,7 @@ void gad_set_allocator(const gad_allocator *allocator) {
     pthread_mutex_lock(&threads_lock);
     for (thread_state *ts = threads; ts; ts = ts->next_thread) thread_give_back(ts);
     pthread_mutex_unlock(&threads_lock);
-    if (!tl.counted) thread_give_back(&tl);
+    if (!gad__tl.counted) thread_give_back(&gad__tl);
     if (allocator && allocator->alloc && allocator->free)
         g_alloc = *allocator;
     else
@@ -806,7 +624,7 @@ static int64_t host_live_bytes(void) {
 
 void gad__host_mem_counts(int64_t *live_bytes, int64_t *cached_bytes) {
     if (live_bytes) *live_bytes = host_live_bytes();
-    if (cached_bytes) *cached_bytes = (int64_t)tl.cached_bytes;
+    if (cached_bytes) *cached_bytes = (int64_t)gad__tl.cached_bytes;
 }
 
 void gad_mem_stats_get(gad_mem_stats *out) {
@@ -821,7 +639,7 @@ void gad_mem_stats_get(gad_mem_stats *out) {
         out->live_bytes += atomic_load_explicit(&t->live.bytes, memory_order_relaxed);
     }
     pthread_mutex_unlock(&threads_lock);
-    out->cached_bytes = (int64_t)tl.cached_bytes;
+    out->cached_bytes = (int64_t)gad__tl.cached_bytes;
     /* the other devices count their own memory (gad_devmem's mem_stats) */
     out->device_live_bytes = 0;
     out->device_cached_bytes = 0;

@@ -26,6 +26,14 @@ static int check_dtype(const char *op, int dtype) {
     return -1;
 }
 
+/* contig_new's failure: t (NULL, or a header without storage) back, and
+ * the memory error. */
+static GAD_COLD void *contig_failed(const char *op, gad_tensor *t, int dev, size_t bytes) {
+    if (t) gad__header_free(t);
+    return gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes on %s", bytes,
+                    gad__device_name(dev));
+}
+
 /* A header over a new buffer of numel elements on dev, row-major at offset
  * 0; the caller fills shape and strides. NULL and a memory error on
  * failure. */
@@ -33,11 +41,7 @@ static gad_tensor *contig_new(const char *op, int dev, int dtype, int rank, int6
     size_t bytes = (size_t)numel * gad__dsize(dtype);
     gad_tensor *t = gad__header_new(op);
     gad_storage *s = t ? gad__storage_new_on(dev, bytes) : NULL;
-    if (!s) {
-        if (t) gad__header_free(t);
-        return gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes on %s", bytes,
-                        gad__device_name(dev));
-    }
+    if (!s) return contig_failed(op, t, dev, bytes);
     t->st = s;
     t->dev = (uint8_t)dev;
     t->dtype = (uint8_t)dtype;
@@ -61,8 +65,20 @@ gad_tensor *gad__tensor_new(const char *op, int dev, int dtype, const int64_t *s
 }
 
 GAD_HOT gad_tensor *gad__tensor_like(const char *op, const gad_tensor *x) {
-    gad_tensor *t = contig_new(op, x->dev, x->dtype, x->rank, x->numel);
-    if (!t) return NULL;
+    /* contig_new, with x's fields read again after each call instead of
+     * held across it (fewer registers to save: this is every op's path) */
+    gad_tensor *t = gad__header_new(op);
+    gad_storage *s =
+        t ? gad__storage_new_on(x->dev, (size_t)x->numel * gad__dsize(x->dtype)) : NULL;
+    if (GAD_UNLIKELY(!s))
+        return contig_failed(op, t, x->dev, (size_t)x->numel * gad__dsize(x->dtype));
+    t->st = s;
+    t->dev = x->dev;
+    t->dtype = x->dtype;
+    t->rank = x->rank;
+    t->offset = 0;
+    t->numel = x->numel;
+    t->contig = 1;
     /* whole arrays: a fixed-size copy is a few vector moves (what lies past
      * the rank is never read) */
     memcpy(t->shape, x->shape, sizeof t->shape);
