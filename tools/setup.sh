@@ -42,10 +42,19 @@ has_header() {
     printf '#include <%s>\n' "$1" | "$cc" -E -x c - >/dev/null 2>&1
 }
 
+# 0 when the C compiler links a program with -l$1
+has_lib() {
+    printf 'int main(void) { return 0; }\n' |
+        "$cc" -x c - -o /dev/null "-l$1" >/dev/null 2>&1
+}
+
 need="" want=""
 command -v "$cmake" >/dev/null 2>&1 || need="$need cmake"
 has_header zlib.h || need="$need zlib"
-has_header cblas.h || has_header openblas/cblas.h || want="$want openblas"
+# the header and a library CMakeLists.txt takes (another package's cblas.h
+# alone, e.g. the reference BLAS's, is not enough)
+{ has_header cblas.h || has_header openblas/cblas.h; } &&
+    { has_lib openblas || has_lib cblas || has_lib blis; } || want="$want openblas"
 # any MPI will do (mpicc: MPICH too); OpenMPI is what gets installed
 { command -v mpicc >/dev/null 2>&1 || has_header mpi.h || has_header openmpi/mpi.h; } &&
     command -v mpiexec >/dev/null 2>&1 || want="$want openmpi"
