@@ -345,6 +345,31 @@ TEST(composites_name_themselves) {
     gad_scope_end();
 }
 
+/* A VJP's unsupported error names its op, and an unsupported error that
+ * was pending before the backward pass stays the thread's first error,
+ * under its own op. */
+TEST(a_vjp_gap_names_its_op_not_an_older_error) {
+    gad_scope_begin();
+    gad_tensor *x = gad_requires_grad(to_td(gad_full((int64_t[]){2, 3}, 2, GAD_F32, 0.5)));
+    gad_tensor *y = gad_sum_all(gad_tanh(x));
+    CHECK(y != NULL);
+    td_backend.grad = NULL; /* tanh's backward */
+    gad_tensor *g = NULL;
+    CHECK(gad_grad(y, &x, 1, &g) == GAD_ERR_UNSUPPORTED);
+    CHECK_MSG(gad_last_error() && !strcmp(gad_last_error()->op, "tanh"), "%s",
+              gad_last_error() ? gad_last_error()->text : "no error");
+    gad_clear_error();
+    td_backend.softmax = NULL;
+    CHECK(gad_softmax(x, 1) == NULL); /* the older error, left pending */
+    CHECK(gad_last_error() && gad_last_error()->kind == GAD_ERR_UNSUPPORTED);
+    CHECK(gad_grad(y, &x, 1, &g) != GAD_OK);
+    CHECK_MSG(gad_last_error() && !strcmp(gad_last_error()->op, "softmax"), "%s",
+              gad_last_error() ? gad_last_error()->text : "no error");
+    gad_clear_error();
+    td_table_reset();
+    gad_scope_end();
+}
+
 /* ------------------------------------------------------ docs/backends.md */
 
 /* Whether back end source `path` sets entry k: its table's initializer
@@ -492,6 +517,7 @@ int main(int argc, char **argv) {
     RUN(the_lists_name_every_entry);
     RUN(views_need_no_kernel);
     RUN(composites_name_themselves);
+    RUN(a_vjp_gap_names_its_op_not_an_older_error);
     RUN(every_gap_is_an_unsupported_error);
     RUN(backends_md_is_current);
     return test_summary();

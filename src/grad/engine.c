@@ -174,6 +174,8 @@ typedef struct pass {
     gad_tensor **cap_g;   /* into cap_g (references owned by the pass) */
     const char *op;
     int rc;
+    bool err_before;    /* an error was pending when the pass began: a VJP's
+                         * failure then leaves that (older) error as it is */
 } pass;
 
 static void pass_init(pass *ps, const char *op) {
@@ -192,6 +194,7 @@ static void pass_init(pass *ps, const char *op) {
     ps->cap_g = NULL;
     ps->op = op;
     ps->rc = 0;
+    ps->err_before = gad_last_error() != NULL;
     ps->id = atomic_fetch_add(&g_epoch, 1) + 1;
 }
 
@@ -339,8 +342,10 @@ GAD_HOT static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
                     else rc = accumulate_into(slot_of(ps, p), g);
                 }
                 /* a kernel the VJP or the sums lack: the error names the op
-                 * (renamed here, off the path of a VJP that succeeds) */
-                if (GAD_UNLIKELY(rc)) gad__err_unsupported_rename(n->info->name);
+                 * (renamed here, off the path of a VJP that succeeds; not an
+                 * error that was pending before the pass, the thread's first) */
+                if (GAD_UNLIKELY(rc) && !ps->err_before)
+                    gad__err_unsupported_rename(n->info->name);
                 gad_scope_end();
                 if (rc) ps->rc = -1;
                 if (gin != gin_small) gad__free(gin, extra);
