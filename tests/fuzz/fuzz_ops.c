@@ -1291,6 +1291,10 @@ static gad_tensor *n_norm(prog *p) {
     double eps = eps_of(p);
     if (which == 0) {
         int64_t D = x ? dim_or1(x, 1) : 1;
+        if (over_cap(D, 1)) { /* an empty x of a huge last dim: its gain would not fit */
+            p->skip = 1;
+            return NULL;
+        }
         gad_tensor *g = aux_param(p, &D, 1, fdt(x));
         gad_tensor *b = aux_param(p, &D, 1, fdt(x));
         return gad_layer_norm(x, g, b, eps);
