@@ -103,6 +103,14 @@ typedef struct gad_np_select {
 typedef struct gad_np_to_device {
     int64_t src;
 } gad_np_to_device;
+/* flip: the reversed axes (bit d for axis d) */
+typedef struct gad_np_flip {
+    int64_t mask;
+} gad_np_flip;
+/* roll: the shift of each axis, in [0, its size) */
+typedef struct gad_np_roll {
+    int64_t shift[GAD_MAX_RANK];
+} gad_np_roll;
 /* rms_norm, helix_block */
 typedef struct gad_np_eps {
     double eps;
@@ -118,6 +126,8 @@ enum {
                    "gad_np_" #kind " is not " #ID "'s pwords words (ops.def)")
 GAD_NP_FITS(scalars, CLAMP);
 GAD_NP_FITS(reduce, SUM);
+GAD_NP_FITS(flip, FLIP);
+GAD_NP_FITS(roll, ROLL);
 GAD_NP_FITS(reduce, MEAN);
 GAD_NP_FITS(axis_keep, AMAX);
 GAD_NP_FITS(axis, SOFTMAX);

@@ -32,7 +32,7 @@ static gad_tensor *flip_mask(const char *op, gad_tensor *x, unsigned mask) {
         gad_release(v);
     }
     y = gad__track(y, GAD_OP(FLIP), &x, 1, NULL, 0);
-    if (y && y->node) GAD_NP(y->node)->i[0] = mask;
+    if (y && y->node) GAD_NODE_P(y->node, flip)->mask = mask;
     return gad__own(y);
 }
 
@@ -86,7 +86,7 @@ static gad_tensor *roll_axes(const char *op, gad_tensor *x, const int64_t *sh) {
     }
     y = gad__track(y, GAD_OP(ROLL), &x, 1, NULL, 0);
     if (y && y->node)
-        for (int d = 0; d < x->rank; d++) GAD_NP(y->node)->i[d] = sh[d];
+        for (int d = 0; d < x->rank; d++) GAD_NODE_P(y->node, roll)->shift[d] = sh[d];
     return gad__own(y);
 }
 
@@ -122,14 +122,14 @@ gad_tensor *gad_roll(gad_tensor *x, const int64_t *shifts, const int *dims, int 
 
 int gad__vjp_flip(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
-    return (gin[0] = flip_mask("flip", gy, (unsigned)GAD_NP(n)->i[0])) ? 0 : -1;
+    return (gin[0] = flip_mask("flip", gy, (unsigned)GAD_NODE_P(n, flip)->mask)) ? 0 : -1;
 }
 
 int gad__vjp_roll(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
     (void)need;
     int64_t sh[GAD_MAX_RANK];
     for (int d = 0; d < n->rank; d++) {
-        int64_t s = GAD_NP(n)->i[d];
+        int64_t s = GAD_NODE_P(n, roll)->shift[d];
         sh[d] = s ? n->parents[0]->shape[d] - s : 0;
     }
     return (gin[0] = roll_axes("roll", gy, sh)) ? 0 : -1;
