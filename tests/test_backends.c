@@ -92,12 +92,12 @@ static const char *entry_name(int k, char *buf, size_t cap) {
 
 /* The rows: the registry's ops (1 .. GAD_OP_COUNT_ - 1), then the work
  * outside it that uses kernels of its own. */
-enum { X_ARGMAX, X_ADAMW, X_SGD, X_CLIP, X_ANOMALY, NEXTRA };
-static const char *const extra_names[NEXTRA] = {"argmax", "optim_step (AdamW)",
+enum { X_ADAMW, X_SGD, X_CLIP, X_ANOMALY, NEXTRA };
+static const char *const extra_names[NEXTRA] = {"optim_step (AdamW)",
                                                 "optim_step (SGD)", "clip_grad_norm",
                                                 "anomaly mode (grad)"};
 /* the op its errors name */
-static const char *const extra_ops[NEXTRA] = {"argmax", "optim_step", "optim_step",
+static const char *const extra_ops[NEXTRA] = {"optim_step", "optim_step",
                                               "clip_grad_norm", "mul_scalar"};
 enum { NROWS = GAD_OP_COUNT_ + NEXTRA };
 
@@ -240,9 +240,6 @@ static void gaps_of_extra(int x, int k) {
         gad_optim *o = x == X_ADAMW ? gad_adamw_new(&p, 1, NULL) : gad_sgd_new(&p, 1, &so);
         ok = o && gad_optim_step(o, &g) == GAD_OK;
         gad_optim_free(o);
-    } else if (x == X_ARGMAX) {
-        gad_tensor *i = gad_argmax(g, 0, 0);
-        ok = i && gad_item(gad__own(gad__to_dev("test", i, GAD_DEV_HOST))) == 0;
     } else if (x == X_CLIP) {
         double norm = gad_clip_grad_norm(&g, 1, 0.5);
         ok = norm > 0.5;
