@@ -901,6 +901,98 @@ gad_tensor *gad_leaky_relu(gad_tensor *x, double slope);
 gad_tensor *gad_clamp(gad_tensor *x, double lo, double hi);
 
 /* ======================================================================== */
+/* Comparisons and selection                                                 */
+/* ======================================================================== */
+/* PyTorch's ops of the same names (issue 27). Comparisons, logical ops,
+ * tests and any/all return GAD_BOOL masks and are never on the tape (their
+ * inputs may require grad); where, masked_fill, tril, triu and
+ * clamp_tensor are differentiable in their float operands. Operands
+ * broadcast as binary elementwise ops do (gad_add); their dtypes must agree
+ * except that a 0-d operand follows PyTorch's result_type (as gad_add says:
+ * a 0-d tensor of a higher category, bool < i64 < float, gives its dtype),
+ * and a 0-d CPU operand is read on the other operands' device. A back end
+ * without the kernels answers the unsupported error. */
+
+/* a == b, a != b, a < b, a <= b, a > b, a >= b elementwise: a bool tensor
+ * of the broadcast shape. Any dtype (f32, f64, i64, bool; bool compares as
+ * 0 < 1). NaN is unequal to everything, itself included (ne gives true,
+ * the others false). */
+gad_tensor *gad_eq(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_ne(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_lt(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_le(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_gt(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_ge(gad_tensor *a, gad_tensor *b);
+
+/* x compared with the scalar s (torch.eq(x, s) and friends), a bool tensor
+ * of x's shape. As PyTorch types a Python number: for a float x, s is
+ * rounded to x's dtype first (an f32 x == 0.1 compares with 0.1f); for an
+ * i64 or bool x, an integral s within the i64 range compares exactly, and
+ * any other s (2.5, inf, NaN) compares with x converted to f32. */
+gad_tensor *gad_eq_scalar(gad_tensor *x, double s);
+gad_tensor *gad_ne_scalar(gad_tensor *x, double s);
+gad_tensor *gad_lt_scalar(gad_tensor *x, double s);
+gad_tensor *gad_le_scalar(gad_tensor *x, double s);
+gad_tensor *gad_gt_scalar(gad_tensor *x, double s);
+gad_tensor *gad_ge_scalar(gad_tensor *x, double s);
+
+/* Logical and, or, xor (broadcast) and not, bool results. Any dtypes, each
+ * operand's own (they need not agree): nonzero is true, NaN included. */
+gad_tensor *gad_logical_and(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_logical_or(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_logical_xor(gad_tensor *a, gad_tensor *b);
+gad_tensor *gad_logical_not(gad_tensor *x);
+
+/* Whether any (all) element is true (nonzero, NaN included; any dtype),
+ * over the n given axes with gad_sum's conventions (negative axes;
+ * n = 0 reduces nothing; keepdims keeps the reduced axes as 1): a bool
+ * tensor. An empty reduction gives false (any) and true (all). */
+gad_tensor *gad_any(gad_tensor *x, const int *axes, int n, int keepdims);
+gad_tensor *gad_all(gad_tensor *x, const int *axes, int n, int keepdims);
+/* The same over every element: a 0-d bool tensor (torch.any(x)). */
+gad_tensor *gad_any_all(gad_tensor *x);
+gad_tensor *gad_all_all(gad_tensor *x);
+
+/* Elementwise tests of floats, bool tensors of x's shape (an i64 or bool x
+ * is never NaN or infinite: false, false, true). */
+gad_tensor *gad_isnan(gad_tensor *x);
+gad_tensor *gad_isinf(gad_tensor *x);
+gad_tensor *gad_isfinite(gad_tensor *x);
+
+/* cond ? a : b elementwise (torch.where(cond, a, b)), the three broadcast
+ * together. cond must be bool (a dtype error otherwise); a and b any one
+ * dtype. Elements are moved, not computed: NaN and -0 pass unchanged.
+ * Differentiable in a and b: a's gradient is gy where cond holds and 0
+ * elsewhere (summed back to a's shape), b's the other way round. */
+gad_tensor *gad_where(gad_tensor *cond, gad_tensor *a, gad_tensor *b);
+
+/* x with value where mask is true (torch.masked_fill): x and mask
+ * broadcast together and the result has their broadcast shape; mask must
+ * be bool. value is converted to x's dtype as gad_full converts it (for an
+ * i64 x a NaN or out-of-range value is a domain error). Differentiable in
+ * x: its gradient is gy where the mask is false, 0 where filled. */
+gad_tensor *gad_masked_fill(gad_tensor *x, gad_tensor *mask, double value);
+
+/* The lower (tril) or upper (triu) triangle of the matrices of x's last
+ * two dims (rank >= 2, a shape error otherwise), as torch.tril/triu:
+ * element [..., i, j] is kept where j - i <= diagonal (tril) or j - i >=
+ * diagonal (triu), 0 elsewhere; diagonal 0 is the main diagonal, > 0 above
+ * it. Any dtype; differentiable (the gradient is the same triangle of
+ * gy). */
+gad_tensor *gad_tril(gad_tensor *x, int64_t diagonal);
+gad_tensor *gad_triu(gad_tensor *x, int64_t diagonal);
+
+/* min(max(x, min), max) elementwise with tensor bounds (torch.clamp with
+ * tensors): x, min and max broadcast together and the result has their
+ * broadcast shape. min or max may be NULL (not both: a domain error). One
+ * float dtype. NaN in x or in a bound gives NaN; where min > max the
+ * result is max. Differentiable in all three, with PyTorch's gradients: x
+ * gets gy where min <= x <= max; min where x < min (and min < max, when max
+ * is given); max where x > max (or max < min, when min is given); each
+ * summed back to its operand's shape. */
+gad_tensor *gad_clamp_tensor(gad_tensor *x, gad_tensor *min, gad_tensor *max);
+
+/* ======================================================================== */
 /* Reductions                                                                */
 /* ======================================================================== */
 /* Axes may be negative; a duplicate or out-of-range axis is a shape error;

@@ -793,6 +793,174 @@ GAD_CS_INLINE_ gad_tensor *gad__at_clamp(const char *gad_file_, int gad_line_, g
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_eq(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_eq)(a, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_ne(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_ne)(a, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_lt(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_lt)(a, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_le(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_le)(a, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_gt(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_gt)(a, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_ge(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_ge)(a, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_eq_scalar(const char *gad_file_, int gad_line_, gad_tensor *x, double s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_eq_scalar)(x, s);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_ne_scalar(const char *gad_file_, int gad_line_, gad_tensor *x, double s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_ne_scalar)(x, s);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_lt_scalar(const char *gad_file_, int gad_line_, gad_tensor *x, double s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_lt_scalar)(x, s);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_le_scalar(const char *gad_file_, int gad_line_, gad_tensor *x, double s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_le_scalar)(x, s);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_gt_scalar(const char *gad_file_, int gad_line_, gad_tensor *x, double s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_gt_scalar)(x, s);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_ge_scalar(const char *gad_file_, int gad_line_, gad_tensor *x, double s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_ge_scalar)(x, s);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_logical_and(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_logical_and)(a, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_logical_or(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_logical_or)(a, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_logical_xor(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_logical_xor)(a, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_logical_not(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_logical_not)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_any(const char *gad_file_, int gad_line_, gad_tensor *x, const int *axes, int n, int keepdims) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_any)(x, axes, n, keepdims);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_all(const char *gad_file_, int gad_line_, gad_tensor *x, const int *axes, int n, int keepdims) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_all)(x, axes, n, keepdims);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_any_all(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_any_all)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_all_all(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_all_all)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_isnan(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_isnan)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_isinf(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_isinf)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_isfinite(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_isfinite)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_where(const char *gad_file_, int gad_line_, gad_tensor *cond, gad_tensor *a, gad_tensor *b) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_where)(cond, a, b);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_masked_fill(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *mask, double value) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_masked_fill)(x, mask, value);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_tril(const char *gad_file_, int gad_line_, gad_tensor *x, int64_t diagonal) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_tril)(x, diagonal);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_triu(const char *gad_file_, int gad_line_, gad_tensor *x, int64_t diagonal) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_triu)(x, diagonal);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_clamp_tensor(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *min, gad_tensor *max) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_clamp_tensor)(x, min, max);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_sum(const char *gad_file_, int gad_line_, gad_tensor *x, const int *axes, int n, int keepdims) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_sum)(x, axes, n, keepdims);
@@ -1696,6 +1864,34 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_softplus(...) gad__at_softplus(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_leaky_relu(...) gad__at_leaky_relu(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_clamp(...) gad__at_clamp(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_eq(...) gad__at_eq(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_ne(...) gad__at_ne(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_lt(...) gad__at_lt(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_le(...) gad__at_le(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_gt(...) gad__at_gt(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_ge(...) gad__at_ge(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_eq_scalar(...) gad__at_eq_scalar(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_ne_scalar(...) gad__at_ne_scalar(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_lt_scalar(...) gad__at_lt_scalar(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_le_scalar(...) gad__at_le_scalar(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_gt_scalar(...) gad__at_gt_scalar(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_ge_scalar(...) gad__at_ge_scalar(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_logical_and(...) gad__at_logical_and(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_logical_or(...) gad__at_logical_or(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_logical_xor(...) gad__at_logical_xor(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_logical_not(...) gad__at_logical_not(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_any(...) gad__at_any(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_all(...) gad__at_all(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_any_all(...) gad__at_any_all(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_all_all(...) gad__at_all_all(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_isnan(...) gad__at_isnan(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_isinf(...) gad__at_isinf(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_isfinite(...) gad__at_isfinite(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_where(...) gad__at_where(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_masked_fill(...) gad__at_masked_fill(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_tril(...) gad__at_tril(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_triu(...) gad__at_triu(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_clamp_tensor(...) gad__at_clamp_tensor(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_sum(...) gad__at_sum(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_mean(...) gad__at_mean(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_sum_all(...) gad__at_sum_all(__FILE__, __LINE__, __VA_ARGS__)

@@ -130,6 +130,7 @@ static gad_tensor *mk(gad_dtype_t dt, const int64_t *shape, int rank) {
     for (int64_t i = 0; p && i < n; i++) {
         if (dt == GAD_F32) ((float *)p)[i] = 0.25f * (float)(i % 8) - 0.75f;
         else if (dt == GAD_F64) ((double *)p)[i] = 0.25 * (double)(i % 8) - 0.75;
+        else if (dt == GAD_BOOL) ((uint8_t *)p)[i] = (uint8_t)(i % 2);
         else ((int64_t *)p)[i] = i % 2;
     }
     return t;
@@ -137,6 +138,7 @@ static gad_tensor *mk(gad_dtype_t dt, const int64_t *shape, int rank) {
 #define F32T(...) mk(GAD_F32, DIMS(__VA_ARGS__))
 #define F64T(...) mk(GAD_F64, DIMS(__VA_ARGS__))
 #define I64T(...) mk(GAD_I64, DIMS(__VA_ARGS__))
+#define BOOLT(...) mk(GAD_BOOL, DIMS(__VA_ARGS__))
 #define LEAF32(...) gad_requires_grad(F32T(__VA_ARGS__))
 #define LEAF64(...) gad_requires_grad(F64T(__VA_ARGS__))
 #define S32(v) gad_scalar_f32(v)
@@ -1855,6 +1857,195 @@ GOOD(clamp_equal, "gad_clamp", "value", "lo == hi", "lo everywhere",
      at(gad_clamp(F32T(3), 0.5, 0.5), 2) == 0.5)
 GOOD(clamp_empty, "gad_clamp", "empty", "x [0]", "[0]",
      SHAPE_IS(gad_clamp(F32T(0), 0, 1), 0))
+
+AREA("Comparisons and selection")
+
+/* a op b: NULL, shapes, mixed dtypes, NaN, empty, rank 0 (nan: NaN op NaN) */
+#define CMP_ROWS(name, nan)                                                    \
+    TBAD(name##_null, "gad_" #name, "NULL", "b NULL", E_DOMAIN, #name, NULL,   \
+         gad_##name(F32T(2), NULL))                                            \
+    TBAD(name##_released, "gad_" #name, "released", "a released", E_DOMAIN,    \
+         #name, "use of a released tensor", gad_##name(dead(), F32T(2)))        \
+    TBAD(name##_shape, "gad_" #name, "shape", "[2,3] and [4]", E_SHAPE, #name, \
+         "[2,3]", gad_##name(F32T(2, 3), F32T(4)))                             \
+    TBAD(name##_dtype, "gad_" #name, "dtype", "f32 [2] and f64 [2]", E_DTYPE,  \
+         #name, "f32", gad_##name(F32T(2), F64T(2)))                           \
+    GOOD(name##_nan, "gad_" #name, "NaN/Inf", "NaN and NaN", #nan,             \
+         at(gad_##name(VALS32(NAN), VALS32(NAN)), 0) == (nan))                  \
+    GOOD(name##_empty, "gad_" #name, "empty", "[0,3] and [3]", "a bool [0,3]", \
+         SHAPE_IS(gad_##name(F32T(0, 3), F32T(3)), 0, 3) &&                    \
+             gad_dtype(gad_##name(F32T(0, 3), F32T(3))) == GAD_BOOL)            \
+    GOOD(name##_rank0, "gad_" #name, "rank 0", "f32 [2] and a 0-d f64",        \
+         "bool [2] (the 0-d f64 compares as f32)",                             \
+         SHAPE_IS(gad_##name(F32T(2), S64(0.25)), 2))
+CMP_ROWS(eq, 0)
+CMP_ROWS(ne, 1)
+CMP_ROWS(lt, 0)
+CMP_ROWS(le, 0)
+CMP_ROWS(gt, 0)
+CMP_ROWS(ge, 0)
+GOOD(eq_bool, "gad_eq", "odd", "bool [2] and bool [2]", "0/1 compared",
+     at(gad_eq(BOOLT(2), BOOLT(2)), 1) == 1)
+GOOD(lt_i64_0d_float, "gad_lt", "rank 0", "i64 [2] and a 0-d f64 0.5",
+     "[1, 0] (compared in f64, result_type)",
+     at(gad_lt(I64T(2), S64(0.5)), 0) == 1 && at(gad_lt(I64T(2), S64(0.5)), 1) == 0)
+
+/* x op s (nan: x NaN against 0; snan: 1 against a NaN scalar) */
+#define SCMP_ROWS(name, nan, snan)                                             \
+    TBAD(name##_null, "gad_" #name, "NULL", "x NULL", E_DOMAIN, #name, NULL,   \
+         gad_##name(NULL, 0))                                                  \
+    GOOD(name##_nan, "gad_" #name, "NaN/Inf", "x NaN, s 0; x 1, s NaN",        \
+         #nan "; " #snan,                                                      \
+         at(gad_##name(VALS32(NAN), 0), 0) == (nan) &&                         \
+             at(gad_##name(VALS32(1), NAN), 0) == (snan))                      \
+    GOOD(name##_empty, "gad_" #name, "empty", "x [0]", "a bool [0]",           \
+         SHAPE_IS(gad_##name(F32T(0), 1), 0))                                  \
+    GOOD(name##_frac, "gad_" #name, "odd", "i64 x [0, 1] and s 0.5",            \
+         "compared in f32 (PyTorch's type for an int tensor and a float)",     \
+         SHAPE_IS(gad_##name(I64T(2), 0.5), 2))
+SCMP_ROWS(eq_scalar, 0, 0)
+SCMP_ROWS(ne_scalar, 1, 1)
+SCMP_ROWS(lt_scalar, 0, 0)
+SCMP_ROWS(le_scalar, 0, 0)
+SCMP_ROWS(gt_scalar, 0, 0)
+SCMP_ROWS(ge_scalar, 0, 0)
+GOOD(eq_scalar_f32_round, "gad_eq_scalar", "odd", "f32 0.1f == 0.1",
+     "true (s rounded to f32 first, as PyTorch)", at(gad_eq_scalar(VALS32(0.1f), 0.1), 0) == 1)
+GOOD(eq_scalar_i64_big, "gad_eq_scalar", "value", "i64 2^53 + 1 == 2^53",
+     "false (an integral s compares exactly, not in f64)",
+     at(gad_eq_scalar(IDX(9007199254740993), 9007199254740992.0), 0) == 0)
+
+#define LOGICAL_ROWS(name, nan)                                                \
+    TBAD(name##_null, "gad_" #name, "NULL", "a NULL", E_DOMAIN, #name, NULL,   \
+         gad_##name(NULL, BOOLT(2)))                                           \
+    TBAD(name##_shape, "gad_" #name, "shape", "[2,3] and [4]", E_SHAPE, #name, \
+         "[2,3]", gad_##name(BOOLT(2, 3), F32T(4)))                            \
+    GOOD(name##_nan, "gad_" #name, "NaN/Inf", "NaN and 1 (f32 and i64)", #nan, \
+         at(gad_##name(VALS32(NAN), IDX(1)), 0) == (nan))                       \
+    GOOD(name##_empty, "gad_" #name, "empty", "[0,2] and [2]", "a bool [0,2]", \
+         SHAPE_IS(gad_##name(F32T(0, 2), BOOLT(2)), 0, 2))
+LOGICAL_ROWS(logical_and, 1)
+LOGICAL_ROWS(logical_or, 1)
+LOGICAL_ROWS(logical_xor, 0)
+TBAD(logical_not_null, "gad_logical_not", "NULL", "x NULL", E_DOMAIN, "logical_not", NULL,
+     gad_logical_not(NULL))
+GOOD(logical_not_nan, "gad_logical_not", "NaN/Inf", "NaN, -0", "false, true",
+     at(gad_logical_not(VALS32(NAN, -0.0f)), 0) == 0 &&
+     at(gad_logical_not(VALS32(NAN, -0.0f)), 1) == 1)
+GOOD(logical_not_empty, "gad_logical_not", "empty", "x [0,3]", "a bool [0,3]",
+     SHAPE_IS(gad_logical_not(F32T(0, 3)), 0, 3))
+
+#define ANYALL_ROWS(name, empty)                                               \
+    TBAD(name##_null, "gad_" #name, "NULL", "x NULL", E_DOMAIN, #name, NULL,   \
+         gad_##name(NULL, AX(0), 1, 0))                                        \
+    TBAD(name##_axis, "gad_" #name, "axis", "axis 2 of a [2,3] tensor",        \
+         E_SHAPE, #name, "2", gad_##name(BOOLT(2, 3), AX(2), 1, 0))            \
+    TBAD(name##_dup, "gad_" #name, "axis", "axes 1 and -1 of a [2,3] tensor",  \
+         E_SHAPE, #name, NULL, gad_##name(BOOLT(2, 3), AX(1, -1), 2, 0))       \
+    GOOD(name##_empty, "gad_" #name, "empty", "axis 1 of a [2,0] tensor",      \
+         "[2] of " #empty, SHAPE_IS(gad_##name(BOOLT(2, 0), AX(1), 1, 0), 2) &&  \
+             at(gad_##name(BOOLT(2, 0), AX(1), 1, 0), 1) == (empty))            \
+    GOOD(name##_nan, "gad_" #name, "NaN/Inf", "a row [NaN, NaN]", "true",      \
+         at(gad_##name(VALS32(NAN, NAN), AX(0), 1, 0), 0) == 1)                 \
+    GOOD(name##_none, "gad_" #name, "odd", "no axis (n = 0) of f32 [3]",       \
+         "x != 0, bool [3]", SHAPE_IS(gad_##name(F32T(3), NULL, 0, 0), 3))      \
+    GOOD(name##_keep, "gad_" #name, "odd", "axes 0, 2 of [2,3,4], keepdims",   \
+         "[1,3,1]", SHAPE_IS(gad_##name(F32T(2, 3, 4), AX(0, 2), 2, 1), 1, 3, 1))
+ANYALL_ROWS(any, 0)
+ANYALL_ROWS(all, 1)
+TBAD(any_all_null, "gad_any_all", "NULL", "x NULL", E_DOMAIN, "any_all", NULL,
+     gad_any_all(NULL))
+GOOD(any_all_empty, "gad_any_all", "empty", "x [0,3]", "false (0-d)",
+     SCALAR_IS(gad_any_all(F32T(0, 3))) && at(gad_any_all(F32T(0, 3)), 0) == 0)
+GOOD(any_all_rank0, "gad_any_all", "rank 0", "a 0-d NaN", "true",
+     at(gad_any_all(S32(NAN)), 0) == 1)
+TBAD(all_all_null, "gad_all_all", "NULL", "x NULL", E_DOMAIN, "all_all", NULL,
+     gad_all_all(NULL))
+GOOD(all_all_empty, "gad_all_all", "empty", "x [0,3]", "true (0-d)",
+     SCALAR_IS(gad_all_all(F32T(0, 3))) && at(gad_all_all(F32T(0, 3)), 0) == 1)
+GOOD(all_all_rank0, "gad_all_all", "rank 0", "a 0-d 0", "false",
+     at(gad_all_all(S64(0)), 0) == 0)
+
+#define TEST_ROWS(name, a, b, c)                                               \
+    TBAD(name##_null, "gad_" #name, "NULL", "x NULL", E_DOMAIN, #name, NULL,   \
+         gad_##name(NULL))                                                     \
+    GOOD(name##_nan, "gad_" #name, "NaN/Inf", "NaN, -inf, 1", #a ", " #b ", " #c, \
+         at(gad_##name(VALS32(NAN, -INFINITY, 1)), 0) == (a) &&                \
+             at(gad_##name(VALS32(NAN, -INFINITY, 1)), 1) == (b) &&            \
+             at(gad_##name(VALS32(NAN, -INFINITY, 1)), 2) == (c))              \
+    GOOD(name##_empty, "gad_" #name, "empty", "x [0]", "a bool [0]",           \
+         SHAPE_IS(gad_##name(F32T(0)), 0))                                     \
+    GOOD(name##_i64, "gad_" #name, "dtype", "i64 x", "never NaN or infinite",  \
+         at(gad_##name(I64T(2)), 0) == (c))
+TEST_ROWS(isnan, 1, 0, 0)
+TEST_ROWS(isinf, 0, 1, 0)
+TEST_ROWS(isfinite, 0, 0, 1)
+
+TBAD(where_null, "gad_where", "NULL", "cond NULL", E_DOMAIN, "where", NULL,
+     gad_where(NULL, F32T(2), F32T(2)))
+TBAD(where_released, "gad_where", "released", "b released", E_DOMAIN, "where",
+     "use of a released tensor", gad_where(BOOLT(2), F32T(2), dead()))
+TBAD(where_cond_dtype, "gad_where", "dtype", "cond f32", E_DTYPE, "where", "cond must be bool",
+     gad_where(F32T(2), F32T(2), F32T(2)))
+TBAD(where_mixed, "gad_where", "dtype", "a f32 [2], b f64 [2]", E_DTYPE, "where", "f64",
+     gad_where(BOOLT(2), F32T(2), F64T(2)))
+TBAD(where_shape, "gad_where", "shape", "cond [3], a [2]", E_SHAPE, "where", "[3]",
+     gad_where(BOOLT(3), F32T(2), F32T(2)))
+GOOD(where_nan, "gad_where", "NaN/Inf", "a NaN where cond holds", "NaN (moved, not computed)",
+     isnan(at(gad_where(gad_ne_scalar(IDX(1), 0), VALS32(NAN), VALS32(0)), 0)))
+GOOD(where_empty, "gad_where", "empty", "cond [0,2], a [2], b 0-d", "[0,2]",
+     SHAPE_IS(gad_where(BOOLT(0, 2), F32T(2), S32(1)), 0, 2))
+GOOD(where_rank0, "gad_where", "rank 0", "a f32 [2], b a 0-d f64", "f32 [2]",
+     gad_dtype(gad_where(BOOLT(2), F32T(2), S64(1))) == GAD_F32)
+
+TBAD(masked_fill_null, "gad_masked_fill", "NULL", "mask NULL", E_DOMAIN, "masked_fill", NULL,
+     gad_masked_fill(F32T(2), NULL, 0))
+TBAD(masked_fill_dtype, "gad_masked_fill", "dtype", "mask i64", E_DTYPE, "masked_fill",
+     "mask must be bool", gad_masked_fill(F32T(2), I64T(2), 0))
+TBAD(masked_fill_shape, "gad_masked_fill", "shape", "x [2,3], mask [2]", E_SHAPE,
+     "masked_fill", "[2,3]", gad_masked_fill(F32T(2, 3), BOOLT(2), 0))
+TBAD(masked_fill_i64_nan, "gad_masked_fill", "NaN/Inf", "i64 x, value NaN", E_DOMAIN,
+     "masked_fill", "nan", gad_masked_fill(I64T(2), BOOLT(2), NAN))
+GOOD(masked_fill_nan, "gad_masked_fill", "NaN/Inf", "f32 x, value -inf", "-inf where filled",
+     at(gad_masked_fill(F32T(2), BOOLT(2), -INFINITY), 1) == -INFINITY)
+GOOD(masked_fill_empty, "gad_masked_fill", "empty", "x [0,2], mask [2]", "[0,2]",
+     SHAPE_IS(gad_masked_fill(F32T(0, 2), BOOLT(2), 1), 0, 2))
+GOOD(masked_fill_bcast, "gad_masked_fill", "shape", "x [3], mask [2,3]",
+     "[2,3] (both broadcast, as torch.masked_fill)",
+     SHAPE_IS(gad_masked_fill(F32T(3), BOOLT(2, 3), 1), 2, 3))
+
+#define TRI_ROWS(name)                                                         \
+    TBAD(name##_null, "gad_" #name, "NULL", "x NULL", E_DOMAIN, #name, NULL,   \
+         gad_##name(NULL, 0))                                                  \
+    TBAD(name##_rank1, "gad_" #name, "rank", "x [3]", E_SHAPE, #name,          \
+         "rank 2 or more", gad_##name(F32T(3), 0))                             \
+    GOOD(name##_empty, "gad_" #name, "empty", "x [0,3]", "[0,3]",              \
+         SHAPE_IS(gad_##name(F32T(0, 3), 0), 0, 3))                            \
+    GOOD(name##_huge, "gad_" #name, "value", "diagonal INT64_MAX and INT64_MIN", \
+         "every or no element kept, no overflow",                              \
+         SHAPE_IS(gad_##name(F32T(2, 3), INT64_MAX), 2, 3) &&                  \
+             SHAPE_IS(gad_##name(F32T(2, 3), INT64_MIN), 2, 3))                \
+    GOOD(name##_bool, "gad_" #name, "dtype", "a bool [3,3]", "a bool [3,3]",   \
+         gad_dtype(gad_##name(BOOLT(3, 3), 0)) == GAD_BOOL)
+TRI_ROWS(tril)
+TRI_ROWS(triu)
+
+TBAD(clamp_tensor_null, "gad_clamp_tensor", "NULL", "x NULL", E_DOMAIN, "clamp_tensor", NULL,
+     gad_clamp_tensor(NULL, F32T(2), NULL))
+TBAD(clamp_tensor_nobounds, "gad_clamp_tensor", "NULL", "min and max NULL", E_DOMAIN,
+     "clamp_tensor", "both NULL", gad_clamp_tensor(F32T(2), NULL, NULL))
+TBAD(clamp_tensor_i64, "gad_clamp_tensor", "dtype", "i64 x and bounds", E_DTYPE,
+     "clamp_tensor", "i64", gad_clamp_tensor(I64T(2), I64T(2), NULL))
+TBAD(clamp_tensor_mixed, "gad_clamp_tensor", "dtype", "f32 x, f64 max", E_DTYPE,
+     "clamp_tensor", "f64", gad_clamp_tensor(F32T(2), NULL, F64T(2)))
+TBAD(clamp_tensor_shape, "gad_clamp_tensor", "shape", "x [2,3], min [2]", E_SHAPE,
+     "clamp_tensor", "[2,3]", gad_clamp_tensor(F32T(2, 3), F32T(2), NULL))
+GOOD(clamp_tensor_nan, "gad_clamp_tensor", "NaN/Inf", "min NaN", "NaN (as PyTorch)",
+     isnan(at(gad_clamp_tensor(F32T(1), VALS32(NAN), NULL), 0)))
+GOOD(clamp_tensor_cross, "gad_clamp_tensor", "value", "min 1 > max 0", "max",
+     at(gad_clamp_tensor(F32T(1), VALS32(1), VALS32(0)), 0) == 0)
+GOOD(clamp_tensor_empty, "gad_clamp_tensor", "empty", "x [0,2], max [2]", "[0,2]",
+     SHAPE_IS(gad_clamp_tensor(F32T(0, 2), NULL, F32T(2)), 0, 2))
 
 AREA("Reductions and softmax")
 

@@ -27,7 +27,7 @@
  * are the general set a new back end provides first. The fused kernels come
  * in families, each a small sub-table of its own (forward and backward
  * together) declared in its family's header (backend/scan.h, rms_norm.h,
- * masked_ce.h, embedding.h, helix.h) and pointed to from here: a new family
+ * masked_ce.h, embedding.h, helix.h, select.h) and pointed to from here: a new family
  * adds one pointer, and the back ends that do not have it leave it NULL.
  *
  * Only mem is required (gad__backend_register). Any other entry, a family's
@@ -48,6 +48,7 @@ struct gad_be_rms_norm;
 struct gad_be_masked_ce;
 struct gad_be_embedding;
 struct gad_be_helix;
+struct gad_be_select; /* comparisons and selection: backend/select.h */
 
 /* AdamW's coefficients for one step t (from 1), computed by the caller in
  * double. */
@@ -134,6 +135,7 @@ typedef struct gad_backend {
     const struct gad_be_masked_ce *masked_ce;
     const struct gad_be_embedding *embedding;
     const struct gad_be_helix *helix;
+    const struct gad_be_select *select;
 } gad_backend;
 
 /* Every kernel entry by name, for the test that takes them away one at a
@@ -145,11 +147,15 @@ typedef struct gad_backend {
     X(argmax) X(softmax) X(all_finite) X(index_check) X(gather)               \
     X(scatter_add) X(take) X(cat_into) X(matmul) X(adamw_step) X(sgd_step)    \
     X(sumsq) X(scale)
-#define GAD_BE_FAMILIES(FAM) FAM(scan) FAM(rms_norm) FAM(masked_ce) FAM(embedding) FAM(helix)
+#define GAD_BE_FAMILIES(FAM)                                                   \
+    FAM(scan) FAM(rms_norm) FAM(masked_ce) FAM(embedding) FAM(helix)          \
+    FAM(select)
 #define GAD_BE_FAMILY_ENTRIES(F)                                               \
     F(scan, fwd) F(scan, bwd) F(rms_norm, fwd) F(rms_norm, bwd)               \
     F(masked_ce, prep) F(masked_ce, fwd) F(masked_ce, bwd)                    \
-    F(embedding, fwd) F(embedding, bwd) F(helix, fwd) F(helix, bwd)
+    F(embedding, fwd) F(embedding, bwd) F(helix, fwd) F(helix, bwd)           \
+    F(select, compare) F(select, test) F(select, where) F(select, any)        \
+    F(select, tri)
 
 /* An index error a back end found on its device and reports later, at a
  * synchronising call (a deferred index_check or masked_ce prep): the op that

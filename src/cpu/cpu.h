@@ -100,4 +100,7 @@ void gad__k_cat_into(const gad_tensor *x, int axis, int64_t start,
 int gad__k_matmul(const char *op, const gad_tensor *a, const gad_tensor *b, gad_tensor *y,
                   int a1, int b1);
 
+/* The comparison and selection family (backend/select.h), src/cpu/select.c. */
+extern const struct gad_be_select gad__cpu_select;
+
 #endif

@@ -122,6 +122,16 @@ typedef struct gad_np_flip {
 typedef struct gad_np_roll {
     int64_t shift[GAD_MAX_RANK];
 } gad_np_roll;
+/* masked_fill: the value, and invert: the fill goes where the mask is
+ * false instead (x kept where it is true: where's VJP) */
+typedef struct gad_np_fill {
+    double value;
+    int64_t invert;
+} gad_np_fill;
+/* tril, triu: the diagonal offset */
+typedef struct gad_np_diag {
+    int64_t diag;
+} gad_np_diag;
 /* rms_norm, helix_block */
 typedef struct gad_np_eps {
     double eps;
@@ -135,6 +145,9 @@ enum {
     _Static_assert(sizeof(gad_np_##kind) == 8 * GAD_PWORDS_##ID,               \
                    "gad_np_" #kind " is not " #ID "'s pwords words (ops.def)")
 GAD_NP_FITS(scalars, CLAMP);
+GAD_NP_FITS(fill, MASKED_FILL);
+GAD_NP_FITS(diag, TRIL);
+GAD_NP_FITS(diag, TRIU);
 GAD_NP_FITS(reduce, SUM);
 GAD_NP_FITS(flip, FLIP);
 GAD_NP_FITS(roll, ROLL);
