@@ -24,7 +24,10 @@ typedef struct ref_case {
 } ref_case;
 
 static gad_dtype_t parse_dtype(const char *s) {
-    return !strcmp(s, "f32") ? GAD_F32 : !strcmp(s, "f64") ? GAD_F64 : GAD_I64;
+    return !strcmp(s, "f32")    ? GAD_F32
+           : !strcmp(s, "f64")  ? GAD_F64
+           : !strcmp(s, "bool") ? GAD_BOOL
+                                : GAD_I64;
 }
 
 static int read_values(FILE *f, double *dst, int64_t n) {
@@ -46,14 +49,14 @@ static gad_tensor *read_input(FILE *f, int *leaf) {
         n *= d;
     }
     gad_dtype_t dtype = parse_dtype(dt);
-    if (dtype == GAD_I64) {
+    if (dtype == GAD_I64 || dtype == GAD_BOOL) { /* integers; a bool's are 0 and 1 */
         int64_t *v = malloc((size_t)(n ? n : 1) * sizeof *v);
         for (int64_t i = 0; i < n; i++) {
             long long x;
             if (fscanf(f, "%lld", &x) != 1) return NULL;
             v[i] = x;
         }
-        gad_tensor *t = gad_from_i64(v, shape, rank);
+        gad_tensor *t = gad_cast(gad_from_i64(v, shape, rank), dtype);
         free(v);
         return t;
     }
@@ -183,6 +186,38 @@ static gad_tensor *apply(const ref_case *c) {
     }
     if (!strcmp(op, "cast"))
         return gad_cast(in[0], gad_dtype(in[0]) == GAD_F64 ? GAD_F32 : GAD_F64);
+    /* comparisons and selection (issue 27) */
+    static const struct {
+        const char *name;
+        gad_tensor *(*f)(gad_tensor *, gad_tensor *);
+        gad_tensor *(*fs)(gad_tensor *, double);
+    } cmp_ops[] = {
+        {"eq", gad_eq, gad_eq_scalar}, {"ne", gad_ne, gad_ne_scalar},
+        {"lt", gad_lt, gad_lt_scalar}, {"le", gad_le, gad_le_scalar},
+        {"gt", gad_gt, gad_gt_scalar}, {"ge", gad_ge, gad_ge_scalar},
+        {"logical_and", gad_logical_and, NULL}, {"logical_or", gad_logical_or, NULL},
+        {"logical_xor", gad_logical_xor, NULL},
+    };
+    for (size_t k = 0; k < sizeof cmp_ops / sizeof cmp_ops[0]; k++) {
+        size_t len = strlen(cmp_ops[k].name);
+        if (!strcmp(op, cmp_ops[k].name)) return cmp_ops[k].f(in[0], in[1]);
+        if (cmp_ops[k].fs && !strncmp(op, cmp_ops[k].name, len) && !strcmp(op + len, "_scalar"))
+            return cmp_ops[k].fs(in[0], c->dp[0]);
+    }
+    if (!strcmp(op, "logical_not")) return gad_logical_not(in[0]);
+    if (!strcmp(op, "isnan")) return gad_isnan(in[0]);
+    if (!strcmp(op, "isinf")) return gad_isinf(in[0]);
+    if (!strcmp(op, "isfinite")) return gad_isfinite(in[0]);
+    if (!strcmp(op, "any")) return gad_any(in[0], axes, (int)ip[1], (int)ip[0]);
+    if (!strcmp(op, "all")) return gad_all(in[0], axes, (int)ip[1], (int)ip[0]);
+    if (!strcmp(op, "any_all")) return gad_any_all(in[0]);
+    if (!strcmp(op, "all_all")) return gad_all_all(in[0]);
+    if (!strcmp(op, "where")) return gad_where(in[0], in[1], in[2]);
+    if (!strcmp(op, "masked_fill")) return gad_masked_fill(in[0], in[1], c->dp[0]);
+    if (!strcmp(op, "tril")) return gad_tril(in[0], ip[0]);
+    if (!strcmp(op, "triu")) return gad_triu(in[0], ip[0]);
+    if (!strcmp(op, "clamp_tensor"))
+        return gad_clamp_tensor(in[0], ip[0] ? in[1] : NULL, ip[1] ? in[ip[0] ? 2 : 1] : NULL);
     return NULL;
 }
 
@@ -238,9 +273,11 @@ TEST(matches_pytorch) {
                       "%s: output shape", c.name);
             CHECK_MSG(compare("y", &c, y, c.out, c.out_n, tol), "%s %s forward", c.name,
                       c.dtype);
-            gad_tensor *w = gad_cast(gad_from_f64(c.w, c.out_shape, c.out_rank), gad_dtype(y));
+            gad_tensor *w = nl ? gad_cast(gad_from_f64(c.w, c.out_shape, c.out_rank), gad_dtype(y))
+                               : NULL;
             gad_tensor *g[MAXIN];
-            CHECK(gad_grad(gad_sum_all(gad_mul(y, w)), leaves, nl, g) == GAD_OK);
+            if (nl > 0) /* (a mask has no gradient) */
+                CHECK(gad_grad(gad_sum_all(gad_mul(y, w)), leaves, nl, g) == GAD_OK);
             for (int k = 0; k < nl; k++) {
                 int i = which[k];
                 CHECK_MSG(g[k] && compare("grad", &c, g[k], c.grad[i], gad_numel(c.in[i]), tol),

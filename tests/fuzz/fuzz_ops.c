@@ -250,7 +250,7 @@ static uint64_t check_tensor(prog *p, gad_tensor *t, const char *what) {
     int rank = gad_rank(t);
     gad_dtype_t dt = gad_dtype(t);
     if (rank < 0 || rank > GAD_MAX_RANK) fail("%s: rank %d", what, rank);
-    if (dt != GAD_F32 && dt != GAD_F64 && dt != GAD_I64)
+    if (dt != GAD_F32 && dt != GAD_F64 && dt != GAD_I64 && dt != GAD_BOOL)
         fail("%s: dtype %d", what, (int)dt);
     const int64_t *shape = gad_shape(t);
     if (rank > 0 && (!shape || !gad_strides(t))) fail("%s: no shape or strides", what);
@@ -280,6 +280,10 @@ static uint64_t check_tensor(prog *p, gad_tensor *t, const char *what) {
     if (!data && n > 0) fail("%s: gad_data is NULL", what);
     if (gad_last_error()) fail("%s: reading the result recorded an error", what);
     if (n > 0) h = hash_bytes(h, data, (size_t)n * gad_dtype_size(dt));
+    for (int64_t i = 0; dt == GAD_BOOL && i < n; i++) /* a bool is 0 or 1 */
+        if (((const uint8_t *)data)[i] > 1)
+            fail("%s: bool element %lld holds %u", what, (long long)i,
+                 ((const uint8_t *)data)[i]);
     if (p && p->smooth && !values_ok(t, MODERATE)) p->unsure = 1;
     return h;
 }
@@ -916,7 +920,7 @@ static gad_tensor *v_misc(prog *p) {
 
 static gad_tensor *m_requires_grad(prog *p) {
     gad_tensor *x = arg(p);
-    if (p->smooth && gad_dtype(x) == GAD_I64) {
+    if (p->smooth && x && !is_float(gad_dtype(x))) {
         p->skip = 1;
         return NULL;
     }
@@ -945,6 +949,7 @@ static gad_tensor *m_data_mut(prog *p) {
         switch (gad_dtype(x)) {
         case GAD_F32: ((float *)d)[k] = (float)v; break;
         case GAD_F64: ((double *)d)[k] = v; break;
+        case GAD_BOOL: ((uint8_t *)d)[k] = (uint8_t)(b & 1); break;
         default: ((int64_t *)d)[k] = (int64_t)(b % 5) - 1; break;
         }
     }
@@ -968,7 +973,7 @@ static gad_tensor *second(prog *p, gad_tensor *a) {
     s.rank -= drop;
     for (int i = 0; i < s.rank; i++)
         if ((b >> 4) & (1u << (i & 3))) s.d[i] = 1;
-    gad_dtype_t dt = gad_dtype(a) == GAD_I64 ? GAD_F32 : gad_dtype(a);
+    gad_dtype_t dt = is_float(gad_dtype(a)) ? gad_dtype(a) : GAD_F32;
     return aux_normal(p, s.d, s.rank, dt, 1);
 }
 
@@ -1126,7 +1131,7 @@ static gad_tensor *l_matmul(prog *p) {
         memcpy(cs.d, s, sizeof s);
         cap_shape(&cs, BIG_CAP);
         memcpy(s, cs.d, sizeof s);
-        gad_dtype_t dt = gad_dtype(a) == GAD_I64 ? GAD_F32 : gad_dtype(a);
+        gad_dtype_t dt = is_float(gad_dtype(a)) ? gad_dtype(a) : GAD_F32;
         b = aux_normal(p, s, rank, dt, 1);
         if (b && (m & 0x10)) b = gad_requires_grad(gad_clone(b)), add_leaf(p, b);
     } else {
@@ -1209,7 +1214,7 @@ static gad_tensor *i_join(prog *p) {
                 cap_shape(&s, BIG_CAP);
             }
             gad_dtype_t dt = gad_dtype(ts[0]);
-            ts[i] = dt == GAD_I64 ? gad_zeros(s.d, s.rank, dt)
+            ts[i] = !is_float(dt) ? gad_zeros(s.d, s.rank, dt)
                                   : aux_normal(p, s.d, s.rank, dt, 1);
         } else {
             ts[i] = arg(p);
@@ -1521,6 +1526,92 @@ static gad_tensor *m_midgrad(prog *p) {
 }
 
 /* ======================================================================== */
+/* Comparisons and selection (issue 27)                                      */
+/* ======================================================================== */
+
+/* The comparisons, logical ops, tests and any/all: bool results, never on
+ * the tape; their results feed later steps (where's and masked_fill's
+ * masks, float ops that must refuse them). */
+static gad_tensor *s_compare(prog *p) {
+    typedef gad_tensor *(*f2)(gad_tensor *, gad_tensor *);
+    typedef gad_tensor *(*f1)(gad_tensor *);
+    typedef gad_tensor *(*fs)(gad_tensor *, double);
+    static const f2 two[9] = {gad_eq, gad_ne, gad_lt, gad_le, gad_gt, gad_ge,
+                              gad_logical_and, gad_logical_or, gad_logical_xor};
+    static const fs sc[6] = {gad_eq_scalar, gad_ne_scalar, gad_lt_scalar,
+                             gad_le_scalar, gad_gt_scalar, gad_ge_scalar};
+    static const f1 one[6] = {gad_logical_not, gad_isnan, gad_isinf, gad_isfinite,
+                              gad_any_all, gad_all_all};
+    unsigned which = u8(&p->in) % 23;
+    gad_tensor *a = arg(p);
+    if (which < 9) {
+        gad_tensor *b = second(p, a);
+        if (too_big_bcast(a, b)) {
+            p->skip = 1;
+            return NULL;
+        }
+        return two[which](a, b);
+    }
+    if (which < 15) return sc[which - 9](a, scalar_of(p));
+    if (which < 21) return one[which - 15](a);
+    int r = gad_rank(a) < 0 ? 0 : gad_rank(a);
+    unsigned b = u8(&p->in);
+    int n = (int)(b % (unsigned)(r + 2));
+    int axes[GAD_MAX_RANK + 2];
+    for (int i = 0; i < n; i++) axes[i] = axis_of(p, r);
+    const int *ap = (b & 0xE0) == 0xE0 ? NULL : axes;
+    return which == 21 ? gad_any(a, ap, n, (int)((b >> 4) & 1))
+                       : gad_all(a, ap, n, (int)((b >> 4) & 1));
+}
+
+/* where, masked_fill, tril/triu, clamp_tensor: differentiable, and fine in
+ * smooth mode (finite values in, finite gradients out). The mask is a
+ * comparison of a register, or any register (a dtype error unless it is
+ * bool). */
+static gad_tensor *s_select(prog *p) {
+    unsigned which = u8(&p->in) % 5;
+    gad_tensor *x = arg(p);
+    switch (which) {
+    case 0:
+    case 1: {
+        unsigned b = u8(&p->in);
+        gad_tensor *m = (b & 1) ? arg(p) : gad_gt_scalar(second(p, x), 0);
+        if (too_big_bcast(x, m)) {
+            p->skip = 1;
+            return NULL;
+        }
+        if (which == 1) {
+            double v = scalar_of(p);
+            return gad_masked_fill(x, m, p->smooth ? clamp3(v) : v);
+        }
+        gad_tensor *y = (b & 2) ? arg(p) : second(p, x);
+        if (too_big_bcast(m, y) || too_big_bcast(x, y)) {
+            p->skip = 1;
+            return NULL;
+        }
+        return gad_where(m, x, y);
+    }
+    case 2:
+    case 3: {
+        static const int64_t diags[8] = {0, 1, -1, 2, -3, INT64_MAX, INT64_MIN, 100};
+        int64_t d = diags[u8(&p->in) & 7];
+        return which == 2 ? gad_tril(x, d) : gad_triu(x, d);
+    }
+    default: {
+        unsigned b = u8(&p->in);
+        gad_tensor *lo = (b & 1) ? second(p, x) : NULL;
+        gad_tensor *hi = (b & 2) ? second(p, x) : NULL;
+        if ((b & 4) && hi) hi = gad_add_scalar(hi, 1); /* mostly above lo */
+        if (too_big_bcast(x, lo) || too_big_bcast(x, hi) || too_big_bcast(lo, hi)) {
+            p->skip = 1;
+            return NULL;
+        }
+        return gad_clamp_tensor(x, lo, hi);
+    }
+    }
+}
+
+/* ======================================================================== */
 /* The op table                                                              */
 /* ======================================================================== */
 
@@ -1549,6 +1640,7 @@ static const op_entry smooth_ops[] = {
     {"embedding", n_embedding}, {"dropout", n_dropout}, {"gated_scan", f_scan},
     {"masked_ce", f_masked_ce}, {"helix", f_helix},     {"inspect", m_inspect},
     {"midgrad", m_midgrad},   {"flip", v_flip},         {"roll", v_roll},
+    {"compare", s_compare},   {"select", s_select},
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 

@@ -38,7 +38,8 @@ def fmt(v):
 
 
 def dtname(dt):
-    return {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64"}[dt]
+    return {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64",
+            torch.bool: "bool"}[dt]
 
 
 def write_tensor(t, with_dtype=True, leaf=None):
@@ -49,7 +50,7 @@ def write_tensor(t, with_dtype=True, leaf=None):
     parts.append(str(t.dim()))
     parts += [str(d) for d in t.shape]
     flat = t.detach().reshape(-1).tolist()
-    if t.dtype == torch.int64:
+    if t.dtype in (torch.int64, torch.bool):
         parts += [str(int(v)) for v in flat]
     else:
         parts += [fmt(v) for v in flat]
@@ -67,13 +68,15 @@ def case(name, op, dtype, inputs, fn, iparams=(), dparams=(), fixed_w=False):
             t.requires_grad_(True)
         ins.append((t, diff))
     y = fn(*[t for t, _ in ins])
-    if fixed_w:
+    if y.dtype == torch.bool:  # a mask: no gradient, the weights unused
+        w = torch.ones(y.shape, dtype=torch.float64)
+    elif fixed_w:
         w = torch.tensor(fixed_weights(y.numel()), dtype=torch.float64).reshape(y.shape)
         w = w.to(y.dtype)
     else:
         w = (torch.rand(y.shape, dtype=torch.float64) + 0.5).to(y.dtype)
-    loss = (y * w).sum()
     diff_ins = [t for t, d in ins if d]
+    loss = (y * w).sum() if diff_ins else None
     grads = torch.autograd.grad(loss, diff_ins, allow_unused=True) if diff_ins else []
     print("case %s %s %s" % (name, op, dtname(dtype)), file=out)
     print("iparams %d %s" % (len(iparams), " ".join(str(int(v)) for v in iparams)), file=out)
@@ -83,6 +86,8 @@ def case(name, op, dtype, inputs, fn, iparams=(), dparams=(), fixed_w=False):
         print(write_tensor(t, True, d), file=out)
     print("output " + write_tensor(y, False), file=out)
     print("weight " + " ".join(fmt(v) for v in w.reshape(-1).tolist()), file=out)
+    if y.dtype == torch.bool:
+        y = y.to(torch.int64)
     gi = iter(grads)
     for t, d in ins:
         if d:
@@ -230,3 +235,85 @@ for dt in (torch.float64, torch.float32):
          lambda t: torch.roll(t, (-1, 2), (1, 1)), iparams=[1, -1, 2, 1, 1], fixed_w=True)
     case("roll_big", "roll", dt, [(F(2, 3), 1)], lambda t: torch.roll(t, -8, -1),
          iparams=[1, -8, -1], fixed_w=True)
+
+
+# Comparisons and selection (issue 27). Masks are bool (written as 0/1);
+# where, masked_fill, tril/triu and clamp by tensors are differentiable.
+# iparams: any/all, [keepdims, n, axes...] as sum's; tril/triu, [diagonal];
+# clamp_tensor, [has min, has max] (the inputs are the bounds given).
+def R(*shape, lo=-2, hi=2):
+    """small integers as floats (ties for the comparisons)"""
+    return torch.randint(lo, hi + 1, shape).to(torch.float64)
+
+
+def with_nan(t):
+    t = t.clone()
+    t.view(-1)[1::5] = float("nan")
+    return t
+
+
+def B(*shape):
+    return torch.rand(*shape) < 0.5
+
+
+for dt in (torch.float64, torch.float32):
+    a, b = with_nan(R(3, 4)), R(4)
+    for op in ("eq", "ne", "lt", "le", "gt", "ge"):
+        case(op, op, dt, [(a, 0), (b, 0)], getattr(torch, op))
+        case(op + "_scalar", op + "_scalar", dt, [(a, 0)],
+             lambda t, o=op: getattr(torch, o)(t, 1.0), dparams=[1.0])
+    tenths = torch.tensor([0.1, 0.2, 0.3, float("nan"), float("inf"), -0.1])
+    case("eq_scalar_round", "eq_scalar", dt, [(tenths, 0)], lambda t: torch.eq(t, 0.1),
+         dparams=[0.1])
+    case("le_scalar_round", "le_scalar", dt, [(tenths, 0)], lambda t: torch.le(t, 0.3),
+         dparams=[0.3])
+    for op in ("logical_and", "logical_or", "logical_xor"):
+        case(op, op, dt, [(with_nan(R(3, 1, lo=-1, hi=1)), 0), (B(2, 1, 4), 0)],
+             getattr(torch, op))
+    case("logical_not", "logical_not", dt, [(with_nan(R(3, 4, lo=-1, hi=1)), 0)],
+         torch.logical_not)
+    special = torch.tensor([[1.5, float("nan"), -float("inf")], [0.0, float("inf"), -0.0]])
+    for op in ("isnan", "isinf", "isfinite"):
+        case(op, op, dt, [(special, 0)], getattr(torch, op))
+    x3 = R(2, 3, 4, lo=-1, hi=1)
+    for op in ("any", "all"):
+        f = getattr(torch, op)
+        case(op + "_axis", op, dt, [(x3, 0)], lambda t, f=f: f(t, dim=1), iparams=[0, 1, 1])
+        case(op + "_keep", op, dt, [(x3, 0)], lambda t, f=f: f(f(t, 2, keepdim=True), 0,
+                                                                  keepdim=True),
+             iparams=[1, 2, 0, 2])
+        case(op + "_last", op, dt, [(x3 != 0, 0)], lambda t, f=f: f(t, dim=-1),
+             iparams=[0, 1, -1])
+        case(op + "_all", op + "_all", dt, [(x3, 0)], f)
+    case("where", "where", dt, [(B(3, 1), 0), (U(4), 1), (U(2, 3, 4), 1)], torch.where)
+    case("where_same", "where", dt, [(B(3, 4), 0), (U(3, 4), 1), (U(3, 4), 1)], torch.where)
+    case("masked_fill", "masked_fill", dt, [(U(3, 4), 1), (B(3, 4), 0)],
+         lambda t, m: t.masked_fill(m, -1.5), dparams=[-1.5])
+    case("masked_fill_bcast", "masked_fill", dt, [(U(4), 1), (B(3, 4), 0)],
+         lambda t, m: torch.masked_fill(t, m, 2.0), dparams=[2.0])
+    for op in ("tril", "triu"):
+        f = getattr(torch, op)
+        for name, shape, d in (("", (4, 5), 0), ("_up", (2, 3, 4), 1), ("_down", (5, 3), -1)):
+            case(op + name, op, dt, [(U(*shape), 1)], lambda t, f=f, d=d: f(t, d), iparams=[d])
+    lo, hi = U(3, 4, lo=-1, hi=0), U(4, lo=0.05, hi=1)
+    case("clamp_tensor", "clamp_tensor", dt, [(U(3, 4), 1), (lo, 1), (hi, 1)],
+         lambda t, a, b: torch.clamp(t, a, b), iparams=[1, 1])
+    case("clamp_tensor_cross", "clamp_tensor", dt,
+         [(U(3, 4), 1), (lo, 1), (U(4, lo=-1.5, hi=-0.2), 1)],
+         lambda t, a, b: torch.clamp(t, a, b), iparams=[1, 1])
+    case("clamp_tensor_min", "clamp_tensor", dt, [(U(3, 4), 1), (lo, 1)],
+         lambda t, a: torch.clamp(t, min=a), iparams=[1, 0])
+    case("clamp_tensor_max", "clamp_tensor", dt, [(U(3, 4), 1), (hi, 1)],
+         lambda t, b: torch.clamp(t, max=b), iparams=[0, 1])
+
+# integer and bool operands (no float dtype to vary)
+ints = torch.tensor([[-2, 0, 1], [3, 1, -1]])
+case("eq_i64", "eq", torch.int64, [(ints, 0), (torch.tensor([1, 0, 1]), 0)], torch.eq)
+case("lt_scalar_i64_frac", "lt_scalar", torch.int64, [(ints, 0)],
+     lambda t: torch.lt(t, 0.5), dparams=[0.5])
+case("ge_scalar_i64", "ge_scalar", torch.int64, [(ints, 0)], lambda t: torch.ge(t, 1),
+     dparams=[1])
+case("gt_bool", "gt", torch.bool, [(B(3, 1), 0), (B(4), 0)], torch.gt)
+case("where_i64", "where", torch.int64, [(B(2, 3), 0), (ints, 0), (torch.tensor([7, 8, 9]), 0)],
+     torch.where)
+case("tril_bool", "tril", torch.bool, [(B(3, 4), 0)], lambda t: torch.tril(t, 1), iparams=[1])
