@@ -50,6 +50,7 @@
  *     gad::reshape(t, {3, -1}), gad::view(t, {6}), gad::broadcast_to(t, {4, 3})
  *     gad::permute(t, {1, 0}), gad::flip(t, {0}), gad::roll(t, {1, -2}, {0, 1})
  *     gad::sum(t, {0}), gad::mean(t, {-1}, true), gad::variance, gad::stddev
+ *     gad::any(mask, {1}), gad::all(mask, {0, 2}, true)
  *     gad::slice(t, {gad::range(0, 2), gad::all(), gad::range(gad::nil, gad::nil, -1)})
  *     gad::cat({a, b}, 0), gad::stack({a, b}, 0)
  *   (gad.h's GAD_ALL, GAD_RANGE and GAD_RANGE_STEP work in C++ too.)
@@ -312,6 +313,14 @@ inline tensor variance(tensor t, axes a, bool keepdims = false) {
 }
 inline tensor stddev(tensor t, axes a, bool keepdims = false) {
     return check(gad_stddev(t, a.begin(), detail::count(a), keepdims ? 1 : 0));
+}
+/* comparisons and selection: any/all take axes lists; the others are the
+ * C functions (gad_eq, gad_where, gad_masked_fill, gad_tril, ...) */
+inline tensor any(tensor t, axes a, bool keepdims = false) {
+    return check(gad_any(t, a.begin(), detail::count(a), keepdims ? 1 : 0));
+}
+inline tensor all(tensor t, axes a, bool keepdims = false) {
+    return check(gad_all(t, a.begin(), detail::count(a), keepdims ? 1 : 0));
 }
 inline tensor slice(tensor t, ranges r) {
     return check(gad_slice(t, r.begin(), detail::count(r)));

@@ -99,6 +99,10 @@ static void operators_and_lists() {
     CHECK(same(gad::sum(a, {0}), gad_sum(a, ax0, 1, 0)));
     CHECK(same(gad::mean(a, {-1}, true), gad_mean(a, axl, 1, 1)));
     CHECK(has_shape(gad::mean(a, {-1}, true), {2, 1}));
+    gad::tensor m = gad_gt_scalar(a, 2.5);
+    CHECK(same(gad::any(m, {0}), gad_any(m, ax0, 1, 0)));
+    CHECK(same(gad::all(m, {-1}, true), gad_all(m, axl, 1, 1)));
+    CHECK(has_shape(gad::all(m, {-1}, true), {2, 1}) && gad::all(m, {-1}).dtype() == GAD_BOOL);
     CHECK(same(gad::variance(a, {0}), gad_variance(a, ax0, 1, 0)));
     CHECK(same(gad::stddev(a, {0}), gad_stddev(a, ax0, 1, 0)));
     const gad_range r[] = {GAD_ALL, GAD_RANGE_STEP(GAD_NIL, GAD_NIL, -2)};
