@@ -30,6 +30,10 @@
 #include "backend/masked_ce.h"
 #include "backend/rms_norm.h"
 #include "backend/scan.h"
+/* sort, cumulative, sampling */
+#include "backend/sort.h"
+#include "backend/cumulative.h"
+#include "backend/sampling.h"
 #include "gad_int.h"
 
 static atomic_llong td_live, td_to_host, td_from_host;
@@ -234,6 +238,10 @@ static gad_be_rms_norm td_rms_norm;
 static gad_be_masked_ce td_masked_ce;
 static gad_be_embedding td_embedding;
 static gad_be_helix td_helix;
+/* sort, cumulative, sampling */
+static gad_be_sort td_sort;
+static gad_be_cumulative td_cumulative;
+static gad_be_sampling td_sampling;
 
 static void td_table_reset(void) {
     td_backend = gad__cpu_backend; /* every kernel the CPU's, */
@@ -254,6 +262,13 @@ static void td_table_reset(void) {
     td_backend.masked_ce = &td_masked_ce;
     td_backend.embedding = &td_embedding;
     td_backend.helix = &td_helix;
+    /* sort, cumulative, sampling: the CPU's kernels */
+    td_sort = *gad__cpu_backend.sort;
+    td_cumulative = *gad__cpu_backend.cumulative;
+    td_sampling = *gad__cpu_backend.sampling;
+    td_backend.sort = &td_sort;
+    td_backend.cumulative = &td_cumulative;
+    td_backend.sampling = &td_sampling;
 }
 
 static void register_test_device(void) {
