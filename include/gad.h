@@ -985,10 +985,12 @@ gad_tensor *gad_cumprod(gad_tensor *x, int dim);
  * need not sum to 1), as torch.multinomial: with replacement, or without
  * (each category at most once per row, drawn in order). The draws come from
  * rng (one 64-bit number taken per call): a seed gives the same draws on any
- * thread count. Errors: w not f32/f64 (dtype), rank not 1 or 2, K = 0 or
- * n < 1 (shape), rng NULL, a negative, NaN or infinite weight, a row summing
- * to 0, or n above the row's positive weights without replacement (domain,
- * naming the row and the value). No gradient. */
+ * thread count. Without replacement, once a row's positive weights are all
+ * drawn its zero-weight categories follow, lowest first (PyTorch draws them
+ * too, in an order it leaves open). Errors: w not f32/f64 (dtype); rank not
+ * 1 or 2, K = 0, n < 1, or n > K without replacement (shape); rng NULL, a
+ * negative, NaN or infinite weight, or a row summing to 0 (domain, naming
+ * the row and the value). No gradient. */
 gad_tensor *gad_multinomial(gad_tensor *w, int64_t n, int replacement, gad_rng *rng);
 
 /* How gad_sample_logits picks a token:

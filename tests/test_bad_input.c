@@ -2043,9 +2043,14 @@ TBAD(multinomial_inf, "gad_multinomial", "NaN/Inf", "an infinite weight", E_DOMA
      "multinomial", "weight inf", gad_multinomial(VALS32(INFINITY, 1), 1, 1, row_rng()))
 TBAD(multinomial_zero, "gad_multinomial", "value", "a row of zeros", E_DOMAIN, "multinomial",
      "row 0 of 3 weights sums to 0", gad_multinomial(w23(0, 0, 0, 1, 1, 1), 1, 1, row_rng()))
-TBAD(multinomial_norep, "gad_multinomial", "value",
-     "n 3 without replacement from a row with 2 positive weights", E_DOMAIN, "multinomial",
-     "2 positive weights", gad_multinomial(VALS32(1, 0, 2), 3, 0, row_rng()))
+TBAD(multinomial_norep, "gad_multinomial", "shape", "n 4 without replacement from 3 categories",
+     E_SHAPE, "multinomial", "4 without replacement from 3",
+     gad_multinomial(VALS32(1, 0, 2), 4, 0, row_rng()))
+GOOD(multinomial_norep_zero, "gad_multinomial", "odd",
+     "n 3 without replacement from {0, 2, 0}", "1, 0, 2 (zero weights last, in order)",
+     at(gad_multinomial(VALS32(0, 2, 0), 3, 0, row_rng()), 0) == 1 &&
+     at(gad_multinomial(VALS32(0, 2, 0), 3, 0, row_rng()), 1) == 0 &&
+     at(gad_multinomial(VALS32(0, 2, 0), 3, 0, row_rng()), 2) == 2)
 GOOD(multinomial_rows0, "gad_multinomial", "empty", "w [0,3], n 2", "[0,2]",
      SHAPE_IS(gad_multinomial(F32T(0, 3), 2, 1, row_rng()), 0, 2))
 GOOD(multinomial_rep, "gad_multinomial", "odd",

@@ -12,9 +12,9 @@ typedef struct gad_be_sampling {
     /* out [R, n] (i64): n draws of a category from each row of w [R, K]
      * (packed f32/f64, weights not normalised), with or without
      * replacement. The weights are checked here: a negative, NaN or
-     * infinite weight, a row summing to 0, or (without replacement) fewer
-     * positive weights than n is a domain error under op naming the row
-     * and the value; -1 then (or on scratch memory). */
+     * infinite weight, a or a row summing to 0 is a domain error under op naming the row
+     * and the value; -1 then (or on scratch memory). Without replacement n <=
+     * K (the caller checked); zero weights are drawn last, in order. */
     int (*multinomial)(const char *op, const gad_tensor *w, int64_t n, int replacement,
                        uint64_t key, gad_tensor *out);
     /* y [R, V] = x [R, V] / temperature (> 0), then -inf outside the top_k

@@ -85,7 +85,10 @@ static void mn_range(void *vc, int64_t lo, int64_t hi) {
             /* Exponential races: key E_j / w_j with E_j ~ Exp(1); the n
              * smallest, in order, are n draws without replacement
              * (Efraimidis and Spirakis 2006, "Weighted random sampling with
-             * a reservoir", in its exponential form). */
+             * a reservoir", in its exponential form). A zero weight's key is
+             * +inf: drawn only once the positive ones are used up, lowest
+             * position first (PyTorch draws them too, in an order it leaves
+             * open). */
             keyed *kk = mem;
             for (int64_t j = 0; j < K; j++) {
                 double w = at(c->w, r * K + j), e = -log(uniform01(&s));
@@ -113,7 +116,6 @@ static int cpu_multinomial(const char *op, const gad_tensor *w, int64_t n, int r
     int64_t R = w->rank == 2 ? w->shape[0] : 1, K = w->shape[w->rank - 1];
     for (int64_t r = 0; r < R; r++) { /* the weights first, row-major */
         double tot = 0;
-        int64_t pos = 0;
         for (int64_t j = 0; j < K; j++) {
             double v = at(w, r * K + j);
             if (!(v >= 0) || isinf(v)) {
@@ -123,7 +125,6 @@ static int cpu_multinomial(const char *op, const gad_tensor *w, int64_t n, int r
                 return -1;
             }
             tot += v;
-            pos += v > 0;
         }
         if (!(tot > 0)) {
             gad__err(GAD_ERR_DOMAIN, op, "row %lld of %lld weights sums to 0", (long long)r,
@@ -133,12 +134,6 @@ static int cpu_multinomial(const char *op, const gad_tensor *w, int64_t n, int r
         if (!isfinite(tot)) {
             gad__err(GAD_ERR_DOMAIN, op, "row %lld sums to %g (weights too large)", (long long)r,
                      tot);
-            return -1;
-        }
-        if (!replacement && pos < n) {
-            gad__err(GAD_ERR_DOMAIN, op,
-                     "cannot draw %lld without replacement from row %lld: %lld positive weights",
-                     (long long)n, (long long)r, (long long)pos);
             return -1;
         }
     }

@@ -28,6 +28,9 @@ static gad_tensor *multinomial(const char *op, gad_tensor *w, int64_t n, int rep
     GAD_NEED(op, w);
     if (rows_check(op, w)) return NULL;
     if (n < 1) return gad__err(GAD_ERR_SHAPE, op, "n %lld: needs at least one draw", (long long)n);
+    if (!replacement && n > w->shape[w->rank - 1])
+        return gad__err(GAD_ERR_SHAPE, op, "cannot draw %lld without replacement from %lld categories",
+                        (long long)n, (long long)w->shape[w->rank - 1]);
     if (!rng) return gad__err(GAD_ERR_DOMAIN, op, "generator is NULL");
     if (GAD_LACKS_FAM(op, w, sampling, multinomial)) return NULL;
     int64_t shape[2] = {w->shape[0], n};
