@@ -63,7 +63,7 @@ static int is_float_leaf(gad_tensor *t) {
 TEST(every_op_passes_gradcheck) {
     gad_rng *rng = gad_rng_new(2024);
     int checked_ops = 0;
-    for (int op = 1; op < GAD_OP_COUNT_; op++) {
+    for (int op = 1; op < GAD_OP_NOGRAD_; op++) { /* the NOGRAD rows have no gradient */
         const gad_op_entry *e = &gad__ops[op];
         int cases = 0;
         for (int v = 0;; v++) {
@@ -132,7 +132,7 @@ TEST(every_op_passes_gradcheck) {
 TEST(create_graph_gradients_equal_plain_ones) {
     gad_rng *rng = gad_rng_new(2025);
     int checked = 0;
-    for (int op = 1; op < GAD_OP_COUNT_; op++) {
+    for (int op = 1; op < GAD_OP_NOGRAD_; op++) {
         const gad_op_entry *e = &gad__ops[op];
         for (int v = 0;; v++) {
             gad_op_sample s;
@@ -177,6 +177,42 @@ TEST(create_graph_gradients_equal_plain_ones) {
     }
     printf("  %d samples: create_graph first derivatives equal the fused ones\n", checked);
     CHECK(checked > 200);
+    gad_rng_free(rng);
+}
+
+/* The ops without a gradient (ops.def's NOGRAD rows) have no VJP, record
+ * no node even when their float inputs require grad, and have samples. */
+TEST(no_gradient_ops_record_nothing) {
+    gad_rng *rng = gad_rng_new(2026);
+    int ops = 0;
+    for (int op = GAD_OP_NOGRAD_; op < GAD_OP_COUNT_; op++) {
+        const gad_op_entry *e = &gad__ops[op];
+        CHECK_MSG(e->info.vjp == NULL && e->info.pwords == 0, "%s has a VJP", e->info.name);
+        int cases = 0;
+        for (int v = 0;; v++) {
+            gad_op_sample s;
+            if (!test_sample(op, rng, v, &s)) break;
+            cases++;
+            gad_tensor *in[12];
+            for (int i = 0; i < s.n; i++) {
+                in[i] = s.in[i];
+                CHECK_MSG(!s.in[i] || !gad_is_leaf(s.in[i]), "%s %s: input %d is a leaf",
+                          e->info.name, s.what, i);
+                if (s.in[i] && gad__is_float(gad_dtype(s.in[i])))
+                    in[i] = gad_requires_grad(gad_clone(s.in[i]));
+            }
+            gad_tensor *y = s.apply(&s, in, s.n);
+            CHECK_MSG(y && !gad_is_tracked(y), "%s %s: %s", e->info.name, s.what,
+                      y ? "the result is on the tape"
+                        : (gad_last_error() ? gad_last_error()->text : "NULL"));
+            gad_clear_error();
+            gad_scope_end();
+        }
+        CHECK_MSG(cases > 0, "%s has no sample", e->info.name);
+        ops++;
+    }
+    printf("  %d ops without a gradient record nothing\n", ops);
+    CHECK(ops >= 1);
     gad_rng_free(rng);
 }
 
@@ -263,6 +299,7 @@ TEST(gradcheck_reports_the_worst_element) {
 int main(void) {
     RUN(create_graph_gradients_equal_plain_ones);
     RUN(every_op_passes_gradcheck);
+    RUN(no_gradient_ops_record_nothing);
     RUN(composites_pass_gradcheck);
     RUN(gradcheck_reports_the_worst_element);
     return test_summary();

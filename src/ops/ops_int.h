@@ -20,9 +20,19 @@ typedef enum gad_op_id {
     GAD_OP_LEAF = 0, /* leaves: no VJP */
 #define X(ID, name, family, pwords) GAD_OP_##ID,
 #include "ops.def"
-#undef X
+#define NOGRAD(ID, name, family) GAD_OP_##ID,
+#include "ops.def"
     GAD_OP_COUNT_
 } gad_op_id;
+
+/* The first op without a gradient (1 + the number of X rows): the ops
+ * 1 .. GAD_OP_NOGRAD_ - 1 record nodes, GAD_OP_NOGRAD_ .. GAD_OP_COUNT_ - 1
+ * do not (NOGRAD rows, whose info.vjp is NULL). */
+enum {
+    GAD_OP_NOGRAD_ = 1
+#define X(ID, name, family, pwords) +1
+#include "ops.def"
+};
 
 /* A gradcheck case of an op, made by its sample function: inputs (float ones
  * are f64 leaves unless held constant), the call, and its parameters. */
@@ -52,8 +62,9 @@ extern const gad_op_entry gad__ops[GAD_OP_COUNT_];
     int gad__vjp_##name(gad_node *n, gad_tensor *gy, const bool *need,         \
                         gad_tensor **gin);                                     \
     int gad__sample_##name(gad_op_sample *s, gad_rng *r, int variant);
+#define NOGRAD(ID, name, family)                                               \
+    int gad__sample_##name(gad_op_sample *s, gad_rng *r, int variant);
 #include "ops.def"
-#undef X
 
 /* ---------------------------------------------------- node parameters */
 
@@ -123,7 +134,6 @@ typedef struct gad_np_eps {
 enum {
 #define X(ID, name, family, pwords) GAD_PWORDS_##ID = (pwords),
 #include "ops.def"
-#undef X
 };
 #define GAD_NP_FITS(kind, ID)                                                  \
     _Static_assert(sizeof(gad_np_##kind) == 8 * GAD_PWORDS_##ID,               \

@@ -372,6 +372,7 @@ static gad_tensor *apply_reduce(void *self, gad_tensor *const *in, int n) {
     case GAD_OP_SUM: return gad_sum(in[0], axes, (int)s->i[10], (int)s->i[15]);
     case GAD_OP_MEAN: return gad_mean(in[0], axes, (int)s->i[10], (int)s->i[15]);
     case GAD_OP_AMAX: return gad_amax(in[0], axes[0], (int)s->i[15]);
+    case GAD_OP_ARGMAX: return gad_argmax(in[0], axes[0], (int)s->i[15]);
     case GAD_OP_SOFTMAX: return gad_softmax(in[0], axes[0]);
     default: return gad_log_softmax(in[0], axes[0]);
     }
@@ -407,12 +408,13 @@ static int reduce_sample(gad_op_sample *s, gad_rng *r, int v, int op) {
     s->n = 1;
     s->i[0] = op;
     s->apply = apply_reduce;
-    s->smooth = op != GAD_OP_AMAX;
+    s->smooth = op != GAD_OP_AMAX && op != GAD_OP_ARGMAX;
     if (axis_op) {
         s->i[10] = 1;
         s->i[11] = axis_cases[v].axis;
         s->i[15] = axis_cases[v].keep;
         s->in[0] = gad__sample_leaf(r, axis_cases[v].shape, axis_cases[v].rank, -2, 2, 0);
+        if (op == GAD_OP_ARGMAX && s->in[0]) s->in[0] = gad_detach(s->in[0]); /* no gradient */
     } else {
         s->i[10] = reduce_cases[v].naxes;
         for (int k = 0; k < reduce_cases[v].naxes; k++) s->i[11 + k] = reduce_cases[v].axes[k];
@@ -429,4 +431,7 @@ int gad__sample_amax(gad_op_sample *s, gad_rng *r, int v) { return reduce_sample
 int gad__sample_softmax(gad_op_sample *s, gad_rng *r, int v) { return reduce_sample(s, r, v, GAD_OP_SOFTMAX); }
 int gad__sample_log_softmax(gad_op_sample *s, gad_rng *r, int v) {
     return reduce_sample(s, r, v, GAD_OP_LOG_SOFTMAX);
+}
+int gad__sample_argmax(gad_op_sample *s, gad_rng *r, int v) {
+    return reduce_sample(s, r, v, GAD_OP_ARGMAX);
 }

@@ -6,8 +6,8 @@ const gad_op_entry gad__ops[GAD_OP_COUNT_] = {
     [GAD_OP_LEAF] = {{"leaf", NULL, 0}, NULL},
 #define X(ID, name, family, pwords)                                            \
     [GAD_OP_##ID] = {{#name, gad__vjp_##name, pwords}, gad__sample_##name},
+#define NOGRAD(ID, name, family) [GAD_OP_##ID] = {{#name, NULL, 0}, gad__sample_##name},
 #include "ops.def"
-#undef X
 };
 
 /* A node keeps its shape (up to GAD_MAX_RANK words) and its parameters in
@@ -16,12 +16,12 @@ const gad_op_entry gad__ops[GAD_OP_COUNT_] = {
     _Static_assert((pwords) >= 0 && (pwords) <= 2 * GAD_MAX_RANK,              \
                    #name ": too many parameters for a node");
 #include "ops.def"
-#undef X
 
-int gad_op_count(void) { return GAD_OP_COUNT_ - 1; }
+/* the ops that record nodes (X rows); the NOGRAD rows come after them */
+int gad_op_count(void) { return GAD_OP_NOGRAD_ - 1; }
 
 const char *gad_op_name(int op) {
-    return op >= 0 && op < GAD_OP_COUNT_ - 1 ? gad__ops[op + 1].info.name : NULL;
+    return op >= 0 && op < GAD_OP_NOGRAD_ - 1 ? gad__ops[op + 1].info.name : NULL;
 }
 
 /* --------------------------------------------------------- shared helpers */
