@@ -92,20 +92,13 @@ static const char *entry_name(int k, char *buf, size_t cap) {
 
 /* The rows: the registry's ops (1 .. GAD_OP_COUNT_ - 1), then the work
  * outside it that uses kernels of its own. */
-enum {
-    X_ADAMW, X_SGD, X_CLIP, X_ANOMALY,
-    /* sort, sampling: ops without a gradient, until the registry has them */
-    X_ARGMIN, X_MULTINOMIAL, X_SAMPLE_LOGITS,
-    NEXTRA
-};
+enum { X_ADAMW, X_SGD, X_CLIP, X_ANOMALY, NEXTRA };
 static const char *const extra_names[NEXTRA] = {"optim_step (AdamW)",
                                                 "optim_step (SGD)", "clip_grad_norm",
-                                                "anomaly mode (grad)",
-                                                "argmin", "multinomial", "sample_logits"};
+                                                "anomaly mode (grad)"};
 /* the op its errors name */
 static const char *const extra_ops[NEXTRA] = {"optim_step", "optim_step",
-                                              "clip_grad_norm", "mul_scalar",
-                                              "argmin", "multinomial", "sample_logits"};
+                                              "clip_grad_norm", "mul_scalar"};
 enum { NROWS = GAD_OP_COUNT_ + NEXTRA };
 
 static const char *row_name(int row) {
@@ -247,16 +240,6 @@ static void gaps_of_extra(int x, int k) {
         gad_optim *o = x == X_ADAMW ? gad_adamw_new(&p, 1, NULL) : gad_sgd_new(&p, 1, &so);
         ok = o && gad_optim_step(o, &g) == GAD_OK;
         gad_optim_free(o);
-    } else if (x == X_ARGMIN) { /* sort, sampling */
-        gad_tensor *i = gad_argmin(g, 0, 0);
-        ok = i && gad_item(gad__own(gad__to_dev("test", i, GAD_DEV_HOST))) == 0;
-    } else if (x == X_MULTINOMIAL || x == X_SAMPLE_LOGITS) {
-        gad_rng *r = gad_rng_new(5);
-        gad_sample_opts so = {1, 2, 0.5};
-        gad_tensor *i = x == X_MULTINOMIAL ? gad_multinomial(g, 2, 0, r)
-                                           : gad_sample_logits(g, &so, r);
-        ok = i && gad_numel(i) == (x == X_MULTINOMIAL ? 2 : 1);
-        gad_rng_free(r);
     } else if (x == X_CLIP) {
         double norm = gad_clip_grad_norm(&g, 1, 0.5);
         ok = norm > 0.5;

@@ -6,6 +6,7 @@
 #include "ops_int.h"
 
 #include <math.h>
+#include <stdio.h>
 
 /* w or logits: f32/f64, rank 1 or 2, a non-empty last dim */
 static int rows_check(const char *op, gad_tensor *x) {
@@ -109,4 +110,55 @@ gad_tensor *gad_sample_logits(gad_tensor *logits, const gad_sample_opts *opts, g
     if (d) y = gad_keep(gad_reshape(d, logits->shape, logits->rank - 1));
     gad_scope_end();
     return y;
+}
+
+/* --------------------------------------------------------------- samples */
+
+/* i[0]: the op; i[1]: the seed of the generator each call makes (so that a
+ * sample gives the same draws every time it runs); i[2]: n and whether with
+ * replacement (multinomial); d[0..2]: the options (sample_logits). */
+static gad_tensor *apply_sampling(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    gad_rng *r = gad_rng_new((uint64_t)s->i[1]);
+    gad_tensor *y;
+    if (s->i[0] == GAD_OP_MULTINOMIAL) {
+        y = gad_multinomial(in[0], s->i[2], (int)s->i[3], r);
+    } else {
+        gad_sample_opts o = {s->d[0], (int64_t)s->d[1], s->d[2]};
+        y = gad_sample_logits(in[0], &o, r);
+    }
+    gad_rng_free(r);
+    return y;
+}
+
+static int sampling_sample(gad_op_sample *s, gad_rng *r, int op, int v, const int64_t *shape,
+                           int rank, double lo) {
+    *s = (gad_op_sample){.n = 1, .apply = apply_sampling};
+    s->i[0] = op;
+    s->i[1] = 1000 + v;
+    s->in[0] = gad_detach(gad__sample_leaf(r, shape, rank, lo, lo + 2, 0));
+    snprintf(s->what, sizeof s->what, "%s case #%d", gad__ops[op].info.name, v);
+    return s->in[0] != NULL;
+}
+
+/* weights in [0.1, 2.1): every one positive */
+int gad__sample_multinomial(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t shapes[3][2] = {{6, 0}, {3, 5}, {2, 70}};
+    static const int ranks[3] = {1, 2, 2}, n[3] = {4, 5, 3}, rep[3] = {1, 0, 0};
+    if (v >= 3) return 0;
+    if (!sampling_sample(s, r, GAD_OP_MULTINOMIAL, v, shapes[v], ranks[v], 0.1)) return 0;
+    s->i[2] = n[v];
+    s->i[3] = rep[v];
+    return 1;
+}
+
+int gad__sample_sample_logits(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t shapes[3][2] = {{9, 0}, {3, 12}, {2, 70}};
+    static const int ranks[3] = {1, 2, 2};
+    static const double opts[3][3] = {{1, 0, 0}, {0.7, 5, 0.9}, {1.3, 0, 0.5}};
+    if (v >= 3) return 0;
+    if (!sampling_sample(s, r, GAD_OP_SAMPLE_LOGITS, v, shapes[v], ranks[v], -1)) return 0;
+    for (int k = 0; k < 3; k++) s->d[k] = opts[v][k];
+    return 1;
 }

@@ -234,6 +234,8 @@ static gad_tensor *apply_sort(void *self, gad_tensor *const *in, int n) {
     case GAD_OP_SORT: return gad_sort(in[0], dim, (int)s->i[2], NULL);
     case GAD_OP_TOPK: return gad_topk(in[0], s->i[3], dim, (int)s->i[2], 1, NULL);
     case GAD_OP_CUMSUM: return gad_cumsum(in[0], dim);
+    case GAD_OP_ARGMIN: return gad_argmin(in[0], dim, (int)s->i[2]);
+    case GAD_OP_ARGSORT: return gad_argsort(in[0], dim, (int)s->i[2]);
     default: return gad_cumprod(in[0], dim);
     }
 }
@@ -299,4 +301,25 @@ int gad__sample_cumprod(gad_op_sample *s, gad_rng *r, int v) {
     s->in[0] = gad_requires_grad(t);
     snprintf(s->what, sizeof s->what, "cumprod dim %d with zeros", c[v].dim);
     return s->in[0] != NULL;
+}
+
+/* argmin (flag: keepdim) and argsort (flag: descending): no gradient, so
+ * plain tensors; rows of 70 take the radix sort */
+static int index_sample(gad_op_sample *s, gad_rng *r, int op, const sort_case *c) {
+    if (!sort_sample(s, r, op, c, -2, 2, 0)) return 0;
+    s->smooth = 0;
+    s->in[0] = gad_detach(s->in[0]);
+    return s->in[0] != NULL;
+}
+
+int gad__sample_argmin(gad_op_sample *s, gad_rng *r, int v) {
+    static const sort_case c[] = {{2, {3, 5}, 1, 0, 0}, {3, {2, 3, 4}, -2, 1, 0}, {1, {70}, 0, 0, 0}};
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    return index_sample(s, r, GAD_OP_ARGMIN, &c[v]);
+}
+
+int gad__sample_argsort(gad_op_sample *s, gad_rng *r, int v) {
+    static const sort_case c[] = {{2, {3, 5}, 1, 0, 0}, {2, {4, 3}, 0, 1, 0}, {1, {70}, 0, 1, 0}};
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    return index_sample(s, r, GAD_OP_ARGSORT, &c[v]);
 }
