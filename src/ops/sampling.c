@@ -1,4 +1,4 @@
-/* sampling.c: multinomial draws and sampling from logits (SPEC §3.6),
+/* sampling.c: multinomial draws and sampling from logits (SPEC §3.7),
  * torch.multinomial and the temperature / top-k / top-p sampler of text
  * generation, through the seam's sampling family. The weights are checked
  * by the kernel, on their device (DESIGN §9). Nothing here has a gradient. */

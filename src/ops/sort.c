@@ -1,5 +1,5 @@
 /* sort.c: sort, argsort, topk, argmin, cumsum and cumprod along one axis
- * (SPEC §3.6), PyTorch's torch.sort, argsort, topk, argmin, cumsum and
+ * (SPEC §3.7), PyTorch's torch.sort, argsort, topk, argmin, cumsum and
  * cumprod, for f32 and f64, through the seam's sort and cumulative
  * families. The values of sort and topk are differentiable: their VJP puts
  * the gradient back at the positions the indices name (scatter_add into
