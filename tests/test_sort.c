@@ -426,6 +426,51 @@ TEST(top_k_and_top_p_masks) {
                  log(0.25) / 2, log(0.125) / 2, log(0.125) / 2);
 }
 
+static int desc_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* Random rows (the selections' paths) against the definition computed
+ * with a full sort: the k largest, then the shortest prefix reaching p. */
+TEST(masks_match_a_sorted_reference) {
+    enum { V = 300 };
+    gad_rng *r = gad_rng_new(5);
+    static const int64_t ks[] = {0, 1, 7, 50, 299, 300};
+    static const double ps[] = {0, 1e-6, 0.3, 0.9, 0.999, 1};
+    int bad = 0;
+    for (size_t a = 0; a < sizeof ks / sizeof ks[0]; a++)
+        for (size_t b = 0; b < sizeof ps / sizeof ps[0]; b++) {
+            float x[V];
+            double srt[V];
+            for (int i = 0; i < V; i++) x[i] = (float)(gad_rng_normal(r) * 2);
+            for (int i = 0; i < V; i++) srt[i] = x[i];
+            qsort(srt, V, sizeof srt[0], desc_d);
+            int64_t m = ks[a] > 0 && ks[a] < V ? ks[a] : V; /* no ties: exactly k */
+            double thr = srt[m - 1];
+            if (ps[b] > 0 && ps[b] < 1) {
+                double z = 0, cum = 0;
+                for (int64_t i = 0; i < m; i++) z += exp(srt[i] - srt[0]);
+                for (int64_t i = 0; i < m; i++) {
+                    cum += exp(srt[i] - srt[0]) / z;
+                    if (cum >= ps[b]) {
+                        thr = srt[i];
+                        break;
+                    }
+                }
+            }
+            int64_t s = V;
+            gad_sample_opts o = {1, ks[a], ps[b]};
+            gad_scope_begin();
+            double *v = test_read_all(gad_logits_filter(gad_from_f32(x, &s, 1), &o));
+            for (int i = 0; i < V; i++) bad += (v[i] > -INFINITY) != (x[i] >= thr);
+            free(v);
+            gad_scope_end();
+        }
+    CHECK_MSG(bad == 0, "%d positions kept or dropped wrongly", bad);
+    gad_rng_free(r);
+}
+
 /* gad_sample_logits at temperature 0.7, top_k 5, top_p 0.9 against the
  * distribution those define, by chi-square over identical rows. */
 TEST(sample_logits_fits_the_filtered_softmax) {
@@ -476,6 +521,7 @@ int main(void) {
     RUN(multinomial_without_replacement_fits_sequential_draws);
     RUN(draws_depend_on_the_seed_alone);
     RUN(top_k_and_top_p_masks);
+    RUN(masks_match_a_sorted_reference);
     RUN(sample_logits_fits_the_filtered_softmax);
     return test_summary();
 }

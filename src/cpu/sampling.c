@@ -157,59 +157,117 @@ typedef struct {
     int fail;
 } lf_ctx;
 
-/* descending, NaN first (the largest, as in top-k) */
-static int desc_cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    if (isnan(x) || isnan(y)) return isnan(y) - isnan(x);
-    return (x < y) - (x > y);
-}
-
 static inline void put(gad_tensor *t, int64_t i, double v) {
     if (t->dtype == GAD_F32) ((float *)gad__ptr(t))[i] = (float)v;
     else ((double *)gad__ptr(t))[i] = v;
 }
 
+static inline void swap2(double *a, double *e, int64_t i, int64_t j) {
+    double t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+    if (e) {
+        t = e[i];
+        e[i] = e[j];
+        e[j] = t;
+    }
+}
+
+/* Partition a[lo, hi) (and e beside it, when given) around pivot v into
+ * [lo, *gt) > v, [*gt, *eq) == v, [*eq, hi) < v (Dijkstra's three-way
+ * partition). */
+static void part3(double *a, double *e, int64_t lo, int64_t hi, double v, int64_t *gt,
+                  int64_t *eq) {
+    int64_t i = lo, g = lo, l = hi;
+    while (i < l) {
+        if (a[i] > v) swap2(a, e, i++, g++);
+        else if (a[i] < v) swap2(a, e, i, --l);
+        else i++;
+    }
+    *gt = g;
+    *eq = l;
+}
+
+static double median3(const double *a, int64_t lo, int64_t hi) {
+    double x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
+    if ((x <= y && y <= z) || (z <= y && y <= x)) return y;
+    if ((y <= x && x <= z) || (z <= x && x <= y)) return x;
+    return z;
+}
+
+/* The k-th largest of a[0, n) (1 <= k <= n; a reordered): quickselect. */
+static double kth_largest(double *a, int64_t n, int64_t k) {
+    int64_t lo = 0, hi = n;
+    for (;;) {
+        double v = median3(a, lo, hi);
+        int64_t gt, eq;
+        part3(a, NULL, lo, hi, v, &gt, &eq);
+        if (k <= gt - lo) hi = gt;
+        else if (k <= eq - lo) return v;
+        else {
+            k -= eq - lo;
+            lo = eq;
+        }
+    }
+}
+
+/* The smallest value t of a[0, n) (weights e, a and e reordered) such that
+ * the weights of the values >= t reach target: a selection that recurses
+ * into the side holding the boundary, O(n) expected. */
+static double mass_threshold(double *a, double *e, int64_t n, double target) {
+    int64_t lo = 0, hi = n;
+    double above = 0; /* weight of the values larger than a[lo, hi) */
+    while (hi > lo) {
+        double v = median3(a, lo, hi), wg = 0, we = 0;
+        int64_t gt, eq;
+        part3(a, e, lo, hi, v, &gt, &eq);
+        for (int64_t i = lo; i < gt; i++) wg += e[i];
+        for (int64_t i = gt; i < eq; i++) we += e[i];
+        if (gt > lo && above + wg >= target) hi = gt;
+        else if (above + wg + we >= target) return v;
+        else {
+            above += wg + we;
+            lo = eq;
+        }
+    }
+    return -INFINITY; /* rounding kept the target out of reach: keep all */
+}
+
 static void lf_range(void *vc, int64_t lo, int64_t hi) {
     lf_ctx *c = vc;
     int64_t V = c->V;
-    size_t bytes = (size_t)V * sizeof(double);
+    size_t bytes = (size_t)(3 * V) * sizeof(double);
     double *s = gad__alloc(bytes ? bytes : 1);
     if (!s) {
         __atomic_store_n(&c->fail, 1, __ATOMIC_RELAXED);
         return;
     }
+    double *w = s + V, *e = w + V;
     for (int64_t r = lo; r < hi; r++) {
-        for (int64_t j = 0; j < V; j++) s[j] = at(c->x, r * V + j) / c->t;
+        int nan = 0;
+        for (int64_t j = 0; j < V; j++) {
+            s[j] = at(c->x, r * V + j) / c->t;
+            nan |= isnan(s[j]);
+        }
         double thr = -INFINITY; /* keep the values >= thr (and NaN) */
-        int filter = (c->k > 0 && c->k < V) || c->p < 1;
-        if (filter) {
-            /* the row's values, largest first; with top_k only the first k
-             * matter, the rest are dropped */
-            double *d = s + 0;
-            double *srt = gad__alloc(bytes ? bytes : 1);
-            if (!srt) {
-                __atomic_store_n(&c->fail, 1, __ATOMIC_RELAXED);
-                break;
-            }
-            memcpy(srt, d, bytes);
-            qsort(srt, (size_t)V, sizeof *srt, desc_cmp);
-            int64_t m = V; /* kept: srt[0..m) (ties with the last kept included) */
-            if (c->k > 0 && c->k < V) {
-                thr = srt[c->k - 1];
-                while (m > c->k && !(srt[m - 1] >= thr)) m--;
-            }
-            if (c->p < 1 && srt[0] > -INFINITY && !isnan(srt[0])) {
-                double z = 0, cum = 0;
-                for (int64_t i = 0; i < m; i++) z += exp(srt[i] - srt[0]);
-                for (int64_t i = 0; i < m; i++) {
-                    cum += exp(srt[i] - srt[0]) / z;
-                    if (cum >= c->p) {
-                        if (srt[i] > thr) thr = srt[i];
-                        break;
-                    }
+        if (c->k > 0 && c->k < V) {
+            for (int64_t j = 0; j < V; j++) w[j] = isnan(s[j]) ? INFINITY : s[j];
+            thr = kth_largest(w, V, c->k);
+        }
+        if (c->p < 1 && !nan) { /* over the values top_k kept */
+            int64_t m = 0;
+            double mx = -INFINITY;
+            for (int64_t j = 0; j < V; j++)
+                if (s[j] >= thr) {
+                    w[m++] = s[j];
+                    if (s[j] > mx) mx = s[j];
                 }
+            if (mx > -INFINITY) {
+                double z = 0;
+                for (int64_t i = 0; i < m; i++) z += e[i] = exp(w[i] - mx);
+                double t = mass_threshold(w, e, m, c->p * z);
+                if (t > thr) thr = t;
             }
-            gad__free(srt, bytes ? bytes : 1);
         }
         for (int64_t j = 0; j < V; j++) put(c->y, r * V + j, s[j] < thr ? -INFINITY : s[j]);
     }
