@@ -19,14 +19,63 @@ typedef uint64_t FN(key);
 #define KBITS ((int)(8 * sizeof(KT)))
 
 /* The key of v: sign-magnitude bits made monotone (negatives inverted, the
- * sign bit set on the rest), -0 read as +0 and every NaN the largest key. */
+ * sign bit set on the rest), -0 read as +0 and every NaN the largest key.
+ * Branch-free, so that loops over a row vectorise. */
 static inline KT FN(key_of)(T v) {
-    if (v != v) return (KT)~(KT)0;
-    if (v == 0) v = 0;
+    const KT sign = (KT)1 << (KBITS - 1);
     KT u;
     memcpy(&u, &v, sizeof u);
-    return (u >> (KBITS - 1)) ? (KT)~u : (KT)(u | ((KT)1 << (KBITS - 1)));
+    u = u == sign ? 0 : u;
+    KT k = (u & sign) ? (KT)~u : (KT)(u | sign);
+    return v != v ? (KT)~(KT)0 : k;
 }
+
+#if SFX_IS_F32
+/* f32 rows of fewer than 2^32 elements: the key in the high half of a
+ * 64-bit word and the position in the low half, so that a pass of the
+ * radix sort moves 8 bytes per element instead of 12; the passes read the
+ * key's 4 bytes only (equal keys keep their order: LSD passes are stable).
+ * Returns the sorted words (a or t). */
+static uint64_t *FN(sort_packed)(uint64_t *a, uint64_t *t, int64_t n) {
+    if (n <= 48) { /* insertion: whole words, positions rising within a key */
+        for (int64_t i = 1; i < n; i++) {
+            uint64_t v = a[i];
+            int64_t j = i - 1;
+            while (j >= 0 && a[j] > v) {
+                a[j + 1] = a[j];
+                j--;
+            }
+            a[j + 1] = v;
+        }
+        return a;
+    }
+    int64_t cnt[4][256];
+    memset(cnt, 0, sizeof cnt);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t k = (uint32_t)(a[i] >> 32);
+        cnt[0][k & 255]++;
+        cnt[1][(k >> 8) & 255]++;
+        cnt[2][(k >> 16) & 255]++;
+        cnt[3][k >> 24]++;
+    }
+    for (int b = 0; b < 4; b++) {
+        int64_t *c = cnt[b];
+        int sh = 32 + 8 * b;
+        if (c[(a[0] >> sh) & 255] == n) continue; /* one digit: nothing moves */
+        int64_t s = 0;
+        for (int d = 0; d < 256; d++) {
+            int64_t x = c[d];
+            c[d] = s;
+            s += x;
+        }
+        for (int64_t i = 0; i < n; i++) t[c[(a[i] >> sh) & 255]++] = a[i];
+        uint64_t *x = a;
+        a = t;
+        t = x;
+    }
+    return a;
+}
+#endif
 
 /* Sort the pairs (k[i], ix[i]) by key, stably; the sorted pairs end in the
  * arrays returned through *ko, *io (k/ix or the scratch tk/ti). */
@@ -110,12 +159,37 @@ GAD_CLONES static void FN(sort_range)(void *vc, int64_t lo, int64_t hi) {
     for (int64_t p = lo; p < hi; p++) {
         int64_t o = p / in, j = p % in;
         const T *x = c->x + o * n * in + j;
+        KT *ks;
+        int64_t *is;
+#if SFX_IS_F32
+        if (n <= (int64_t)UINT32_MAX) { /* the scratch holds 2n words */
+            uint64_t *a = (uint64_t *)mem, *t = a + n;
+            for (int64_t i = 0; i < n; i++)
+                a[i] = (uint64_t)(FN(key_of)(x[i * in]) ^ flip) << 32 | (uint64_t)i;
+            uint64_t *sd = FN(sort_packed)(a, t, n);
+            int64_t *oi = c->ix + o * n * in + j;
+            T *ov = c->v ? c->v + o * n * in + j : NULL;
+            for (int64_t i = 0; i < n; i++) {
+                int64_t q = (int64_t)(uint32_t)sd[i];
+                oi[i * in] = q;
+            }
+            if (ov) /* the value back from its key, not a gather from x (a
+                     * cache miss per element on large rows); zeros and NaN,
+                     * whose keys lost the sign or the payload, from x */
+                for (int64_t i = 0; i < n; i++) {
+                    uint32_t kk = (uint32_t)(sd[i] >> 32) ^ (uint32_t)flip;
+                    uint32_t u = (kk & 0x80000000u) ? kk & 0x7fffffffu : ~kk;
+                    T v;
+                    memcpy(&v, &u, sizeof v);
+                    ov[i * in] = v == 0 || v != v ? x[(int64_t)(uint32_t)sd[i] * in] : v;
+                }
+            continue;
+        }
+#endif
         for (int64_t i = 0; i < n; i++) {
             k[i] = FN(key_of)(x[i * in]) ^ flip;
             ix[i] = i;
         }
-        KT *ks;
-        int64_t *is;
         FN(sort_pairs)(k, ix, tk, ti, n, &ks, &is);
         (void)ks;
         int64_t *oi = c->ix + o * n * in + j;
@@ -186,14 +260,32 @@ GAD_CLONES static void FN(topk_range)(void *vc, int64_t lo, int64_t hi) {
             }
             for (int64_t r = K / 2 - 1; r >= 0; r--) FN(sift_down)(k, ix, K, r);
             KT top = k[0];
-            for (int64_t i = K; i < n; i++) {
-                KT kv = FN(key_of)(x[i * in]) ^ flip;
-                if (kv < top) { /* a later equal key is worse: its position is higher */
-                    k[0] = kv;
-                    ix[0] = i;
-                    FN(sift_down)(k, ix, K, 0);
-                    top = k[0];
-                }
+            /* blocks of keys computed together (vectorised, the minimum
+             * beside them); most blocks hold nothing better than the root */
+            enum { BLK = 64 };
+            KT kb[BLK];
+            for (int64_t i0 = K; i0 < n; i0 += BLK) {
+                int64_t nb = n - i0 < BLK ? n - i0 : BLK;
+                KT mn = (KT)~(KT)0;
+                const T *xb = x + i0 * in;
+                if (in == 1)
+                    for (int64_t b = 0; b < nb; b++) {
+                        kb[b] = FN(key_of)(xb[b]) ^ flip;
+                        mn = kb[b] < mn ? kb[b] : mn;
+                    }
+                else
+                    for (int64_t b = 0; b < nb; b++) {
+                        kb[b] = FN(key_of)(xb[b * in]) ^ flip;
+                        mn = kb[b] < mn ? kb[b] : mn;
+                    }
+                if (mn >= top) continue;
+                for (int64_t b = 0; b < nb; b++)
+                    if (kb[b] < top) { /* a later equal key is worse: its position is higher */
+                        k[0] = kb[b];
+                        ix[0] = i0 + b;
+                        FN(sift_down)(k, ix, K, 0);
+                        top = k[0];
+                    }
             }
             for (int64_t e = K - 1; e > 0; e--) { /* heap sort: best first */
                 KT tkv = k[0];
