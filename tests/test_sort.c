@@ -257,6 +257,16 @@ TEST(cumprod_gradient_with_zeros) {
             }
         CHECK_MSG(bad == 0, "cumprod gradient (create_graph %d): %d wrong", create, bad);
         free(g);
+        /* an empty axis, and an axis of one: gx = gy */
+        int64_t e[2] = {3, 0}, o1[2] = {3, 1};
+        gad_tensor *xe = gad_requires_grad(gad_zeros(e, 2, GAD_F64)), *ge = NULL;
+        gad_tensor *x1 = gad_requires_grad(gad_full(o1, 2, GAD_F64, 2)), *g1 = NULL;
+        CHECK(gad_grad_ex(gad_cumprod(xe, 1), gad_zeros(e, 2, GAD_F64), &xe, 1, &ge,
+                          create ? GAD_CREATE_GRAPH : 0) == GAD_OK &&
+              gad_numel(ge) == 0);
+        CHECK(gad_grad_ex(gad_cumprod(x1, 1), gad_full(o1, 2, GAD_F64, 5), &x1, 1, &g1,
+                          create ? GAD_CREATE_GRAPH : 0) == GAD_OK);
+        CHECK_VALUES(g1, 0, 5, 5, 5);
         gad_scope_end();
     }
 }

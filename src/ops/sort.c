@@ -196,7 +196,7 @@ static gad_tensor *cumprod_grad_tracked(gad_tensor *x, gad_tensor *gy, int axis)
     int64_t o = 1, in = 1, n = x->shape[axis];
     for (int d = 0; d < axis; d++) o *= x->shape[d];
     for (int d = axis + 1; d < x->rank; d++) in *= x->shape[d];
-    if (n == 1) return gy;
+    if (n <= 1) return gy; /* y = x (or empty): gx = gy */
     int64_t s3[3] = {o, n, in}, s1[3] = {o, 1, in};
     gad_tensor *x3 = gad_reshape(x, s3, 3), *g3 = gad_reshape(gy, s3, 3);
     gad_range head[2] = {GAD_ALL, GAD_RANGE(0, n - 1)}, tail[2] = {GAD_ALL, GAD_RANGE(1, n)};
