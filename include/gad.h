@@ -1033,6 +1033,88 @@ gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims);
 gad_tensor *gad_softmax(gad_tensor *x, int axis);
 gad_tensor *gad_log_softmax(gad_tensor *x, int axis);
 
+/* ---- Sorting, top-k, argmin, cumulative sums and products (issue 27) ----
+ * Along one axis dim (negative counts from the end), f32 and f64, with
+ * PyTorch's conventions; rank 0, a dim out of range or another dtype is an
+ * error (shape, dtype). The order is PyTorch's: NaN above +inf (ascending:
+ * last; descending: first), -0 equal to +0. */
+
+/* x sorted along dim, ascending or (descending != 0) descending, and in
+ * *indices (when not NULL; i64, x's shape, owned by the scope) the position
+ * each value came from. The sort is stable (equal values keep their order,
+ * in both directions): torch.sort(stable=True). The values are
+ * differentiable (the gradient goes back to where each value came from). */
+gad_tensor *gad_sort(gad_tensor *x, int dim, int descending, gad_tensor **indices);
+/* sort's indices alone (i64, no gradient); stable, as torch.argsort(stable=True). */
+gad_tensor *gad_argsort(gad_tensor *x, int dim, int descending);
+
+/* The k largest (largest != 0) or smallest values along dim, and in
+ * *indices (when not NULL, i64) their positions; shape x's with k on dim.
+ * NaN counts as the largest value (torch.topk). The result is always sorted
+ * (best first), whatever `sorted` says (PyTorch leaves the order open when
+ * it is 0), and among equal values the lower position comes first (PyTorch
+ * leaves that open). k outside [0, size of dim] is an index error. The
+ * values are differentiable. */
+gad_tensor *gad_topk(gad_tensor *x, int64_t k, int dim, int largest, int sorted,
+                     gad_tensor **indices);
+
+/* Index (i64) of the minimum along axis, the first on ties; a NaN wins (the
+ * first NaN's index), as torch.argmin (gad_argmax, which follows g, skips
+ * NaN instead). An empty axis is a shape error. */
+gad_tensor *gad_argmin(gad_tensor *x, int axis, int keepdims);
+
+/* Running sum and product along dim (torch.cumsum, torch.cumprod), x's shape;
+ * f32 accumulates in double. Both differentiable; cumprod's gradient never
+ * divides by x, so it is exact where x holds one or several zeros, and it is
+ * differentiable again under GAD_CREATE_GRAPH (as cumsum's). */
+gad_tensor *gad_cumsum(gad_tensor *x, int dim);
+gad_tensor *gad_cumprod(gad_tensor *x, int dim);
+
+/* ---- Sampling (issue 27) ---- */
+
+/* n draws of a category (i64) from each row of w, 1-D [K] (out [n]) or 2-D
+ * [R, K] (out [R, n]), with probability proportional to the weights (they
+ * need not sum to 1), as torch.multinomial: with replacement, or without
+ * (each category at most once per row, drawn in order). The draws come from
+ * rng (one 64-bit number taken per call): a seed gives the same draws on any
+ * thread count. Without replacement, once a row's positive weights are all
+ * drawn its zero-weight categories follow, lowest first (PyTorch draws them
+ * too, in an order it leaves open). Errors: w not f32/f64 (dtype); rank not
+ * 1 or 2, K = 0, n < 1, or n > K without replacement (shape); rng NULL, a
+ * negative, NaN or infinite weight, or a row summing to 0 (domain, naming
+ * the row and the value). No gradient. */
+gad_tensor *gad_multinomial(gad_tensor *w, int64_t n, int replacement, gad_rng *rng);
+
+/* How gad_sample_logits picks a token:
+ * - temperature: the logits are divided by it; 0 is greedy (the argmax of the
+ *   logits, rng unused); negative, NaN or infinite is a domain error.
+ * - top_k: keep the k largest logits of a row (every value equal to the k-th
+ *   too); 0 keeps all; negative is a domain error.
+ * - top_p: nucleus sampling (Holtzman et al. 2020, "The curious case of
+ *   neural text degeneration"): after top_k, keep the smallest set of the
+ *   largest logits whose softmax probability reaches top_p (every value equal
+ *   to the last one kept too); 0 or 1 keeps all; outside [0, 1] is a domain
+ *   error.
+ * A zeroed struct is greedy; {1, 0, 0} samples from the full softmax. */
+typedef struct gad_sample_opts {
+    double temperature;
+    int64_t top_k;
+    double top_p;
+} gad_sample_opts;
+
+/* One token per row of logits, 1-D [V] (a 0-d i64 result) or 2-D [R, V]
+ * (i64 [R]): drawn from softmax(gad_logits_filter(logits, opts)) with rng,
+ * or the argmax when opts->temperature is 0 (opts NULL: temperature 1, no
+ * filter). Reproducible per seed. Errors as gad_multinomial's and the
+ * options' above; a row that is all -inf (or NaN) after the filter is a
+ * domain error. No gradient. */
+gad_tensor *gad_sample_logits(gad_tensor *logits, const gad_sample_opts *opts, gad_rng *rng);
+
+/* logits / temperature (1 when 0) with -inf at every value the top_k and
+ * top_p of opts drop (the masks gad_sample_logits samples under), x's shape
+ * and dtype, 1-D or 2-D; no gradient. */
+gad_tensor *gad_logits_filter(gad_tensor *logits, const gad_sample_opts *opts);
+
 /* ======================================================================== */
 /* Linear algebra                                                            */
 /* ======================================================================== */

@@ -53,6 +53,8 @@
  *     gad::any(mask, {1}), gad::all(mask, {0, 2}, true)
  *     gad::slice(t, {gad::range(0, 2), gad::all(), gad::range(gad::nil, gad::nil, -1)})
  *     gad::cat({a, b}, 0), gad::stack({a, b}, 0)
+ *     gad::sort(t, -1, true).values / .indices, gad::topk(t, 5) (the same two),
+ *     gad::sample_logits(logits, rng, 0.8, 50, 0.95) (temperature, top_k, top_p)
  *   (gad.h's GAD_ALL, GAD_RANGE and GAD_RANGE_STEP work in C++ too.)
  *   Option structs have no compound literals in C++ either: name them,
  *     gad_adamw_opts opts{};   // every field 0: the defaults
@@ -330,6 +332,35 @@ inline tensor cat(tensors ts, int axis) {
 }
 inline tensor stack(tensors ts, int axis) {
     return check(gad_stack(ts.begin(), detail::count(ts), axis));
+}
+
+/* sort and topk give two tensors, the values (differentiable) and their i64
+ * indices; the sampler takes its options as arguments (gad_sample_opts) */
+struct values_indices {
+    tensor values, indices;
+};
+inline values_indices sort(tensor x, int dim = -1, bool descending = false) {
+    gad_tensor *ix = nullptr;
+    values_indices r;
+    r.values = check(gad_sort(x, dim, descending ? 1 : 0, &ix));
+    r.indices = ix;
+    return r;
+}
+inline values_indices topk(tensor x, int64_t k, int dim = -1, bool largest = true,
+                           bool sorted = true) {
+    gad_tensor *ix = nullptr;
+    values_indices r;
+    r.values = check(gad_topk(x, k, dim, largest ? 1 : 0, sorted ? 1 : 0, &ix));
+    r.indices = ix;
+    return r;
+}
+inline tensor sample_logits(tensor logits, gad_rng *rng, double temperature = 1.0,
+                            int64_t top_k = 0, double top_p = 0.0) {
+    gad_sample_opts o;
+    o.temperature = temperature;
+    o.top_k = top_k;
+    o.top_p = top_p;
+    return check(gad_sample_logits(logits, &o, rng));
 }
 
 /* ---------------------------------------------------------------- operators */

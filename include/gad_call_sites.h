@@ -1027,6 +1027,60 @@ GAD_CS_INLINE_ gad_tensor *gad__at_log_softmax(const char *gad_file_, int gad_li
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_sort(const char *gad_file_, int gad_line_, gad_tensor *x, int dim, int descending, gad_tensor **indices) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_sort)(x, dim, descending, indices);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_argsort(const char *gad_file_, int gad_line_, gad_tensor *x, int dim, int descending) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_argsort)(x, dim, descending);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_topk(const char *gad_file_, int gad_line_, gad_tensor *x, int64_t k, int dim, int largest, int sorted, gad_tensor **indices) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_topk)(x, k, dim, largest, sorted, indices);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_argmin(const char *gad_file_, int gad_line_, gad_tensor *x, int axis, int keepdims) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_argmin)(x, axis, keepdims);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_cumsum(const char *gad_file_, int gad_line_, gad_tensor *x, int dim) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_cumsum)(x, dim);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_cumprod(const char *gad_file_, int gad_line_, gad_tensor *x, int dim) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_cumprod)(x, dim);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_multinomial(const char *gad_file_, int gad_line_, gad_tensor *w, int64_t n, int replacement, gad_rng *rng) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_multinomial)(w, n, replacement, rng);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_sample_logits(const char *gad_file_, int gad_line_, gad_tensor *logits, const gad_sample_opts *opts, gad_rng *rng) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_sample_logits)(logits, opts, rng);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_logits_filter(const char *gad_file_, int gad_line_, gad_tensor *logits, const gad_sample_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_logits_filter)(logits, opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_matmul(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_matmul)(a, b);
@@ -1903,6 +1957,15 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_logsumexp(...) gad__at_logsumexp(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_softmax(...) gad__at_softmax(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_log_softmax(...) gad__at_log_softmax(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sort(...) gad__at_sort(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_argsort(...) gad__at_argsort(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_topk(...) gad__at_topk(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_argmin(...) gad__at_argmin(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_cumsum(...) gad__at_cumsum(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_cumprod(...) gad__at_cumprod(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_multinomial(...) gad__at_multinomial(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sample_logits(...) gad__at_sample_logits(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_logits_filter(...) gad__at_logits_filter(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_matmul(...) gad__at_matmul(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_set_offload(...) gad__at_set_offload(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_set_offload_cpu_share(...) gad__at_set_offload_cpu_share(__FILE__, __LINE__, __VA_ARGS__)

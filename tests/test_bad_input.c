@@ -339,6 +339,18 @@ static int fprint_text(gad_tensor *t, char *buf, size_t cap) {
     return 1;
 }
 
+/* sort, sampling: a generator for the rows that draw (kept for the whole
+ * run), and a [2,3] f32 of weights or logits */
+static gad_rng *row_rng(void) {
+    static gad_rng *r;
+    if (!r) r = gad_rng_new(27);
+    return r;
+}
+static gad_tensor *w23(float a, float b, float c, float d, float e, float f) {
+    return gad_reshape(VALS32(a, b, c, d, e, f), DIMS(2, 3));
+}
+#define SOPTS(...) (&(const gad_sample_opts){__VA_ARGS__})
+
 /* ============================================ the rows, twice included */
 
 #define BAD_ROWS_PASS 1
@@ -2150,6 +2162,132 @@ GOOD(logsumexp_ninf, "gad_logsumexp", "NaN/Inf", "a row of -inf", "-inf (no NaN)
      at(gad_logsumexp(VALS32(-INFINITY, -INFINITY), 0, 0), 0) == -INFINITY)
 ONE_AXIS_ROWS(softmax, )
 ONE_AXIS_ROWS(log_softmax, )
+
+AREA("Sorting, cumulative ops and sampling")
+ONE_AXIS_HEAD(sort, , 0, NULL)
+GOOD(sort_empty, "gad_sort", "empty", "axis 1 of a [2,0] tensor", "[2,0]",
+     SHAPE_IS(gad_sort(F32T(2, 0), 1, 0, NULL), 2, 0))
+GOOD(sort_nan, "gad_sort", "NaN/Inf", "{NaN, 1, -inf, -0, 0} ascending",
+     "-inf, -0, 0, 1, NaN (NaN last, -0 equal to 0: stable)",
+     at(gad_sort(VALS32(NAN, 1, -INFINITY, -0.0f, 0), 0, 0, NULL), 0) == -INFINITY &&
+     signbit(at(gad_sort(VALS32(NAN, 1, -INFINITY, -0.0f, 0), 0, 0, NULL), 1)) &&
+     isnan(at(gad_sort(VALS32(NAN, 1, -INFINITY, -0.0f, 0), 0, 0, NULL), 4)))
+ONE_AXIS_HEAD(argsort, , 0)
+GOOD(argsort_empty, "gad_argsort", "empty", "axis 0 of a [0] tensor", "[0]",
+     SHAPE_IS(gad_argsort(F32T(0), 0, 0), 0))
+GOOD(argsort_nan, "gad_argsort", "NaN/Inf", "{NaN, 1, -inf, -0, 0} descending",
+     "0, 1, 3, 4, 2 (NaN first, ties in order)",
+     at(gad_argsort(VALS32(NAN, 1, -INFINITY, -0.0f, 0), 0, 1), 0) == 0 &&
+     at(gad_argsort(VALS32(NAN, 1, -INFINITY, -0.0f, 0), 0, 1), 2) == 3 &&
+     at(gad_argsort(VALS32(NAN, 1, -INFINITY, -0.0f, 0), 0, 1), 4) == 2)
+TBAD(topk_null, "gad_topk", "NULL", "x NULL", E_DOMAIN, "topk", NULL,
+     gad_topk(NULL, 1, 0, 1, 1, NULL))
+TBAD(topk_i64, "gad_topk", "dtype", "x i64", E_DTYPE, "topk", "i64",
+     gad_topk(I64T(2, 3), 1, 0, 1, 1, NULL))
+TBAD(topk_axis, "gad_topk", "axis", "dim 2 of a [2,3] tensor", E_SHAPE, "topk", "axis 2",
+     gad_topk(F32T(2, 3), 1, 2, 1, 1, NULL))
+TBAD(topk_rank0, "gad_topk", "rank 0", "dim 0 of a scalar", E_SHAPE, "topk", "rank 0",
+     gad_topk(S32(1), 1, 0, 1, 1, NULL))
+TBAD(topk_k, "gad_topk", "index", "k 4 along a dim of 3", E_INDEX, "topk", "k 4",
+     gad_topk(F32T(2, 3), 4, 1, 1, 1, NULL))
+TBAD(topk_kneg, "gad_topk", "index", "k -1", E_INDEX, "topk", "k -1",
+     gad_topk(F32T(2, 3), -1, 1, 1, 1, NULL))
+GOOD(topk_k0, "gad_topk", "empty", "k 0 of a [2,3] tensor along 1", "[2,0]",
+     SHAPE_IS(gad_topk(F32T(2, 3), 0, 1, 1, 1, NULL), 2, 0))
+GOOD(topk_nan, "gad_topk", "NaN/Inf", "k 1 of {1, NaN, 3}, largest then smallest",
+     "NaN (the largest); 1",
+     isnan(at(gad_topk(VALS32(1, NAN, 3), 1, 0, 1, 1, NULL), 0)) &&
+     at(gad_topk(VALS32(1, NAN, 3), 1, 0, 0, 1, NULL), 0) == 1)
+ONE_AXIS_ROWS(argmin, , 1)
+GOOD(argmin_nan, "gad_argmin", "NaN/Inf", "{0, NaN, -1}; {2, -inf, 5}",
+     "1 (a NaN wins, as torch.argmin); 1",
+     at(gad_argmin(VALS32(0, NAN, -1), 0, 0), 0) == 1 &&
+     at(gad_argmin(VALS32(2, -INFINITY, 5), 0, 0), 0) == 1)
+ONE_AXIS_HEAD(cumsum, )
+ONE_AXIS_TAIL(cumsum, )
+GOOD(cumsum_empty_axis, "gad_cumsum", "empty", "axis 1 of a [2,0] tensor", "[2,0]",
+     SHAPE_IS(gad_cumsum(F32T(2, 0), 1), 2, 0))
+ONE_AXIS_HEAD(cumprod, )
+ONE_AXIS_TAIL(cumprod, )
+GOOD(cumprod_zero, "gad_cumprod", "odd", "{2, 0, 3}", "{2, 0, 0}",
+     at(gad_cumprod(VALS32(2, 0, 3), 0), 1) == 0 && at(gad_cumprod(VALS32(2, 0, 3), 0), 2) == 0)
+TBAD(multinomial_null, "gad_multinomial", "NULL", "w NULL", E_DOMAIN, "multinomial", NULL,
+     gad_multinomial(NULL, 1, 1, row_rng()))
+TBAD(multinomial_rng, "gad_multinomial", "NULL", "rng NULL", E_DOMAIN, "multinomial",
+     "generator", gad_multinomial(VALS32(1, 2), 1, 1, NULL))
+TBAD(multinomial_i64, "gad_multinomial", "dtype", "w i64", E_DTYPE, "multinomial", "i64",
+     gad_multinomial(I64T(2, 3), 1, 1, row_rng()))
+TBAD(multinomial_rank0, "gad_multinomial", "rank 0", "w a scalar", E_SHAPE, "multinomial",
+     "1-D or 2-D", gad_multinomial(S32(1), 1, 1, row_rng()))
+TBAD(multinomial_rank3, "gad_multinomial", "rank", "w [1,2,3]", E_SHAPE, "multinomial",
+     "[1,2,3]", gad_multinomial(F32T(1, 2, 3), 1, 1, row_rng()))
+TBAD(multinomial_empty, "gad_multinomial", "empty", "w [2,0]", E_SHAPE, "multinomial",
+     "no categories", gad_multinomial(F32T(2, 0), 1, 1, row_rng()))
+TBAD(multinomial_n0, "gad_multinomial", "value", "n 0", E_SHAPE, "multinomial", "n 0",
+     gad_multinomial(VALS32(1, 2), 0, 1, row_rng()))
+TBAD(multinomial_neg, "gad_multinomial", "value", "a weight -1 in row 1", E_DOMAIN,
+     "multinomial", "weight -1 at row 1, column 2",
+     gad_multinomial(w23(1, 2, 3, 1, 2, -1), 1, 1, row_rng()))
+TBAD(multinomial_nan, "gad_multinomial", "NaN/Inf", "a NaN weight", E_DOMAIN, "multinomial",
+     "weight nan", gad_multinomial(VALS32(1, NAN), 1, 1, row_rng()))
+TBAD(multinomial_inf, "gad_multinomial", "NaN/Inf", "an infinite weight", E_DOMAIN,
+     "multinomial", "weight inf", gad_multinomial(VALS32(INFINITY, 1), 1, 1, row_rng()))
+TBAD(multinomial_zero, "gad_multinomial", "value", "a row of zeros", E_DOMAIN, "multinomial",
+     "row 0 of 3 weights sums to 0", gad_multinomial(w23(0, 0, 0, 1, 1, 1), 1, 1, row_rng()))
+TBAD(multinomial_norep, "gad_multinomial", "shape", "n 4 without replacement from 3 categories",
+     E_SHAPE, "multinomial", "4 without replacement from 3",
+     gad_multinomial(VALS32(1, 0, 2), 4, 0, row_rng()))
+GOOD(multinomial_norep_zero, "gad_multinomial", "odd",
+     "n 3 without replacement from {0, 2, 0}", "1, 0, 2 (zero weights last, in order)",
+     at(gad_multinomial(VALS32(0, 2, 0), 3, 0, row_rng()), 0) == 1 &&
+     at(gad_multinomial(VALS32(0, 2, 0), 3, 0, row_rng()), 1) == 0 &&
+     at(gad_multinomial(VALS32(0, 2, 0), 3, 0, row_rng()), 2) == 2)
+GOOD(multinomial_rows0, "gad_multinomial", "empty", "w [0,3], n 2", "[0,2]",
+     SHAPE_IS(gad_multinomial(F32T(0, 3), 2, 1, row_rng()), 0, 2))
+GOOD(multinomial_rep, "gad_multinomial", "odd",
+     "n 4 with replacement from {0, 1}", "four 1s (a zero weight is never drawn)",
+     at(gad_multinomial(VALS32(0, 1), 4, 1, row_rng()), 0) == 1 &&
+     at(gad_multinomial(VALS32(0, 1), 4, 1, row_rng()), 3) == 1)
+TBAD(sample_logits_null, "gad_sample_logits", "NULL", "logits NULL", E_DOMAIN,
+     "sample_logits", NULL, gad_sample_logits(NULL, NULL, row_rng()))
+TBAD(sample_logits_rng, "gad_sample_logits", "NULL", "rng NULL at temperature 1", E_DOMAIN,
+     "sample_logits", "generator", gad_sample_logits(VALS32(1, 2), NULL, NULL))
+TBAD(sample_logits_i64, "gad_sample_logits", "dtype", "logits i64", E_DTYPE, "sample_logits",
+     "i64", gad_sample_logits(I64T(2, 3), NULL, row_rng()))
+TBAD(sample_logits_rank3, "gad_sample_logits", "rank", "logits [1,2,3]", E_SHAPE,
+     "sample_logits", "[1,2,3]", gad_sample_logits(F32T(1, 2, 3), NULL, row_rng()))
+TBAD(sample_logits_temp, "gad_sample_logits", "value", "temperature -1", E_DOMAIN,
+     "sample_logits", "temperature -1",
+     gad_sample_logits(VALS32(1, 2), SOPTS(-1, 0, 0), row_rng()))
+TBAD(sample_logits_tnan, "gad_sample_logits", "NaN/Inf", "temperature NaN", E_DOMAIN,
+     "sample_logits", "temperature nan",
+     gad_sample_logits(VALS32(1, 2), SOPTS(NAN, 0, 0), row_rng()))
+TBAD(sample_logits_topk, "gad_sample_logits", "value", "top_k -1", E_DOMAIN,
+     "sample_logits", "top_k -1", gad_sample_logits(VALS32(1, 2), SOPTS(1, -1, 0), row_rng()))
+TBAD(sample_logits_topp, "gad_sample_logits", "value", "top_p 1.5", E_DOMAIN,
+     "sample_logits", "top_p 1.5",
+     gad_sample_logits(VALS32(1, 2), SOPTS(1, 0, 1.5), row_rng()))
+TBAD(sample_logits_ninf, "gad_sample_logits", "NaN/Inf", "a row of -inf logits", E_DOMAIN,
+     "sample_logits", "weight nan",
+     gad_sample_logits(VALS32(-INFINITY, -INFINITY), NULL, row_rng()))
+GOOD(sample_logits_greedy, "gad_sample_logits", "NULL", "rng NULL at temperature 0",
+     "the argmax, 0-d", at(gad_sample_logits(VALS32(1, 3, 2), SOPTS(0, 0, 0), NULL), 0) == 1)
+GOOD(sample_logits_topk1, "gad_sample_logits", "odd", "top_k 1 of {1, 3, 2}", "1",
+     at(gad_sample_logits(VALS32(1, 3, 2), SOPTS(1, 1, 0), row_rng()), 0) == 1)
+GOOD(sample_logits_rows0, "gad_sample_logits", "empty", "logits [0,3]", "[0]",
+     SHAPE_IS(gad_sample_logits(F32T(0, 3), NULL, row_rng()), 0))
+TBAD(logits_filter_null, "gad_logits_filter", "NULL", "logits NULL", E_DOMAIN,
+     "logits_filter", NULL, gad_logits_filter(NULL, NULL))
+TBAD(logits_filter_i64, "gad_logits_filter", "dtype", "logits i64", E_DTYPE, "logits_filter",
+     "i64", gad_logits_filter(I64T(2, 3), NULL))
+TBAD(logits_filter_rank0, "gad_logits_filter", "rank 0", "logits a scalar", E_SHAPE,
+     "logits_filter", "1-D or 2-D", gad_logits_filter(S32(1), NULL))
+TBAD(logits_filter_topp, "gad_logits_filter", "NaN/Inf", "top_p NaN", E_DOMAIN,
+     "logits_filter", "top_p nan", gad_logits_filter(VALS32(1, 2), SOPTS(1, 0, NAN)))
+GOOD(logits_filter_ties, "gad_logits_filter", "odd", "top_k 1 of {3, 1, 3}",
+     "{3, -inf, 3} (ties with the k-th kept)",
+     at(gad_logits_filter(VALS32(3, 1, 3), SOPTS(1, 1, 0)), 2) == 3 &&
+     at(gad_logits_filter(VALS32(3, 1, 3), SOPTS(1, 1, 0)), 1) == -INFINITY)
 
 AREA("Linear algebra")
 

@@ -31,6 +31,10 @@
 #include "backend/rms_norm.h"
 #include "backend/select.h"
 #include "backend/scan.h"
+/* sort, cumulative, sampling */
+#include "backend/sort.h"
+#include "backend/cumulative.h"
+#include "backend/sampling.h"
 #include "gad_int.h"
 
 static atomic_llong td_live, td_to_host, td_from_host;
@@ -236,6 +240,10 @@ static gad_be_masked_ce td_masked_ce;
 static gad_be_embedding td_embedding;
 static gad_be_helix td_helix;
 static gad_be_select td_select;
+/* sort, cumulative, sampling */
+static gad_be_sort td_sort;
+static gad_be_cumulative td_cumulative;
+static gad_be_sampling td_sampling;
 
 static void td_table_reset(void) {
     td_backend = gad__cpu_backend; /* every kernel the CPU's, */
@@ -258,6 +266,13 @@ static void td_table_reset(void) {
     td_backend.embedding = &td_embedding;
     td_backend.helix = &td_helix;
     td_backend.select = &td_select;
+    /* sort, cumulative, sampling: the CPU's kernels */
+    td_sort = *gad__cpu_backend.sort;
+    td_cumulative = *gad__cpu_backend.cumulative;
+    td_sampling = *gad__cpu_backend.sampling;
+    td_backend.sort = &td_sort;
+    td_backend.cumulative = &td_cumulative;
+    td_backend.sampling = &td_sampling;
 }
 
 static void register_test_device(void) {

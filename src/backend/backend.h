@@ -27,8 +27,8 @@
  * are the general set a new back end provides first. The fused kernels come
  * in families, each a small sub-table of its own (forward and backward
  * together) declared in its family's header (backend/scan.h, rms_norm.h,
- * masked_ce.h, embedding.h, helix.h, select.h) and pointed to from here: a new family
- * adds one pointer, and the back ends that do not have it leave it NULL.
+ * masked_ce.h, ...: one per name in GAD_BE_FAMILIES below) and pointed to
+ * from here: a new family adds one pointer, and the back ends that do not have it leave it NULL.
  *
  * Only mem is required (gad__backend_register). Any other entry, a family's
  * pointer or an entry inside a family may be NULL: the op that needs it
@@ -49,6 +49,11 @@ struct gad_be_masked_ce;
 struct gad_be_embedding;
 struct gad_be_helix;
 struct gad_be_select; /* comparisons and selection: backend/select.h */
+/* sort, cumulative and sampling (issue 27: sort/top-k/argmin, cumsum and
+ * cumprod, multinomial and the logits filter) */
+struct gad_be_sort;
+struct gad_be_cumulative;
+struct gad_be_sampling;
 
 /* AdamW's coefficients for one step t (from 1), computed by the caller in
  * double. */
@@ -136,6 +141,10 @@ typedef struct gad_backend {
     const struct gad_be_embedding *embedding;
     const struct gad_be_helix *helix;
     const struct gad_be_select *select;
+    /* sort, cumulative, sampling (backend/sort.h, cumulative.h, sampling.h) */
+    const struct gad_be_sort *sort;
+    const struct gad_be_cumulative *cumulative;
+    const struct gad_be_sampling *sampling;
 } gad_backend;
 
 /* Every kernel entry by name, for the test that takes them away one at a
@@ -148,14 +157,27 @@ typedef struct gad_backend {
     X(scatter_add) X(take) X(cat_into) X(matmul) X(adamw_step) X(sgd_step)    \
     X(sumsq) X(scale)
 #define GAD_BE_FAMILIES(FAM)                                                   \
-    FAM(scan) FAM(rms_norm) FAM(masked_ce) FAM(embedding) FAM(helix)          \
-    FAM(select)
+    FAM(scan)                                                                  \
+    FAM(rms_norm)                                                              \
+    FAM(masked_ce)                                                             \
+    FAM(embedding)                                                             \
+    FAM(helix)                                                                 \
+    FAM(select)                                                                \
+    FAM(sort)                                                                  \
+    FAM(cumulative)                                                            \
+    FAM(sampling)                                                              \
+    /* one family a line */
 #define GAD_BE_FAMILY_ENTRIES(F)                                               \
-    F(scan, fwd) F(scan, bwd) F(rms_norm, fwd) F(rms_norm, bwd)               \
-    F(masked_ce, prep) F(masked_ce, fwd) F(masked_ce, bwd)                    \
-    F(embedding, fwd) F(embedding, bwd) F(helix, fwd) F(helix, bwd)           \
-    F(select, compare) F(select, test) F(select, where) F(select, any)        \
-    F(select, tri)
+    F(scan, fwd) F(scan, bwd)                                                  \
+    F(rms_norm, fwd) F(rms_norm, bwd)                                          \
+    F(masked_ce, prep) F(masked_ce, fwd) F(masked_ce, bwd)                     \
+    F(embedding, fwd) F(embedding, bwd)                                        \
+    F(helix, fwd) F(helix, bwd)                                                \
+    F(select, compare) F(select, test) F(select, where) F(select, any) F(select, tri)\
+    F(sort, sort) F(sort, topk) F(sort, argmin)                                \
+    F(cumulative, cumsum) F(cumulative, cumprod) F(cumulative, cumprod_bwd)    \
+    F(sampling, multinomial) F(sampling, logits_filter)                        \
+    /* one family a line */
 
 /* An index error a back end found on its device and reports later, at a
  * synchronising call (a deferred index_check or masked_ce prep): the op that

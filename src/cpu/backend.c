@@ -92,6 +92,10 @@ const gad_backend gad__cpu_backend = {
     .embedding = &gad__cpu_embedding,
     .helix = &gad__cpu_helix,
     .select = &gad__cpu_select,
+    /* sort, cumulative, sampling */
+    .sort = &gad__cpu_sort,
+    .cumulative = &gad__cpu_cumulative,
+    .sampling = &gad__cpu_sampling,
 };
 
 /* GEMM keeps packing buffers per thread and may drive a BLAS with threads

@@ -90,5 +90,9 @@ extern const struct gad_be_rms_norm gad__cpu_rms_norm;
 extern const struct gad_be_masked_ce gad__cpu_masked_ce;
 extern const struct gad_be_embedding gad__cpu_embedding;
 extern const struct gad_be_helix gad__cpu_helix;
+/* sort, cumulative, sampling */
+extern const struct gad_be_sort gad__cpu_sort;
+extern const struct gad_be_cumulative gad__cpu_cumulative;
+extern const struct gad_be_sampling gad__cpu_sampling;
 
 #endif

@@ -132,6 +132,10 @@ typedef struct gad_np_fill {
 typedef struct gad_np_diag {
     int64_t diag;
 } gad_np_diag;
+/* cumsum: the axis, and whether the sum runs from the end (its VJP) */
+typedef struct gad_np_cumsum {
+    int64_t axis, reverse;
+} gad_np_cumsum;
 /* rms_norm, helix_block */
 typedef struct gad_np_eps {
     double eps;
@@ -167,6 +171,11 @@ GAD_NP_FITS(select, SELECT);
 GAD_NP_FITS(to_device, TO_DEVICE);
 GAD_NP_FITS(eps, RMS_NORM);
 GAD_NP_FITS(eps, HELIX_BLOCK);
+/* sort, top-k, cumulative */
+GAD_NP_FITS(axis, SORT);
+GAD_NP_FITS(axis, TOPK);
+GAD_NP_FITS(cumsum, CUMSUM);
+GAD_NP_FITS(axis, CUMPROD);
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */

@@ -112,6 +112,15 @@ static void operators_and_lists() {
     gad_tensor *two[] = {a, a};
     CHECK(same(gad::cat({a, a}, 0), gad_cat(two, 2, 0)));
     CHECK(same(gad::stack({a, a}, 1), gad_stack(two, 2, 1)));
+    gad_tensor *ix = nullptr; // sort, topk, sample_logits
+    gad::values_indices sv = gad::sort(a, -1, true);
+    CHECK(same(sv.values, gad_sort(a, -1, 1, &ix)) && same(sv.indices, ix));
+    gad::values_indices tk = gad::topk(a, 2, 0, false);
+    CHECK(same(tk.values, gad_topk(a, 2, 0, 0, 1, &ix)) && same(tk.indices, ix));
+    gad::unique<gad_rng> r1{gad_rng_new(4)}, r2{gad_rng_new(4)};
+    gad_sample_opts so = {0.5, 2, 0.9};
+    CHECK(same(gad::sample_logits(a, r1.get(), 0.5, 2, 0.9),
+               gad_sample_logits(a, &so, r2.get())));
 }
 
 extern "C" int gad_test_register_device(void); // test_device_shim.c

@@ -1109,6 +1109,47 @@ static gad_tensor *r_axis(prog *p) {
     }
 }
 
+/* sort, top-k, argmin, cumsum, cumprod; multinomial and the logits sampler
+ * (issue 27). The draws use the program's generator, so both runs of a
+ * program draw the same. */
+static gad_tensor *r_sort(prog *p) {
+    unsigned which = u8(&p->in) % 6;
+    gad_tensor *x = arg(p), *ix = NULL;
+    int a = axis_of(p, gad_rank(x));
+    int flag = (int)(u8(&p->in) & 1);
+    switch (which) {
+    case 0: {
+        gad_tensor *v = gad_sort(x, a, flag, (u8(&p->in) & 1) ? &ix : NULL);
+        if (v && ix && gad_numel(ix) != gad_numel(v)) fail("sort: indices and values differ");
+        return v;
+    }
+    case 1: return gad_argsort(x, a, flag);
+    case 2: {
+        gad_tensor *v = gad_topk(x, index_of(p), a, flag, 1, &ix);
+        if ((v == NULL) != (ix == NULL)) fail("topk: values without indices or back");
+        return v;
+    }
+    case 3: return gad_argmin(x, a, flag);
+    case 4: return gad_cumsum(x, a);
+    default: return gad_cumprod(x, a);
+    }
+}
+
+static gad_tensor *r_sample(prog *p) {
+    unsigned which = u8(&p->in) % 3;
+    gad_tensor *x = arg(p);
+    if (which == 0) {
+        int64_t n = index_of(p);
+        if (n > 64) n = 64; /* bounded output */
+        return gad_multinomial(x, n, (int)(u8(&p->in) & 1), p->rng);
+    }
+    static const double temps[8] = {1, 0, 0.5, 2, -1, NAN, INFINITY, 1e-30};
+    static const double tops[8] = {0, 1, 0.5, 0.9, 1e-9, -0.5, 1.5, NAN};
+    gad_sample_opts o = {temps[u8(&p->in) & 7], index_of(p), tops[u8(&p->in) & 7]};
+    const gad_sample_opts *op = (u8(&p->in) & 3) == 0 ? NULL : &o;
+    return which == 1 ? gad_sample_logits(x, op, p->rng) : gad_logits_filter(x, op);
+}
+
 /* ======================================================================== */
 /* matmul, indexing, joining                                                 */
 /* ======================================================================== */
@@ -1641,6 +1682,8 @@ static const op_entry smooth_ops[] = {
     {"masked_ce", f_masked_ce}, {"helix", f_helix},     {"inspect", m_inspect},
     {"midgrad", m_midgrad},   {"flip", v_flip},         {"roll", v_roll},
     {"compare", s_compare},   {"select", s_select},
+    /* sort, sampling */
+    {"sort", r_sort},         {"sample", r_sample},
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 

@@ -252,6 +252,18 @@ static void ops_seeds(void) {
     op("binary"); put(2); R(1); put(0); R(2);                 /* 6 softmax * log_softmax */
     emit("softmax_family");
 
+    /* --- sort, top-k, argmin, cumulative ops, sampling (issue 27) */
+    begin(SM | F_BACKWARD | F_CREATE_GRAPH, 0, 5);
+    from_f32_randn(1, 7, 1, 2, (int64_t)3, (int64_t)5);       /* 0 [3,5] leaf */
+    op("sort"); put(0); R(0); AX(1, 2); put(1); put(1);       /* 1 sort desc, indices */
+    op("sort"); put(2); R(0); AX(-1, 2); put(1); put(2);      /* 2 topk k 2 largest */
+    op("sort"); put(5); R(0); AX(0, 2); put(0);               /* 3 cumprod 0 */
+    op("sort"); put(4); R(0); AX(1, 2); put(0);               /* 4 cumsum 1 */
+    op("sort"); put(3); R(0); AX(1, 2); put(1);               /* 5 argmin keep */
+    op("sample"); put(1); R(0); put(2); put(5); put(3); put(1); /* 6 sample_logits */
+    op("sample"); put(0); R(3); put(2); put(0);               /* 7 multinomial n 2, no repl. */
+    emit("sort_family");
+
     /* --- matmul big enough for two GEMM threads */
     begin(F_BACKWARD, 0, 4);
     randn_c(7, 0, 1, 2, (int64_t)64, (int64_t)64);            /* 0 [64,64] leaf */

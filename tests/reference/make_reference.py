@@ -317,3 +317,56 @@ case("gt_bool", "gt", torch.bool, [(B(3, 1), 0), (B(4), 0)], torch.gt)
 case("where_i64", "where", torch.int64, [(B(2, 3), 0), (ints, 0), (torch.tensor([7, 8, 9]), 0)],
      torch.where)
 case("tril_bool", "tril", torch.bool, [(B(3, 4), 0)], lambda t: torch.tril(t, 1), iparams=[1])
+# sort, topk, argmin, cumsum, cumprod (issue 27). iparams: sort and argsort,
+# dim and descending; topk, k, dim and largest; argmin, dim and keepdim;
+# cumsum and cumprod, dim. Sorts are torch's stable ones; inputs with ties
+# (F repeats every 11 values), NaN and -0 are fixed, the others drawn.
+def with_specials(t):
+    t.view(-1)[1] = float("nan")
+    t.view(-1)[4] = -0.0
+    t.view(-1)[6] = 0.0
+    t.view(-1)[7] = float("-inf")
+
+
+def with_zeros(t, positions):
+    for p in positions:
+        t.view(-1)[p] = 0.0
+
+
+    case("sort_asc", "sort", dt, [(U(3, 5), 1)],
+         lambda t: torch.sort(t, stable=True, dim=1, descending=False)[0], iparams=[1, 0])
+    case("sort_desc_dim0", "sort", dt, [(U(4, 3), 1)],
+         lambda t: torch.sort(t, stable=True, dim=0, descending=True)[0], iparams=[0, 1])
+    case("sort_ties", "sort", dt, [(F(2, 13), 1)],
+         lambda t: torch.sort(t, stable=True, dim=-1, descending=True)[0], iparams=[-1, 1])
+    case("sort_long", "sort", dt, [(U(2, 100), 1)],
+         lambda t: torch.sort(t, stable=True, dim=1, descending=False)[0], iparams=[1, 0])
+    case("sort_nan", "sort", dt, [(with_specials(F(2, 5)), 1)],
+         lambda t: torch.sort(t, stable=True, dim=1, descending=False)[0], iparams=[1, 0])
+    case("argsort_ties", "argsort", dt, [(F(3, 13), 0)],
+         lambda t: torch.sort(t, stable=True, dim=1, descending=False)[1], iparams=[1, 0])
+    case("argsort_nan_desc", "argsort", dt, [(with_specials(F(2, 60)), 0)],
+         lambda t: torch.sort(t, stable=True, dim=1, descending=True)[1], iparams=[1, 1])
+    case("argsort_dim0", "argsort", dt, [(U(5, 3), 0)],
+         lambda t: torch.sort(t, stable=True, dim=0, descending=False)[1], iparams=[0, 0])
+    case("topk_largest", "topk", dt, [(U(3, 8), 1)], lambda t: torch.topk(t, 3, 1, True)[0],
+         iparams=[3, 1, 1])
+    case("topk_smallest_dim0", "topk", dt, [(U(6, 3), 1)],
+         lambda t: torch.topk(t, 2, 0, False)[0], iparams=[2, 0, 0])
+    case("topk_long", "topk", dt, [(U(2, 300), 1)], lambda t: torch.topk(t, 5, -1, True)[0],
+         iparams=[5, -1, 1])
+    case("argmin_dim1", "argmin", dt, [(U(3, 4), 0)], lambda t: torch.argmin(t, 1),
+         iparams=[1, 0])
+    case("argmin_nan_keep", "argmin", dt, [(with_specials(F(3, 4)), 0)],
+         lambda t: torch.argmin(t, 0, keepdim=True), iparams=[0, 1])
+    case("cumsum_dim1", "cumsum", dt, [(U(3, 4), 1)], lambda t: torch.cumsum(t, 1),
+         iparams=[1])
+    case("cumsum_mid", "cumsum", dt, [(U(2, 3, 4), 1)], lambda t: torch.cumsum(t, -2),
+         iparams=[-2])
+    case("cumprod_dim1", "cumprod", dt, [(U(3, 5), 1)], lambda t: torch.cumprod(t, 1),
+         iparams=[1])
+    # one zero in row 0, two in row 1, none in row 2; then along dim 0
+    case("cumprod_zeros", "cumprod", dt, [(with_zeros(U(3, 5), [2, 6, 8]), 1)],
+         lambda t: torch.cumprod(t, 1), iparams=[1])
+    case("cumprod_zeros_dim0", "cumprod", dt, [(with_zeros(U(4, 3), [0, 4, 10]), 1)],
+         lambda t: torch.cumprod(t, 0), iparams=[0])
