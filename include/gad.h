@@ -1238,6 +1238,60 @@ gad_tensor *gad_whiten(gad_tensor *x);
  * domain error; rng may be NULL when training is 0 or p is 0. */
 gad_tensor *gad_dropout(gad_tensor *x, double p, gad_rng *rng, int training);
 
+/* ---- pooling (issue 28; SPEC §3.14) --------------------------------------
+ * As torch.nn.functional's: x is [N, C, H, W] or [C, H, W] (2-d), [N, C, L]
+ * or [C, L] (1-d), f32 or f64; the batch may be empty, no other dim. Output
+ * sizes are PyTorch's: floor((n + 2 pad - dilation (k - 1) - 1) / stride) + 1,
+ * rounded up in ceil_mode, where the last window must then start inside
+ * the input or its left padding. */
+
+/* The options of max and avg pooling. [0] is H and [1] is W for 2-d; the
+ * 1-d ops read [0] only. Zero-filled fields are PyTorch's defaults: stride
+ * 0 is the kernel's, dilation 0 is 1, padding 0, ceil_mode off,
+ * count_include_pad on (exclude_pad = 1 is count_include_pad=False),
+ * divisor_override 0 none. */
+typedef struct gad_pool_opts {
+    int64_t kernel[2];
+    int64_t stride[2];
+    int64_t padding[2];       /* each side; at most kernel / 2 */
+    int64_t dilation[2];      /* max pooling only */
+    int ceil_mode;
+    int exclude_pad;          /* avg pooling: count_include_pad=False */
+    int64_t divisor_override; /* avg pooling: every window's divisor */
+} gad_pool_opts;
+
+/* The max of each window (padding is -inf). When indices is not NULL it
+ * gets the argmax positions (i64, the output's shape): h * W + w in the
+ * input's plane (l for 1-d), as PyTorch's return_indices; NULL on error.
+ * Ties go to the first position in the window, a NaN wins over numbers (the
+ * last NaN), as PyTorch's CPU kernels; the gradient goes to the argmax
+ * (summed where windows overlap); twice differentiable. Errors as
+ * PyTorch's: kernel, stride or dilation <= 0, padding < 0 or > kernel / 2,
+ * an empty non-batch dim, an output of size 0 (also for 1-d, where
+ * PyTorch 1.13 returns an empty tensor). */
+gad_tensor *gad_max_pool2d(gad_tensor *x, const gad_pool_opts *o, gad_tensor **indices);
+gad_tensor *gad_max_pool1d(gad_tensor *x, const gad_pool_opts *o, gad_tensor **indices);
+
+/* The mean of each window: the sum over the window inside the input,
+ * divided by divisor_override when > 0, else by the window's size cut at
+ * the padded input's end (with padding) or by the taps inside the input
+ * (exclude_pad). A window wholly in the padding gives 0. Linear, so the
+ * gradient (and its gradient) are tracked ops. dilation > 1 is a domain
+ * error (PyTorch's avg pooling has none); other errors as max pooling's,
+ * and a negative divisor_override. */
+gad_tensor *gad_avg_pool2d(gad_tensor *x, const gad_pool_opts *o);
+gad_tensor *gad_avg_pool1d(gad_tensor *x, const gad_pool_opts *o);
+
+/* Adaptive pooling to an output of oh x ow: output (i, j) pools rows
+ * [floor(i H / oh), ceil((i + 1) H / oh)) and the columns alike (PyTorch's
+ * windows). An output size of 0 gives an empty tensor; a negative one is a
+ * domain error. Global average pooling is gad_adaptive_avg_pool2d(x, 1, 1)
+ * (a [N, C, 1, 1] result; reshape to [N, C]); its kernel sums each plane
+ * as a whole. adaptive_max_pool2d's indices as max_pool2d's. */
+gad_tensor *gad_adaptive_avg_pool2d(gad_tensor *x, int64_t oh, int64_t ow);
+gad_tensor *gad_adaptive_max_pool2d(gad_tensor *x, int64_t oh, int64_t ow,
+                                    gad_tensor **indices);
+
 /* Initializers: new f32 tensors of weights for a layer [fan_in, fan_out]
  * drawn from rng (not leaves: call gad_requires_grad). Xavier (Glorot &
  * Bengio 2010) uses a = gain * sqrt(6 / (fan_in + fan_out)) for uniform

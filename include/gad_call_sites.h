@@ -1102,6 +1102,42 @@ GAD_CS_INLINE_ gad_tensor *gad__at_dropout(const char *gad_file_, int gad_line_,
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_max_pool2d(const char *gad_file_, int gad_line_, gad_tensor *x, const gad_pool_opts *o, gad_tensor **indices) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_max_pool2d)(x, o, indices);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_max_pool1d(const char *gad_file_, int gad_line_, gad_tensor *x, const gad_pool_opts *o, gad_tensor **indices) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_max_pool1d)(x, o, indices);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_avg_pool2d(const char *gad_file_, int gad_line_, gad_tensor *x, const gad_pool_opts *o) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_avg_pool2d)(x, o);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_avg_pool1d(const char *gad_file_, int gad_line_, gad_tensor *x, const gad_pool_opts *o) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_avg_pool1d)(x, o);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_adaptive_avg_pool2d(const char *gad_file_, int gad_line_, gad_tensor *x, int64_t oh, int64_t ow) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_adaptive_avg_pool2d)(x, oh, ow);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_adaptive_max_pool2d(const char *gad_file_, int gad_line_, gad_tensor *x, int64_t oh, int64_t ow, gad_tensor **indices) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_adaptive_max_pool2d)(x, oh, ow, indices);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_init_xavier_uniform(const char *gad_file_, int gad_line_, gad_rng *rng, int64_t fan_in, int64_t fan_out, double gain) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_init_xavier_uniform)(rng, fan_in, fan_out, gain);
@@ -1736,6 +1772,12 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_categorical_entropy(...) gad__at_categorical_entropy(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_whiten(...) gad__at_whiten(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_dropout(...) gad__at_dropout(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_max_pool2d(...) gad__at_max_pool2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_max_pool1d(...) gad__at_max_pool1d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_avg_pool2d(...) gad__at_avg_pool2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_avg_pool1d(...) gad__at_avg_pool1d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_adaptive_avg_pool2d(...) gad__at_adaptive_avg_pool2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_adaptive_max_pool2d(...) gad__at_adaptive_max_pool2d(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_init_xavier_uniform(...) gad__at_init_xavier_uniform(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_init_xavier_normal(...) gad__at_init_xavier_normal(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_init_kaiming_uniform(...) gad__at_init_kaiming_uniform(__FILE__, __LINE__, __VA_ARGS__)

@@ -3956,4 +3956,90 @@ ROW(dist_stats_reset, "gad_dist_stats_reset", "odd", "then gad_dist_stats_get", 
 GOOD(dist_finalize_one, "gad_dist_finalize", "odd", "a world of one, twice", "GAD_OK",
      gad_dist_finalize() == GAD_OK && gad_dist_finalize() == GAD_OK)
 
+AREA("Pooling (issue 28)")
+#define PO(...) (&(gad_pool_opts){__VA_ARGS__})
+TBAD(mpool_null, "gad_max_pool2d", "NULL", "x NULL", E_DOMAIN, "max_pool2d", NULL,
+     gad_max_pool2d(NULL, PO(.kernel = {2, 2}), NULL))
+TBAD(mpool_opts_null, "gad_max_pool2d", "NULL", "options NULL", E_DOMAIN, "max_pool2d", NULL,
+     gad_max_pool2d(F32T(1, 1, 4, 4), NULL, NULL))
+TBAD(mpool_released, "gad_max_pool2d", "released", "x released", E_DOMAIN, "max_pool2d",
+     "use of a released tensor", gad_max_pool2d(dead(), PO(.kernel = {2, 2}), NULL))
+TBAD(mpool_i64, "gad_max_pool2d", "dtype", "x i64", E_DTYPE, "max_pool2d", "i64",
+     gad_max_pool2d(I64T(1, 1, 4, 4), PO(.kernel = {2, 2}), NULL))
+TBAD(mpool_rank, "gad_max_pool2d", "rank", "x [4,4] (not [C,H,W] or [N,C,H,W])", E_SHAPE,
+     "max_pool2d", "[4,4]", gad_max_pool2d(F32T(4, 4), PO(.kernel = {2, 2}), NULL))
+TBAD(mpool_empty_c, "gad_max_pool2d", "empty", "x [2,0,4,4] (an empty channel dim)", E_SHAPE,
+     "max_pool2d", "[2,0,4,4]", gad_max_pool2d(F32T(2, 0, 4, 4), PO(.kernel = {2, 2}), NULL))
+GOOD(mpool_empty_n, "gad_max_pool2d", "empty", "x [0,2,4,4] (an empty batch)", "[0,2,2,2]",
+     SHAPE_IS(gad_max_pool2d(F32T(0, 2, 4, 4), PO(.kernel = {2, 2}), NULL), 0, 2, 2, 2))
+TBAD(mpool_kernel0, "gad_max_pool2d", "value", "kernel (0, 2)", E_DOMAIN, "max_pool2d",
+     "kernel_size", gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {0, 2}), NULL))
+TBAD(mpool_stride, "gad_max_pool2d", "value", "stride (-1, 1)", E_DOMAIN, "max_pool2d", "stride",
+     gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {2, 2}, .stride = {-1, 1}), NULL))
+TBAD(mpool_dil, "gad_max_pool2d", "value", "dilation (1, -2)", E_DOMAIN, "max_pool2d",
+     "dilation", gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {2, 2}, .dilation = {1, -2}), NULL))
+TBAD(mpool_padneg, "gad_max_pool2d", "value", "padding (-1, 0)", E_DOMAIN, "max_pool2d",
+     "non-negative", gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {2, 2}, .padding = {-1, 0}), NULL))
+TBAD(mpool_padhalf, "gad_max_pool2d", "value", "padding 2 > kernel 3 / 2", E_DOMAIN,
+     "max_pool2d", "half of kernel",
+     gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {3, 3}, .padding = {2, 2}), NULL))
+TBAD(mpool_small, "gad_max_pool2d", "shape", "kernel 5 over a 4x4 input", E_SHAPE, "max_pool2d",
+     "too small", gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {5, 5}), NULL))
+TBAD(mpool_padonly, "gad_max_pool2d", "shape", "a dilated window wholly in the padding",
+     E_SHAPE, "max_pool2d", "only padding",
+     gad_max_pool2d(F32T(1, 1, 1, 1), PO(.kernel = {1, 2}, .padding = {0, 1}, .dilation = {1, 2}),
+                    NULL))
+GOOD(mpool_unbatched, "gad_max_pool2d", "odd", "x [C,H,W], ceil_mode", "[2,2,2]",
+     SHAPE_IS(gad_max_pool2d(F32T(2, 3, 3), PO(.kernel = {2, 2}, .ceil_mode = 1), NULL), 2, 2, 2))
+TBAD(mpool1_null, "gad_max_pool1d", "NULL", "x NULL", E_DOMAIN, "max_pool1d", NULL,
+     gad_max_pool1d(NULL, PO(.kernel = {2}), NULL))
+TBAD(mpool1_rank, "gad_max_pool1d", "rank", "x [1,1,4,4]", E_SHAPE, "max_pool1d", "[1,1,4,4]",
+     gad_max_pool1d(F32T(1, 1, 4, 4), PO(.kernel = {2}), NULL))
+TBAD(mpool1_small, "gad_max_pool1d", "shape", "kernel 5 over 4", E_SHAPE, "max_pool1d",
+     "too small", gad_max_pool1d(F32T(1, 1, 4), PO(.kernel = {5}), NULL))
+GOOD(mpool1_empty_n, "gad_max_pool1d", "empty", "x [0,2,5]", "[0,2,2]",
+     SHAPE_IS(gad_max_pool1d(F32T(0, 2, 5), PO(.kernel = {2}), NULL), 0, 2, 2))
+TBAD(apool_null, "gad_avg_pool2d", "NULL", "x NULL", E_DOMAIN, "avg_pool2d", NULL,
+     gad_avg_pool2d(NULL, PO(.kernel = {2, 2})))
+TBAD(apool_i64, "gad_avg_pool2d", "dtype", "x i64", E_DTYPE, "avg_pool2d", "i64",
+     gad_avg_pool2d(I64T(1, 1, 4, 4), PO(.kernel = {2, 2})))
+TBAD(apool_rank, "gad_avg_pool2d", "rank", "x [4]", E_SHAPE, "avg_pool2d", "[4]",
+     gad_avg_pool2d(F32T(4), PO(.kernel = {2, 2})))
+TBAD(apool_dil, "gad_avg_pool2d", "value", "dilation 2 (avg pooling has none)", E_DOMAIN,
+     "avg_pool2d", "dilation", gad_avg_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {2, 2}, .dilation = {2, 2})))
+TBAD(apool_div, "gad_avg_pool2d", "value", "divisor_override -1", E_DOMAIN, "avg_pool2d",
+     "divisor", gad_avg_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {2, 2}, .divisor_override = -1)))
+TBAD(apool_padhalf, "gad_avg_pool2d", "value", "padding 2 > kernel 3 / 2", E_DOMAIN,
+     "avg_pool2d", "half of kernel",
+     gad_avg_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {3, 3}, .padding = {2, 2})))
+GOOD(apool_empty_n, "gad_avg_pool2d", "empty", "x [0,1,4,4]", "[0,1,2,2]",
+     SHAPE_IS(gad_avg_pool2d(F32T(0, 1, 4, 4), PO(.kernel = {2, 2})), 0, 1, 2, 2))
+TBAD(apool1_null, "gad_avg_pool1d", "NULL", "x NULL", E_DOMAIN, "avg_pool1d", NULL,
+     gad_avg_pool1d(NULL, PO(.kernel = {2})))
+TBAD(apool1_rank, "gad_avg_pool1d", "rank", "x [4]", E_SHAPE, "avg_pool1d", "[4]",
+     gad_avg_pool1d(F32T(4), PO(.kernel = {2})))
+GOOD(apool1_ceil, "gad_avg_pool1d", "odd", "x [1,5], k 2, ceil_mode", "[1,3]",
+     SHAPE_IS(gad_avg_pool1d(F32T(1, 5), PO(.kernel = {2}, .ceil_mode = 1)), 1, 3))
+TBAD(aapool_null, "gad_adaptive_avg_pool2d", "NULL", "x NULL", E_DOMAIN, "adaptive_avg_pool2d",
+     NULL, gad_adaptive_avg_pool2d(NULL, 1, 1))
+TBAD(aapool_neg, "gad_adaptive_avg_pool2d", "value", "output size (-1, 2)", E_DOMAIN,
+     "adaptive_avg_pool2d", "-1", gad_adaptive_avg_pool2d(F32T(1, 1, 4, 4), -1, 2))
+TBAD(aapool_empty, "gad_adaptive_avg_pool2d", "empty", "x [2,3,0,5]", E_SHAPE,
+     "adaptive_avg_pool2d", "[2,3,0,5]", gad_adaptive_avg_pool2d(F32T(2, 3, 0, 5), 2, 2))
+TBAD(aapool_i64, "gad_adaptive_avg_pool2d", "dtype", "x i64", E_DTYPE, "adaptive_avg_pool2d",
+     "i64", gad_adaptive_avg_pool2d(I64T(1, 1, 4, 4), 1, 1))
+GOOD(aapool_zero, "gad_adaptive_avg_pool2d", "empty", "output size (0, 2)", "[1,1,0,2]",
+     SHAPE_IS(gad_adaptive_avg_pool2d(F32T(1, 1, 4, 4), 0, 2), 1, 1, 0, 2))
+GOOD(aapool_global, "gad_adaptive_avg_pool2d", "odd", "output 1x1 (global average pooling)",
+     "[2,3,1,1]", SHAPE_IS(gad_adaptive_avg_pool2d(F32T(2, 3, 5, 7), 1, 1), 2, 3, 1, 1))
+TBAD(ampool_null, "gad_adaptive_max_pool2d", "NULL", "x NULL", E_DOMAIN, "adaptive_max_pool2d",
+     NULL, gad_adaptive_max_pool2d(NULL, 1, 1, NULL))
+TBAD(ampool_rank, "gad_adaptive_max_pool2d", "rank", "x [4,4]", E_SHAPE, "adaptive_max_pool2d",
+     "[4,4]", gad_adaptive_max_pool2d(F32T(4, 4), 2, 2, NULL))
+TBAD(ampool_neg, "gad_adaptive_max_pool2d", "value", "output size (2, -3)", E_DOMAIN,
+     "adaptive_max_pool2d", "-3", gad_adaptive_max_pool2d(F32T(1, 1, 4, 4), 2, -3, NULL))
+GOOD(ampool_larger, "gad_adaptive_max_pool2d", "odd", "an output larger than the input",
+     "[1,1,6,5]", SHAPE_IS(gad_adaptive_max_pool2d(F32T(1, 1, 4, 4), 6, 5, NULL), 1, 1, 6, 5))
+#undef PO
+
 #endif /* BAD_ROWS_PASS */

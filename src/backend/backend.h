@@ -134,6 +134,8 @@ typedef struct gad_backend {
     const struct gad_be_masked_ce *masked_ce;
     const struct gad_be_embedding *embedding;
     const struct gad_be_helix *helix;
+    /* pooling (issue 28; backend/pool.h) */
+    const struct gad_be_pool *pool;
 } gad_backend;
 
 /* Every kernel entry by name, for the test that takes them away one at a
@@ -145,11 +147,14 @@ typedef struct gad_backend {
     X(argmax) X(softmax) X(all_finite) X(index_check) X(gather)               \
     X(scatter_add) X(take) X(cat_into) X(matmul) X(adamw_step) X(sgd_step)    \
     X(sumsq) X(scale)
-#define GAD_BE_FAMILIES(FAM) FAM(scan) FAM(rms_norm) FAM(masked_ce) FAM(embedding) FAM(helix)
+#define GAD_BE_FAMILIES(FAM) FAM(scan) FAM(rms_norm) FAM(masked_ce) FAM(embedding) FAM(helix) \
+    FAM(pool) /* pooling (issue 28) */
 #define GAD_BE_FAMILY_ENTRIES(F)                                               \
     F(scan, fwd) F(scan, bwd) F(rms_norm, fwd) F(rms_norm, bwd)               \
     F(masked_ce, prep) F(masked_ce, fwd) F(masked_ce, bwd)                    \
-    F(embedding, fwd) F(embedding, bwd) F(helix, fwd) F(helix, bwd)
+    F(embedding, fwd) F(embedding, bwd) F(helix, fwd) F(helix, bwd)        \
+    /* pooling (issue 28) */                                                  \
+    F(pool, max_fwd) F(pool, max_bwd) F(pool, avg_fwd) F(pool, avg_bwd)
 
 /* An index error a back end found on its device and reports later, at a
  * synchronising call (a deferred index_check or masked_ce prep): the op that

@@ -91,6 +91,8 @@ const gad_backend gad__cpu_backend = {
     .masked_ce = &gad__cpu_masked_ce,
     .embedding = &gad__cpu_embedding,
     .helix = &gad__cpu_helix,
+    /* pooling (issue 28) */
+    .pool = &gad__cpu_pool,
 };
 
 /* GEMM keeps packing buffers per thread and may drive a BLAS with threads

@@ -111,6 +111,13 @@ typedef struct gad_np_flip {
 typedef struct gad_np_roll {
     int64_t shift[GAD_MAX_RANK];
 } gad_np_roll;
+/* pooling (issue 28), the four ops of src/ops/pool.c: the window of each
+ * pooled axis (H then W; for 1-d pooling H is a unit axis, kernel 1), or
+ * for adaptive pooling the output size in kernel; nd: 1 or 2 */
+typedef struct gad_np_pool {
+    int64_t kernel[2], stride[2], pad[2], dil[2];
+    int64_t ceil, exclude_pad, divisor, adaptive, nd;
+} gad_np_pool;
 /* rms_norm, helix_block */
 typedef struct gad_np_eps {
     double eps;
@@ -144,6 +151,10 @@ GAD_NP_FITS(select, SELECT);
 GAD_NP_FITS(to_device, TO_DEVICE);
 GAD_NP_FITS(eps, RMS_NORM);
 GAD_NP_FITS(eps, HELIX_BLOCK);
+GAD_NP_FITS(pool, MAX_POOL); /* pooling (issue 28) */
+GAD_NP_FITS(pool, MAX_POOL_BACKWARD);
+GAD_NP_FITS(pool, AVG_POOL);
+GAD_NP_FITS(pool, AVG_POOL_BACKWARD);
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */
