@@ -1238,7 +1238,7 @@ gad_tensor *gad_whiten(gad_tensor *x);
  * domain error; rng may be NULL when training is 0 or p is 0. */
 gad_tensor *gad_dropout(gad_tensor *x, double p, gad_rng *rng, int training);
 
-/* ---- pooling (issue 28; SPEC §3.14) --------------------------------------
+/* ---- pooling (issue 28; SPEC §3.7) --------------------------------------
  * As torch.nn.functional's: x is [N, C, H, W] or [C, H, W] (2-d), [N, C, L]
  * or [C, L] (1-d), f32 or f64; the batch may be empty, no other dim. Output
  * sizes are PyTorch's: floor((n + 2 pad - dilation (k - 1) - 1) / stride) + 1,

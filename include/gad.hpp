@@ -52,6 +52,7 @@
  *     gad::sum(t, {0}), gad::mean(t, {-1}, true), gad::variance, gad::stddev
  *     gad::slice(t, {gad::range(0, 2), gad::all(), gad::range(gad::nil, gad::nil, -1)})
  *     gad::cat({a, b}, 0), gad::stack({a, b}, 0)
+ *     gad::max_pool2d(t, opts), gad::avg_pool2d, gad::adaptive_avg_pool2d(t, 1, 1)
  *   (gad.h's GAD_ALL, GAD_RANGE and GAD_RANGE_STEP work in C++ too.)
  *   Option structs have no compound literals in C++ either: name them,
  *     gad_adamw_opts opts{};   // every field 0: the defaults
@@ -297,6 +298,27 @@ inline tensor roll(tensor t, shape shifts, axes dims) {
 }
 inline tensor roll(tensor t, shape shifts) {
     return check(gad_roll(t, shifts.begin(), nullptr, detail::count(shifts)));
+}
+/* pooling (issue 28): the options by value, so that a braced or named
+ * gad_pool_opts reads in place; indices (optional) as in gad.h */
+inline tensor max_pool2d(tensor t, const gad_pool_opts &o, gad_tensor **indices = nullptr) {
+    return check(gad_max_pool2d(t, &o, indices));
+}
+inline tensor max_pool1d(tensor t, const gad_pool_opts &o, gad_tensor **indices = nullptr) {
+    return check(gad_max_pool1d(t, &o, indices));
+}
+inline tensor avg_pool2d(tensor t, const gad_pool_opts &o) {
+    return check(gad_avg_pool2d(t, &o));
+}
+inline tensor avg_pool1d(tensor t, const gad_pool_opts &o) {
+    return check(gad_avg_pool1d(t, &o));
+}
+inline tensor adaptive_avg_pool2d(tensor t, int64_t oh, int64_t ow) {
+    return check(gad_adaptive_avg_pool2d(t, oh, ow));
+}
+inline tensor adaptive_max_pool2d(tensor t, int64_t oh, int64_t ow,
+                                  gad_tensor **indices = nullptr) {
+    return check(gad_adaptive_max_pool2d(t, oh, ow, indices));
 }
 inline tensor sum(tensor t, axes a, bool keepdims = false) {
     return check(gad_sum(t, a.begin(), detail::count(a), keepdims ? 1 : 0));

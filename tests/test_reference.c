@@ -181,6 +181,21 @@ static gad_tensor *apply(const ref_case *c) {
         for (int i = 0; ip[0] && i < n; i++) d[i] = (int)ip[1 + n + i];
         return gad_roll(in[0], ip + 1, ip[0] ? d : NULL, n);
     }
+    if (!strcmp(op, "pool")) { /* pooling (issue 28): make_reference.py's iparams */
+        if (ip[0] >= 4)
+            return ip[0] == 4 ? gad_adaptive_avg_pool2d(in[0], ip[1], ip[2])
+                              : gad_adaptive_max_pool2d(in[0], ip[1], ip[2], NULL);
+        gad_pool_opts o = {.kernel = {ip[1], ip[2]}, .stride = {ip[3], ip[4]},
+                           .padding = {ip[5], ip[6]}, .dilation = {ip[7], ip[8]},
+                           .ceil_mode = (int)ip[9], .exclude_pad = !ip[10],
+                           .divisor_override = ip[11]};
+        switch (ip[0]) {
+        case 0: return gad_max_pool2d(in[0], &o, NULL);
+        case 1: return gad_max_pool1d(in[0], &o, NULL);
+        case 2: return gad_avg_pool2d(in[0], &o);
+        default: return gad_avg_pool1d(in[0], &o);
+        }
+    }
     if (!strcmp(op, "cast"))
         return gad_cast(in[0], gad_dtype(in[0]) == GAD_F64 ? GAD_F32 : GAD_F64);
     return NULL;

@@ -1,4 +1,4 @@
-/* pool.c: pooling over the last one or two axes (SPEC §3.14), as
+/* pool.c: pooling over the last one or two axes (SPEC §3.7), as
  * torch.nn.functional's max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
  * and adaptive_max_pool2d: NCHW (NCL), a batch dim optional, PyTorch's
  * output sizes and windows. The kernels are the back end's pool family
@@ -61,6 +61,19 @@ static void axis_windows(gad_pool_axis *a, int64_t k, int64_t s, int64_t p, int6
     }
 }
 
+/* The first window of an axis with no tap inside [0, n), or -1. Only an
+ * axis shorter than the dilation can have one (padding <= kernel / 2 and
+ * ceil mode's rule keep every other window's taps reaching the input), so
+ * the loop runs over at most 2n + 2 windows. */
+static int64_t padding_only(int64_t n, int64_t m, int64_t k, int64_t s, int64_t p, int64_t d) {
+    if (n >= d) return -1;
+    for (int64_t o = 0; o < m; o++) {
+        int64_t st = o * s - p, j = st < 0 ? (-st + d - 1) / d : 0;
+        if (j >= k || st + j * d >= n) return o;
+    }
+    return -1;
+}
+
 /* A pooling's windows over an input of H x W, with storage for the arrays
  * (a small buffer, or an allocation when the output is large). */
 typedef struct geom {
@@ -69,7 +82,10 @@ typedef struct geom {
     size_t bytes;
 } geom;
 
-static int geom_build(const char *op, const gad_np_pool *p, int64_t H, int64_t W, geom *G) {
+/* The windows (arrays) are built only when `arrays`: an empty output (an
+ * empty batch) needs the sizes alone, whatever its H and W. */
+static int geom_build(const char *op, const gad_np_pool *p, int64_t H, int64_t W, int arrays,
+                      geom *G) {
     gad_pool_geom *g = &G->g;
     g->h.n_in = H;
     g->w.n_in = W;
@@ -81,9 +97,11 @@ static int geom_build(const char *op, const gad_np_pool *p, int64_t H, int64_t W
         g->w.n_out = out_size(W, p->kernel[1], p->stride[1], p->pad[1], p->dil[1], (int)p->ceil);
     }
     g->divisor = p->divisor;
-    int64_t words = 3 * (g->h.n_out + g->w.n_out);
     G->bytes = 0;
     G->mem = G->small;
+    g->h.beg = g->h.len = g->h.cnt = g->w.beg = g->w.len = g->w.cnt = NULL;
+    if (!arrays || g->h.n_out < 1 || g->w.n_out < 1) return 0;
+    int64_t words = 3 * (g->h.n_out + g->w.n_out);
     if (words > (int64_t)(sizeof G->small / sizeof *G->small)) {
         G->bytes = (size_t)words * sizeof *G->mem;
         if (!(G->mem = gad__alloc(G->bytes))) {
@@ -214,7 +232,7 @@ static gad_tensor *pool_run(const char *op, gad_tensor *x, const gad_np_pool *p,
     if (max ? GAD_LACKS_FAM(op, x, pool, max_fwd) : GAD_LACKS_FAM(op, x, pool, avg_fwd))
         return NULL;
     geom G;
-    if (geom_build(op, p, H, W, &G)) return NULL;
+    if (geom_build(op, p, H, W, x->numel > 0, &G)) return NULL;
     if (G.g.h.n_out < 1 || G.g.w.n_out < 1) {
         if (!p->adaptive) {
             char b[GAD_SHAPE_BUF];
@@ -229,17 +247,17 @@ static gad_tensor *pool_run(const char *op, gad_tensor *x, const gad_np_pool *p,
      * a position outside the plane, here an error. */
     for (int a = 0; a < 2 && max && !p->adaptive; a++) {
         const gad_pool_axis *ax = a ? &G.g.w : &G.g.h;
-        for (int64_t o = 0; o < ax->n_out; o++)
-            if (ax->len[o] == 0) {
-                char b[GAD_SHAPE_BUF];
-                geom_free(&G);
-                return gad__err(GAD_ERR_SHAPE, op,
-                                "window %lld along %s reads only padding (input %s, kernel "
-                                "%lld, dilation %lld, padding %lld)",
-                                (long long)o, dimname[a], gad__shape_str(b, x->shape, x->rank),
-                                (long long)p->kernel[a], (long long)p->dil[a],
-                                (long long)p->pad[a]);
-            }
+        int64_t o = padding_only(ax->n_in, ax->n_out, p->kernel[a], p->stride[a], p->pad[a],
+                                 p->dil[a]);
+        if (o >= 0) {
+            char b[GAD_SHAPE_BUF];
+            geom_free(&G);
+            return gad__err(GAD_ERR_SHAPE, op,
+                            "window %lld along %s reads only padding (input %s, kernel "
+                            "%lld, dilation %lld, padding %lld)",
+                            (long long)o, dimname[a], gad__shape_str(b, x->shape, x->rank),
+                            (long long)p->kernel[a], (long long)p->dil[a], (long long)p->pad[a]);
+        }
     }
     int64_t shape[GAD_MAX_RANK];
     pooled_shape(x->shape, x->rank, (int)p->nd, G.g.h.n_out, G.g.w.n_out, shape);
@@ -347,7 +365,7 @@ static gad_tensor *avg_scatter(gad_tensor *gy, const int64_t *shape, int rank,
     if (GAD_LACKS_FAM(op, gy, pool, avg_bwd)) return NULL;
     int64_t H = p->nd == 2 ? shape[rank - 2] : 1, W = shape[rank - 1];
     geom G;
-    if (geom_build(op, p, H, W, &G)) return NULL;
+    if (geom_build(op, p, H, W, gy->numel > 0, &G)) return NULL;
     gad_tensor *gx = gad__tensor_new(op, gy->dev, gy->dtype, shape, rank);
     gad_tensor *gc = gx ? gad__contig(op, gy) : NULL;
     if (!gc) {

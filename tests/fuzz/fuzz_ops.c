@@ -1335,6 +1335,40 @@ static gad_tensor *n_embedding(prog *p) {
     return (which & 1) ? gad_embedding_fused(w, idx) : gad_embedding(w, idx);
 }
 
+/* pooling (issue 28): max/avg 1-d and 2-d with options from the input
+ * (invalid ones too: kernel 0, negative stride or padding, padding over
+ * kernel / 2, dilation with avg), adaptive to a small output. */
+static gad_tensor *n_pool(prog *p) {
+    unsigned which = u8(&p->in), b = u8(&p->in), c = u8(&p->in);
+    gad_tensor *x = arg(p);
+    gad_pool_opts o = {.kernel = {(int64_t)(b & 3) + (b & 4 ? 0 : 1), (int64_t)((b >> 3) & 3) + 1},
+                       .stride = {(int64_t)(c & 3) - (c & 4 ? 1 : 0), (int64_t)((c >> 3) & 3)},
+                       .padding = {(int64_t)((b >> 5) & 1), (int64_t)((b >> 6) & 3) - 1},
+                       .dilation = {(int64_t)((c >> 5) & 1) + 1, 1},
+                       .ceil_mode = (int)((c >> 6) & 1),
+                       .exclude_pad = (int)((c >> 7) & 1),
+                       .divisor_override = (int64_t)(which >> 6)};
+    if (over_cap(gad_numel(x), 9)) {
+        p->skip = 1;
+        return NULL;
+    }
+    int64_t oh = (int64_t)((b >> 2) % 5), ow = (int64_t)((c >> 2) % 5);
+    switch (which & 7) {
+    case 0: return gad_max_pool2d(x, &o, NULL);
+    case 1: return gad_max_pool1d(x, &o, NULL);
+    case 2: return gad_avg_pool2d(x, &o);
+    case 3: return gad_avg_pool1d(x, &o);
+    case 4: return gad_adaptive_max_pool2d(x, oh, ow, NULL);
+    default: {
+        if (over_cap(gad_numel(x), 25)) {
+            p->skip = 1;
+            return NULL;
+        }
+        return gad_adaptive_avg_pool2d(x, oh, ow);
+    }
+    }
+}
+
 static gad_tensor *n_dropout(prog *p) {
     static const double ps[8] = {0, 0.5, 0.1, 0.9, 1, -0.1, NAN, 0.999};
     gad_tensor *x = arg(p);
@@ -1549,6 +1583,8 @@ static const op_entry smooth_ops[] = {
     {"embedding", n_embedding}, {"dropout", n_dropout}, {"gated_scan", f_scan},
     {"masked_ce", f_masked_ce}, {"helix", f_helix},     {"inspect", m_inspect},
     {"midgrad", m_midgrad},   {"flip", v_flip},         {"roll", v_roll},
+    /* issue 28 */
+    {"pool", n_pool},
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 

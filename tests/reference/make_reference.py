@@ -230,3 +230,39 @@ for dt in (torch.float64, torch.float32):
          lambda t: torch.roll(t, (-1, 2), (1, 1)), iparams=[1, -1, 2, 1, 1], fixed_w=True)
     case("roll_big", "roll", dt, [(F(2, 3), 1)], lambda t: torch.roll(t, -8, -1),
          iparams=[1, -8, -1], fixed_w=True)
+
+# pooling (issue 28), seeded on its own so that blocks added elsewhere do
+# not move its values. iparams: the kind (0 max_pool2d, 1 max_pool1d,
+# 2 avg_pool2d, 3 avg_pool1d, 4 adaptive_avg_pool2d, 5 adaptive_max_pool2d),
+# then kernel (2), stride (2), padding (2), dilation (2), ceil_mode,
+# count_include_pad, divisor_override (0: none); adaptive: the output size.
+torch.manual_seed(28)
+PF = torch.nn.functional
+for dt in (torch.float64, torch.float32):
+    case("max_pool2d_k3s2p1_ceil", "pool", dt, [(U(2, 3, 7, 6), 1)],
+         lambda t: PF.max_pool2d(t, 3, 2, 1, ceil_mode=True),
+         iparams=[0, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0])
+    case("max_pool2d_dilated", "pool", dt, [(U(1, 2, 8, 7), 1)],
+         lambda t: PF.max_pool2d(t, (2, 3), (1, 2), (1, 0), dilation=(2, 1)),
+         iparams=[0, 2, 3, 1, 2, 1, 0, 2, 1, 0, 1, 0])
+    case("max_pool1d_k3s2p1d2", "pool", dt, [(U(2, 2, 11), 1)],
+         lambda t: PF.max_pool1d(t, 3, 2, 1, dilation=2, ceil_mode=True),
+         iparams=[1, 3, 0, 2, 0, 1, 0, 2, 0, 1, 1, 0])
+    case("avg_pool2d_exclude_pad", "pool", dt, [(U(2, 2, 7, 6), 1)],
+         lambda t: PF.avg_pool2d(t, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+         iparams=[2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0])
+    case("avg_pool2d_include_pad", "pool", dt, [(U(1, 2, 5, 6), 1)],
+         lambda t: PF.avg_pool2d(t, (3, 2), (2, 1), (1, 1), ceil_mode=True),
+         iparams=[2, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0])
+    case("avg_pool2d_divisor", "pool", dt, [(U(1, 2, 5, 5), 1)],
+         lambda t: PF.avg_pool2d(t, 2, 2, 1, divisor_override=3),
+         iparams=[2, 2, 2, 2, 2, 1, 1, 1, 1, 0, 1, 3])
+    case("avg_pool1d_ceil", "pool", dt, [(U(2, 3, 9), 1)],
+         lambda t: PF.avg_pool1d(t, 3, 2, 1, ceil_mode=True),
+         iparams=[3, 3, 0, 2, 0, 1, 0, 1, 0, 1, 1, 0])
+    case("adaptive_avg_pool2d", "pool", dt, [(U(2, 2, 5, 7), 1)],
+         lambda t: PF.adaptive_avg_pool2d(t, (3, 4)), iparams=[4, 3, 4])
+    case("global_avg_pool2d", "pool", dt, [(U(2, 3, 4, 5), 1)],
+         lambda t: PF.adaptive_avg_pool2d(t, 1), iparams=[4, 1, 1])
+    case("adaptive_max_pool2d", "pool", dt, [(U(2, 2, 5, 7), 1)],
+         lambda t: PF.adaptive_max_pool2d(t, (3, 2)), iparams=[5, 3, 2])
