@@ -53,10 +53,8 @@ int main(int argc, char **argv) {
         if (!strcmp(c, "maxpool")) y = gad_max_pool2d(x, &mp, NULL);
         else if (!strcmp(c, "avgpool")) y = gad_avg_pool2d(x, &ap);
         else if (!strcmp(c, "gap")) y = gad_adaptive_avg_pool2d(x, 1, 1);
-#ifdef GAD_BENCH_PAD
         else if (!strcmp(c, "padrefl"))
             y = gad_pad(gad_detach(x), (const int64_t[]){1, 1, 1, 1}, 4, GAD_PAD_REFLECT, 0);
-#endif
         if (!y) {
             fprintf(stderr, "%s: %s\n", c, gad_last_error() ? gad_last_error()->text : "?");
             return 1;

@@ -1292,6 +1292,69 @@ gad_tensor *gad_adaptive_avg_pool2d(gad_tensor *x, int64_t oh, int64_t ow);
 gad_tensor *gad_adaptive_max_pool2d(gad_tensor *x, int64_t oh, int64_t ow,
                                     gad_tensor **indices);
 
+/* ---- shape ops for images (issue 28; SPEC §3.8) --------------------------- */
+
+typedef enum gad_pad_mode {
+    GAD_PAD_CONSTANT = 0,
+    GAD_PAD_REFLECT = 1, /* the edge not repeated: [1 2 3] by 2 -> 3 2 [1 2 3] 2 1 */
+    GAD_PAD_REPLICATE = 2,
+    GAD_PAD_CIRCULAR = 3
+} gad_pad_mode;
+
+/* torch.nn.functional.pad: pads[0..npads) in PyTorch's order, (left,
+ * right) pairs from the last dim backwards. Constant mode (value) pads any
+ * number of dims of any dtype, and a negative pad crops; reflect, replicate
+ * and circular pad the last 1-3 dims (npads 2, 4 or 6) of a float input of
+ * rank npads / 2 + 1 or + 2, pads >= 0, value ignored. Errors as PyTorch's:
+ * an odd npads or more pairs than dims, a reflect pad >= its dim, a circular
+ * pad > its dim, a negative size after cropping; plus a non-constant pad of
+ * an empty dim. Twice differentiable (the gradient folds the edges back). */
+gad_tensor *gad_pad(gad_tensor *x, const int64_t *pads, int npads, gad_pad_mode mode,
+                    double value);
+
+typedef enum gad_interp_mode {
+    GAD_INTERP_NEAREST = 0, /* PyTorch's "nearest": src = floor(dst * scale) */
+    GAD_INTERP_LINEAR = 1,  /* [N, C, L] */
+    GAD_INTERP_BILINEAR = 2 /* [N, C, H, W] */
+} gad_interp_mode;
+
+/* torch.nn.functional.interpolate over the n spatial dims of x ([N, C, L]
+ * or [N, C, H, W]; n = rank - 2): to size[0..n), or by scale_factor[0..n)
+ * (the output floor(in * s); the sources use 1 / s, as PyTorch's default
+ * recompute_scale_factor=None); exactly one of the two non-NULL. Nearest:
+ * src = min(floor(dst * scale), in - 1), scale = in / out. Linear and
+ * bilinear: PyTorch's source index (align_corners: dst (in - 1) / (out - 1);
+ * else (dst + 0.5) scale - 0.5 clamped at 0) and weights, in x's precision.
+ * align_corners with nearest is a domain error, as PyTorch's. Made of
+ * index_select and products: differentiable twice. */
+gad_tensor *gad_interpolate(gad_tensor *x, const int64_t *size, const double *scale_factor,
+                            int n, gad_interp_mode mode, int align_corners);
+
+/* torch.nn.functional.pixel_shuffle: [*, C r^2, H, W] -> [*, C, H r, W r]
+ * (rank 3 to 6); pixel_unshuffle the inverse. A factor <= 0 is a domain
+ * error; channels (or H and W) not divisible a shape error. Views and one
+ * copy: differentiable. */
+gad_tensor *gad_pixel_shuffle(gad_tensor *x, int64_t upscale_factor);
+gad_tensor *gad_pixel_unshuffle(gad_tensor *x, int64_t downscale_factor);
+
+/* The sliding blocks of unfold and fold ([0] H, [1] W): kernel > 0;
+ * dilation and stride 0 mean 1; padding >= 0 (zeros, both sides). */
+typedef struct gad_fold_opts {
+    int64_t kernel[2];
+    int64_t dilation[2];
+    int64_t padding[2];
+    int64_t stride[2];
+} gad_fold_opts;
+
+/* torch.nn.functional.unfold (im2col): x [N, C, H, W] (or [C, H, W]) ->
+ * [N, C kh kw, L], L the number of blocks (an input with none is a shape
+ * error); row c kh kw + i kw + j holds tap (i, j) of channel c. fold
+ * (col2im) is its transpose: cols [N, C kh kw, L] (or 2-D) summed into
+ * [N, C, H, W] of output_size (H, W), overlaps added. Each is the other's
+ * VJP (both are made of tracked slices). */
+gad_tensor *gad_unfold(gad_tensor *x, const gad_fold_opts *o);
+gad_tensor *gad_fold(gad_tensor *cols, const int64_t *output_size, const gad_fold_opts *o);
+
 /* Initializers: new f32 tensors of weights for a layer [fan_in, fan_out]
  * drawn from rng (not leaves: call gad_requires_grad). Xavier (Glorot &
  * Bengio 2010) uses a = gain * sqrt(6 / (fan_in + fan_out)) for uniform

@@ -53,6 +53,8 @@
  *     gad::slice(t, {gad::range(0, 2), gad::all(), gad::range(gad::nil, gad::nil, -1)})
  *     gad::cat({a, b}, 0), gad::stack({a, b}, 0)
  *     gad::max_pool2d(t, opts), gad::avg_pool2d, gad::adaptive_avg_pool2d(t, 1, 1)
+ *     gad::pad(t, {1, 1, 2, 2}, GAD_PAD_REFLECT), gad::interpolate(t, {8, 8}, mode)
+ *     gad::pixel_shuffle(t, 2), gad::unfold(t, opts), gad::fold(c, {H, W}, opts)
  *   (gad.h's GAD_ALL, GAD_RANGE and GAD_RANGE_STEP work in C++ too.)
  *   Option structs have no compound literals in C++ either: name them,
  *     gad_adamw_opts opts{};   // every field 0: the defaults
@@ -319,6 +321,32 @@ inline tensor adaptive_avg_pool2d(tensor t, int64_t oh, int64_t ow) {
 inline tensor adaptive_max_pool2d(tensor t, int64_t oh, int64_t ow,
                                   gad_tensor **indices = nullptr) {
     return check(gad_adaptive_max_pool2d(t, oh, ow, indices));
+}
+/* shape ops for images (issue 28): pads in PyTorch's order, sizes and
+ * scale factors as braced lists (one per spatial dim) */
+inline tensor pad(tensor t, shape pads, gad_pad_mode mode = GAD_PAD_CONSTANT,
+                  double value = 0) {
+    return check(gad_pad(t, pads.begin(), detail::count(pads), mode, value));
+}
+inline tensor interpolate(tensor t, shape size, gad_interp_mode mode = GAD_INTERP_NEAREST,
+                          bool align_corners = false) {
+    return check(gad_interpolate(t, size.begin(), nullptr, detail::count(size), mode,
+                                 align_corners));
+}
+inline tensor interpolate_scale(tensor t, std::initializer_list<double> scale_factor,
+                                gad_interp_mode mode = GAD_INTERP_NEAREST,
+                                bool align_corners = false) {
+    return check(gad_interpolate(t, nullptr, scale_factor.begin(),
+                                 detail::count(scale_factor), mode, align_corners));
+}
+inline tensor pixel_shuffle(tensor t, int64_t r) { return check(gad_pixel_shuffle(t, r)); }
+inline tensor pixel_unshuffle(tensor t, int64_t r) { return check(gad_pixel_unshuffle(t, r)); }
+inline tensor unfold(tensor t, const gad_fold_opts &o) { return check(gad_unfold(t, &o)); }
+inline tensor fold(tensor t, shape output_size, const gad_fold_opts &o) {
+    if (output_size.size() != 2)
+        gad_error_set(GAD_ERR_SHAPE, "fold", "output_size of %d dims (takes 2)",
+                      detail::count(output_size));
+    return check(output_size.size() != 2 ? nullptr : gad_fold(t, output_size.begin(), &o));
 }
 inline tensor sum(tensor t, axes a, bool keepdims = false) {
     return check(gad_sum(t, a.begin(), detail::count(a), keepdims ? 1 : 0));

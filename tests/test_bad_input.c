@@ -4042,4 +4042,108 @@ GOOD(ampool_larger, "gad_adaptive_max_pool2d", "odd", "an output larger than the
      "[1,1,6,5]", SHAPE_IS(gad_adaptive_max_pool2d(F32T(1, 1, 4, 4), 6, 5, NULL), 1, 1, 6, 5))
 #undef PO
 
+AREA("Shape ops for images (issue 28)")
+#define P4(a, b, c, d) ((const int64_t[]){a, b, c, d})
+#define FO(...) (&(gad_fold_opts){__VA_ARGS__})
+TBAD(pad_null, "gad_pad", "NULL", "x NULL", E_DOMAIN, "pad", NULL,
+     gad_pad(NULL, P4(1, 1, 1, 1), 4, GAD_PAD_CONSTANT, 0))
+TBAD(pad_nullpads, "gad_pad", "NULL", "pads NULL, npads 2", E_DOMAIN, "pad", NULL,
+     gad_pad(F32T(2, 3), NULL, 2, GAD_PAD_CONSTANT, 0))
+TBAD(pad_released, "gad_pad", "released", "x released", E_DOMAIN, "pad",
+     "use of a released tensor", gad_pad(dead(), P4(1, 1, 1, 1), 2, GAD_PAD_CONSTANT, 0))
+TBAD(pad_odd, "gad_pad", "shape", "npads 3", E_SHAPE, "pad", "divisible by 2",
+     gad_pad(F32T(2, 3), P4(1, 1, 1, 1), 3, GAD_PAD_CONSTANT, 0))
+TBAD(pad_long, "gad_pad", "rank", "3 pairs for a 2-D x", E_SHAPE, "pad", "too large",
+     gad_pad(F32T(2, 3), ((const int64_t[]){1, 1, 1, 1, 1, 1}), 6, GAD_PAD_CONSTANT, 0))
+TBAD(pad_reflect_big, "gad_pad", "value", "reflect pad 3 of a dim of 3", E_SHAPE, "pad",
+     "less than", gad_pad(F32T(1, 3, 3), P4(3, 0, 0, 0), 2, GAD_PAD_REFLECT, 0))
+TBAD(pad_circ_big, "gad_pad", "value", "circular pad 4 of a dim of 3", E_SHAPE, "pad",
+     "more than once", gad_pad(F32T(1, 3, 3), P4(0, 4, 0, 0), 2, GAD_PAD_CIRCULAR, 0))
+TBAD(pad_neg_refl, "gad_pad", "value", "a negative reflect pad", E_DOMAIN, "pad", ">= 0",
+     gad_pad(F32T(1, 3, 3), P4(-1, 0, 0, 0), 2, GAD_PAD_REFLECT, 0))
+TBAD(pad_crop_neg, "gad_pad", "value", "a crop past the dim", E_SHAPE, "pad", "negative size",
+     gad_pad(F32T(2, 3), P4(-2, -2, 0, 0), 2, GAD_PAD_CONSTANT, 0))
+TBAD(pad_mode, "gad_pad", "value", "mode 7", E_DOMAIN, "pad", "mode",
+     gad_pad(F32T(2, 3), P4(1, 1, 0, 0), 2, (gad_pad_mode)7, 0))
+TBAD(pad_rank_refl, "gad_pad", "rank", "reflect of a 1-D x", E_SHAPE, "pad", "[3]",
+     gad_pad(F32T(3), P4(1, 1, 0, 0), 2, GAD_PAD_REFLECT, 0))
+TBAD(pad_i64_refl, "gad_pad", "dtype", "reflect of an i64 x", E_DTYPE, "pad", "i64",
+     gad_pad(I64T(2, 3), P4(1, 1, 0, 0), 2, GAD_PAD_REFLECT, 0))
+TBAD(pad_empty_repl, "gad_pad", "empty", "replicate of an empty dim", E_SHAPE, "pad", "empty",
+     gad_pad(F32T(2, 0), P4(1, 1, 0, 0), 2, GAD_PAD_REPLICATE, 0))
+GOOD(pad_i64_const, "gad_pad", "dtype", "constant pad of an i64 x", "[2,5]",
+     SHAPE_IS(gad_pad(I64T(2, 3), P4(1, 1, 0, 0), 2, GAD_PAD_CONSTANT, 7), 2, 5))
+GOOD(pad_none, "gad_pad", "odd", "npads 0", "a copy of x",
+     SHAPE_IS(gad_pad(F32T(2, 3), NULL, 0, GAD_PAD_CONSTANT, 0), 2, 3))
+GOOD(pad_empty_batch, "gad_pad", "empty", "reflect of [0,2,3]", "[0,2,5]",
+     SHAPE_IS(gad_pad(F32T(0, 2, 3), P4(1, 1, 0, 0), 2, GAD_PAD_REFLECT, 0), 0, 2, 5))
+TBAD(interp_null, "gad_interpolate", "NULL", "x NULL", E_DOMAIN, "interpolate", NULL,
+     gad_interpolate(NULL, P4(2, 2, 0, 0), NULL, 2, GAD_INTERP_NEAREST, 0))
+TBAD(interp_both, "gad_interpolate", "NULL", "size and scale_factor both given", E_DOMAIN,
+     "interpolate", "only one", gad_interpolate(F32T(1, 1, 2, 2), P4(2, 2, 0, 0),
+                                                ((const double[]){2, 2}), 2, GAD_INTERP_NEAREST, 0))
+TBAD(interp_neither, "gad_interpolate", "NULL", "neither size nor scale_factor", E_DOMAIN,
+     "interpolate", "either", gad_interpolate(F32T(1, 1, 2, 2), NULL, NULL, 2, GAD_INTERP_NEAREST, 0))
+TBAD(interp_rank, "gad_interpolate", "rank", "bilinear of [1,2,3]", E_SHAPE, "interpolate",
+     "[1,2,3]", gad_interpolate(F32T(1, 2, 3), P4(2, 2, 0, 0), NULL, 2, GAD_INTERP_BILINEAR, 0))
+TBAD(interp_i64, "gad_interpolate", "dtype", "x i64", E_DTYPE, "interpolate", "i64",
+     gad_interpolate(I64T(1, 1, 2, 2), P4(2, 2, 0, 0), NULL, 2, GAD_INTERP_NEAREST, 0))
+TBAD(interp_zero, "gad_interpolate", "value", "size (0, 2)", E_SHAPE, "interpolate", "greater than 0",
+     gad_interpolate(F32T(1, 1, 2, 2), P4(0, 2, 0, 0), NULL, 2, GAD_INTERP_NEAREST, 0))
+TBAD(interp_sf_nan, "gad_interpolate", "NaN/Inf", "scale_factor NaN", E_DOMAIN, "interpolate",
+     "scale_factor", gad_interpolate(F32T(1, 1, 2, 2), NULL, ((const double[]){NAN, 2}), 2,
+                                     GAD_INTERP_NEAREST, 0))
+TBAD(interp_align_nearest, "gad_interpolate", "value", "align_corners with nearest", E_DOMAIN,
+     "interpolate", "align_corners",
+     gad_interpolate(F32T(1, 1, 2, 2), P4(3, 3, 0, 0), NULL, 2, GAD_INTERP_NEAREST, 1))
+TBAD(interp_n, "gad_interpolate", "shape", "n = 1 for a 2-D image", E_SHAPE, "interpolate", "1 sizes",
+     gad_interpolate(F32T(1, 1, 2, 2), P4(3, 3, 0, 0), NULL, 1, GAD_INTERP_NEAREST, 0))
+GOOD(interp_empty_batch, "gad_interpolate", "empty", "x [0,2,3,3]", "[0,2,6,6]",
+     SHAPE_IS(gad_interpolate(F32T(0, 2, 3, 3), P4(6, 6, 0, 0), NULL, 2, GAD_INTERP_BILINEAR, 1),
+              0, 2, 6, 6))
+TBAD(pshuf_null, "gad_pixel_shuffle", "NULL", "x NULL", E_DOMAIN, "pixel_shuffle", NULL,
+     gad_pixel_shuffle(NULL, 2))
+TBAD(pshuf_div, "gad_pixel_shuffle", "shape", "6 channels, factor 2", E_SHAPE, "pixel_shuffle",
+     "divisible", gad_pixel_shuffle(F32T(1, 6, 2, 2), 2))
+TBAD(pshuf_factor, "gad_pixel_shuffle", "value", "factor 0", E_DOMAIN, "pixel_shuffle", "factor",
+     gad_pixel_shuffle(F32T(1, 4, 2, 2), 0))
+TBAD(pshuf_rank, "gad_pixel_shuffle", "rank", "x [4,2]", E_SHAPE, "pixel_shuffle", "[4,2]",
+     gad_pixel_shuffle(F32T(4, 2), 2))
+GOOD(pshuf_unbatched, "gad_pixel_shuffle", "odd", "x [C,H,W], i64", "[1,4,4]",
+     SHAPE_IS(gad_pixel_shuffle(I64T(4, 2, 2), 2), 1, 4, 4))
+TBAD(punshuf_null, "gad_pixel_unshuffle", "NULL", "x NULL", E_DOMAIN, "pixel_unshuffle", NULL,
+     gad_pixel_unshuffle(NULL, 2))
+TBAD(punshuf_div, "gad_pixel_unshuffle", "shape", "H 3, factor 2", E_SHAPE, "pixel_unshuffle",
+     "divisible", gad_pixel_unshuffle(F32T(1, 1, 3, 2), 2))
+TBAD(punshuf_factor, "gad_pixel_unshuffle", "value", "factor -1", E_DOMAIN, "pixel_unshuffle",
+     "factor", gad_pixel_unshuffle(F32T(1, 1, 2, 2), -1))
+TBAD(unfold_null, "gad_unfold", "NULL", "x NULL", E_DOMAIN, "unfold", NULL,
+     gad_unfold(NULL, FO(.kernel = {2, 2})))
+TBAD(unfold_opts_null, "gad_unfold", "NULL", "options NULL", E_DOMAIN, "unfold", NULL,
+     gad_unfold(F32T(1, 1, 3, 3), NULL))
+TBAD(unfold_rank, "gad_unfold", "rank", "x [3,3]", E_SHAPE, "unfold", "[3,3]",
+     gad_unfold(F32T(3, 3), FO(.kernel = {2, 2})))
+TBAD(unfold_kernel, "gad_unfold", "value", "kernel (0, 2)", E_DOMAIN, "unfold", "kernel",
+     gad_unfold(F32T(1, 1, 3, 3), FO(.kernel = {0, 2})))
+TBAD(unfold_noblock, "gad_unfold", "shape", "kernel 4 over 3x3", E_SHAPE, "unfold", "no sliding",
+     gad_unfold(F32T(1, 1, 3, 3), FO(.kernel = {4, 4})))
+TBAD(unfold_i64, "gad_unfold", "dtype", "x i64", E_DTYPE, "unfold", "i64",
+     gad_unfold(I64T(1, 1, 3, 3), FO(.kernel = {2, 2})))
+GOOD(unfold_empty, "gad_unfold", "empty", "x [0,2,3,3]", "[0,8,4]",
+     SHAPE_IS(gad_unfold(F32T(0, 2, 3, 3), FO(.kernel = {2, 2})), 0, 8, 4))
+TBAD(fold_null, "gad_fold", "NULL", "cols NULL", E_DOMAIN, "fold", NULL,
+     gad_fold(NULL, P4(3, 3, 0, 0), FO(.kernel = {2, 2})))
+TBAD(fold_size_null, "gad_fold", "NULL", "output_size NULL", E_DOMAIN, "fold", NULL,
+     gad_fold(F32T(1, 4, 4), NULL, FO(.kernel = {2, 2})))
+TBAD(fold_div, "gad_fold", "shape", "6 rows for a 2x2 kernel", E_SHAPE, "fold", "divisible",
+     gad_fold(F32T(1, 6, 4), P4(3, 3, 0, 0), FO(.kernel = {2, 2})))
+TBAD(fold_blocks, "gad_fold", "shape", "5 blocks where 4 fit", E_SHAPE, "fold", "sliding blocks",
+     gad_fold(F32T(1, 4, 5), P4(3, 3, 0, 0), FO(.kernel = {2, 2})))
+TBAD(fold_rank, "gad_fold", "rank", "cols [4]", E_SHAPE, "fold", "[4]",
+     gad_fold(F32T(4), P4(3, 3, 0, 0), FO(.kernel = {2, 2})))
+GOOD(fold_unbatched, "gad_fold", "odd", "cols [C kh kw, L]", "[1,3,3]",
+     SHAPE_IS(gad_fold(F32T(4, 4), P4(3, 3, 0, 0), FO(.kernel = {2, 2})), 1, 3, 3))
+#undef P4
+#undef FO
+
 #endif /* BAD_ROWS_PASS */

@@ -118,6 +118,13 @@ typedef struct gad_np_pool {
     int64_t kernel[2], stride[2], pad[2], dil[2];
     int64_t ceil, exclude_pad, divisor, adaptive, nd;
 } gad_np_pool;
+/* pad (issue 28): the left pad of each axis (negative: cropped; the right
+ * one is what the shapes leave), the mode (gad_pad_mode) and constant
+ * mode's value */
+typedef struct gad_np_pad {
+    int64_t lo[GAD_MAX_RANK], mode;
+    double value;
+} gad_np_pad;
 /* rms_norm, helix_block */
 typedef struct gad_np_eps {
     double eps;
@@ -155,6 +162,7 @@ GAD_NP_FITS(pool, MAX_POOL); /* pooling (issue 28) */
 GAD_NP_FITS(pool, MAX_POOL_BACKWARD);
 GAD_NP_FITS(pool, AVG_POOL);
 GAD_NP_FITS(pool, AVG_POOL_BACKWARD);
+GAD_NP_FITS(pad, PAD);
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */

@@ -103,6 +103,16 @@ static void operators_and_lists() {
         CHECK(same(gad::max_pool2d(img, po), gad_max_pool2d(img, &po, nullptr)));
         CHECK(same(gad::avg_pool2d(img, po), gad_avg_pool2d(img, &po)));
         CHECK(same(gad::adaptive_avg_pool2d(img, 1, 1), gad_adaptive_avg_pool2d(img, 1, 1)));
+        const int64_t pads[4] = {1, 0, 1, 1}, size[2] = {4, 5}, fsize[2] = {2, 3};
+        CHECK(same(gad::pad(img, {1, 0, 1, 1}, GAD_PAD_REPLICATE),
+                   gad_pad(img, pads, 4, GAD_PAD_REPLICATE, 0)));
+        CHECK(same(gad::interpolate(img, {4, 5}, GAD_INTERP_BILINEAR),
+                   gad_interpolate(img, size, nullptr, 2, GAD_INTERP_BILINEAR, 0)));
+        CHECK(same(gad::pixel_unshuffle(gad::pixel_shuffle(img, 1), 1), img));
+        gad_fold_opts fo{};
+        fo.kernel[0] = fo.kernel[1] = 1;
+        CHECK(same(gad::fold(gad::unfold(img, fo), {fsize[0], fsize[1]}, fo),
+                   gad_fold(gad_unfold(img, &fo), fsize, &fo)));
     }
     const int ax0[] = {0}, axl[] = {-1};
     CHECK(same(gad::sum(a, {0}), gad_sum(a, ax0, 1, 0)));
