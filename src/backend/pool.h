@@ -38,6 +38,13 @@ typedef struct gad_be_pool {
     void (*avg_fwd)(const gad_tensor *x, gad_tensor *y, const gad_pool_geom *g);
     /* gx = avg_fwd's transpose applied to gy (written whole). */
     void (*avg_bwd)(const gad_tensor *gy, gad_tensor *gx, const gad_pool_geom *g);
+    /* pad in modes reflect, replicate and circular (of the last one to
+     * three axes): y [P, Do, Ho, Wo] = x [P, D, H, W] read through the maps
+     * map[0] [Do], map[1] [Ho] and map[2] [Wo] of input positions (unpadded
+     * axes: n = 1, map {0}); columns [lo, lo + W) of each row are x's row
+     * whole. f32 or f64. */
+    void (*pad)(const gad_tensor *x, gad_tensor *y, const int64_t *const map[3],
+                const int64_t in[3], const int64_t out[3], int64_t lo);
 } gad_be_pool;
 
 #endif

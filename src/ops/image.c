@@ -1,11 +1,11 @@
 /* image.c: the shape ops for images (SPEC §3.8), as torch.nn.functional's
  * pad, interpolate, pixel_shuffle/unshuffle and unfold/fold.
  *
- * pad is an op of its own (PAD): its forward is strided copies (the memory
- * table's, so every back end runs it, as flip and roll), the centre first,
- * then each padded axis's two edges copied from the part of y already
- * written (reflect: a reversed view, replicate: a stride-0 view, circular:
- * the far end), so corners come out as PyTorch's. Its VJP is made of
+ * pad is an op of its own (PAD): constant mode is strided copies (the
+ * memory table's, so every back end runs it, as flip and roll); reflect,
+ * replicate and circular read x through an index map per padded axis in
+ * the back end's kernel (the pool family's pad), a row's centre in one
+ * copy, so corners come out as PyTorch's. Its VJP is made of
  * tracked ops: a slice (and a zero pad back, for crops) in constant mode,
  * else a scatter_add per padded axis through the axis's index map, so that
  * pad is twice differentiable.
@@ -16,6 +16,7 @@
  * padded input stacked, fold of slice_scatters summed (the transpose of
  * unfold's slices), so fold and unfold are each other's VJP. */
 #include "ops_int.h"
+#include "backend/pool.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +36,31 @@ static int64_t pad_src(int mode, int64_t o, int64_t n, int64_t lo) {
     return i;
 }
 
+/* y = x padded in mode reflect, replicate or circular (at most the last
+ * three axes padded) by the back end's kernel (pool family): 0, or -1 (a
+ * memory error, recorded). */
+static int pad_kernel(const char *op, gad_tensor *x, gad_tensor *y, const int64_t *lo, int mode) {
+    int r = x->rank;
+    int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, l[3] = {0, 0, 0};
+    for (int a = 0; a < 3 && a < r; a++) { /* a = 2: the last axis */
+        int d = r - 1 - a;
+        in[2 - a] = x->shape[d];
+        out[2 - a] = y->shape[d];
+        l[2 - a] = lo[d];
+    }
+    int64_t n = out[0] + out[1] + out[2], small[256];
+    int64_t *m = n <= 256 ? small : gad__alloc((size_t)n * sizeof *m);
+    if (!m) return (gad__err(GAD_ERR_MEMORY, op, "cannot allocate the index maps"), -1);
+    const int64_t *map[3] = {m, m + out[0], m + out[0] + out[1]};
+    for (int a = 0, k = 0; a < 3; a++)
+        for (int64_t o = 0; o < out[a]; o++) m[k++] = pad_src(mode, o, in[a], l[a]);
+    gad_tensor *xc = gad__contig(op, x);
+    if (xc) GAD_BE(x)->pool->pad(xc, y, map, in, out, l[2]);
+    gad_release(xc);
+    if (m != small) gad__free(m, (size_t)n * sizeof *m);
+    return xc ? 0 : -1;
+}
+
 static gad_tensor *pad_run(const char *op, gad_tensor *x, const int64_t *lo, const int64_t *hi,
                            int mode, double value) {
     int r = x->rank;
@@ -42,10 +68,13 @@ static gad_tensor *pad_run(const char *op, gad_tensor *x, const int64_t *lo, con
     for (int d = 0; d < r; d++) shape[d] = x->shape[d] + lo[d] + hi[d];
     gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, shape, r);
     if (!y) return NULL;
-    if (y->numel > 0) {
+    if (mode != GAD_PAD_CONSTANT) {
+        if (y->numel > 0 && pad_kernel(op, x, y, lo, mode)) {
+            gad_release(y);
+            return NULL;
+        }
+    } else if (y->numel > 0) { /* the centre, x cropped by negative pads, at the positive pads */
         size_t es = gad__dsize(x->dtype);
-        char *base = gad__ptr(y);
-        /* the centre: x cropped by negative pads, at the positive pads */
         int64_t cs[GAD_MAX_RANK], xoff = x->offset, yoff = 0;
         int any_pad = 0;
         for (int d = 0; d < r; d++) {
@@ -55,7 +84,7 @@ static gad_tensor *pad_run(const char *op, gad_tensor *x, const int64_t *lo, con
             yoff += (lo[d] > 0 ? lo[d] : 0) * y->strides[d];
             any_pad |= lo[d] > 0 || hi[d] > 0;
         }
-        if (mode == GAD_PAD_CONSTANT && any_pad) gad__fill(y, value);
+        if (any_pad) gad__fill(y, value);
         int64_t cn = 1;
         for (int d = 0; d < r; d++) cn *= cs[d];
         if (cn > 0) {
@@ -64,41 +93,8 @@ static gad_tensor *pad_run(const char *op, gad_tensor *x, const int64_t *lo, con
                 gad_release(y);
                 return NULL;
             }
-            gad__copy_strided(v, base + yoff * (int64_t)es, y->strides);
+            gad__copy_strided(v, (char *)gad__ptr(y) + yoff * (int64_t)es, y->strides);
             gad_release(v);
-        }
-        /* the edges, axis by axis from the last: axes after d are whole,
-         * axes before d only their centre */
-        for (int d = r - 1; mode != GAD_PAD_CONSTANT && d >= 0; d--) {
-            int64_t n = x->shape[d];
-            for (int side = 0; side < 2; side++) {
-                int64_t cnt = side ? hi[d] : lo[d];
-                if (cnt <= 0) continue;
-                int64_t vs[GAD_MAX_RANK], st[GAD_MAX_RANK], off = 0, doff = 0;
-                for (int e = 0; e < r; e++) {
-                    vs[e] = e > d ? shape[e] : x->shape[e];
-                    st[e] = y->strides[e];
-                    if (e < d) {
-                        off += lo[e] * y->strides[e];
-                        doff += lo[e] * y->strides[e];
-                    }
-                }
-                vs[d] = cnt;
-                /* the source of the edge's first position, and its step */
-                int64_t first = side ? lo[d] + n : 0;
-                int64_t src = lo[d] + pad_src(mode, first, n, lo[d]);
-                int64_t step = mode == GAD_PAD_REPLICATE ? 0 : mode == GAD_PAD_REFLECT ? -1 : 1;
-                off += src * y->strides[d];
-                st[d] = step * y->strides[d];
-                doff += first * y->strides[d];
-                gad_tensor *v = gad__view_new(op, y, vs, st, r, off);
-                if (!v) {
-                    gad_release(y);
-                    return NULL;
-                }
-                gad__copy_strided(v, base + doff * (int64_t)es, y->strides);
-                gad_release(v);
-            }
         }
     }
     y = gad__track(y, GAD_OP(PAD), &x, 1, NULL, 0);
@@ -168,6 +164,7 @@ gad_tensor *gad_pad(gad_tensor *x, const int64_t *pads, int npads, gad_pad_mode 
                             (long long)lo[d], (long long)hi[d], d,
                             gad__shape_str(b, x->shape, r));
     }
+    if (mode != GAD_PAD_CONSTANT && GAD_LACKS_FAM(op, x, pool, pad)) return NULL;
     return pad_run(op, x, lo, hi, (int)mode, value);
 }
 
