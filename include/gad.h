@@ -1426,6 +1426,123 @@ gad_tensor *gad_whiten(gad_tensor *x);
  * domain error; rng may be NULL when training is 0 or p is 0. */
 gad_tensor *gad_dropout(gad_tensor *x, double p, gad_rng *rng, int training);
 
+/* ---- pooling (issue 28; SPEC §3.8) --------------------------------------
+ * As torch.nn.functional's: x is [N, C, H, W] or [C, H, W] (2-d), [N, C, L]
+ * or [C, L] (1-d), f32 or f64; the batch may be empty, no other dim. Output
+ * sizes are PyTorch's: floor((n + 2 pad - dilation (k - 1) - 1) / stride) + 1,
+ * rounded up in ceil_mode, where the last window must then start inside
+ * the input or its left padding. */
+
+/* The options of max and avg pooling. [0] is H and [1] is W for 2-d; the
+ * 1-d ops read [0] only. Zero-filled fields are PyTorch's defaults: stride
+ * 0 is the kernel's, dilation 0 is 1, padding 0, ceil_mode off,
+ * count_include_pad on (exclude_pad = 1 is count_include_pad=False),
+ * divisor_override 0 none. */
+typedef struct gad_pool_opts {
+    int64_t kernel[2];
+    int64_t stride[2];
+    int64_t padding[2];       /* each side; at most kernel / 2 */
+    int64_t dilation[2];      /* max pooling only */
+    int ceil_mode;
+    int exclude_pad;          /* avg pooling: count_include_pad=False */
+    int64_t divisor_override; /* avg pooling: every window's divisor */
+} gad_pool_opts;
+
+/* The max of each window (padding is -inf). When indices is not NULL it
+ * gets the argmax positions (i64, the output's shape): h * W + w in the
+ * input's plane (l for 1-d), as PyTorch's return_indices; NULL on error.
+ * Ties go to the first position in the window, a NaN wins over numbers (the
+ * last NaN), as PyTorch's CPU kernels; the gradient goes to the argmax
+ * (summed where windows overlap); twice differentiable. Errors as
+ * PyTorch's: kernel, stride or dilation <= 0, padding < 0 or > kernel / 2,
+ * an empty non-batch dim, an output of size 0 (also for 1-d, where
+ * PyTorch 1.13 returns an empty tensor). */
+gad_tensor *gad_max_pool2d(gad_tensor *x, const gad_pool_opts *o, gad_tensor **indices);
+gad_tensor *gad_max_pool1d(gad_tensor *x, const gad_pool_opts *o, gad_tensor **indices);
+
+/* The mean of each window: the sum over the window inside the input,
+ * divided by divisor_override when > 0, else by the window's size cut at
+ * the padded input's end (with padding) or by the taps inside the input
+ * (exclude_pad). A window wholly in the padding gives 0. Linear, so the
+ * gradient (and its gradient) are tracked ops. dilation > 1 is a domain
+ * error (PyTorch's avg pooling has none); other errors as max pooling's,
+ * and a negative divisor_override. */
+gad_tensor *gad_avg_pool2d(gad_tensor *x, const gad_pool_opts *o);
+gad_tensor *gad_avg_pool1d(gad_tensor *x, const gad_pool_opts *o);
+
+/* Adaptive pooling to an output of oh x ow: output (i, j) pools rows
+ * [floor(i H / oh), ceil((i + 1) H / oh)) and the columns alike (PyTorch's
+ * windows). An output size of 0 gives an empty tensor; a negative one is a
+ * domain error. Global average pooling is gad_adaptive_avg_pool2d(x, 1, 1)
+ * (a [N, C, 1, 1] result; reshape to [N, C]); its kernel sums each plane
+ * as a whole. adaptive_max_pool2d's indices as max_pool2d's. */
+gad_tensor *gad_adaptive_avg_pool2d(gad_tensor *x, int64_t oh, int64_t ow);
+gad_tensor *gad_adaptive_max_pool2d(gad_tensor *x, int64_t oh, int64_t ow,
+                                    gad_tensor **indices);
+
+/* ---- shape ops for images (issue 28; SPEC §3.9) --------------------------- */
+
+typedef enum gad_pad_mode {
+    GAD_PAD_CONSTANT = 0,
+    GAD_PAD_REFLECT = 1, /* the edge not repeated: [1 2 3] by 2 -> 3 2 [1 2 3] 2 1 */
+    GAD_PAD_REPLICATE = 2,
+    GAD_PAD_CIRCULAR = 3
+} gad_pad_mode;
+
+/* torch.nn.functional.pad: pads[0..npads) in PyTorch's order, (left,
+ * right) pairs from the last dim backwards. Constant mode (value) pads any
+ * number of dims of any dtype, and a negative pad crops; reflect, replicate
+ * and circular pad the last 1-3 dims (npads 2, 4 or 6) of a float input of
+ * rank npads / 2 + 1 or + 2, pads >= 0, value ignored. Errors as PyTorch's:
+ * an odd npads or more pairs than dims, a reflect pad >= its dim, a circular
+ * pad > its dim, a negative size after cropping; plus a non-constant pad of
+ * an empty dim. Twice differentiable (the gradient folds the edges back). */
+gad_tensor *gad_pad(gad_tensor *x, const int64_t *pads, int npads, gad_pad_mode mode,
+                    double value);
+
+typedef enum gad_interp_mode {
+    GAD_INTERP_NEAREST = 0, /* PyTorch's "nearest": src = floor(dst * scale) */
+    GAD_INTERP_LINEAR = 1,  /* [N, C, L] */
+    GAD_INTERP_BILINEAR = 2 /* [N, C, H, W] */
+} gad_interp_mode;
+
+/* torch.nn.functional.interpolate over the n spatial dims of x ([N, C, L]
+ * or [N, C, H, W]; n = rank - 2): to size[0..n), or by scale_factor[0..n)
+ * (the output floor(in * s); the sources use 1 / s, as PyTorch's default
+ * recompute_scale_factor=None); exactly one of the two non-NULL. Nearest:
+ * src = min(floor(dst * scale), in - 1), scale = in / out. Linear and
+ * bilinear: PyTorch's source index (align_corners: dst (in - 1) / (out - 1);
+ * else (dst + 0.5) scale - 0.5 clamped at 0) and weights, in x's precision.
+ * align_corners with nearest is a domain error, as PyTorch's. Made of
+ * index_select and products: differentiable twice. */
+gad_tensor *gad_interpolate(gad_tensor *x, const int64_t *size, const double *scale_factor,
+                            int n, gad_interp_mode mode, int align_corners);
+
+/* torch.nn.functional.pixel_shuffle: [*, C r^2, H, W] -> [*, C, H r, W r]
+ * (rank 3 to 6); pixel_unshuffle the inverse. A factor <= 0 is a domain
+ * error; channels (or H and W) not divisible a shape error. Views and one
+ * copy: differentiable. */
+gad_tensor *gad_pixel_shuffle(gad_tensor *x, int64_t upscale_factor);
+gad_tensor *gad_pixel_unshuffle(gad_tensor *x, int64_t downscale_factor);
+
+/* The sliding blocks of unfold and fold ([0] H, [1] W): kernel > 0;
+ * dilation and stride 0 mean 1; padding >= 0 (zeros, both sides). */
+typedef struct gad_fold_opts {
+    int64_t kernel[2];
+    int64_t dilation[2];
+    int64_t padding[2];
+    int64_t stride[2];
+} gad_fold_opts;
+
+/* torch.nn.functional.unfold (im2col): x [N, C, H, W] (or [C, H, W]) ->
+ * [N, C kh kw, L], L the number of blocks (an input with none is a shape
+ * error); row c kh kw + i kw + j holds tap (i, j) of channel c. fold
+ * (col2im) is its transpose: cols [N, C kh kw, L] (or 2-D) summed into
+ * [N, C, H, W] of output_size (H, W), overlaps added. Each is the other's
+ * VJP (both are made of tracked slices). */
+gad_tensor *gad_unfold(gad_tensor *x, const gad_fold_opts *o);
+gad_tensor *gad_fold(gad_tensor *cols, const int64_t *output_size, const gad_fold_opts *o);
+
 /* Initializers: new f32 tensors of weights for a layer [fan_in, fan_out]
  * drawn from rng (not leaves: call gad_requires_grad). Xavier (Glorot &
  * Bengio 2010) uses a = gain * sqrt(6 / (fan_in + fan_out)) for uniform

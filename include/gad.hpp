@@ -55,6 +55,9 @@
  *     gad::cat({a, b}, 0), gad::stack({a, b}, 0)
  *     gad::sort(t, -1, true).values / .indices, gad::topk(t, 5) (the same two),
  *     gad::sample_logits(logits, rng, 0.8, 50, 0.95) (temperature, top_k, top_p)
+ *     gad::max_pool2d(t, opts), gad::avg_pool2d, gad::adaptive_avg_pool2d(t, 1, 1)
+ *     gad::pad(t, {1, 1, 2, 2}, GAD_PAD_REFLECT), gad::interpolate(t, {8, 8}, mode)
+ *     gad::pixel_shuffle(t, 2), gad::unfold(t, opts), gad::fold(c, {H, W}, opts)
  *   (gad.h's GAD_ALL, GAD_RANGE and GAD_RANGE_STEP work in C++ too.)
  *   Option structs have no compound literals in C++ either: name them,
  *     gad_adamw_opts opts{};   // every field 0: the defaults
@@ -303,6 +306,53 @@ inline tensor roll(tensor t, shape shifts, axes dims) {
 }
 inline tensor roll(tensor t, shape shifts) {
     return check(gad_roll(t, shifts.begin(), nullptr, detail::count(shifts)));
+}
+/* pooling (issue 28): the options by value, so that a braced or named
+ * gad_pool_opts reads in place; indices (optional) as in gad.h */
+inline tensor max_pool2d(tensor t, const gad_pool_opts &o, gad_tensor **indices = nullptr) {
+    return check(gad_max_pool2d(t, &o, indices));
+}
+inline tensor max_pool1d(tensor t, const gad_pool_opts &o, gad_tensor **indices = nullptr) {
+    return check(gad_max_pool1d(t, &o, indices));
+}
+inline tensor avg_pool2d(tensor t, const gad_pool_opts &o) {
+    return check(gad_avg_pool2d(t, &o));
+}
+inline tensor avg_pool1d(tensor t, const gad_pool_opts &o) {
+    return check(gad_avg_pool1d(t, &o));
+}
+inline tensor adaptive_avg_pool2d(tensor t, int64_t oh, int64_t ow) {
+    return check(gad_adaptive_avg_pool2d(t, oh, ow));
+}
+inline tensor adaptive_max_pool2d(tensor t, int64_t oh, int64_t ow,
+                                  gad_tensor **indices = nullptr) {
+    return check(gad_adaptive_max_pool2d(t, oh, ow, indices));
+}
+/* shape ops for images (issue 28): pads in PyTorch's order, sizes and
+ * scale factors as braced lists (one per spatial dim) */
+inline tensor pad(tensor t, shape pads, gad_pad_mode mode = GAD_PAD_CONSTANT,
+                  double value = 0) {
+    return check(gad_pad(t, pads.begin(), detail::count(pads), mode, value));
+}
+inline tensor interpolate(tensor t, shape size, gad_interp_mode mode = GAD_INTERP_NEAREST,
+                          bool align_corners = false) {
+    return check(gad_interpolate(t, size.begin(), nullptr, detail::count(size), mode,
+                                 align_corners));
+}
+inline tensor interpolate_scale(tensor t, std::initializer_list<double> scale_factor,
+                                gad_interp_mode mode = GAD_INTERP_NEAREST,
+                                bool align_corners = false) {
+    return check(gad_interpolate(t, nullptr, scale_factor.begin(),
+                                 detail::count(scale_factor), mode, align_corners));
+}
+inline tensor pixel_shuffle(tensor t, int64_t r) { return check(gad_pixel_shuffle(t, r)); }
+inline tensor pixel_unshuffle(tensor t, int64_t r) { return check(gad_pixel_unshuffle(t, r)); }
+inline tensor unfold(tensor t, const gad_fold_opts &o) { return check(gad_unfold(t, &o)); }
+inline tensor fold(tensor t, shape output_size, const gad_fold_opts &o) {
+    if (output_size.size() != 2)
+        gad_error_set(GAD_ERR_SHAPE, "fold", "output_size of %d dims (takes 2)",
+                      detail::count(output_size));
+    return check(output_size.size() != 2 ? nullptr : gad_fold(t, output_size.begin(), &o));
 }
 inline tensor sum(tensor t, axes a, bool keepdims = false) {
     return check(gad_sum(t, a.begin(), detail::count(a), keepdims ? 1 : 0));

@@ -1336,6 +1336,78 @@ GAD_CS_INLINE_ gad_tensor *gad__at_dropout(const char *gad_file_, int gad_line_,
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_max_pool2d(const char *gad_file_, int gad_line_, gad_tensor *x, const gad_pool_opts *o, gad_tensor **indices) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_max_pool2d)(x, o, indices);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_max_pool1d(const char *gad_file_, int gad_line_, gad_tensor *x, const gad_pool_opts *o, gad_tensor **indices) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_max_pool1d)(x, o, indices);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_avg_pool2d(const char *gad_file_, int gad_line_, gad_tensor *x, const gad_pool_opts *o) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_avg_pool2d)(x, o);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_avg_pool1d(const char *gad_file_, int gad_line_, gad_tensor *x, const gad_pool_opts *o) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_avg_pool1d)(x, o);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_adaptive_avg_pool2d(const char *gad_file_, int gad_line_, gad_tensor *x, int64_t oh, int64_t ow) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_adaptive_avg_pool2d)(x, oh, ow);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_adaptive_max_pool2d(const char *gad_file_, int gad_line_, gad_tensor *x, int64_t oh, int64_t ow, gad_tensor **indices) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_adaptive_max_pool2d)(x, oh, ow, indices);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_pad(const char *gad_file_, int gad_line_, gad_tensor *x, const int64_t *pads, int npads, gad_pad_mode mode, double value) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_pad)(x, pads, npads, mode, value);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_interpolate(const char *gad_file_, int gad_line_, gad_tensor *x, const int64_t *size, const double *scale_factor, int n, gad_interp_mode mode, int align_corners) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_interpolate)(x, size, scale_factor, n, mode, align_corners);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_pixel_shuffle(const char *gad_file_, int gad_line_, gad_tensor *x, int64_t upscale_factor) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_pixel_shuffle)(x, upscale_factor);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_pixel_unshuffle(const char *gad_file_, int gad_line_, gad_tensor *x, int64_t downscale_factor) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_pixel_unshuffle)(x, downscale_factor);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_unfold(const char *gad_file_, int gad_line_, gad_tensor *x, const gad_fold_opts *o) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_unfold)(x, o);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_fold(const char *gad_file_, int gad_line_, gad_tensor *cols, const int64_t *output_size, const gad_fold_opts *o) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_fold)(cols, output_size, o);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_init_xavier_uniform(const char *gad_file_, int gad_line_, gad_rng *rng, int64_t fan_in, int64_t fan_out, double gain) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_init_xavier_uniform)(rng, fan_in, fan_out, gain);
@@ -2009,6 +2081,18 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_categorical_entropy(...) gad__at_categorical_entropy(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_whiten(...) gad__at_whiten(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_dropout(...) gad__at_dropout(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_max_pool2d(...) gad__at_max_pool2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_max_pool1d(...) gad__at_max_pool1d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_avg_pool2d(...) gad__at_avg_pool2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_avg_pool1d(...) gad__at_avg_pool1d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_adaptive_avg_pool2d(...) gad__at_adaptive_avg_pool2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_adaptive_max_pool2d(...) gad__at_adaptive_max_pool2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_pad(...) gad__at_pad(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_interpolate(...) gad__at_interpolate(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_pixel_shuffle(...) gad__at_pixel_shuffle(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_pixel_unshuffle(...) gad__at_pixel_unshuffle(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_unfold(...) gad__at_unfold(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_fold(...) gad__at_fold(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_init_xavier_uniform(...) gad__at_init_xavier_uniform(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_init_xavier_normal(...) gad__at_init_xavier_normal(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_init_kaiming_uniform(...) gad__at_init_kaiming_uniform(__FILE__, __LINE__, __VA_ARGS__)

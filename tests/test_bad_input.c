@@ -4304,4 +4304,194 @@ ROW(dist_stats_reset, "gad_dist_stats_reset", "odd", "then gad_dist_stats_get", 
 GOOD(dist_finalize_one, "gad_dist_finalize", "odd", "a world of one, twice", "GAD_OK",
      gad_dist_finalize() == GAD_OK && gad_dist_finalize() == GAD_OK)
 
+AREA("Pooling (issue 28)")
+#define PO(...) (&(gad_pool_opts){__VA_ARGS__})
+TBAD(mpool_null, "gad_max_pool2d", "NULL", "x NULL", E_DOMAIN, "max_pool2d", NULL,
+     gad_max_pool2d(NULL, PO(.kernel = {2, 2}), NULL))
+TBAD(mpool_opts_null, "gad_max_pool2d", "NULL", "options NULL", E_DOMAIN, "max_pool2d", NULL,
+     gad_max_pool2d(F32T(1, 1, 4, 4), NULL, NULL))
+TBAD(mpool_released, "gad_max_pool2d", "released", "x released", E_DOMAIN, "max_pool2d",
+     "use of a released tensor", gad_max_pool2d(dead(), PO(.kernel = {2, 2}), NULL))
+TBAD(mpool_i64, "gad_max_pool2d", "dtype", "x i64", E_DTYPE, "max_pool2d", "i64",
+     gad_max_pool2d(I64T(1, 1, 4, 4), PO(.kernel = {2, 2}), NULL))
+TBAD(mpool_rank, "gad_max_pool2d", "rank", "x [4,4] (not [C,H,W] or [N,C,H,W])", E_SHAPE,
+     "max_pool2d", "[4,4]", gad_max_pool2d(F32T(4, 4), PO(.kernel = {2, 2}), NULL))
+TBAD(mpool_empty_c, "gad_max_pool2d", "empty", "x [2,0,4,4] (an empty channel dim)", E_SHAPE,
+     "max_pool2d", "[2,0,4,4]", gad_max_pool2d(F32T(2, 0, 4, 4), PO(.kernel = {2, 2}), NULL))
+GOOD(mpool_empty_n, "gad_max_pool2d", "empty", "x [0,2,4,4] (an empty batch)", "[0,2,2,2]",
+     SHAPE_IS(gad_max_pool2d(F32T(0, 2, 4, 4), PO(.kernel = {2, 2}), NULL), 0, 2, 2, 2))
+TBAD(mpool_kernel0, "gad_max_pool2d", "value", "kernel (0, 2)", E_DOMAIN, "max_pool2d",
+     "kernel_size", gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {0, 2}), NULL))
+TBAD(mpool_stride, "gad_max_pool2d", "value", "stride (-1, 1)", E_DOMAIN, "max_pool2d", "stride",
+     gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {2, 2}, .stride = {-1, 1}), NULL))
+TBAD(mpool_dil, "gad_max_pool2d", "value", "dilation (1, -2)", E_DOMAIN, "max_pool2d",
+     "dilation", gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {2, 2}, .dilation = {1, -2}), NULL))
+TBAD(mpool_padneg, "gad_max_pool2d", "value", "padding (-1, 0)", E_DOMAIN, "max_pool2d",
+     "non-negative", gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {2, 2}, .padding = {-1, 0}), NULL))
+TBAD(mpool_padhalf, "gad_max_pool2d", "value", "padding 2 > kernel 3 / 2", E_DOMAIN,
+     "max_pool2d", "half of kernel",
+     gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {3, 3}, .padding = {2, 2}), NULL))
+TBAD(mpool_small, "gad_max_pool2d", "shape", "kernel 5 over a 4x4 input", E_SHAPE, "max_pool2d",
+     "too small", gad_max_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {5, 5}), NULL))
+TBAD(mpool_padonly, "gad_max_pool2d", "shape", "a dilated window wholly in the padding",
+     E_SHAPE, "max_pool2d", "only padding",
+     gad_max_pool2d(F32T(1, 1, 1, 1), PO(.kernel = {1, 2}, .padding = {0, 1}, .dilation = {1, 2}),
+                    NULL))
+GOOD(mpool_unbatched, "gad_max_pool2d", "odd", "x [C,H,W], ceil_mode", "[2,2,2]",
+     SHAPE_IS(gad_max_pool2d(F32T(2, 3, 3), PO(.kernel = {2, 2}, .ceil_mode = 1), NULL), 2, 2, 2))
+TBAD(mpool1_null, "gad_max_pool1d", "NULL", "x NULL", E_DOMAIN, "max_pool1d", NULL,
+     gad_max_pool1d(NULL, PO(.kernel = {2}), NULL))
+TBAD(mpool1_rank, "gad_max_pool1d", "rank", "x [1,1,4,4]", E_SHAPE, "max_pool1d", "[1,1,4,4]",
+     gad_max_pool1d(F32T(1, 1, 4, 4), PO(.kernel = {2}), NULL))
+TBAD(mpool1_small, "gad_max_pool1d", "shape", "kernel 5 over 4", E_SHAPE, "max_pool1d",
+     "too small", gad_max_pool1d(F32T(1, 1, 4), PO(.kernel = {5}), NULL))
+GOOD(mpool1_empty_n, "gad_max_pool1d", "empty", "x [0,2,5]", "[0,2,2]",
+     SHAPE_IS(gad_max_pool1d(F32T(0, 2, 5), PO(.kernel = {2}), NULL), 0, 2, 2))
+TBAD(apool_null, "gad_avg_pool2d", "NULL", "x NULL", E_DOMAIN, "avg_pool2d", NULL,
+     gad_avg_pool2d(NULL, PO(.kernel = {2, 2})))
+TBAD(apool_i64, "gad_avg_pool2d", "dtype", "x i64", E_DTYPE, "avg_pool2d", "i64",
+     gad_avg_pool2d(I64T(1, 1, 4, 4), PO(.kernel = {2, 2})))
+TBAD(apool_rank, "gad_avg_pool2d", "rank", "x [4]", E_SHAPE, "avg_pool2d", "[4]",
+     gad_avg_pool2d(F32T(4), PO(.kernel = {2, 2})))
+TBAD(apool_dil, "gad_avg_pool2d", "value", "dilation 2 (avg pooling has none)", E_DOMAIN,
+     "avg_pool2d", "dilation", gad_avg_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {2, 2}, .dilation = {2, 2})))
+TBAD(apool_div, "gad_avg_pool2d", "value", "divisor_override -1", E_DOMAIN, "avg_pool2d",
+     "divisor", gad_avg_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {2, 2}, .divisor_override = -1)))
+TBAD(apool_padhalf, "gad_avg_pool2d", "value", "padding 2 > kernel 3 / 2", E_DOMAIN,
+     "avg_pool2d", "half of kernel",
+     gad_avg_pool2d(F32T(1, 1, 4, 4), PO(.kernel = {3, 3}, .padding = {2, 2})))
+GOOD(apool_empty_n, "gad_avg_pool2d", "empty", "x [0,1,4,4]", "[0,1,2,2]",
+     SHAPE_IS(gad_avg_pool2d(F32T(0, 1, 4, 4), PO(.kernel = {2, 2})), 0, 1, 2, 2))
+TBAD(apool1_null, "gad_avg_pool1d", "NULL", "x NULL", E_DOMAIN, "avg_pool1d", NULL,
+     gad_avg_pool1d(NULL, PO(.kernel = {2})))
+TBAD(apool1_rank, "gad_avg_pool1d", "rank", "x [4]", E_SHAPE, "avg_pool1d", "[4]",
+     gad_avg_pool1d(F32T(4), PO(.kernel = {2})))
+GOOD(apool1_ceil, "gad_avg_pool1d", "odd", "x [1,5], k 2, ceil_mode", "[1,3]",
+     SHAPE_IS(gad_avg_pool1d(F32T(1, 5), PO(.kernel = {2}, .ceil_mode = 1)), 1, 3))
+TBAD(aapool_null, "gad_adaptive_avg_pool2d", "NULL", "x NULL", E_DOMAIN, "adaptive_avg_pool2d",
+     NULL, gad_adaptive_avg_pool2d(NULL, 1, 1))
+TBAD(aapool_neg, "gad_adaptive_avg_pool2d", "value", "output size (-1, 2)", E_DOMAIN,
+     "adaptive_avg_pool2d", "-1", gad_adaptive_avg_pool2d(F32T(1, 1, 4, 4), -1, 2))
+TBAD(aapool_empty, "gad_adaptive_avg_pool2d", "empty", "x [2,3,0,5]", E_SHAPE,
+     "adaptive_avg_pool2d", "[2,3,0,5]", gad_adaptive_avg_pool2d(F32T(2, 3, 0, 5), 2, 2))
+TBAD(aapool_i64, "gad_adaptive_avg_pool2d", "dtype", "x i64", E_DTYPE, "adaptive_avg_pool2d",
+     "i64", gad_adaptive_avg_pool2d(I64T(1, 1, 4, 4), 1, 1))
+GOOD(aapool_zero, "gad_adaptive_avg_pool2d", "empty", "output size (0, 2)", "[1,1,0,2]",
+     SHAPE_IS(gad_adaptive_avg_pool2d(F32T(1, 1, 4, 4), 0, 2), 1, 1, 0, 2))
+GOOD(aapool_global, "gad_adaptive_avg_pool2d", "odd", "output 1x1 (global average pooling)",
+     "[2,3,1,1]", SHAPE_IS(gad_adaptive_avg_pool2d(F32T(2, 3, 5, 7), 1, 1), 2, 3, 1, 1))
+TBAD(ampool_null, "gad_adaptive_max_pool2d", "NULL", "x NULL", E_DOMAIN, "adaptive_max_pool2d",
+     NULL, gad_adaptive_max_pool2d(NULL, 1, 1, NULL))
+TBAD(ampool_rank, "gad_adaptive_max_pool2d", "rank", "x [4,4]", E_SHAPE, "adaptive_max_pool2d",
+     "[4,4]", gad_adaptive_max_pool2d(F32T(4, 4), 2, 2, NULL))
+TBAD(ampool_neg, "gad_adaptive_max_pool2d", "value", "output size (2, -3)", E_DOMAIN,
+     "adaptive_max_pool2d", "-3", gad_adaptive_max_pool2d(F32T(1, 1, 4, 4), 2, -3, NULL))
+GOOD(ampool_larger, "gad_adaptive_max_pool2d", "odd", "an output larger than the input",
+     "[1,1,6,5]", SHAPE_IS(gad_adaptive_max_pool2d(F32T(1, 1, 4, 4), 6, 5, NULL), 1, 1, 6, 5))
+#undef PO
+
+AREA("Shape ops for images (issue 28)")
+#define P4(a, b, c, d) ((const int64_t[]){a, b, c, d})
+#define FO(...) (&(gad_fold_opts){__VA_ARGS__})
+TBAD(pad_null, "gad_pad", "NULL", "x NULL", E_DOMAIN, "pad", NULL,
+     gad_pad(NULL, P4(1, 1, 1, 1), 4, GAD_PAD_CONSTANT, 0))
+TBAD(pad_nullpads, "gad_pad", "NULL", "pads NULL, npads 2", E_DOMAIN, "pad", NULL,
+     gad_pad(F32T(2, 3), NULL, 2, GAD_PAD_CONSTANT, 0))
+TBAD(pad_released, "gad_pad", "released", "x released", E_DOMAIN, "pad",
+     "use of a released tensor", gad_pad(dead(), P4(1, 1, 1, 1), 2, GAD_PAD_CONSTANT, 0))
+TBAD(pad_odd, "gad_pad", "shape", "npads 3", E_SHAPE, "pad", "divisible by 2",
+     gad_pad(F32T(2, 3), P4(1, 1, 1, 1), 3, GAD_PAD_CONSTANT, 0))
+TBAD(pad_long, "gad_pad", "rank", "3 pairs for a 2-D x", E_SHAPE, "pad", "too large",
+     gad_pad(F32T(2, 3), ((const int64_t[]){1, 1, 1, 1, 1, 1}), 6, GAD_PAD_CONSTANT, 0))
+TBAD(pad_reflect_big, "gad_pad", "value", "reflect pad 3 of a dim of 3", E_SHAPE, "pad",
+     "less than", gad_pad(F32T(1, 3, 3), P4(3, 0, 0, 0), 2, GAD_PAD_REFLECT, 0))
+TBAD(pad_circ_big, "gad_pad", "value", "circular pad 4 of a dim of 3", E_SHAPE, "pad",
+     "more than once", gad_pad(F32T(1, 3, 3), P4(0, 4, 0, 0), 2, GAD_PAD_CIRCULAR, 0))
+TBAD(pad_neg_refl, "gad_pad", "value", "a negative reflect pad", E_DOMAIN, "pad", ">= 0",
+     gad_pad(F32T(1, 3, 3), P4(-1, 0, 0, 0), 2, GAD_PAD_REFLECT, 0))
+TBAD(pad_crop_neg, "gad_pad", "value", "a crop past the dim", E_SHAPE, "pad", "negative size",
+     gad_pad(F32T(2, 3), P4(-2, -2, 0, 0), 2, GAD_PAD_CONSTANT, 0))
+TBAD(pad_mode, "gad_pad", "value", "mode 7", E_DOMAIN, "pad", "mode",
+     gad_pad(F32T(2, 3), P4(1, 1, 0, 0), 2, (gad_pad_mode)7, 0))
+TBAD(pad_rank_refl, "gad_pad", "rank", "reflect of a 1-D x", E_SHAPE, "pad", "[3]",
+     gad_pad(F32T(3), P4(1, 1, 0, 0), 2, GAD_PAD_REFLECT, 0))
+TBAD(pad_i64_refl, "gad_pad", "dtype", "reflect of an i64 x", E_DTYPE, "pad", "i64",
+     gad_pad(I64T(2, 3), P4(1, 1, 0, 0), 2, GAD_PAD_REFLECT, 0))
+TBAD(pad_empty_repl, "gad_pad", "empty", "replicate of an empty dim", E_SHAPE, "pad", "empty",
+     gad_pad(F32T(2, 0), P4(1, 1, 0, 0), 2, GAD_PAD_REPLICATE, 0))
+GOOD(pad_i64_const, "gad_pad", "dtype", "constant pad of an i64 x", "[2,5]",
+     SHAPE_IS(gad_pad(I64T(2, 3), P4(1, 1, 0, 0), 2, GAD_PAD_CONSTANT, 7), 2, 5))
+GOOD(pad_none, "gad_pad", "odd", "npads 0", "a copy of x",
+     SHAPE_IS(gad_pad(F32T(2, 3), NULL, 0, GAD_PAD_CONSTANT, 0), 2, 3))
+GOOD(pad_empty_batch, "gad_pad", "empty", "reflect of [0,2,3]", "[0,2,5]",
+     SHAPE_IS(gad_pad(F32T(0, 2, 3), P4(1, 1, 0, 0), 2, GAD_PAD_REFLECT, 0), 0, 2, 5))
+TBAD(interp_null, "gad_interpolate", "NULL", "x NULL", E_DOMAIN, "interpolate", NULL,
+     gad_interpolate(NULL, P4(2, 2, 0, 0), NULL, 2, GAD_INTERP_NEAREST, 0))
+TBAD(interp_both, "gad_interpolate", "NULL", "size and scale_factor both given", E_DOMAIN,
+     "interpolate", "only one", gad_interpolate(F32T(1, 1, 2, 2), P4(2, 2, 0, 0),
+                                                ((const double[]){2, 2}), 2, GAD_INTERP_NEAREST, 0))
+TBAD(interp_neither, "gad_interpolate", "NULL", "neither size nor scale_factor", E_DOMAIN,
+     "interpolate", "either", gad_interpolate(F32T(1, 1, 2, 2), NULL, NULL, 2, GAD_INTERP_NEAREST, 0))
+TBAD(interp_rank, "gad_interpolate", "rank", "bilinear of [1,2,3]", E_SHAPE, "interpolate",
+     "[1,2,3]", gad_interpolate(F32T(1, 2, 3), P4(2, 2, 0, 0), NULL, 2, GAD_INTERP_BILINEAR, 0))
+TBAD(interp_i64, "gad_interpolate", "dtype", "x i64", E_DTYPE, "interpolate", "i64",
+     gad_interpolate(I64T(1, 1, 2, 2), P4(2, 2, 0, 0), NULL, 2, GAD_INTERP_NEAREST, 0))
+TBAD(interp_zero, "gad_interpolate", "value", "size (0, 2)", E_SHAPE, "interpolate", "greater than 0",
+     gad_interpolate(F32T(1, 1, 2, 2), P4(0, 2, 0, 0), NULL, 2, GAD_INTERP_NEAREST, 0))
+TBAD(interp_sf_nan, "gad_interpolate", "NaN/Inf", "scale_factor NaN", E_DOMAIN, "interpolate",
+     "scale_factor", gad_interpolate(F32T(1, 1, 2, 2), NULL, ((const double[]){NAN, 2}), 2,
+                                     GAD_INTERP_NEAREST, 0))
+TBAD(interp_align_nearest, "gad_interpolate", "value", "align_corners with nearest", E_DOMAIN,
+     "interpolate", "align_corners",
+     gad_interpolate(F32T(1, 1, 2, 2), P4(3, 3, 0, 0), NULL, 2, GAD_INTERP_NEAREST, 1))
+TBAD(interp_n, "gad_interpolate", "shape", "n = 1 for a 2-D image", E_SHAPE, "interpolate", "1 sizes",
+     gad_interpolate(F32T(1, 1, 2, 2), P4(3, 3, 0, 0), NULL, 1, GAD_INTERP_NEAREST, 0))
+GOOD(interp_empty_batch, "gad_interpolate", "empty", "x [0,2,3,3]", "[0,2,6,6]",
+     SHAPE_IS(gad_interpolate(F32T(0, 2, 3, 3), P4(6, 6, 0, 0), NULL, 2, GAD_INTERP_BILINEAR, 1),
+              0, 2, 6, 6))
+TBAD(pshuf_null, "gad_pixel_shuffle", "NULL", "x NULL", E_DOMAIN, "pixel_shuffle", NULL,
+     gad_pixel_shuffle(NULL, 2))
+TBAD(pshuf_div, "gad_pixel_shuffle", "shape", "6 channels, factor 2", E_SHAPE, "pixel_shuffle",
+     "divisible", gad_pixel_shuffle(F32T(1, 6, 2, 2), 2))
+TBAD(pshuf_factor, "gad_pixel_shuffle", "value", "factor 0", E_DOMAIN, "pixel_shuffle", "factor",
+     gad_pixel_shuffle(F32T(1, 4, 2, 2), 0))
+TBAD(pshuf_rank, "gad_pixel_shuffle", "rank", "x [4,2]", E_SHAPE, "pixel_shuffle", "[4,2]",
+     gad_pixel_shuffle(F32T(4, 2), 2))
+GOOD(pshuf_unbatched, "gad_pixel_shuffle", "odd", "x [C,H,W], i64", "[1,4,4]",
+     SHAPE_IS(gad_pixel_shuffle(I64T(4, 2, 2), 2), 1, 4, 4))
+TBAD(punshuf_null, "gad_pixel_unshuffle", "NULL", "x NULL", E_DOMAIN, "pixel_unshuffle", NULL,
+     gad_pixel_unshuffle(NULL, 2))
+TBAD(punshuf_div, "gad_pixel_unshuffle", "shape", "H 3, factor 2", E_SHAPE, "pixel_unshuffle",
+     "divisible", gad_pixel_unshuffle(F32T(1, 1, 3, 2), 2))
+TBAD(punshuf_factor, "gad_pixel_unshuffle", "value", "factor -1", E_DOMAIN, "pixel_unshuffle",
+     "factor", gad_pixel_unshuffle(F32T(1, 1, 2, 2), -1))
+TBAD(unfold_null, "gad_unfold", "NULL", "x NULL", E_DOMAIN, "unfold", NULL,
+     gad_unfold(NULL, FO(.kernel = {2, 2})))
+TBAD(unfold_opts_null, "gad_unfold", "NULL", "options NULL", E_DOMAIN, "unfold", NULL,
+     gad_unfold(F32T(1, 1, 3, 3), NULL))
+TBAD(unfold_rank, "gad_unfold", "rank", "x [3,3]", E_SHAPE, "unfold", "[3,3]",
+     gad_unfold(F32T(3, 3), FO(.kernel = {2, 2})))
+TBAD(unfold_kernel, "gad_unfold", "value", "kernel (0, 2)", E_DOMAIN, "unfold", "kernel",
+     gad_unfold(F32T(1, 1, 3, 3), FO(.kernel = {0, 2})))
+TBAD(unfold_noblock, "gad_unfold", "shape", "kernel 4 over 3x3", E_SHAPE, "unfold", "no sliding",
+     gad_unfold(F32T(1, 1, 3, 3), FO(.kernel = {4, 4})))
+TBAD(unfold_i64, "gad_unfold", "dtype", "x i64", E_DTYPE, "unfold", "i64",
+     gad_unfold(I64T(1, 1, 3, 3), FO(.kernel = {2, 2})))
+GOOD(unfold_empty, "gad_unfold", "empty", "x [0,2,3,3]", "[0,8,4]",
+     SHAPE_IS(gad_unfold(F32T(0, 2, 3, 3), FO(.kernel = {2, 2})), 0, 8, 4))
+TBAD(fold_null, "gad_fold", "NULL", "cols NULL", E_DOMAIN, "fold", NULL,
+     gad_fold(NULL, P4(3, 3, 0, 0), FO(.kernel = {2, 2})))
+TBAD(fold_size_null, "gad_fold", "NULL", "output_size NULL", E_DOMAIN, "fold", NULL,
+     gad_fold(F32T(1, 4, 4), NULL, FO(.kernel = {2, 2})))
+TBAD(fold_div, "gad_fold", "shape", "6 rows for a 2x2 kernel", E_SHAPE, "fold", "divisible",
+     gad_fold(F32T(1, 6, 4), P4(3, 3, 0, 0), FO(.kernel = {2, 2})))
+TBAD(fold_blocks, "gad_fold", "shape", "5 blocks where 4 fit", E_SHAPE, "fold", "sliding blocks",
+     gad_fold(F32T(1, 4, 5), P4(3, 3, 0, 0), FO(.kernel = {2, 2})))
+TBAD(fold_rank, "gad_fold", "rank", "cols [4]", E_SHAPE, "fold", "[4]",
+     gad_fold(F32T(4), P4(3, 3, 0, 0), FO(.kernel = {2, 2})))
+GOOD(fold_unbatched, "gad_fold", "odd", "cols [C kh kw, L]", "[1,3,3]",
+     SHAPE_IS(gad_fold(F32T(4, 4), P4(3, 3, 0, 0), FO(.kernel = {2, 2})), 1, 3, 3))
+#undef P4
+#undef FO
+
 #endif /* BAD_ROWS_PASS */

@@ -28,6 +28,7 @@
 #include "backend/embedding.h"
 #include "backend/helix.h"
 #include "backend/masked_ce.h"
+#include "backend/pool.h" /* pooling (issue 28) */
 #include "backend/rms_norm.h"
 #include "backend/select.h"
 #include "backend/scan.h"
@@ -244,6 +245,7 @@ static gad_be_select td_select;
 static gad_be_sort td_sort;
 static gad_be_cumulative td_cumulative;
 static gad_be_sampling td_sampling;
+static gad_be_pool td_pool; /* pooling (issue 28) */
 
 static void td_table_reset(void) {
     td_backend = gad__cpu_backend; /* every kernel the CPU's, */
@@ -273,6 +275,8 @@ static void td_table_reset(void) {
     td_backend.sort = &td_sort;
     td_backend.cumulative = &td_cumulative;
     td_backend.sampling = &td_sampling;
+    td_pool = *gad__cpu_backend.pool; /* pooling (issue 28) */
+    td_backend.pool = &td_pool;
 }
 
 static void register_test_device(void) {

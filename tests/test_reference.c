@@ -191,6 +191,41 @@ static gad_tensor *apply(const ref_case *c) {
     if (!strcmp(op, "argmin")) return gad_argmin(in[0], (int)ip[0], (int)ip[1]);
     if (!strcmp(op, "cumsum")) return gad_cumsum(in[0], (int)ip[0]);
     if (!strcmp(op, "cumprod")) return gad_cumprod(in[0], (int)ip[0]);
+    if (!strcmp(op, "pool")) { /* pooling (issue 28): make_reference.py's iparams */
+        if (ip[0] >= 4)
+            return ip[0] == 4 ? gad_adaptive_avg_pool2d(in[0], ip[1], ip[2])
+                              : gad_adaptive_max_pool2d(in[0], ip[1], ip[2], NULL);
+        gad_pool_opts o = {.kernel = {ip[1], ip[2]}, .stride = {ip[3], ip[4]},
+                           .padding = {ip[5], ip[6]}, .dilation = {ip[7], ip[8]},
+                           .ceil_mode = (int)ip[9], .exclude_pad = !ip[10],
+                           .divisor_override = ip[11]};
+        switch (ip[0]) {
+        case 0: return gad_max_pool2d(in[0], &o, NULL);
+        case 1: return gad_max_pool1d(in[0], &o, NULL);
+        case 2: return gad_avg_pool2d(in[0], &o);
+        default: return gad_avg_pool1d(in[0], &o);
+        }
+    }
+    if (!strcmp(op, "image")) { /* image shape ops (issue 28): make_reference.py's iparams */
+        switch (ip[0]) {
+        case 0: return gad_pad(in[0], ip + 2, c->ni - 2, (gad_pad_mode)ip[1], c->dp[0]);
+        case 1: {
+            int n = gad_rank(in[0]) - 2;
+            return gad_interpolate(in[0], ip[3] ? NULL : ip + 4, ip[3] ? c->dp : NULL, n,
+                                   (gad_interp_mode)ip[1], (int)ip[2]);
+        }
+        case 2: return gad_pixel_shuffle(in[0], ip[1]);
+        case 3: return gad_pixel_unshuffle(in[0], ip[1]);
+        case 4: {
+            gad_fold_opts o = {{ip[1], ip[2]}, {ip[3], ip[4]}, {ip[5], ip[6]}, {ip[7], ip[8]}};
+            return gad_unfold(in[0], &o);
+        }
+        default: {
+            gad_fold_opts o = {{ip[3], ip[4]}, {ip[5], ip[6]}, {ip[7], ip[8]}, {ip[9], ip[10]}};
+            return gad_fold(in[0], ip + 1, &o);
+        }
+        }
+    }
     if (!strcmp(op, "cast"))
         return gad_cast(in[0], gad_dtype(in[0]) == GAD_F64 ? GAD_F32 : GAD_F64);
     /* comparisons and selection (issue 27) */

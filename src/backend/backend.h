@@ -145,6 +145,8 @@ typedef struct gad_backend {
     const struct gad_be_sort *sort;
     const struct gad_be_cumulative *cumulative;
     const struct gad_be_sampling *sampling;
+    /* pooling (issue 28; backend/pool.h) */
+    const struct gad_be_pool *pool;
 } gad_backend;
 
 /* Every kernel entry by name, for the test that takes them away one at a
@@ -166,6 +168,7 @@ typedef struct gad_backend {
     FAM(sort)                                                                  \
     FAM(cumulative)                                                            \
     FAM(sampling)                                                              \
+    FAM(pool)                                                                  \
     /* one family a line */
 #define GAD_BE_FAMILY_ENTRIES(F)                                               \
     F(scan, fwd) F(scan, bwd)                                                  \
@@ -177,6 +180,7 @@ typedef struct gad_backend {
     F(sort, sort) F(sort, topk) F(sort, argmin)                                \
     F(cumulative, cumsum) F(cumulative, cumprod) F(cumulative, cumprod_bwd)    \
     F(sampling, multinomial) F(sampling, logits_filter)                        \
+    F(pool, max_fwd) F(pool, max_bwd) F(pool, avg_fwd) F(pool, avg_bwd) F(pool, pad)\
     /* one family a line */
 
 /* An index error a back end found on its device and reports later, at a

@@ -96,6 +96,8 @@ const gad_backend gad__cpu_backend = {
     .sort = &gad__cpu_sort,
     .cumulative = &gad__cpu_cumulative,
     .sampling = &gad__cpu_sampling,
+    /* pooling (issue 28) */
+    .pool = &gad__cpu_pool,
 };
 
 /* GEMM keeps packing buffers per thread and may drive a BLAS with threads

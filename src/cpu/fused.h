@@ -94,5 +94,7 @@ extern const struct gad_be_helix gad__cpu_helix;
 extern const struct gad_be_sort gad__cpu_sort;
 extern const struct gad_be_cumulative gad__cpu_cumulative;
 extern const struct gad_be_sampling gad__cpu_sampling;
+/* pooling (issue 28): src/cpu/pool.c */
+extern const struct gad_be_pool gad__cpu_pool;
 
 #endif

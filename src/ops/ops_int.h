@@ -136,6 +136,20 @@ typedef struct gad_np_diag {
 typedef struct gad_np_cumsum {
     int64_t axis, reverse;
 } gad_np_cumsum;
+/* pooling (issue 28), the four ops of src/ops/pool.c: the window of each
+ * pooled axis (H then W; for 1-d pooling H is a unit axis, kernel 1), or
+ * for adaptive pooling the output size in kernel; nd: 1 or 2 */
+typedef struct gad_np_pool {
+    int64_t kernel[2], stride[2], pad[2], dil[2];
+    int64_t ceil, exclude_pad, divisor, adaptive, nd;
+} gad_np_pool;
+/* pad (issue 28): the left pad of each axis (negative: cropped; the right
+ * one is what the shapes leave), the mode (gad_pad_mode) and constant
+ * mode's value */
+typedef struct gad_np_pad {
+    int64_t lo[GAD_MAX_RANK], mode;
+    double value;
+} gad_np_pad;
 /* rms_norm, helix_block */
 typedef struct gad_np_eps {
     double eps;
@@ -176,6 +190,11 @@ GAD_NP_FITS(axis, SORT);
 GAD_NP_FITS(axis, TOPK);
 GAD_NP_FITS(cumsum, CUMSUM);
 GAD_NP_FITS(axis, CUMPROD);
+GAD_NP_FITS(pool, MAX_POOL); /* pooling (issue 28) */
+GAD_NP_FITS(pool, MAX_POOL_BACKWARD);
+GAD_NP_FITS(pool, AVG_POOL);
+GAD_NP_FITS(pool, AVG_POOL_BACKWARD);
+GAD_NP_FITS(pad, PAD);
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */

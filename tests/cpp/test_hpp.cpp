@@ -95,6 +95,25 @@ static void operators_and_lists() {
     const int64_t sh[] = {1, -3};
     CHECK(same(gad::roll(a, {1, -3}, {1, 0}), gad_roll(a, sh, perm, 2)));
     CHECK(same(gad::roll(a, {-3}), gad_roll(a, sh + 1, nullptr, 1)));
+    { /* pooling (issue 28) */
+        const int64_t ishape[4] = {1, 1, gad_shape(a)[0], gad_shape(a)[1]};
+        gad_tensor *img = gad_reshape(a, ishape, 4);
+        gad_pool_opts po{};
+        po.kernel[0] = po.kernel[1] = 1;
+        CHECK(same(gad::max_pool2d(img, po), gad_max_pool2d(img, &po, nullptr)));
+        CHECK(same(gad::avg_pool2d(img, po), gad_avg_pool2d(img, &po)));
+        CHECK(same(gad::adaptive_avg_pool2d(img, 1, 1), gad_adaptive_avg_pool2d(img, 1, 1)));
+        const int64_t pads[4] = {1, 0, 1, 1}, size[2] = {4, 5}, fsize[2] = {2, 3};
+        CHECK(same(gad::pad(img, {1, 0, 1, 1}, GAD_PAD_REPLICATE),
+                   gad_pad(img, pads, 4, GAD_PAD_REPLICATE, 0)));
+        CHECK(same(gad::interpolate(img, {4, 5}, GAD_INTERP_BILINEAR),
+                   gad_interpolate(img, size, nullptr, 2, GAD_INTERP_BILINEAR, 0)));
+        CHECK(same(gad::pixel_unshuffle(gad::pixel_shuffle(img, 1), 1), img));
+        gad_fold_opts fo{};
+        fo.kernel[0] = fo.kernel[1] = 1;
+        CHECK(same(gad::fold(gad::unfold(img, fo), {fsize[0], fsize[1]}, fo),
+                   gad_fold(gad_unfold(img, &fo), fsize, &fo)));
+    }
     const int ax0[] = {0}, axl[] = {-1};
     CHECK(same(gad::sum(a, {0}), gad_sum(a, ax0, 1, 0)));
     CHECK(same(gad::mean(a, {-1}, true), gad_mean(a, axl, 1, 1)));

@@ -1381,6 +1381,98 @@ static gad_tensor *n_embedding(prog *p) {
     return (which & 1) ? gad_embedding_fused(w, idx) : gad_embedding(w, idx);
 }
 
+/* pooling (issue 28): max/avg 1-d and 2-d with options from the input
+ * (invalid ones too: kernel 0, negative stride or padding, padding over
+ * kernel / 2, dilation with avg), adaptive to a small output. */
+static gad_tensor *n_pool(prog *p) {
+    unsigned which = u8(&p->in), b = u8(&p->in), c = u8(&p->in);
+    gad_tensor *x = arg(p);
+    gad_pool_opts o = {.kernel = {(int64_t)(b & 3) + (b & 4 ? 0 : 1), (int64_t)((b >> 3) & 3) + 1},
+                       .stride = {(int64_t)(c & 3) - (c & 4 ? 1 : 0), (int64_t)((c >> 3) & 3)},
+                       .padding = {(int64_t)((b >> 5) & 1), (int64_t)((b >> 6) & 3) - 1},
+                       .dilation = {(int64_t)((c >> 5) & 1) + 1, 1},
+                       .ceil_mode = (int)((c >> 6) & 1),
+                       .exclude_pad = (int)((c >> 7) & 1),
+                       .divisor_override = (int64_t)(which >> 6)};
+    if (over_cap(gad_numel(x), 9)) {
+        p->skip = 1;
+        return NULL;
+    }
+    int64_t oh = (int64_t)((b >> 2) % 5), ow = (int64_t)((c >> 2) % 5);
+    switch (which & 7) {
+    case 0: return gad_max_pool2d(x, &o, NULL);
+    case 1: return gad_max_pool1d(x, &o, NULL);
+    case 2: return gad_avg_pool2d(x, &o);
+    case 3: return gad_avg_pool1d(x, &o);
+    case 4: return gad_adaptive_max_pool2d(x, oh, ow, NULL);
+    default: {
+        if (over_cap(gad_numel(x), 25)) {
+            p->skip = 1;
+            return NULL;
+        }
+        return gad_adaptive_avg_pool2d(x, oh, ow);
+    }
+    }
+}
+
+/* shape ops for images (issue 28): pad (every mode, pads of -2..5, any
+ * count), interpolate, pixel_shuffle/unshuffle, unfold and fold. */
+static gad_tensor *n_image(prog *p) {
+    unsigned which = u8(&p->in), b = u8(&p->in), c = u8(&p->in);
+    gad_tensor *x = arg(p);
+    if (over_cap(gad_numel(x), 16)) {
+        p->skip = 1;
+        return NULL;
+    }
+    switch (which & 7) {
+    case 0:
+    case 1: {
+        int64_t pads[8];
+        int np = (int)(b & 7) + (b & 8 ? 1 : 0); /* an odd count too */
+        for (int i = 0; i < np && i < 8; i++) pads[i] = (int64_t)((c >> (i % 4)) % 8) - 2;
+        if (np > 8) np = 8;
+        int64_t grow = 1; /* the output's elements against the input's */
+        for (int i = 0; x && i < np / 2 && i < gad_rank(x); i++) {
+            int64_t d = gad_shape(x)[gad_rank(x) - 1 - i];
+            grow *= d ? (d + pads[2 * i] + pads[2 * i + 1] + d - 1) / d + 1 : 1;
+        }
+        if (grow > 64 || over_cap(gad_numel(x), grow) ||
+            (x && gad_numel(x) == 0 && gad_rank(x) > 0)) {
+            p->skip = 1; /* an empty x of a huge dim padded: its output need not be empty */
+            return NULL;
+        }
+        return gad_pad(x, pads, np, (gad_pad_mode)((which >> 3) & 3), (double)(c & 3));
+    }
+    case 2: {
+        int64_t size[2] = {(int64_t)(b % 7), (int64_t)(c % 7)};
+        double sf[2] = {(double)(b % 5) / 2, (double)(c % 5) / 2};
+        int by_sf = (which >> 3) & 1;
+        if ((!by_sf && over_cap(gad_numel(x), 49)) || (by_sf && x && gad_numel(x) == 0)) {
+            p->skip = 1;
+            return NULL;
+        }
+        return gad_interpolate(x, by_sf ? NULL : size, by_sf ? sf : NULL,
+                               x && gad_rank(x) >= 3 ? gad_rank(x) - 2 : 1,
+                               (gad_interp_mode)((which >> 4) % 4), (int)((which >> 6) & 1));
+    }
+    case 3: return gad_pixel_shuffle(x, (int64_t)(b % 4));
+    case 4: return gad_pixel_unshuffle(x, (int64_t)(b % 4));
+    default: {
+        gad_fold_opts o = {.kernel = {(int64_t)(b & 3), (int64_t)((b >> 2) & 3) + 1},
+                           .dilation = {(int64_t)((b >> 4) & 1), 1},
+                           .padding = {(int64_t)((c & 3)) - (c & 4 ? 1 : 0), 0},
+                           .stride = {(int64_t)((c >> 3) & 3), 1}};
+        if (over_cap(gad_numel(x), 64)) {
+            p->skip = 1;
+            return NULL;
+        }
+        if ((which & 7) == 5) return gad_unfold(x, &o);
+        int64_t out[2] = {(int64_t)((c >> 5) + 1), (int64_t)(which >> 5) + 1};
+        return gad_fold(x, out, &o);
+    }
+    }
+}
+
 static gad_tensor *n_dropout(prog *p) {
     static const double ps[8] = {0, 0.5, 0.1, 0.9, 1, -0.1, NAN, 0.999};
     gad_tensor *x = arg(p);
@@ -1684,6 +1776,8 @@ static const op_entry smooth_ops[] = {
     {"compare", s_compare},   {"select", s_select},
     /* sort, sampling */
     {"sort", r_sort},         {"sample", r_sample},
+    /* issue 28 */
+    {"pool", n_pool},         {"image", n_image},
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 

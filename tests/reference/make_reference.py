@@ -370,3 +370,89 @@ def with_zeros(t, positions):
          lambda t: torch.cumprod(t, 1), iparams=[1])
     case("cumprod_zeros_dim0", "cumprod", dt, [(with_zeros(U(4, 3), [0, 4, 10]), 1)],
          lambda t: torch.cumprod(t, 0), iparams=[0])
+# pooling (issue 28), seeded on its own so that blocks added elsewhere do
+# not move its values. iparams: the kind (0 max_pool2d, 1 max_pool1d,
+# 2 avg_pool2d, 3 avg_pool1d, 4 adaptive_avg_pool2d, 5 adaptive_max_pool2d),
+# then kernel (2), stride (2), padding (2), dilation (2), ceil_mode,
+# count_include_pad, divisor_override (0: none); adaptive: the output size.
+torch.manual_seed(28)
+PF = torch.nn.functional
+for dt in (torch.float64, torch.float32):
+    case("max_pool2d_k3s2p1_ceil", "pool", dt, [(U(2, 3, 7, 6), 1)],
+         lambda t: PF.max_pool2d(t, 3, 2, 1, ceil_mode=True),
+         iparams=[0, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0])
+    case("max_pool2d_dilated", "pool", dt, [(U(1, 2, 8, 7), 1)],
+         lambda t: PF.max_pool2d(t, (2, 3), (1, 2), (1, 0), dilation=(2, 1)),
+         iparams=[0, 2, 3, 1, 2, 1, 0, 2, 1, 0, 1, 0])
+    case("max_pool1d_k3s2p1d2", "pool", dt, [(U(2, 2, 11), 1)],
+         lambda t: PF.max_pool1d(t, 3, 2, 1, dilation=2, ceil_mode=True),
+         iparams=[1, 3, 0, 2, 0, 1, 0, 2, 0, 1, 1, 0])
+    case("avg_pool2d_exclude_pad", "pool", dt, [(U(2, 2, 7, 6), 1)],
+         lambda t: PF.avg_pool2d(t, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+         iparams=[2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0])
+    case("avg_pool2d_include_pad", "pool", dt, [(U(1, 2, 5, 6), 1)],
+         lambda t: PF.avg_pool2d(t, (3, 2), (2, 1), (1, 1), ceil_mode=True),
+         iparams=[2, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0])
+    case("avg_pool2d_divisor", "pool", dt, [(U(1, 2, 5, 5), 1)],
+         lambda t: PF.avg_pool2d(t, 2, 2, 1, divisor_override=3),
+         iparams=[2, 2, 2, 2, 2, 1, 1, 1, 1, 0, 1, 3])
+    case("avg_pool1d_ceil", "pool", dt, [(U(2, 3, 9), 1)],
+         lambda t: PF.avg_pool1d(t, 3, 2, 1, ceil_mode=True),
+         iparams=[3, 3, 0, 2, 0, 1, 0, 1, 0, 1, 1, 0])
+    case("adaptive_avg_pool2d", "pool", dt, [(U(2, 2, 5, 7), 1)],
+         lambda t: PF.adaptive_avg_pool2d(t, (3, 4)), iparams=[4, 3, 4])
+    case("global_avg_pool2d", "pool", dt, [(U(2, 3, 4, 5), 1)],
+         lambda t: PF.adaptive_avg_pool2d(t, 1), iparams=[4, 1, 1])
+    case("adaptive_max_pool2d", "pool", dt, [(U(2, 2, 5, 7), 1)],
+         lambda t: PF.adaptive_max_pool2d(t, (3, 2)), iparams=[5, 3, 2])
+
+# image shape ops (issue 28), seeded on their own. iparams: the kind, then
+# pad: 0, the mode (0 constant, 1 reflect, 2 replicate, 3 circular), the
+#   pads; dparams: the value
+# interpolate: 1, the mode (0 nearest, 1 linear, 2 bilinear), align_corners,
+#   by scale factor (dparams: the factors) or by size (then the sizes)
+# pixel_shuffle: 2, the factor; pixel_unshuffle: 3, the factor
+# unfold: 4, kernel (2), dilation (2), padding (2), stride (2)
+# fold: 5, output size (2), kernel (2), dilation (2), padding (2), stride (2)
+torch.manual_seed(2828)
+for dt in (torch.float64, torch.float32):
+    case("pad_constant_crop", "image", dt, [(U(2, 3, 4), 1)],
+         lambda t: PF.pad(t, (2, -1, -1, 1), value=0.5), iparams=[0, 0, 2, -1, -1, 1],
+         dparams=[0.5])
+    case("pad_reflect", "image", dt, [(U(1, 2, 4, 5), 1)],
+         lambda t: PF.pad(t, (2, 3, 3, 1), mode="reflect"), iparams=[0, 1, 2, 3, 3, 1],
+         dparams=[0])
+    case("pad_replicate", "image", dt, [(U(2, 3, 4), 1)],
+         lambda t: PF.pad(t, (3, 1), mode="replicate"), iparams=[0, 2, 3, 1], dparams=[0])
+    case("pad_circular", "image", dt, [(U(1, 2, 3, 4), 1)],
+         lambda t: PF.pad(t, (4, 1, 2, 3), mode="circular"), iparams=[0, 3, 4, 1, 2, 3],
+         dparams=[0])
+    case("interp_nearest_size", "image", dt, [(U(1, 2, 3, 5), 1)],
+         lambda t: PF.interpolate(t, size=(7, 3), mode="nearest"), iparams=[1, 0, 0, 0, 7, 3])
+    case("interp_nearest_sf", "image", dt, [(U(1, 2, 3, 4), 1)],
+         lambda t: PF.interpolate(t, scale_factor=(1.5, 2.5), mode="nearest"),
+         iparams=[1, 0, 0, 1], dparams=[1.5, 2.5])
+    case("interp_bilinear", "image", dt, [(U(2, 2, 3, 4), 1)],
+         lambda t: PF.interpolate(t, size=(5, 7), mode="bilinear", align_corners=False),
+         iparams=[1, 2, 0, 0, 5, 7])
+    case("interp_bilinear_ac", "image", dt, [(U(1, 2, 4, 3), 1)],
+         lambda t: PF.interpolate(t, size=(7, 2), mode="bilinear", align_corners=True),
+         iparams=[1, 2, 1, 0, 7, 2])
+    case("interp_bilinear_sf", "image", dt, [(U(1, 1, 3, 3), 1)],
+         lambda t: PF.interpolate(t, scale_factor=(2.0, 1.5), mode="bilinear"),
+         iparams=[1, 2, 0, 1], dparams=[2.0, 1.5])
+    case("interp_linear", "image", dt, [(U(2, 3, 5), 1)],
+         lambda t: PF.interpolate(t, size=8, mode="linear"), iparams=[1, 1, 0, 0, 8])
+    case("interp_linear_down", "image", dt, [(U(2, 3, 9), 1)],
+         lambda t: PF.interpolate(t, size=4, mode="linear", align_corners=True),
+         iparams=[1, 1, 1, 0, 4])
+    case("pixel_shuffle", "image", dt, [(U(2, 8, 2, 3), 1)],
+         lambda t: PF.pixel_shuffle(t, 2), iparams=[2, 2])
+    case("pixel_unshuffle", "image", dt, [(U(1, 2, 6, 3), 1)],
+         lambda t: PF.pixel_unshuffle(t, 3), iparams=[3, 3])
+    case("unfold", "image", dt, [(U(2, 2, 5, 6), 1)],
+         lambda t: PF.unfold(t, (2, 3), dilation=(2, 1), padding=(1, 0), stride=(2, 2)),
+         iparams=[4, 2, 3, 2, 1, 1, 0, 2, 2])
+    case("fold", "image", dt, [(U(2, 12, 6), 1)],
+         lambda t: PF.fold(t, (5, 4), (2, 3), dilation=(1, 1), padding=(1, 1), stride=(2, 2)),
+         iparams=[5, 5, 4, 2, 3, 1, 1, 1, 1, 2, 2])

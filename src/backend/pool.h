@@ -1,0 +1,50 @@
+/* pool.h: the pooling family of the seam (backend.h): max and average
+ * pooling over the last two axes of packed tensors, seen as P planes of
+ * [H, W] (1-d pooling is H = 1). The CPU's: src/cpu/pool.c. */
+#ifndef GAD_BE_POOL_H
+#define GAD_BE_POOL_H
+
+#include "backend/backend.h"
+
+/* One axis of a pooling: output o reads the len[o] input positions
+ * beg[o], beg[o] + dil, ... (all inside [0, n_in), padding already cut
+ * off); cnt[o] is its factor of the average's divisor (the window's size
+ * with or without padding, as the op decided). len[o] may be 0 (an average
+ * of nothing is 0). */
+typedef struct gad_pool_axis {
+    int64_t n_in, n_out, dil;
+    const int64_t *beg, *len, *cnt;
+} gad_pool_axis;
+
+/* The windows of a pooling: rows (h) then columns (w); divisor: the
+ * average's divisor for every output when > 0 (divisor_override), else
+ * cnt_h[oh] * cnt_w[ow]. */
+typedef struct gad_pool_geom {
+    gad_pool_axis h, w;
+    int64_t divisor;
+} gad_pool_geom;
+
+typedef struct gad_be_pool {
+    /* y [P, Ho, Wo] = the max of each window of x [P, H, W]; idx (i64, of
+     * y's shape, or NULL) = its flat position in the plane (h * W + w).
+     * The first maximum wins; a NaN wins over numbers (the last NaN), as
+     * PyTorch's CPU kernels do. */
+    void (*max_fwd)(const gad_tensor *x, gad_tensor *y, gad_tensor *idx,
+                    const gad_pool_geom *g);
+    /* gx [P, H, W] = 0, then gy's values added at idx (the scatter of max
+     * pooling's backward); hw: H * W. */
+    void (*max_bwd)(const gad_tensor *gy, const gad_tensor *idx, gad_tensor *gx, int64_t hw);
+    /* y = the sum of each window of x over its divisor. */
+    void (*avg_fwd)(const gad_tensor *x, gad_tensor *y, const gad_pool_geom *g);
+    /* gx = avg_fwd's transpose applied to gy (written whole). */
+    void (*avg_bwd)(const gad_tensor *gy, gad_tensor *gx, const gad_pool_geom *g);
+    /* pad in modes reflect, replicate and circular (of the last one to
+     * three axes): y [P, Do, Ho, Wo] = x [P, D, H, W] read through the maps
+     * map[0] [Do], map[1] [Ho] and map[2] [Wo] of input positions (unpadded
+     * axes: n = 1, map {0}); columns [lo, lo + W) of each row are x's row
+     * whole. f32 or f64. */
+    void (*pad)(const gad_tensor *x, gad_tensor *y, const int64_t *const map[3],
+                const int64_t in[3], const int64_t out[3], int64_t lo);
+} gad_be_pool;
+
+#endif

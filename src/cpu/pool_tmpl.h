@@ -1,0 +1,173 @@
+/* pool_tmpl.h: max and average pooling, forward and backward, written once
+ * for an element type T with suffix SFX (included by pool.c for float and
+ * double). Threads own whole planes, so no two write the same element and
+ * results do not depend on the thread count. */
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(CAT(name, _), SFX)
+
+typedef struct {
+    const T *x;
+    T *y;
+    int64_t *idx;
+    const int64_t *cidx;
+    const gad_pool_geom *g;
+} FN(pool_ctx);
+
+/* One plane's max pooling. A window read whole (len = the kernel) takes the
+ * unrolled-free inner loop over a row; the comparison keeps the first
+ * maximum and lets a NaN through (PyTorch's `val > max || isnan(val)`). */
+static void FN(max_plane)(const T *xp, T *yp, int64_t *ip, const gad_pool_geom *g) {
+    const gad_pool_axis *h = &g->h, *w = &g->w;
+    int64_t W = w->n_in, Wo = w->n_out, dh = h->dil, dw = w->dil;
+    for (int64_t oh = 0; oh < h->n_out; oh++) {
+        int64_t bh = h->beg[oh], nh = h->len[oh];
+        T *yr = yp + oh * Wo;
+        int64_t *ir = ip ? ip + oh * Wo : NULL;
+        for (int64_t ow = 0; ow < Wo; ow++) {
+            int64_t bw = w->beg[ow], nw = w->len[ow], mi = bh * W + bw;
+            T m = -INFINITY;
+            for (int64_t i = 0; i < nh; i++) {
+                int64_t r = (bh + i * dh) * W + bw;
+                const T *row = xp + r;
+                for (int64_t j = 0; j < nw; j++) {
+                    T v = row[j * dw];
+                    if (v > m || v != v) {
+                        m = v;
+                        mi = r + j * dw;
+                    }
+                }
+            }
+            yr[ow] = m;
+            if (ir) ir[ow] = mi;
+        }
+    }
+}
+
+static void FN(max_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(pool_ctx) *c = vc;
+    const gad_pool_geom *g = c->g;
+    int64_t HW = g->h.n_in * g->w.n_in, L = g->h.n_out * g->w.n_out;
+    for (int64_t p = lo; p < hi; p++)
+        FN(max_plane)(c->x + p * HW, c->y + p * L, c->idx ? c->idx + p * L : NULL, g);
+}
+
+static void FN(pool_max_fwd)(const T *x, T *y, int64_t *idx, int64_t P,
+                                  const gad_pool_geom *g) {
+    FN(pool_ctx) c = {.x = x, .y = y, .idx = idx, .g = g};
+    int64_t work = g->h.n_in * g->w.n_in + g->h.n_out * g->w.n_out;
+    gad__parallel_for(P, 32768 / (work + 1) + 1, FN(max_fwd_range), &c);
+}
+
+typedef struct {
+    const T *gy;
+    const int64_t *idx;
+    T *gx;
+    int64_t L, HW;
+} FN(scatter_ctx);
+
+static void FN(max_bwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(scatter_ctx) *c = vc;
+    for (int64_t p = lo; p < hi; p++) {
+        T *gx = c->gx + p * c->HW;
+        const T *gy = c->gy + p * c->L;
+        const int64_t *ix = c->idx + p * c->L;
+        memset(gx, 0, (size_t)c->HW * sizeof(T));
+        for (int64_t o = 0; o < c->L; o++) gx[ix[o]] += gy[o];
+    }
+}
+
+static void FN(pool_max_bwd)(const T *gy, const int64_t *idx, T *gx, int64_t P,
+                                  int64_t L, int64_t HW) {
+    FN(scatter_ctx) c = {.gy = gy, .idx = idx, .gx = gx, .L = L, .HW = HW};
+    gad__parallel_for(P, 32768 / (L + HW + 1) + 1, FN(max_bwd_range), &c);
+}
+
+/* The divisor of output (oh, ow). */
+static inline T FN(avg_div)(const gad_pool_geom *g, int64_t oh, int64_t ow) {
+    return g->divisor > 0 ? (T)g->divisor : (T)(g->h.cnt[oh] * g->w.cnt[ow]);
+}
+
+/* A row segment's sum in four interleaved partial sums (the order fixed by
+ * the segment alone), so that long windows (global pooling) vectorise. */
+static inline T FN(row_sum)(const T *r, int64_t n) {
+    T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        s0 += r[j];
+        s1 += r[j + 1];
+        s2 += r[j + 2];
+        s3 += r[j + 3];
+    }
+    for (; j < n; j++) s0 += r[j];
+    return (s0 + s1) + (s2 + s3);
+}
+
+static void FN(avg_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(pool_ctx) *c = vc;
+    const gad_pool_geom *g = c->g;
+    const gad_pool_axis *h = &g->h, *w = &g->w;
+    int64_t W = w->n_in, HW = h->n_in * W, Wo = w->n_out, L = h->n_out * Wo;
+    for (int64_t p = lo; p < hi; p++) {
+        const T *xp = c->x + p * HW;
+        T *yp = c->y + p * L;
+        for (int64_t oh = 0; oh < h->n_out; oh++) {
+            int64_t bh = h->beg[oh], nh = h->len[oh];
+            for (int64_t ow = 0; ow < Wo; ow++) {
+                int64_t bw = w->beg[ow], nw = w->len[ow];
+                T s = 0;
+                if (nw == 2) /* 2x2 and the like: no call, no tail */
+                    for (int64_t i = 0; i < nh; i++) {
+                        const T *r = xp + (bh + i) * W + bw;
+                        s += r[0] + r[1];
+                    }
+                else
+                    for (int64_t i = 0; i < nh; i++) s += FN(row_sum)(xp + (bh + i) * W + bw, nw);
+                yp[oh * Wo + ow] = nh && nw ? s / FN(avg_div)(g, oh, ow) : 0;
+            }
+        }
+    }
+}
+
+static void FN(pool_avg_fwd)(const T *x, T *y, int64_t P, const gad_pool_geom *g) {
+    FN(pool_ctx) c = {.x = x, .y = y, .g = g};
+    int64_t work = g->h.n_in * g->w.n_in + g->h.n_out * g->w.n_out;
+    gad__parallel_for(P, 32768 / (work + 1) + 1, FN(avg_fwd_range), &c);
+}
+
+/* gx = 0, then each output's gradient over its divisor added to its
+ * window (in output order, fixed by the shapes). */
+static void FN(avg_bwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(pool_ctx) *c = vc;
+    const gad_pool_geom *g = c->g;
+    const gad_pool_axis *h = &g->h, *w = &g->w;
+    int64_t W = w->n_in, HW = h->n_in * W, Wo = w->n_out, L = h->n_out * Wo;
+    for (int64_t p = lo; p < hi; p++) {
+        T *gx = c->y + p * HW;
+        const T *gy = c->x + p * L;
+        memset(gx, 0, (size_t)HW * sizeof(T));
+        for (int64_t oh = 0; oh < h->n_out; oh++) {
+            int64_t bh = h->beg[oh], nh = h->len[oh];
+            for (int64_t ow = 0; ow < Wo; ow++) {
+                int64_t bw = w->beg[ow], nw = w->len[ow];
+                if (!nh || !nw) continue;
+                T v = gy[oh * Wo + ow] / FN(avg_div)(g, oh, ow);
+                for (int64_t i = 0; i < nh; i++) {
+                    T *r = gx + (bh + i) * W + bw;
+                    for (int64_t j = 0; j < nw; j++) r[j] += v;
+                }
+            }
+        }
+    }
+}
+
+static void FN(pool_avg_bwd)(const T *gy, T *gx, int64_t P, const gad_pool_geom *g) {
+    FN(pool_ctx) c = {.x = gy, .y = gx, .g = g};
+    int64_t work = g->h.n_in * g->w.n_in + g->h.n_out * g->w.n_out;
+    gad__parallel_for(P, 32768 / (work + 1) + 1, FN(avg_bwd_range), &c);
+}
+
+#undef FN
+#undef CAT
+#undef CAT_

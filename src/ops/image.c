@@ -1,0 +1,574 @@
+/* image.c: the shape ops for images (SPEC §3.9), as torch.nn.functional's
+ * pad, interpolate, pixel_shuffle/unshuffle and unfold/fold.
+ *
+ * pad is an op of its own (PAD): constant mode is strided copies (the
+ * memory table's, so every back end runs it, as flip and roll); reflect,
+ * replicate and circular read x through an index map per padded axis in
+ * the back end's kernel (the pool family's pad), a row's centre in one
+ * copy, so corners come out as PyTorch's. Its VJP is made of
+ * tracked ops: a slice (and a zero pad back, for crops) in constant mode,
+ * else a scatter_add per padded axis through the axis's index map, so that
+ * pad is twice differentiable.
+ *
+ * The others are compositions of tracked ops (no entry of their own):
+ * interpolate of index_select along each axis with weights, pixel_shuffle
+ * of a reshape, a permute and a reshape, unfold of strided slices of the
+ * padded input stacked, fold of slice_scatters summed (the transpose of
+ * unfold's slices), so fold and unfold are each other's VJP. */
+#include "ops_int.h"
+#include "backend/pool.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static const char *const mode_names[4] = {"constant", "reflect", "replicate", "circular"};
+
+/* ------------------------------------------------------------------ pad */
+
+/* Input position of output position o along an axis of n padded by lo on
+ * the left (mode reflect, replicate or circular; lo may be 0). */
+static int64_t pad_src(int mode, int64_t o, int64_t n, int64_t lo) {
+    int64_t i = o - lo;
+    if (mode == GAD_PAD_REPLICATE) return i < 0 ? 0 : i >= n ? n - 1 : i;
+    if (mode == GAD_PAD_CIRCULAR) return ((i % n) + n) % n;
+    if (i < 0) return -i; /* reflect, without the edge */
+    if (i >= n) return 2 * (n - 1) - i;
+    return i;
+}
+
+/* y = x padded in mode reflect, replicate or circular (at most the last
+ * three axes padded) by the back end's kernel (pool family): 0, or -1 (a
+ * memory error, recorded). */
+static int pad_kernel(const char *op, gad_tensor *x, gad_tensor *y, const int64_t *lo, int mode) {
+    int r = x->rank;
+    int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, l[3] = {0, 0, 0};
+    for (int a = 0; a < 3 && a < r; a++) { /* a = 2: the last axis */
+        int d = r - 1 - a;
+        in[2 - a] = x->shape[d];
+        out[2 - a] = y->shape[d];
+        l[2 - a] = lo[d];
+    }
+    int64_t n = out[0] + out[1] + out[2], small[256];
+    int64_t *m = n <= 256 ? small : gad__alloc((size_t)n * sizeof *m);
+    if (!m) return (gad__err(GAD_ERR_MEMORY, op, "cannot allocate the index maps"), -1);
+    const int64_t *map[3] = {m, m + out[0], m + out[0] + out[1]};
+    for (int a = 0, k = 0; a < 3; a++)
+        for (int64_t o = 0; o < out[a]; o++) m[k++] = pad_src(mode, o, in[a], l[a]);
+    gad_tensor *xc = gad__contig(op, x);
+    if (xc) GAD_BE(x)->pool->pad(xc, y, map, in, out, l[2]);
+    gad_release(xc);
+    if (m != small) gad__free(m, (size_t)n * sizeof *m);
+    return xc ? 0 : -1;
+}
+
+static gad_tensor *pad_run(const char *op, gad_tensor *x, const int64_t *lo, const int64_t *hi,
+                           int mode, double value) {
+    int r = x->rank;
+    int64_t shape[GAD_MAX_RANK];
+    for (int d = 0; d < r; d++) shape[d] = x->shape[d] + lo[d] + hi[d];
+    gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, shape, r);
+    if (!y) return NULL;
+    if (mode != GAD_PAD_CONSTANT) {
+        if (y->numel > 0 && pad_kernel(op, x, y, lo, mode)) {
+            gad_release(y);
+            return NULL;
+        }
+    } else if (y->numel > 0) { /* the centre, x cropped by negative pads, at the positive pads */
+        size_t es = gad__dsize(x->dtype);
+        int64_t cs[GAD_MAX_RANK], xoff = x->offset, yoff = 0;
+        int any_pad = 0;
+        for (int d = 0; d < r; d++) {
+            int64_t l = lo[d] < 0 ? -lo[d] : 0, h = hi[d] < 0 ? -hi[d] : 0;
+            cs[d] = x->shape[d] - l - h;
+            xoff += l * x->strides[d];
+            yoff += (lo[d] > 0 ? lo[d] : 0) * y->strides[d];
+            any_pad |= lo[d] > 0 || hi[d] > 0;
+        }
+        if (any_pad) gad__fill(y, value);
+        int64_t cn = 1;
+        for (int d = 0; d < r; d++) cn *= cs[d];
+        if (cn > 0) {
+            gad_tensor *v = gad__view_new(op, x, cs, x->strides, r, xoff);
+            if (!v) {
+                gad_release(y);
+                return NULL;
+            }
+            gad__copy_strided(v, (char *)gad__ptr(y) + yoff * (int64_t)es, y->strides);
+            gad_release(v);
+        }
+    }
+    y = gad__track(y, GAD_OP(PAD), &x, 1, NULL, 0);
+    if (y && y->node) {
+        gad_np_pad *p = GAD_NODE_P(y->node, pad);
+        for (int d = 0; d < GAD_MAX_RANK; d++) p->lo[d] = d < r ? lo[d] : 0;
+        p->mode = mode;
+        p->value = value;
+    }
+    return gad__own(y);
+}
+
+gad_tensor *gad_pad(gad_tensor *x, const int64_t *pads, int npads, gad_pad_mode mode,
+                    double value) {
+    const char *op = "pad";
+    GAD_NEED(op, x);
+    char b[GAD_SHAPE_BUF];
+    if ((unsigned)mode > GAD_PAD_CIRCULAR)
+        return gad__err(GAD_ERR_DOMAIN, op, "unknown mode %d", (int)mode);
+    if (npads < 0 || npads % 2)
+        return gad__err(GAD_ERR_SHAPE, op, "padding length must be divisible by 2, got %d",
+                        npads);
+    if (npads && !pads) return gad__null_arg(op);
+    int r = x->rank, k = npads / 2;
+    if (k > r)
+        return gad__err(GAD_ERR_SHAPE, op, "padding length %d too large for input %s", npads,
+                        gad__shape_str(b, x->shape, r));
+    if (mode != GAD_PAD_CONSTANT) {
+        if (gad__need_float(op, x)) return NULL;
+        if (k < 1 || k > 3 || r < k + 1 || r > k + 2)
+            return gad__err(GAD_ERR_SHAPE, op,
+                            "%s padding of %d dims takes a %dD or %dD input, got %s "
+                            "(PyTorch's non-constant modes pad the last 1-3 dims)",
+                            mode_names[mode], k, k + 1, k + 2, gad__shape_str(b, x->shape, r));
+    }
+    int64_t lo[GAD_MAX_RANK] = {0}, hi[GAD_MAX_RANK] = {0};
+    for (int i = 0; i < k; i++) { /* PyTorch's order: the last dim first */
+        int d = r - 1 - i;
+        lo[d] = pads[2 * i];
+        hi[d] = pads[2 * i + 1];
+        int64_t n = x->shape[d];
+        if (mode == GAD_PAD_CONSTANT) {
+            if ((lo[d] < 0 && -lo[d] > n) || (hi[d] < 0 && -hi[d] > n) || n + lo[d] + hi[d] < 0)
+                return gad__err(GAD_ERR_SHAPE, op,
+                                "input size %lld of dim %d with padding (%lld, %lld) gives a "
+                                "negative size",
+                                (long long)n, d, (long long)lo[d], (long long)hi[d]);
+            continue;
+        }
+        if (lo[d] < 0 || hi[d] < 0)
+            return gad__err(GAD_ERR_DOMAIN, op,
+                            "%s padding must be >= 0, got (%lld, %lld) at dim %d of %s",
+                            mode_names[mode], (long long)lo[d], (long long)hi[d], d,
+                            gad__shape_str(b, x->shape, r));
+        if ((lo[d] || hi[d]) && n == 0)
+            return gad__err(GAD_ERR_SHAPE, op, "%s padding of an empty dim %d of %s",
+                            mode_names[mode], d, gad__shape_str(b, x->shape, r));
+        if (mode == GAD_PAD_REFLECT && (lo[d] >= n || hi[d] >= n))
+            return gad__err(GAD_ERR_SHAPE, op,
+                            "padding size should be less than the corresponding input "
+                            "dimension, but got padding (%lld, %lld) at dim %d of %s",
+                            (long long)lo[d], (long long)hi[d], d,
+                            gad__shape_str(b, x->shape, r));
+        if (mode == GAD_PAD_CIRCULAR && (lo[d] > n || hi[d] > n))
+            return gad__err(GAD_ERR_SHAPE, op,
+                            "padding (%lld, %lld) at dim %d of %s wraps around more than once",
+                            (long long)lo[d], (long long)hi[d], d,
+                            gad__shape_str(b, x->shape, r));
+    }
+    if (mode != GAD_PAD_CONSTANT && GAD_LACKS_FAM(op, x, pool, pad)) return NULL;
+    return pad_run(op, x, lo, hi, (int)mode, value);
+}
+
+/* t (a host constant made here) on device dev, owned by the scope. */
+static gad_tensor *on_dev(gad_tensor *t, int dev) {
+    if (!t || t->dev == dev) return t;
+    return gad__own(gad__to_dev("pad", t, dev));
+}
+
+/* The index map of a padded axis d as an i64 tensor broadcast to shape
+ * (n_out at d, 1 elsewhere, then stretched): owned by the scope. */
+static gad_tensor *pad_map(int mode, int64_t n, int64_t lo, int64_t hi, int d,
+                           const int64_t *shape, int r, int dev) {
+    int64_t m = n + lo + hi, one[GAD_MAX_RANK];
+    int64_t *v = gad__alloc((size_t)(m ? m : 1) * sizeof *v);
+    if (!v) return gad__err(GAD_ERR_MEMORY, "pad", "cannot allocate an index map of %lld",
+                            (long long)m);
+    for (int64_t o = 0; o < m; o++) v[o] = pad_src(mode, o, n, lo);
+    for (int e = 0; e < r; e++) one[e] = e == d ? m : 1;
+    gad_tensor *t = on_dev(gad_from_i64(v, one, r), dev);
+    gad__free(v, (size_t)(m ? m : 1) * sizeof *v);
+    return gad_broadcast_to(t, shape, r);
+}
+
+int gad__vjp_pad(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    const gad_np_pad *p = GAD_NODE_P(n, pad);
+    gad_node *x = n->parents[0];
+    int r = x->rank;
+    int64_t hi[GAD_MAX_RANK];
+    for (int d = 0; d < r; d++) hi[d] = n->shape[d] - x->shape[d] - p->lo[d];
+    if (p->mode == GAD_PAD_CONSTANT) { /* the centre, then zeros where x was cropped */
+        gad_range rg[GAD_MAX_RANK] = {GAD_ALL};
+        int64_t back[2 * GAD_MAX_RANK];
+        int crop = 0;
+        for (int d = 0; d < r; d++) {
+            int64_t l = p->lo[d] > 0 ? p->lo[d] : 0, h = hi[d] > 0 ? hi[d] : 0;
+            rg[d] = GAD_RANGE(l, gy->shape[d] - h);
+            back[2 * (r - 1 - d)] = p->lo[d] < 0 ? -p->lo[d] : 0;
+            back[2 * (r - 1 - d) + 1] = hi[d] < 0 ? -hi[d] : 0;
+            crop |= p->lo[d] < 0 || hi[d] < 0;
+        }
+        gad_tensor *g = gad_slice(gy, rg, r);
+        if (crop) g = gad_pad(g, back, 2 * r, GAD_PAD_CONSTANT, 0);
+        return (gin[0] = g) ? 0 : -1;
+    }
+    /* each padded axis folded back by a scatter_add through its map */
+    gad_tensor *g = gy;
+    for (int d = 0; d < r && g; d++) {
+        if (!p->lo[d] && !hi[d]) continue;
+        int64_t shape[GAD_MAX_RANK];
+        memcpy(shape, g->shape, (size_t)r * sizeof *shape);
+        shape[d] = x->shape[d];
+        gad_tensor *idx = pad_map((int)p->mode, x->shape[d], p->lo[d], hi[d], d, g->shape, r,
+                                   gy->dev);
+        g = idx ? gad_scatter_add(gad__full_on(gy->dev, shape, r, gy->dtype, 0), d, idx, g)
+                : NULL;
+    }
+    return (gin[0] = g) ? 0 : -1;
+}
+
+/* i[0]: the mode, i[1]: the number of pads, i[2..]: them; d[0]: value. */
+static gad_tensor *apply_pad(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    return gad_pad(in[0], s->i + 2, (int)s->i[1], (gad_pad_mode)s->i[0], s->d[0]);
+}
+
+int gad__sample_pad(gad_op_sample *s, gad_rng *r, int v) {
+    static const struct {
+        int rank;
+        int64_t shape[4];
+        int mode, npads;
+        int64_t pads[6];
+    } cases[] = {
+        {2, {3, 4}, GAD_PAD_CONSTANT, 4, {1, 2, 0, 1}},
+        {3, {2, 3, 4}, GAD_PAD_CONSTANT, 6, {-1, 2, 1, -1, 1, 0}},
+        {4, {1, 2, 3, 4}, GAD_PAD_REFLECT, 4, {2, 3, 1, 2}},
+        {3, {2, 3, 4}, GAD_PAD_REPLICATE, 2, {2, 3}},
+        {4, {2, 1, 3, 4}, GAD_PAD_CIRCULAR, 4, {1, 4, 3, 2}},
+        {4, {1, 2, 3, 3}, GAD_PAD_REFLECT, 6, {1, 1, 2, 0, 1, 0}},
+        {4, {0, 2, 3, 3}, GAD_PAD_REPLICATE, 4, {1, 1, 2, 0}},
+    };
+    if (v >= (int)(sizeof cases / sizeof *cases)) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_pad, .smooth = 1};
+    s->i[0] = cases[v].mode;
+    s->i[1] = cases[v].npads;
+    for (int k = 0; k < cases[v].npads; k++) s->i[2 + k] = cases[v].pads[k];
+    s->d[0] = cases[v].mode == GAD_PAD_CONSTANT ? 0.5 : 0;
+    s->in[0] = gad__sample_leaf(r, cases[v].shape, cases[v].rank, -2, 2, 0);
+    snprintf(s->what, sizeof s->what, "pad %s %d pads", mode_names[cases[v].mode],
+             cases[v].npads);
+    return s->in[0] != NULL;
+}
+
+/* ---------------------------------------------------------- interpolate */
+
+/* One axis of an interpolation (PyTorch's upsample kernels): the scale
+ * (in / out, or 1 / scale_factor when one is given; (in - 1) / (out - 1)
+ * with align_corners), then for nearest floor(dst * scale) capped at in - 1,
+ * for linear the source dst * scale (align_corners) or (dst + 0.5) * scale
+ * - 0.5 clamped at 0, its floor i0, i1 = i0 + 1 (but at the edge) and the
+ * weights 1 - l, l. In the input's precision (float for f32), as PyTorch's
+ * opmath. */
+static gad_tensor *interp_axis(gad_tensor *x, int axis, int64_t out, double sf, int linear,
+                               int align) {
+    int64_t in = x->shape[axis], r = x->rank;
+    int f32 = x->dtype == GAD_F32;
+    size_t bytes = (size_t)(out ? out : 1) * sizeof(int64_t);
+    int64_t *i0 = gad__alloc(bytes), *i1 = gad__alloc(bytes);
+    double *l1 = gad__alloc((size_t)(out ? out : 1) * sizeof(double));
+    if (!i0 || !i1 || !l1) {
+        gad__free(i0, bytes);
+        gad__free(i1, bytes);
+        gad__free(l1, (size_t)(out ? out : 1) * sizeof(double));
+        return gad__err(GAD_ERR_MEMORY, "interpolate", "cannot allocate the index maps");
+    }
+    double sd = sf > 0 ? 1.0 / sf : (double)in / (double)out;
+    float sfl = sf > 0 ? (float)(1.0 / sf) : (float)in / (float)out;
+    if (linear && align) {
+        sd = out > 1 ? (double)(in - 1) / (double)(out - 1) : 0;
+        sfl = out > 1 ? (float)(in - 1) / (float)(out - 1) : 0;
+    }
+    for (int64_t o = 0; o < out; o++) {
+        if (!linear) {
+            int64_t i = f32 ? (int64_t)floorf((float)o * sfl) : (int64_t)floor((double)o * sd);
+            i0[o] = i < in - 1 ? i : in - 1;
+            continue;
+        }
+        double src;
+        if (f32) {
+            float s = align ? sfl * (float)o : sfl * ((float)o + 0.5f) - 0.5f;
+            src = s < 0 ? 0 : s;
+        } else {
+            double s = align ? sd * (double)o : sd * ((double)o + 0.5) - 0.5;
+            src = s < 0 ? 0 : s;
+        }
+        int64_t i = (int64_t)floor(src);
+        if (i > in - 1) i = in - 1;
+        double l = src - (double)i;
+        l = l < 0 ? 0 : l > 1 ? 1 : l;
+        i0[o] = i;
+        i1[o] = i + (i < in - 1 ? 1 : 0);
+        l1[o] = f32 ? (double)(float)l : l;
+    }
+    int64_t wshape[GAD_MAX_RANK];
+    int wr = (int)(r - axis);
+    wshape[0] = out;
+    for (int k = 1; k < wr; k++) wshape[k] = 1;
+    gad_tensor *y = gad_index_select(x, axis, on_dev(gad_from_i64(i0, &out, 1), x->dev));
+    if (linear) {
+        double *l0 = gad__alloc((size_t)(out ? out : 1) * sizeof(double));
+        if (l0) {
+            for (int64_t o = 0; o < out; o++)
+                l0[o] = f32 ? (double)(1.0f - (float)l1[o]) : 1.0 - l1[o];
+            gad_tensor *w0 = on_dev(gad_cast(gad_from_f64(l0, wshape, wr), x->dtype), x->dev);
+            gad_tensor *w1 = on_dev(gad_cast(gad_from_f64(l1, wshape, wr), x->dtype), x->dev);
+            gad_tensor *b = gad_index_select(x, axis, on_dev(gad_from_i64(i1, &out, 1), x->dev));
+            y = gad_add(gad_mul(y, w0), gad_mul(b, w1));
+            gad__free(l0, (size_t)(out ? out : 1) * sizeof(double));
+        } else {
+            y = gad__err(GAD_ERR_MEMORY, "interpolate", "cannot allocate the weights");
+        }
+    }
+    gad__free(i0, bytes);
+    gad__free(i1, bytes);
+    gad__free(l1, (size_t)(out ? out : 1) * sizeof(double));
+    return y;
+}
+
+gad_tensor *gad_interpolate(gad_tensor *x, const int64_t *size, const double *scale_factor,
+                            int n, gad_interp_mode mode, int align_corners) {
+    const char *op = "interpolate";
+    GAD_NEED(op, x);
+    char b[GAD_SHAPE_BUF];
+    if (gad__need_float(op, x)) return NULL;
+    if ((unsigned)mode > GAD_INTERP_BILINEAR)
+        return gad__err(GAD_ERR_DOMAIN, op, "unknown mode %d", (int)mode);
+    int want = mode == GAD_INTERP_LINEAR ? 1 : mode == GAD_INTERP_BILINEAR ? 2 : x->rank - 2;
+    if (x->rank != want + 2 || want < 1 || want > 2)
+        return gad__err(GAD_ERR_SHAPE, op, "%s takes a %s input, got %s",
+                        mode == GAD_INTERP_LINEAR     ? "linear"
+                        : mode == GAD_INTERP_BILINEAR ? "bilinear"
+                                                      : "nearest",
+                        mode == GAD_INTERP_LINEAR     ? "3D"
+                        : mode == GAD_INTERP_BILINEAR ? "4D"
+                                                      : "3D or 4D",
+                        gad__shape_str(b, x->shape, x->rank));
+    if (!size == !scale_factor)
+        return gad__err(GAD_ERR_DOMAIN, op, "%s", size ? "only one of size or scale_factor"
+                                                       : "either size or scale_factor");
+    if (n != want)
+        return gad__err(GAD_ERR_SHAPE, op, "%d sizes or scale factors for %d spatial dims of %s",
+                        n, want, gad__shape_str(b, x->shape, x->rank));
+    if (align_corners && mode == GAD_INTERP_NEAREST)
+        return gad__err(GAD_ERR_DOMAIN, op,
+                        "align_corners can only be set with the interpolating modes "
+                        "(linear, bilinear)");
+    int64_t out[2];
+    for (int i = 0; i < n; i++) {
+        int64_t in = x->shape[2 + i];
+        if (scale_factor) {
+            double s = scale_factor[i];
+            if (!(s > 0) || !isfinite(s))
+                return gad__err(GAD_ERR_DOMAIN, op, "scale_factor must be > 0 and finite, got %g",
+                                s);
+            double o = floor((double)in * s);
+            if (o > 1e15) return gad__err(GAD_ERR_SHAPE, op, "output size %g too large", o);
+            out[i] = (int64_t)o;
+        } else {
+            out[i] = size[i];
+        }
+        if (in <= 0 || out[i] <= 0)
+            return gad__err(GAD_ERR_SHAPE, op,
+                            "input and output sizes should be greater than 0, but got input "
+                            "%s and output size %lld for dim %d",
+                            gad__shape_str(b, x->shape, x->rank), (long long)out[i], 2 + i);
+    }
+    gad_scope_begin();
+    gad_tensor *y = x;
+    for (int i = 0; i < n && y; i++)
+        y = interp_axis(y, 2 + i, out[i], scale_factor ? scale_factor[i] : 0,
+                        mode != GAD_INTERP_NEAREST, align_corners);
+    y = gad_keep(y == x ? gad_view(x, x->shape, x->rank) : y);
+    gad_scope_end();
+    return y;
+}
+
+/* -------------------------------------------------------- pixel shuffle */
+
+static gad_tensor *shuffle(const char *op, gad_tensor *x, int64_t f, int up) {
+    GAD_NEED(op, x);
+    char b[GAD_SHAPE_BUF];
+    int r = x->rank;
+    if (r < 3 || r > GAD_MAX_RANK - 2)
+        return gad__err(GAD_ERR_SHAPE, op, "takes an input of rank 3 to %d ([*, C, H, W]), got %s",
+                        GAD_MAX_RANK - 2, gad__shape_str(b, x->shape, r));
+    if (f <= 0) return gad__err(GAD_ERR_DOMAIN, op, "factor must be > 0, got %lld", (long long)f);
+    int64_t C = x->shape[r - 3], H = x->shape[r - 2], W = x->shape[r - 1];
+    if (up && C % (f * f))
+        return gad__err(GAD_ERR_SHAPE, op,
+                        "channels %lld of %s are not divisible by the square of the factor %lld",
+                        (long long)C, gad__shape_str(b, x->shape, r), (long long)f);
+    if (!up && (H % f || W % f))
+        return gad__err(GAD_ERR_SHAPE, op,
+                        "height and width of %s are not divisible by the factor %lld",
+                        gad__shape_str(b, x->shape, r), (long long)f);
+    int64_t s6[GAD_MAX_RANK], out[GAD_MAX_RANK];
+    int perm[GAD_MAX_RANK], lead = r - 3;
+    for (int d = 0; d < lead; d++) {
+        s6[d] = out[d] = x->shape[d];
+        perm[d] = d;
+    }
+    int q = lead;
+    if (up) { /* [*, C', f, f, H, W] -> [*, C', H, f, W, f] */
+        int64_t s[6] = {C / (f * f), f, f, H, W};
+        memcpy(s6 + q, s, 5 * sizeof *s);
+        int p[5] = {0, 3, 1, 4, 2};
+        for (int k = 0; k < 5; k++) perm[q + k] = q + p[k];
+        out[q] = C / (f * f);
+        out[q + 1] = H * f;
+        out[q + 2] = W * f;
+    } else { /* [*, C, H', f, W', f] -> [*, C, f, f, H', W'] */
+        int64_t s[6] = {C, H / f, f, W / f, f};
+        memcpy(s6 + q, s, 5 * sizeof *s);
+        int p[5] = {0, 2, 4, 1, 3};
+        for (int k = 0; k < 5; k++) perm[q + k] = q + p[k];
+        out[q] = C * f * f;
+        out[q + 1] = H / f;
+        out[q + 2] = W / f;
+    }
+    gad_scope_begin();
+    gad_tensor *y = gad_keep(gad_reshape(gad_permute(gad_reshape(x, s6, r + 2), perm, r + 2), out, r));
+    gad_scope_end();
+    return y;
+}
+
+gad_tensor *gad_pixel_shuffle(gad_tensor *x, int64_t upscale_factor) {
+    return shuffle("pixel_shuffle", x, upscale_factor, 1);
+}
+
+gad_tensor *gad_pixel_unshuffle(gad_tensor *x, int64_t downscale_factor) {
+    return shuffle("pixel_unshuffle", x, downscale_factor, 0);
+}
+
+/* -------------------------------------------------------- unfold, fold */
+
+/* Checks of the block options (kernel, dilation, stride > 0, padding >=
+ * 0) and the blocks along H and W of an input of H x W: 0, or -1. */
+static int blocks(const char *op, const gad_fold_opts *o, int64_t H, int64_t W, int64_t *L) {
+    if (!o) return (gad__null_arg(op), -1);
+    for (int a = 0; a < 2; a++) {
+        if (o->kernel[a] <= 0 || o->dilation[a] < 0 || o->stride[a] < 0 || o->padding[a] < 0)
+            return (gad__err(GAD_ERR_DOMAIN, op,
+                             "kernel (%lld, %lld) must be > 0, dilation (%lld, %lld) and stride "
+                             "(%lld, %lld) > 0 (0: 1), padding (%lld, %lld) >= 0",
+                             (long long)o->kernel[0], (long long)o->kernel[1],
+                             (long long)o->dilation[0], (long long)o->dilation[1],
+                             (long long)o->stride[0], (long long)o->stride[1],
+                             (long long)o->padding[0], (long long)o->padding[1]),
+                    -1);
+        int64_t n = a ? W : H, d = o->dilation[a] ? o->dilation[a] : 1;
+        int64_t s = o->stride[a] ? o->stride[a] : 1;
+        int64_t num = n + 2 * o->padding[a] - d * (o->kernel[a] - 1) - 1;
+        L[a] = num < 0 ? 0 : num / s + 1;
+        if (L[a] < 1)
+            return (gad__err(GAD_ERR_SHAPE, op,
+                             "an input of %lldx%lld with kernel (%lld, %lld), dilation (%lld, "
+                             "%lld), padding (%lld, %lld) and stride (%lld, %lld) has no "
+                             "sliding block",
+                             (long long)H, (long long)W, (long long)o->kernel[0],
+                             (long long)o->kernel[1], (long long)o->dilation[0],
+                             (long long)o->dilation[1], (long long)o->padding[0],
+                             (long long)o->padding[1], (long long)o->stride[0],
+                             (long long)o->stride[1]),
+                    -1);
+    }
+    return 0;
+}
+
+#define DIL(o, a) ((o)->dilation[a] ? (o)->dilation[a] : 1)
+#define STR(o, a) ((o)->stride[a] ? (o)->stride[a] : 1)
+
+gad_tensor *gad_unfold(gad_tensor *x, const gad_fold_opts *o) {
+    const char *op = "unfold";
+    GAD_NEED(op, x);
+    char b[GAD_SHAPE_BUF];
+    if (gad__need_float(op, x)) return NULL;
+    if (x->rank != 3 && x->rank != 4)
+        return gad__err(GAD_ERR_SHAPE, op, "takes a 3D or 4D input, got %s",
+                        gad__shape_str(b, x->shape, x->rank));
+    int r = x->rank;
+    int64_t L[2];
+    if (blocks(op, o, x->shape[r - 2], x->shape[r - 1], L)) return NULL;
+    int64_t kk = o->kernel[0] * o->kernel[1], C = x->shape[r - 3];
+    if (kk > 4096)
+        return gad__err(GAD_ERR_SHAPE, op, "kernel of %lld taps: at most 4096",
+                        (long long)kk);
+    gad_tensor **parts = gad__alloc((size_t)kk * sizeof *parts);
+    if (!parts) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate");
+    gad_scope_begin();
+    gad_tensor *xp = gad_pad(x, (const int64_t[]){o->padding[1], o->padding[1], o->padding[0],
+                                                  o->padding[0]},
+                             4, GAD_PAD_CONSTANT, 0);
+    gad_range rg[4] = {GAD_ALL, GAD_ALL, GAD_ALL, GAD_ALL};
+    for (int64_t i = 0; i < o->kernel[0]; i++)
+        for (int64_t j = 0; j < o->kernel[1]; j++) {
+            int64_t h0 = i * DIL(o, 0), w0 = j * DIL(o, 1);
+            rg[r - 2] = GAD_RANGE_STEP(h0, h0 + (L[0] - 1) * STR(o, 0) + 1, STR(o, 0));
+            rg[r - 1] = GAD_RANGE_STEP(w0, w0 + (L[1] - 1) * STR(o, 1) + 1, STR(o, 1));
+            parts[i * o->kernel[1] + j] = gad_slice(xp, rg, r);
+        }
+    gad_tensor *st = gad_stack(parts, (int)kk, r - 2); /* [N, C, kk, Lh, Lw] */
+    int64_t out[3] = {x->shape[0], C * kk, L[0] * L[1]};
+    gad_tensor *y = gad_keep(r == 4 ? gad_reshape(st, out, 3) : gad_reshape(st, out + 1, 2));
+    gad_scope_end();
+    gad__free(parts, (size_t)kk * sizeof *parts);
+    return y;
+}
+
+gad_tensor *gad_fold(gad_tensor *cols, const int64_t *output_size, const gad_fold_opts *o) {
+    const char *op = "fold";
+    GAD_NEED(op, cols);
+    char b[GAD_SHAPE_BUF];
+    if (gad__need_float(op, cols)) return NULL;
+    if (!output_size) return gad__null_arg(op);
+    if (cols->rank != 2 && cols->rank != 3)
+        return gad__err(GAD_ERR_SHAPE, op, "takes a 2D or 3D input, got %s",
+                        gad__shape_str(b, cols->shape, cols->rank));
+    int r = cols->rank;
+    int64_t H = output_size[0], W = output_size[1], L[2];
+    if (H <= 0 || W <= 0)
+        return gad__err(GAD_ERR_SHAPE, op, "output_size (%lld, %lld) must be > 0",
+                        (long long)H, (long long)W);
+    if (blocks(op, o, H, W, L)) return NULL;
+    int64_t kk = o->kernel[0] * o->kernel[1], CK = cols->shape[r - 2];
+    if (CK % kk)
+        return gad__err(GAD_ERR_SHAPE, op,
+                        "dim %d of %s is not divisible by the kernel's %lld taps", r - 2,
+                        gad__shape_str(b, cols->shape, r), (long long)kk);
+    if (cols->shape[r - 1] != L[0] * L[1])
+        return gad__err(GAD_ERR_SHAPE, op,
+                        "dim %d of %s must be the %lld (%lldx%lld) sliding blocks of output "
+                        "%lldx%lld",
+                        r - 1, gad__shape_str(b, cols->shape, r), (long long)(L[0] * L[1]),
+                        (long long)L[0], (long long)L[1], (long long)H, (long long)W);
+    int64_t N = r == 3 ? cols->shape[0] : 1, C = CK / kk;
+    int64_t Hp = H + 2 * o->padding[0], Wp = W + 2 * o->padding[1];
+    gad_scope_begin();
+    gad_tensor *c5 = gad_reshape(cols, (const int64_t[]){N, C, kk, L[0], L[1]}, 5), *acc = NULL;
+    for (int64_t i = 0; i < o->kernel[0] && c5; i++)
+        for (int64_t j = 0; j < o->kernel[1]; j++) {
+            gad_tensor *s = gad_select(c5, 2, i * o->kernel[1] + j);
+            gad_tensor *pl = gad__slice_scatter(
+                s, (const int64_t[]){N, C, Hp, Wp}, 4,
+                (const int64_t[]){0, 0, i * DIL(o, 0), j * DIL(o, 1)},
+                (const int64_t[]){1, 1, STR(o, 0), STR(o, 1)});
+            acc = acc ? gad_add(acc, pl) : pl;
+        }
+    gad_range rg[4] = {GAD_ALL, GAD_ALL, GAD_RANGE(o->padding[0], o->padding[0] + H),
+                       GAD_RANGE(o->padding[1], o->padding[1] + W)};
+    gad_tensor *y = gad_slice(acc, rg, 4);
+    if (r == 2) y = gad_reshape(y, (const int64_t[]){C, H, W}, 3);
+    y = gad_keep(y);
+    gad_scope_end();
+    return y;
+}
