@@ -305,6 +305,7 @@ static double chi2(const int64_t *count, const double *p, int cells, int64_t tot
 #define DRAWS (SORT_SANITIZED ? 4000 : 40000)
 
 TEST(multinomial_with_replacement_fits_the_weights) {
+    gad_scope_begin();
     static const float w[2][6] = {{1, 2, 3, 4, 0, 10}, {5, 0, 1, 1, 1, 2}};
     gad_rng *r = gad_rng_new(270);
     int64_t s[2] = {2, 6};
@@ -325,12 +326,14 @@ TEST(multinomial_with_replacement_fits_the_weights) {
     }
     free(dv);
     gad_rng_free(r);
+    gad_scope_end();
 }
 
 /* Two draws without replacement from {1, 2, 3, 4}: the ordered pair (i, j)
  * has probability w_i / S * w_j / (S - w_i); 12 cells, 11 df. One draw per
  * row of a batch of identical rows, each on its own stream. */
 TEST(multinomial_without_replacement_fits_sequential_draws) {
+    gad_scope_begin();
     static const double w[4] = {1, 2, 3, 4};
     enum { ROWS = DRAWS };
     float *wv = malloc(ROWS * 4 * sizeof *wv);
@@ -367,11 +370,13 @@ TEST(multinomial_without_replacement_fits_sequential_draws) {
     CHECK(bad == 0);
     free(av), free(dv), free(wv);
     gad_rng_free(r);
+    gad_scope_end();
 }
 
 /* The same seed gives the same draws, on one thread and on two; the
  * generator moves on between calls. */
 TEST(draws_depend_on_the_seed_alone) {
+    gad_scope_begin();
     enum { ROWS = 64, K = 50 };
     float *wv = malloc(ROWS * K * sizeof *wv), lv[ROWS * K];
     for (int i = 0; i < ROWS * K; i++) wv[i] = lv[i] = (float)((i * 37) % 17) / 4;
@@ -395,6 +400,7 @@ TEST(draws_depend_on_the_seed_alone) {
     for (int t = 0; t < 2; t++)
         for (int k = 0; k < 3; k++) free(v[t][k]);
     free(wv);
+    gad_scope_end();
 }
 
 /* Which positions of a row the filter keeps (not -inf), as a bit mask. */
@@ -411,6 +417,7 @@ static unsigned kept(const float *x, int n, double t, int64_t k, double p) {
 }
 
 TEST(top_k_and_top_p_masks) {
+    gad_scope_begin();
     const float a[5] = {1, 5, 3, 5, 2}, b[5] = {1, 5, 3, 3, 2};
     CHECK(kept(a, 5, 1, 2, 0) == 0x0a);    /* the two 5s */
     CHECK(kept(b, 5, 1, 2, 0) == 0x0e);    /* 5 and both 3s: ties with the k-th kept */
@@ -434,6 +441,7 @@ TEST(top_k_and_top_p_masks) {
     gad_sample_opts o = {2, 0, 0};
     CHECK_VALUES(gad_logits_filter(gad_from_f32(c, &s, 1), &o), 1e-6, log(0.5) / 2,
                  log(0.25) / 2, log(0.125) / 2, log(0.125) / 2);
+    gad_scope_end();
 }
 
 static int desc_d(const void *a, const void *b) {
@@ -484,6 +492,7 @@ TEST(masks_match_a_sorted_reference) {
 /* gad_sample_logits at temperature 0.7, top_k 5, top_p 0.9 against the
  * distribution those define, by chi-square over identical rows. */
 TEST(sample_logits_fits_the_filtered_softmax) {
+    gad_scope_begin();
     enum { V = 8, ROWS = DRAWS };
     static const double lg[V] = {0.3, 2.0, -1.0, 1.2, 1.9, 0.8, -0.4, 1.0};
     const double t = 0.7, top_p = 0.9;
@@ -519,6 +528,7 @@ TEST(sample_logits_fits_the_filtered_softmax) {
     CHECK(one && gad_rank(one) == 0 && gad_item(one) == 1);
     free(dv), free(lv);
     gad_rng_free(r);
+    gad_scope_end();
 }
 
 int main(void) {
