@@ -127,6 +127,41 @@ TEST(sort_matches_a_stable_reference) {
     gad_rng_free(r);
 }
 
+/* One long f32 row (the packed radix sort at full size): in order, stable,
+ * a permutation, the values x's; the same bits on one thread. */
+TEST(one_long_row) {
+    int64_t n = SORT_SANITIZED ? 140000 : 600000;
+    gad_rng *r = gad_rng_new(4);
+    for (int desc = 0; desc < 2; desc++) {
+        gad_scope_begin();
+        gad_tensor *x = tie_values(r, &n, 1, GAD_F32), *ix, *ix1;
+        gad_tensor *v = gad_sort(x, 0, desc, &ix);
+        gad_set_num_threads(1);
+        gad_tensor *v1 = gad_sort(x, 0, desc, &ix1);
+        gad_set_num_threads(0);
+        double *xv = test_read_all(x), *vv = test_read_all(v), *iv = test_read_all(ix);
+        double *vv1 = test_read_all(v1), *iv1 = test_read_all(ix1);
+        char *seen = calloc((size_t)n, 1);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t q = (int64_t)iv[i];
+            bad += q < 0 || q >= n || seen[q] || !same_value(vv[i], xv[q]) ||
+                   iv1[i] != iv[i] || !same_value(vv1[i], vv[i]);
+            if (q >= 0 && q < n) seen[q] = 1;
+            if (i > 0) {
+                double a = vv[i - 1], b = vv[i];
+                int tie = (isnan(a) && isnan(b)) || a == b;
+                bad += before(b, a, desc) || (tie && iv[i - 1] > iv[i]);
+            }
+        }
+        CHECK_MSG(bad == 0, "one row of %lld, desc %d: %lld wrong", (long long)n, desc,
+                  (long long)bad);
+        free(seen), free(xv), free(vv), free(iv), free(vv1), free(iv1);
+        gad_scope_end();
+    }
+    gad_rng_free(r);
+}
+
 /* topk's k best are sort's first k (stable: ties to the lower position),
  * on the heap path (16 k <= n) and the full sort. */
 TEST(topk_is_the_head_of_a_stable_sort) {
@@ -533,6 +568,7 @@ TEST(sample_logits_fits_the_filtered_softmax) {
 
 int main(void) {
     RUN(sort_matches_a_stable_reference);
+    RUN(one_long_row);
     RUN(topk_is_the_head_of_a_stable_sort);
     RUN(argmin_first_minimum_or_first_nan);
     RUN(cumsum_cumprod_match_running_loops);
