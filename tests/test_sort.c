@@ -127,6 +127,41 @@ TEST(sort_matches_a_stable_reference) {
     gad_rng_free(r);
 }
 
+/* One long f32 row (the packed radix sort at full size): in order, stable,
+ * a permutation, the values x's; the same bits on one thread. */
+TEST(one_long_row) {
+    int64_t n = SORT_SANITIZED ? 140000 : 600000;
+    gad_rng *r = gad_rng_new(4);
+    for (int desc = 0; desc < 2; desc++) {
+        gad_scope_begin();
+        gad_tensor *x = tie_values(r, &n, 1, GAD_F32), *ix, *ix1;
+        gad_tensor *v = gad_sort(x, 0, desc, &ix);
+        gad_set_num_threads(1);
+        gad_tensor *v1 = gad_sort(x, 0, desc, &ix1);
+        gad_set_num_threads(0);
+        double *xv = test_read_all(x), *vv = test_read_all(v), *iv = test_read_all(ix);
+        double *vv1 = test_read_all(v1), *iv1 = test_read_all(ix1);
+        char *seen = calloc((size_t)n, 1);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t q = (int64_t)iv[i];
+            bad += q < 0 || q >= n || seen[q] || !same_value(vv[i], xv[q]) ||
+                   iv1[i] != iv[i] || !same_value(vv1[i], vv[i]);
+            if (q >= 0 && q < n) seen[q] = 1;
+            if (i > 0) {
+                double a = vv[i - 1], b = vv[i];
+                int tie = (isnan(a) && isnan(b)) || a == b;
+                bad += before(b, a, desc) || (tie && iv[i - 1] > iv[i]);
+            }
+        }
+        CHECK_MSG(bad == 0, "one row of %lld, desc %d: %lld wrong", (long long)n, desc,
+                  (long long)bad);
+        free(seen), free(xv), free(vv), free(iv), free(vv1), free(iv1);
+        gad_scope_end();
+    }
+    gad_rng_free(r);
+}
+
 /* topk's k best are sort's first k (stable: ties to the lower position),
  * on the heap path (16 k <= n) and the full sort. */
 TEST(topk_is_the_head_of_a_stable_sort) {
@@ -305,6 +340,7 @@ static double chi2(const int64_t *count, const double *p, int cells, int64_t tot
 #define DRAWS (SORT_SANITIZED ? 4000 : 40000)
 
 TEST(multinomial_with_replacement_fits_the_weights) {
+    gad_scope_begin();
     static const float w[2][6] = {{1, 2, 3, 4, 0, 10}, {5, 0, 1, 1, 1, 2}};
     gad_rng *r = gad_rng_new(270);
     int64_t s[2] = {2, 6};
@@ -325,12 +361,14 @@ TEST(multinomial_with_replacement_fits_the_weights) {
     }
     free(dv);
     gad_rng_free(r);
+    gad_scope_end();
 }
 
 /* Two draws without replacement from {1, 2, 3, 4}: the ordered pair (i, j)
  * has probability w_i / S * w_j / (S - w_i); 12 cells, 11 df. One draw per
  * row of a batch of identical rows, each on its own stream. */
 TEST(multinomial_without_replacement_fits_sequential_draws) {
+    gad_scope_begin();
     static const double w[4] = {1, 2, 3, 4};
     enum { ROWS = DRAWS };
     float *wv = malloc(ROWS * 4 * sizeof *wv);
@@ -367,11 +405,13 @@ TEST(multinomial_without_replacement_fits_sequential_draws) {
     CHECK(bad == 0);
     free(av), free(dv), free(wv);
     gad_rng_free(r);
+    gad_scope_end();
 }
 
 /* The same seed gives the same draws, on one thread and on two; the
  * generator moves on between calls. */
 TEST(draws_depend_on_the_seed_alone) {
+    gad_scope_begin();
     enum { ROWS = 64, K = 50 };
     float *wv = malloc(ROWS * K * sizeof *wv), lv[ROWS * K];
     for (int i = 0; i < ROWS * K; i++) wv[i] = lv[i] = (float)((i * 37) % 17) / 4;
@@ -395,6 +435,7 @@ TEST(draws_depend_on_the_seed_alone) {
     for (int t = 0; t < 2; t++)
         for (int k = 0; k < 3; k++) free(v[t][k]);
     free(wv);
+    gad_scope_end();
 }
 
 /* Which positions of a row the filter keeps (not -inf), as a bit mask. */
@@ -411,6 +452,7 @@ static unsigned kept(const float *x, int n, double t, int64_t k, double p) {
 }
 
 TEST(top_k_and_top_p_masks) {
+    gad_scope_begin();
     const float a[5] = {1, 5, 3, 5, 2}, b[5] = {1, 5, 3, 3, 2};
     CHECK(kept(a, 5, 1, 2, 0) == 0x0a);    /* the two 5s */
     CHECK(kept(b, 5, 1, 2, 0) == 0x0e);    /* 5 and both 3s: ties with the k-th kept */
@@ -434,6 +476,7 @@ TEST(top_k_and_top_p_masks) {
     gad_sample_opts o = {2, 0, 0};
     CHECK_VALUES(gad_logits_filter(gad_from_f32(c, &s, 1), &o), 1e-6, log(0.5) / 2,
                  log(0.25) / 2, log(0.125) / 2, log(0.125) / 2);
+    gad_scope_end();
 }
 
 static int desc_d(const void *a, const void *b) {
@@ -484,6 +527,7 @@ TEST(masks_match_a_sorted_reference) {
 /* gad_sample_logits at temperature 0.7, top_k 5, top_p 0.9 against the
  * distribution those define, by chi-square over identical rows. */
 TEST(sample_logits_fits_the_filtered_softmax) {
+    gad_scope_begin();
     enum { V = 8, ROWS = DRAWS };
     static const double lg[V] = {0.3, 2.0, -1.0, 1.2, 1.9, 0.8, -0.4, 1.0};
     const double t = 0.7, top_p = 0.9;
@@ -519,10 +563,12 @@ TEST(sample_logits_fits_the_filtered_softmax) {
     CHECK(one && gad_rank(one) == 0 && gad_item(one) == 1);
     free(dv), free(lv);
     gad_rng_free(r);
+    gad_scope_end();
 }
 
 int main(void) {
     RUN(sort_matches_a_stable_reference);
+    RUN(one_long_row);
     RUN(topk_is_the_head_of_a_stable_sort);
     RUN(argmin_first_minimum_or_first_nan);
     RUN(cumsum_cumprod_match_running_loops);

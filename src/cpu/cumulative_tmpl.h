@@ -30,6 +30,18 @@ static inline int64_t FN(unit)(const FN(cum_ctx) *c, int64_t w, int64_t *lanes) 
 GAD_CLONES static void FN(cumsum_range)(void *vc, int64_t lo, int64_t hi) {
     FN(cum_ctx) *c = vc;
     int64_t n = c->n, in = c->inner;
+    if (in == 1) { /* along the last dim: one running value in a register */
+        for (int64_t w = lo; w < hi; w++) {
+            const T *x = c->x + w * n;
+            T *y = c->y + w * n;
+            double acc = 0;
+            if (c->reverse)
+                for (int64_t i = n - 1; i >= 0; i--) y[i] = (T)(acc += (double)x[i]);
+            else
+                for (int64_t i = 0; i < n; i++) y[i] = (T)(acc += (double)x[i]);
+        }
+        return;
+    }
     for (int64_t w = lo; w < hi; w++) {
         int64_t L, base = FN(unit)(c, w, &L);
         double acc[CUM_LANES] = {0};
@@ -48,6 +60,15 @@ GAD_CLONES static void FN(cumsum_range)(void *vc, int64_t lo, int64_t hi) {
 GAD_CLONES static void FN(cumprod_range)(void *vc, int64_t lo, int64_t hi) {
     FN(cum_ctx) *c = vc;
     int64_t n = c->n, in = c->inner;
+    if (in == 1) {
+        for (int64_t w = lo; w < hi; w++) {
+            const T *x = c->x + w * n;
+            T *y = c->y + w * n;
+            double acc = 1;
+            for (int64_t i = 0; i < n; i++) y[i] = (T)(acc *= (double)x[i]);
+        }
+        return;
+    }
     for (int64_t w = lo; w < hi; w++) {
         int64_t L, base = FN(unit)(c, w, &L);
         double acc[CUM_LANES];
