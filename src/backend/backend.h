@@ -155,7 +155,7 @@ typedef struct gad_backend {
     F(masked_ce, prep) F(masked_ce, fwd) F(masked_ce, bwd)                    \
     F(embedding, fwd) F(embedding, bwd) F(helix, fwd) F(helix, bwd)           \
     F(select, compare) F(select, test) F(select, where) F(select, any)        \
-    F(select, tri)
+    F(select, tri) F(select, clamp)
 
 /* An index error a back end found on its device and reports later, at a
  * synchronising call (a deferred index_check or masked_ce prep): the op that

@@ -402,8 +402,8 @@ int gad__vjp_triu(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 
 /* --------------------------------------------------------- clamp_tensor */
 
-/* max(x, lo) then min(., hi) by the core's binary kernels, which propagate
- * NaN from either side as PyTorch's clamp does. */
+/* One pass of the select family's clamp (min(max(x, lo), hi), NaN from
+ * any side, as PyTorch's clamp). */
 gad_tensor *gad_clamp_tensor(gad_tensor *x, gad_tensor *lo, gad_tensor *hi) {
     const char *op = "clamp_tensor";
     GAD_COMPOSITE(op);
@@ -413,28 +413,12 @@ gad_tensor *gad_clamp_tensor(gad_tensor *x, gad_tensor *lo, gad_tensor *hi) {
     gad_tensor *t[3] = {x, lo, hi};
     int64_t shape[GAD_MAX_RANK];
     int rank;
-    if (GAD_LACKS(op, x, binary) || unify(op, t, 3) || gad__need_float(op, t[0]) ||
+    if (GAD_LACKS_FAM(op, x, select, clamp) || unify(op, t, 3) || gad__need_float(op, t[0]) ||
         broadcast_all(op, t, 3, shape, &rank))
         return NULL;
-    x = t[0];
-    lo = t[1];
-    hi = t[2];
-    gad_tensor *m = x;
-    if (lo) {
-        int64_t s1[GAD_MAX_RANK];
-        int r1;
-        gad__broadcast_shapes(op, x->shape, x->rank, lo->shape, lo->rank, s1, &r1);
-        if (!(m = gad__tensor_new(op, x->dev, x->dtype, s1, r1))) return NULL;
-        GAD_BE(x)->binary(GAD_BK_MAXIMUM, x, lo, m);
-        gad__own(m);
-    }
-    gad_tensor *y = m;
-    if (hi) {
-        if (!(y = gad__tensor_new(op, x->dev, x->dtype, shape, rank))) return NULL;
-        GAD_BE(x)->binary(GAD_BK_MINIMUM, m, hi, y);
-    } else {
-        y = gad_retain(m); /* one reference for the node and the caller */
-    }
+    gad_tensor *y = gad__tensor_new(op, t[0]->dev, t[0]->dtype, shape, rank);
+    if (!y) return NULL;
+    SEL(y)->clamp(t[0], t[1], t[2], y);
     y = gad__track(y, GAD_OP(CLAMP_TENSOR), t, 3, t, 3);
     return gad__own(y);
 }
