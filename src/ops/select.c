@@ -120,18 +120,22 @@ static gad_tensor *compare_scalar(const char *op, gad_cmp_op k, gad_tensor *x, d
     GAD_NEED(op, x);
     if (GAD_LACKS_FAM(op, x, select, compare)) return NULL;
     gad_sel_scalar v;
+    int to = -1; /* the dtype x is converted to first, if any */
     if (gad__is_float(x->dtype)) {
         v.f = s;
     } else if (s == floor(s) && s >= -9223372036854775808.0 && s < 9223372036854775808.0) {
-        v.i = (int64_t)s; /* an integer: exact */
+        v.i = (int64_t)s; /* an integer: exact (a bool x against 2 or -1 as i64) */
+        if (x->dtype == GAD_BOOL && v.i != 0 && v.i != 1) to = GAD_I64;
     } else { /* 2.5, inf, NaN with an integer tensor: in f32, as PyTorch */
-        if (GAD_LACKS(op, x, convert)) return NULL;
-        gad_tensor *xf = gad__tensor_new(op, x->dev, GAD_F32, x->shape, x->rank);
-        if (!xf) return NULL;
-        GAD_BE(x)->convert(x, xf);
-        gad__own(xf);
-        x = xf;
         v.f = s;
+        to = GAD_F32;
+    }
+    if (to >= 0) {
+        if (GAD_LACKS(op, x, convert)) return NULL;
+        gad_tensor *xc = gad__tensor_new(op, x->dev, to, x->shape, x->rank);
+        if (!xc) return NULL;
+        GAD_BE(x)->convert(x, xc);
+        x = gad__own(xc);
     }
     gad_tensor *y = gad__tensor_new(op, x->dev, GAD_BOOL, x->shape, x->rank);
     if (!y) return NULL;

@@ -317,3 +317,7 @@ case("gt_bool", "gt", torch.bool, [(B(3, 1), 0), (B(4), 0)], torch.gt)
 case("where_i64", "where", torch.int64, [(B(2, 3), 0), (ints, 0), (torch.tensor([7, 8, 9]), 0)],
      torch.where)
 case("tril_bool", "tril", torch.bool, [(B(3, 4), 0)], lambda t: torch.tril(t, 1), iparams=[1])
+case("ge_scalar_bool", "ge_scalar", torch.bool, [(B(5), 0)], lambda t: torch.ge(t, -1),
+     dparams=[-1])
+case("lt_scalar_bool", "lt_scalar", torch.bool, [(B(5), 0)], lambda t: torch.lt(t, 256),
+     dparams=[256])
