@@ -1923,6 +1923,9 @@ SCMP_ROWS(gt_scalar, 0, 0)
 SCMP_ROWS(ge_scalar, 0, 0)
 GOOD(eq_scalar_f32_round, "gad_eq_scalar", "odd", "f32 0.1f == 0.1",
      "true (s rounded to f32 first, as PyTorch)", at(gad_eq_scalar(VALS32(0.1f), 0.1), 0) == 1)
+GOOD(lt_scalar_bool, "gad_lt_scalar", "odd", "bool [0, 1] < 256 and < -1",
+     "true, true; false, false (compared as integers)",
+     at(gad_lt_scalar(BOOLT(2), 256), 1) == 1 && at(gad_lt_scalar(BOOLT(2), -1), 0) == 0)
 GOOD(eq_scalar_i64_big, "gad_eq_scalar", "value", "i64 2^53 + 1 == 2^53",
      "false (an integral s compares exactly, not in f64)",
      at(gad_eq_scalar(IDX(9007199254740993), 9007199254740992.0), 0) == 0)

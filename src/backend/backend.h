@@ -176,7 +176,7 @@ typedef struct gad_backend {
     F(masked_ce, prep) F(masked_ce, fwd) F(masked_ce, bwd)                     \
     F(embedding, fwd) F(embedding, bwd)                                        \
     F(helix, fwd) F(helix, bwd)                                                \
-    F(select, compare) F(select, test) F(select, where) F(select, any) F(select, tri)\
+    F(select, compare) F(select, test) F(select, where) F(select, any) F(select, tri) F(select, clamp)\
     F(sort, sort) F(sort, topk) F(sort, argmin)                                \
     F(cumulative, cumsum) F(cumulative, cumprod) F(cumulative, cumprod_bwd)    \
     F(sampling, multinomial) F(sampling, logits_filter)                        \

@@ -1,6 +1,7 @@
 /* select.h: the comparison and selection family of the seam (backend.h):
  * elementwise comparisons and tests that write bool masks, the choice
- * c ? a : b, any/all over rows of a mask, and the triangles of matrices.
+ * c ? a : b, any/all over rows of a mask, the triangles of matrices and
+ * clamp by tensors.
  * Every dtype (f32, f64, i64, bool) unless an entry says otherwise; the
  * outputs are fresh contiguous tensors the caller allocated. The CPU's:
  * src/cpu/select.c. */
@@ -53,6 +54,11 @@ typedef struct gad_be_select {
      * last two dims, row i, column j) outside the band zeroed: kept are
      * j - i <= diag (tril), j - i >= diag (upper: triu). */
     void (*tri)(const gad_tensor *x, int64_t diag, int upper, gad_tensor *y);
+    /* y = min(max(x, lo), hi) elementwise, f32 or f64 (one dtype), NaN in
+     * any operand giving NaN (PyTorch's clamp); x, lo and hi any strides,
+     * broadcast to y; lo or hi NULL: no bound on that side. */
+    void (*clamp)(const gad_tensor *x, const gad_tensor *lo, const gad_tensor *hi,
+                  gad_tensor *y);
 } gad_be_select;
 
 #endif

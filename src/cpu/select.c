@@ -1,6 +1,7 @@
 /* select.c: the CPU's comparison and selection family (backend/select.h):
  * comparisons and tests writing bool masks, where, any/all over rows and
- * the matrix triangles, for every dtype, and its sub-table, which the
+ * the matrix triangles, for every dtype, clamp by tensors for floats, and
+ * its sub-table, which the
  * CPU's table points to. The contiguous runs are plain loops over arrays
  * that the compiler vectorises (clones for AVX2 and AVX-512); large
  * tensors are split over gad's pool. */
@@ -385,10 +386,94 @@ static void cpu_tri(const gad_tensor *x, int64_t diag, int upper, gad_tensor *y)
     gad__parallel_for(nrows, (SEL_GRAIN + c.cols) / (c.cols + 1), tri_range, &c);
 }
 
+/* -------------------------------------------------------------- clamp */
+
+/* max then min as gad's maximum/minimum rows write them: a NaN on either
+ * side wins, and the selects become vector blends. */
+#define CLAMP_RUN(T, NAME)                                                     \
+    static void NAME(int64_t n, const T *x, int64_t sx, const T *lo, int64_t sl, \
+                     const T *hi, int64_t sh, T *y) {                          \
+        if (sx == 1 && sl == 1 && sh == 1) {                                   \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                T a = x[i], l = lo[i], h = hi[i];                              \
+                T m = (a > l || a != a) ? a : l;                               \
+                y[i] = (m < h || m != m) ? m : h;                              \
+            }                                                                  \
+        } else if (sx == 1 && sl == 0 && sh == 0) {                            \
+            const T l = lo[0], h = hi[0];                                      \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                T a = x[i];                                                    \
+                T m = (a > l || a != a) ? a : l;                               \
+                y[i] = (m < h || m != m) ? m : h;                              \
+            }                                                                  \
+        } else {                                                               \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                T a = x[i * sx], l = lo[i * sl], h = hi[i * sh];               \
+                T m = (a > l || a != a) ? a : l;                               \
+                y[i] = (m < h || m != m) ? m : h;                              \
+            }                                                                  \
+        }                                                                      \
+    }
+
+CLAMP_RUN(float, clamp_f32)
+CLAMP_RUN(double, clamp_f64)
+
+typedef struct clamp_ctx {
+    gad_iter it; /* operands x, lo, hi */
+    int f32;
+    const char *x, *lo, *hi;
+    char *y;
+} clamp_ctx;
+
+GAD_CLONES static void clamp_range(void *vctx, int64_t lo, int64_t hi) {
+    clamp_ctx *c = vctx;
+    const gad_iter *it = &c->it;
+    int64_t inner = it->inner, nd = it->nd, es = c->f32 ? 4 : 8;
+    int64_t idx[GAD_MAX_RANK], off[GAD_ITER_MAXOPS];
+    int64_t j = lo % inner, pos = lo;
+    gad__iter_seek(it, lo / inner, idx, off);
+    int64_t sx = it->strides[0][nd - 1], sl = it->strides[1][nd - 1],
+            sh = it->strides[2][nd - 1];
+    while (pos < hi) {
+        int64_t len = inner - j < hi - pos ? inner - j : hi - pos;
+        const char *x = c->x + (off[0] + j * sx) * es, *l = c->lo + (off[1] + j * sl) * es,
+                   *h = c->hi + (off[2] + j * sh) * es;
+        if (c->f32)
+            clamp_f32(len, (const float *)x, sx, (const float *)l, sl, (const float *)h, sh,
+                      (float *)c->y + pos);
+        else
+            clamp_f64(len, (const double *)x, sx, (const double *)l, sl, (const double *)h,
+                      sh, (double *)c->y + pos);
+        pos += len;
+        j = 0;
+        gad__iter_next(it, idx, off);
+    }
+}
+
+static void cpu_clamp(const gad_tensor *x, const gad_tensor *lo, const gad_tensor *hi,
+                      gad_tensor *y) {
+    if (y->numel == 0) return;
+    /* a missing bound is an infinite one, broadcast (stride 0) */
+    static const float inf32[2] = {-INFINITY, INFINITY};
+    static const double inf64[2] = {-INFINITY, INFINITY};
+    int f32 = y->dtype == GAD_F32;
+    clamp_ctx c = {.f32 = f32, .x = P(x), .y = P(y)};
+    int64_t sx[GAD_MAX_RANK], sl[GAD_MAX_RANK] = {0}, sh[GAD_MAX_RANK] = {0};
+    gad__broadcast_strides(x, y->shape, y->rank, sx);
+    if (lo) gad__broadcast_strides(lo, y->shape, y->rank, sl);
+    if (hi) gad__broadcast_strides(hi, y->shape, y->rank, sh);
+    c.lo = lo ? (const char *)P(lo) : f32 ? (const char *)&inf32[0] : (const char *)&inf64[0];
+    c.hi = hi ? (const char *)P(hi) : f32 ? (const char *)&inf32[1] : (const char *)&inf64[1];
+    const int64_t *strides[3] = {sx, sl, sh};
+    gad__iter_init(&c.it, y->shape, y->rank, 3, strides);
+    gad__parallel_for(y->numel, SEL_GRAIN, clamp_range, &c);
+}
+
 const gad_be_select gad__cpu_select = {
     .compare = cpu_compare,
     .test = cpu_test,
     .where = cpu_where,
     .any = cpu_any,
     .tri = cpu_tri,
+    .clamp = cpu_clamp,
 };

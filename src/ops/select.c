@@ -120,18 +120,22 @@ static gad_tensor *compare_scalar(const char *op, gad_cmp_op k, gad_tensor *x, d
     GAD_NEED(op, x);
     if (GAD_LACKS_FAM(op, x, select, compare)) return NULL;
     gad_sel_scalar v;
+    int to = -1; /* the dtype x is converted to first, if any */
     if (gad__is_float(x->dtype)) {
         v.f = s;
     } else if (s == floor(s) && s >= -9223372036854775808.0 && s < 9223372036854775808.0) {
-        v.i = (int64_t)s; /* an integer: exact */
+        v.i = (int64_t)s; /* an integer: exact (a bool x against 2 or -1 as i64) */
+        if (x->dtype == GAD_BOOL && v.i != 0 && v.i != 1) to = GAD_I64;
     } else { /* 2.5, inf, NaN with an integer tensor: in f32, as PyTorch */
-        if (GAD_LACKS(op, x, convert)) return NULL;
-        gad_tensor *xf = gad__tensor_new(op, x->dev, GAD_F32, x->shape, x->rank);
-        if (!xf) return NULL;
-        GAD_BE(x)->convert(x, xf);
-        gad__own(xf);
-        x = xf;
         v.f = s;
+        to = GAD_F32;
+    }
+    if (to >= 0) {
+        if (GAD_LACKS(op, x, convert)) return NULL;
+        gad_tensor *xc = gad__tensor_new(op, x->dev, to, x->shape, x->rank);
+        if (!xc) return NULL;
+        GAD_BE(x)->convert(x, xc);
+        x = gad__own(xc);
     }
     gad_tensor *y = gad__tensor_new(op, x->dev, GAD_BOOL, x->shape, x->rank);
     if (!y) return NULL;
@@ -402,8 +406,8 @@ int gad__vjp_triu(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 
 /* --------------------------------------------------------- clamp_tensor */
 
-/* max(x, lo) then min(., hi) by the core's binary kernels, which propagate
- * NaN from either side as PyTorch's clamp does. */
+/* One pass of the select family's clamp (min(max(x, lo), hi), NaN from
+ * any side, as PyTorch's clamp). */
 gad_tensor *gad_clamp_tensor(gad_tensor *x, gad_tensor *lo, gad_tensor *hi) {
     const char *op = "clamp_tensor";
     GAD_COMPOSITE(op);
@@ -413,28 +417,12 @@ gad_tensor *gad_clamp_tensor(gad_tensor *x, gad_tensor *lo, gad_tensor *hi) {
     gad_tensor *t[3] = {x, lo, hi};
     int64_t shape[GAD_MAX_RANK];
     int rank;
-    if (GAD_LACKS(op, x, binary) || unify(op, t, 3) || gad__need_float(op, t[0]) ||
+    if (GAD_LACKS_FAM(op, x, select, clamp) || unify(op, t, 3) || gad__need_float(op, t[0]) ||
         broadcast_all(op, t, 3, shape, &rank))
         return NULL;
-    x = t[0];
-    lo = t[1];
-    hi = t[2];
-    gad_tensor *m = x;
-    if (lo) {
-        int64_t s1[GAD_MAX_RANK];
-        int r1;
-        gad__broadcast_shapes(op, x->shape, x->rank, lo->shape, lo->rank, s1, &r1);
-        if (!(m = gad__tensor_new(op, x->dev, x->dtype, s1, r1))) return NULL;
-        GAD_BE(x)->binary(GAD_BK_MAXIMUM, x, lo, m);
-        gad__own(m);
-    }
-    gad_tensor *y = m;
-    if (hi) {
-        if (!(y = gad__tensor_new(op, x->dev, x->dtype, shape, rank))) return NULL;
-        GAD_BE(x)->binary(GAD_BK_MINIMUM, m, hi, y);
-    } else {
-        y = gad_retain(m); /* one reference for the node and the caller */
-    }
+    gad_tensor *y = gad__tensor_new(op, t[0]->dev, t[0]->dtype, shape, rank);
+    if (!y) return NULL;
+    SEL(y)->clamp(t[0], t[1], t[2], y);
     y = gad__track(y, GAD_OP(CLAMP_TENSOR), t, 3, t, 3);
     return gad__own(y);
 }

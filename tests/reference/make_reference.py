@@ -456,3 +456,7 @@ for dt in (torch.float64, torch.float32):
     case("fold", "image", dt, [(U(2, 12, 6), 1)],
          lambda t: PF.fold(t, (5, 4), (2, 3), dilation=(1, 1), padding=(1, 1), stride=(2, 2)),
          iparams=[5, 5, 4, 2, 3, 1, 1, 1, 1, 2, 2])
+case("ge_scalar_bool", "ge_scalar", torch.bool, [(B(5), 0)], lambda t: torch.ge(t, -1),
+     dparams=[-1])
+case("lt_scalar_bool", "lt_scalar", torch.bool, [(B(5), 0)], lambda t: torch.lt(t, 256),
+     dparams=[256])
