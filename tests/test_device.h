@@ -29,6 +29,7 @@
 #include "backend/helix.h"
 #include "backend/masked_ce.h"
 #include "backend/rms_norm.h"
+#include "backend/conv.h"
 #include "backend/scan.h"
 #include "gad_int.h"
 
@@ -234,6 +235,7 @@ static gad_be_rms_norm td_rms_norm;
 static gad_be_masked_ce td_masked_ce;
 static gad_be_embedding td_embedding;
 static gad_be_helix td_helix;
+static gad_be_conv td_conv;
 
 static void td_table_reset(void) {
     td_backend = gad__cpu_backend; /* every kernel the CPU's, */
@@ -254,6 +256,8 @@ static void td_table_reset(void) {
     td_backend.masked_ce = &td_masked_ce;
     td_backend.embedding = &td_embedding;
     td_backend.helix = &td_helix;
+    td_conv = *gad__cpu_backend.conv;
+    td_backend.conv = &td_conv;
 }
 
 static void register_test_device(void) {

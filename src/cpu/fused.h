@@ -90,5 +90,7 @@ extern const struct gad_be_rms_norm gad__cpu_rms_norm;
 extern const struct gad_be_masked_ce gad__cpu_masked_ce;
 extern const struct gad_be_embedding gad__cpu_embedding;
 extern const struct gad_be_helix gad__cpu_helix;
+/* conv.c (not a fused family of docs/helix.md, but one of the seam's) */
+extern const struct gad_be_conv gad__cpu_conv;
 
 #endif

@@ -116,6 +116,15 @@ typedef struct gad_np_eps {
     double eps;
 } gad_np_eps;
 
+/* conv, conv_transpose, conv_weight (src/ops/conv.c): the spatial dims
+ * (1..3), groups, and the geometry as 3-D (a 1-D or 2-D op's leading dims
+ * size 1, stride and dilation 1, padding 0: backend/conv.h), with the one
+ * spatial size the inputs do not give: conv's output, conv_transpose's
+ * output (the convolution's input), conv_weight's kernel */
+typedef struct gad_np_conv {
+    int64_t nd, groups, stride[3], pad[3], dil[3], size[3];
+} gad_np_conv;
+
 enum {
 #define X(ID, name, family, pwords) GAD_PWORDS_##ID = (pwords),
 #include "ops.def"
@@ -144,6 +153,9 @@ GAD_NP_FITS(select, SELECT);
 GAD_NP_FITS(to_device, TO_DEVICE);
 GAD_NP_FITS(eps, RMS_NORM);
 GAD_NP_FITS(eps, HELIX_BLOCK);
+GAD_NP_FITS(conv, CONV);
+GAD_NP_FITS(conv, CONV_TRANSPOSE);
+GAD_NP_FITS(conv, CONV_WEIGHT);
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */

@@ -1,0 +1,336 @@
+/* conv_tmpl.h: the convolution family's kernels, written once for an
+ * element type T with suffix SFX (included by conv.c for float and double).
+ *
+ * Each product is a GEMM per (image, group) over the output positions, cut
+ * into tiles of TN positions: the tile's patch matrix (im2col, [cin_g * K,
+ * tn], K the kernel's taps) is packed into a per-thread buffer of bounded
+ * size, never the whole batch's. A 1x1 kernel with stride 1 and no padding
+ * reads x in place (the GEMM alone). Every output element is made by one
+ * task over a split fixed by the sizes alone, and bwd_weight's sum over the
+ * batch runs in chunks fixed by the sizes and is added up in order, so that
+ * results do not depend on the thread count. */
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(CAT(name, _), SFX)
+
+#if SFX_IS_F32
+#define GEMM gad__sgemm_builtin
+#else
+#define GEMM gad__dgemm_builtin
+#endif
+
+/* Rows [r0, r1) of the patch matrix of output positions [j0, j1) of one
+ * image's group (xg: its first channel), row r = (ci, kd, kh, kw), written
+ * row-major with row length j1 - j0 into col (or, when add, col added back
+ * into xg: the transpose, for bwd_data). */
+static void FN(patches)(const gad_conv_geom *g, T *xg, T *col, int64_t r0, int64_t r1,
+                        int64_t j0, int64_t j1, int add) {
+    const int64_t K = g->k[0] * g->k[1] * g->k[2], O1 = g->out[1], O2 = g->out[2];
+    const int64_t I1 = g->in[1], I2 = g->in[2], isp = g->in[0] * I1 * I2, tn = j1 - j0;
+    const int64_t s2 = g->stride[2];
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t ci = r / K, t = r % K;
+        int64_t kw = t % g->k[2], kh = (t / g->k[2]) % g->k[1], kd = t / (g->k[2] * g->k[1]);
+        T *xc = xg + ci * isp, *row = col + (r - r0) * tn;
+        int64_t off2 = kw * g->dil[2] - g->pad[2];
+        /* the output columns whose input column lies inside [0, I2) */
+        int64_t lo = off2 >= 0 ? 0 : (-off2 + s2 - 1) / s2;
+        int64_t hi = I2 - 1 - off2 < 0 ? 0 : (I2 - 1 - off2) / s2 + 1;
+        if (hi > O2) hi = O2;
+        int64_t j = j0;
+        while (j < j1) {
+            int64_t ow = j % O2, oh = (j / O2) % O1, od = j / (O2 * O1);
+            int64_t run = O2 - ow < j1 - j ? O2 - ow : j1 - j; /* to the row's end */
+            T *dst = row + (j - j0);
+            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+            int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+            if (id < 0 || id >= g->in[0] || ih < 0 || ih >= I1) {
+                if (!add)
+                    for (int64_t q = 0; q < run; q++) dst[q] = 0;
+            } else {
+                T *src = xc + (id * I1 + ih) * I2; /* column w * s2 + off2 */
+                int64_t a = lo > ow ? lo : ow, b = hi < ow + run ? hi : ow + run;
+                if (add) {
+                    for (int64_t w = a; w < b; w++) src[w * s2 + off2] += dst[w - ow];
+                } else {
+                    for (int64_t w = ow; w < a && w < ow + run; w++) dst[w - ow] = 0;
+                    if (s2 == 1)
+                        for (int64_t w = a; w < b; w++) dst[w - ow] = src[w + off2];
+                    else
+                        for (int64_t w = a; w < b; w++) dst[w - ow] = src[w * s2 + off2];
+                    for (int64_t w = b > a ? b : a; w < ow + run; w++) dst[w - ow] = 0;
+                }
+            }
+            j += run;
+        }
+    }
+}
+
+/* Whether x is its own patch matrix: a 1x1 kernel, stride 1, no padding. */
+static int FN(direct)(const gad_conv_geom *g) {
+    for (int d = 0; d < 3; d++)
+        if (g->k[d] != 1 || g->stride[d] != 1 || g->pad[d] != 0 || g->in[d] != g->out[d])
+            return 0;
+    return 1;
+}
+
+/* The tile width: a patch tile of about 96K elements (384 KiB in f32), in
+ * multiples of 16 positions, at most the whole output. */
+static int64_t FN(tile)(const gad_conv_geom *g, int64_t ck) {
+    int64_t osp = g->out[0] * g->out[1] * g->out[2];
+    int64_t tn = (98304 / (ck ? ck : 1)) & ~(int64_t)15;
+    if (tn < 16) tn = 16;
+    return tn < osp ? tn : (osp ? osp : 1);
+}
+
+typedef struct {
+    const gad_conv_geom *g;
+    const T *a, *b; /* the entry's two inputs */
+    const T *bias;  /* per output channel, or NULL */
+    T *y, *part;    /* its output; bwd_weight's partial sums */
+    int64_t cin_g, cout_g, ck, isp, osp, tn, ntile, ntask, nchunk;
+    int direct, ta, tb;
+    char *buf;   /* per thread: the patch tile, then GEMM's packing */
+    size_t per, colbytes;
+    atomic_llong next;
+    atomic_int failed;
+} FN(conv_ctx);
+
+/* GEMM packing bytes for one tile product of this entry, and its tail. */
+static size_t FN(gemm_bytes)(FN(conv_ctx) *c, int64_t M, int64_t K, int64_t lda, int kind) {
+    size_t most = 0;
+    int64_t tails[2] = {c->tn, c->osp % c->tn};
+    for (int i = 0; i < 2; i++) {
+        int64_t tn = tails[i];
+        if (!tn) continue;
+        size_t s;
+        if (kind == 0) /* fwd: [cout_g, ck] @ [ck, tn] */
+            s = gad__gemm_scratch_bytes(!SFX_IS_F32, 0, 0, M, tn, K, lda,
+                                        c->direct ? c->isp : tn);
+        else if (kind == 1) /* bwd_data: [ck, cout_g]^T... @ [cout_g, tn] */
+            s = gad__gemm_scratch_bytes(!SFX_IS_F32, 1, 0, M, tn, K, lda, c->osp);
+        else /* bwd_weight: [cout_g, tn] @ [ck, tn]^T */
+            s = gad__gemm_scratch_bytes(!SFX_IS_F32, 0, 1, M, K, tn, c->osp,
+                                        c->direct ? c->isp : tn);
+        if (s > most) most = s;
+    }
+    return most;
+}
+
+static void FN(fwd_task)(FN(conv_ctx) *c, T *col, int64_t task) {
+    const gad_conv_geom *g = c->g;
+    int64_t tile = task % c->ntile, ng = task / c->ntile;
+    int64_t grp = ng % g->groups, n = ng / g->groups;
+    int64_t j0 = tile * c->tn, j1 = j0 + c->tn < c->osp ? j0 + c->tn : c->osp;
+    const T *xg = c->a + (n * g->cin + grp * c->cin_g) * c->isp;
+    const T *wg = c->b + grp * c->cout_g * c->ck;
+    T *yg = c->y + (n * g->cout + grp * c->cout_g) * c->osp + j0;
+    const T *B = xg + j0;
+    int64_t ldb = c->isp;
+    if (!c->direct) {
+        FN(patches)(g, (T *)xg, col, 0, c->ck, j0, j1, 0);
+        B = col;
+        ldb = j1 - j0;
+    }
+    if (GEMM(0, 0, c->cout_g, j1 - j0, c->ck, 1, wg, c->ck, B, ldb, 0, yg, c->osp))
+        atomic_store(&c->failed, 1);
+    if (c->bias)
+        for (int64_t co = 0; co < c->cout_g; co++) {
+            T bv = c->bias[grp * c->cout_g + co], *row = yg + co * c->osp;
+            for (int64_t j = 0; j < j1 - j0; j++) row[j] += bv;
+        }
+}
+
+/* One (image, group): its input gradient, tile after tile (the tiles'
+ * patches overlap, so they stay in one task). */
+static void FN(bwd_data_task)(FN(conv_ctx) *c, T *col, int64_t task) {
+    const gad_conv_geom *g = c->g;
+    int64_t grp = task % g->groups, n = task / g->groups;
+    const T *gyg = c->a + (n * g->cout + grp * c->cout_g) * c->osp;
+    const T *wg = c->b + grp * c->cout_g * c->ck;
+    T *dxg = c->y + (n * g->cin + grp * c->cin_g) * c->isp;
+    if (!c->direct)
+        for (int64_t i = 0; i < c->cin_g * c->isp; i++) dxg[i] = 0;
+    for (int64_t j0 = 0; j0 < c->osp; j0 += c->tn) {
+        int64_t j1 = j0 + c->tn < c->osp ? j0 + c->tn : c->osp, tn = j1 - j0;
+        T *C = c->direct ? dxg + j0 : col;
+        if (GEMM(1, 0, c->ck, tn, c->cout_g, 1, wg, c->ck, gyg + j0, c->osp, 0, C,
+                 c->direct ? c->isp : tn))
+            atomic_store(&c->failed, 1);
+        if (!c->direct) FN(patches)(g, dxg, col, 0, c->ck, j0, j1, 1);
+    }
+    if (c->bias)
+        for (int64_t ci = 0; ci < c->cin_g; ci++) {
+            T bv = c->bias[grp * c->cin_g + ci], *row = dxg + ci * c->isp;
+            for (int64_t i = 0; i < c->isp; i++) row[i] += bv;
+        }
+}
+
+/* One chunk of images: their weight gradient, summed into the chunk's
+ * partial. */
+static void FN(bwd_weight_task)(FN(conv_ctx) *c, T *col, int64_t chunk) {
+    const gad_conv_geom *g = c->g;
+    int64_t per = (g->n + c->nchunk - 1) / c->nchunk, n0 = chunk * per;
+    int64_t n1 = n0 + per < g->n ? n0 + per : g->n, wsize = g->cout * c->ck;
+    T *part = c->part + chunk * wsize;
+    for (int64_t i = 0; i < wsize; i++) part[i] = 0;
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            const T *xg = c->a + (n * g->cin + grp * c->cin_g) * c->isp;
+            const T *gyg = c->b + (n * g->cout + grp * c->cout_g) * c->osp;
+            T *dwg = part + grp * c->cout_g * c->ck;
+            for (int64_t j0 = 0; j0 < c->osp; j0 += c->tn) {
+                int64_t j1 = j0 + c->tn < c->osp ? j0 + c->tn : c->osp, tn = j1 - j0;
+                const T *B = xg + j0;
+                int64_t ldb = c->isp;
+                if (!c->direct) {
+                    FN(patches)(g, (T *)xg, col, 0, c->ck, j0, j1, 0);
+                    B = col;
+                    ldb = tn;
+                }
+                if (GEMM(0, 1, c->cout_g, c->ck, tn, 1, gyg + j0, c->osp, B, ldb, 1, dwg,
+                         c->ck))
+                    atomic_store(&c->failed, 1);
+            }
+        }
+}
+
+static void FN(conv_part)(void *vc, int t, int nt) {
+    FN(conv_ctx) *c = vc;
+    (void)nt;
+    char *mine = c->buf + (size_t)t * c->per;
+    T *col = (T *)mine;
+    gad__gemm_lend_scratch(mine + c->colbytes, c->per - c->colbytes);
+    for (;;) {
+        int64_t k = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed);
+        if (k >= c->ntask) break;
+        if (c->part) FN(bwd_weight_task)(c, col, k);
+        else if (c->ta) FN(bwd_data_task)(c, col, k);
+        else FN(fwd_task)(c, col, k);
+    }
+    gad__gemm_lend_scratch(NULL, 0);
+}
+
+/* Run the entry's tasks over gad's threads, each with its own scratch. */
+static int FN(conv_run)(const char *op, FN(conv_ctx) *c, size_t gemm) {
+    c->colbytes = c->direct ? 0 : (size_t)(c->ck * c->tn) * sizeof(T);
+    c->colbytes = (c->colbytes + GAD_ALIGN - 1) & ~(size_t)(GAD_ALIGN - 1);
+    c->per = (c->colbytes + gemm + GAD_ALIGN - 1) & ~(size_t)(GAD_ALIGN - 1);
+    if (c->per == 0) c->per = GAD_ALIGN;
+    int nt = gad__pool_nested() ? 1 : gad__nthreads();
+    if (nt > c->ntask) nt = (int)c->ntask;
+    if (nt < 1) nt = 1;
+    c->buf = gad__alloc(c->per * (size_t)nt);
+    if (!c->buf) {
+        gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes of convolution scratch",
+                 c->per * (size_t)nt);
+        return -1;
+    }
+    atomic_init(&c->next, 0);
+    atomic_init(&c->failed, 0);
+    if (nt > 1) gad__pool_run(nt, FN(conv_part), c);
+    else FN(conv_part)(c, 0, 1);
+    gad__free(c->buf, c->per * (size_t)nt);
+    if (atomic_load(&c->failed)) {
+        gad__err(GAD_ERR_MEMORY, op, "cannot allocate GEMM scratch");
+        return -1;
+    }
+    return 0;
+}
+
+static void FN(conv_init)(FN(conv_ctx) *c, const gad_conv_geom *g) {
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->cin_g = g->cin / g->groups;
+    c->cout_g = g->cout / g->groups;
+    c->ck = c->cin_g * g->k[0] * g->k[1] * g->k[2];
+    c->isp = g->in[0] * g->in[1] * g->in[2];
+    c->osp = g->out[0] * g->out[1] * g->out[2];
+    c->direct = FN(direct)(g);
+    c->tn = FN(tile)(g, c->ck);
+    c->ntile = (c->osp + c->tn - 1) / c->tn;
+}
+
+int FN(gad__conv_fwd)(const char *op, const T *x, const T *w, const T *bias, T *y,
+                      const gad_conv_geom *g) {
+    FN(conv_ctx) c;
+    FN(conv_init)(&c, g);
+    if (c.osp == 0 || g->n == 0 || g->cout == 0) return 0;
+    if (c.ck == 0) {
+        for (int64_t i = 0; i < g->n * g->cout * c.osp; i++)
+            y[i] = bias ? bias[(i / c.osp) % g->cout] : 0;
+        return 0;
+    }
+    c.a = x, c.b = w, c.y = y, c.bias = bias;
+    c.ntask = g->n * g->groups * c.ntile;
+    return FN(conv_run)(op, &c, FN(gemm_bytes)(&c, c.cout_g, c.ck, c.ck, 0));
+}
+
+int FN(gad__conv_bwd_data)(const char *op, const T *gy, const T *w, const T *bias, T *dx,
+                           const gad_conv_geom *g) {
+    FN(conv_ctx) c;
+    FN(conv_init)(&c, g);
+    int64_t total = g->n * g->cin * c.isp;
+    if (total == 0) return 0;
+    if (c.osp == 0 || c.cout_g == 0 || c.ck == 0) {
+        for (int64_t i = 0; i < total; i++) dx[i] = bias ? bias[(i / c.isp) % g->cin] : 0;
+        return 0;
+    }
+    c.a = gy, c.b = w, c.y = dx, c.ta = 1, c.bias = bias;
+    c.ntask = g->n * g->groups;
+    return FN(conv_run)(op, &c, FN(gemm_bytes)(&c, c.ck, c.cout_g, c.ck, 1));
+}
+
+typedef struct {
+    T *dw;
+    const T *part;
+    int64_t nchunk, size;
+} FN(sum_ctx);
+
+static void FN(sum_parts)(void *vc, int64_t lo, int64_t hi) {
+    FN(sum_ctx) *s = vc;
+    for (int64_t i = lo; i < hi; i++) {
+        T acc = s->part[i];
+        for (int64_t k = 1; k < s->nchunk; k++) acc += s->part[k * s->size + i];
+        s->dw[i] = acc;
+    }
+}
+
+int FN(gad__conv_bwd_weight)(const char *op, const T *x, const T *gy, T *dw,
+                             const gad_conv_geom *g) {
+    FN(conv_ctx) c;
+    FN(conv_init)(&c, g);
+    int64_t wsize = g->cout * c.ck;
+    if (wsize == 0) return 0;
+    if (g->n == 0 || c.osp == 0) {
+        for (int64_t i = 0; i < wsize; i++) dw[i] = 0;
+        return 0;
+    }
+    /* at most 16 chunks of the batch, fewer when the partials would pass
+     * 4M elements */
+    int64_t nchunk = g->n < 16 ? g->n : 16;
+    while (nchunk > 1 && nchunk * wsize > ((int64_t)1 << 22)) nchunk /= 2;
+    int64_t per = (g->n + nchunk - 1) / nchunk;
+    nchunk = (g->n + per - 1) / per;
+    c.a = x, c.b = gy, c.nchunk = nchunk, c.ntask = nchunk;
+    size_t pbytes = (size_t)(nchunk * wsize) * sizeof(T);
+    c.part = nchunk > 1 ? gad__alloc(pbytes) : dw;
+    if (!c.part) {
+        gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes of convolution scratch",
+                 pbytes);
+        return -1;
+    }
+    int rc = FN(conv_run)(op, &c, FN(gemm_bytes)(&c, c.cout_g, c.ck, 0, 2));
+    if (rc == 0 && nchunk > 1) {
+        FN(sum_ctx) s = {dw, c.part, nchunk, wsize};
+        gad__parallel_for(wsize, 4096, FN(sum_parts), &s);
+    }
+    if (nchunk > 1) gad__free(c.part, pbytes);
+    return rc;
+}
+
+#undef GEMM
+#undef FN
+#undef CAT
+#undef CAT_
