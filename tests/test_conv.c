@@ -417,10 +417,19 @@ TEST(conv_double_backward) {
     gad_scope_end();
 }
 
+/* The CPU's path forcing hook (src/cpu/conv.c): 0 each product picks, 1
+ * the patch matrix, 2 the shifted GEMMs wherever the stride is 1. */
+void gad__conv_test_force(int path);
+
 int main(void) {
-    RUN(conv_grid);
-    RUN(conv_transpose_grid);
-    RUN(conv_large);
+    for (int path = 0; path < 3; path++) {
+        gad__conv_test_force(path);
+        printf("path %d (0 auto, 1 patch matrix, 2 shifted GEMMs)\n", path);
+        RUN(conv_grid);
+        RUN(conv_transpose_grid);
+        RUN(conv_large);
+    }
+    gad__conv_test_force(0);
     RUN(conv_errors);
     RUN(conv_double_backward);
     return test_summary();

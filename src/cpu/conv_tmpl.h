@@ -91,6 +91,11 @@ typedef struct {
     T *y, *part;    /* its output; bwd_weight's partial sums */
     int64_t cin_g, cout_g, ck, isp, osp, tn, ntile, ntask, nchunk;
     int direct, ta, tb;
+    int shifted;    /* stride 1: shifted GEMMs over a padded copy (below) */
+    const T *wt;    /* shifted: the weights per group and tap, [M, K] each */
+    int64_t P[3], psp, np, lo[3], kk; /* shifted: padded extents, taps */
+    int64_t sin[3], sout[3];          /* shifted: its source and output extents */
+    size_t shbytes;                   /* shifted: a thread's padded buffers */
     char *buf;   /* per thread: the patch tile, then GEMM's packing */
     size_t per, colbytes;
     atomic_llong next;
@@ -196,30 +201,203 @@ static void FN(bwd_weight_task)(FN(conv_ctx) *c, T *col, int64_t chunk) {
         }
 }
 
+
+/* ---- stride 1: shifted GEMMs over a padded copy, no patch matrix ----
+ * With stride 1, output o of tap j reads input o - lo + j*dil. In a copy of
+ * the source padded to P = out + dil*(k-1) per dim (lo zeros before, which
+ * may be negative: a crop), flattened, and with outputs indexed in the same
+ * layout (p = (od*P1 + oh)*P2 + ow; the columns ow >= out2 and rows oh >=
+ * out1 in between are computed and dropped), tap j's inputs of every output
+ * are the copy shifted by (j0 d0 P1 + j1 d1) P2 + j2 d2. A convolution is
+ * then a sum over taps of GEMMs [M, K] @ [K, positions] whose B is read in
+ * place, and the weight gradient a sum over positions of such products
+ * (convolution as a sum of shifted matrix products: Vasudevan, Anderson and
+ * Gregg, "Parallel Multi Channel Convolution using General Matrix
+ * Multiplication", ASAP 2017). The transposed convolution with stride 1 is
+ * the convolution of gy with the kernel flipped and channels swapped, lo =
+ * dil (k - 1) - pad. */
+
+static int FN(unit_stride)(const gad_conv_geom *g) {
+    return g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1;
+}
+
+/* The shifted geometry of a source of extents in, an output of extents out,
+ * padding lo before. */
+static void FN(shift_init)(FN(conv_ctx) *c, const int64_t in[3], const int64_t out[3],
+                           const int64_t lo[3]) {
+    const gad_conv_geom *g = c->g;
+    c->shifted = 1;
+    c->kk = g->k[0] * g->k[1] * g->k[2];
+    c->psp = 1;
+    for (int d = 0; d < 3; d++) {
+        c->sin[d] = in[d], c->sout[d] = out[d], c->lo[d] = lo[d];
+        c->P[d] = out[d] + g->dil[d] * (g->k[d] - 1);
+        c->psp *= c->P[d];
+    }
+    c->np = out[0] && out[1] && out[2]
+                ? ((out[0] - 1) * c->P[1] + out[1] - 1) * c->P[2] + out[2] : 0;
+    /* chunks of positions whose output block and source span stay in L2 */
+    int64_t m = c->cout_g > c->cin_g ? c->cout_g : c->cin_g;
+    int64_t tn = (32768 / (m ? m : 1)) & ~(int64_t)15;
+    if (tn < 64) tn = 64;
+    c->tn = tn < c->np ? tn : (c->np ? c->np : 1);
+}
+
+static int64_t FN(tap_shift)(const FN(conv_ctx) *c, int64_t t) {
+    const gad_conv_geom *g = c->g;
+    int64_t j2 = t % g->k[2], j1 = (t / g->k[2]) % g->k[1], j0 = t / (g->k[2] * g->k[1]);
+    return (j0 * g->dil[0] * c->P[1] + j1 * g->dil[1]) * c->P[2] + j2 * g->dil[2];
+}
+
+/* dst [ch, P] = src [ch, sin] placed at offset -lo, zeros elsewhere. */
+static void FN(pad_copy)(const FN(conv_ctx) *c, const T *src, int64_t ch, T *dst) {
+    const int64_t *P = c->P, *I = c->sin, *lo = c->lo;
+    int64_t isp = I[0] * I[1] * I[2];
+    int64_t a = lo[2] > 0 ? lo[2] : 0;              /* first q2 inside */
+    int64_t b = I[2] + lo[2] < P[2] ? I[2] + lo[2] : P[2]; /* end of inside */
+    for (int64_t cc = 0; cc < ch; cc++)
+        for (int64_t q0 = 0; q0 < P[0]; q0++)
+            for (int64_t q1 = 0; q1 < P[1]; q1++) {
+                T *row = dst + ((cc * P[0] + q0) * P[1] + q1) * P[2];
+                int64_t i0 = q0 - lo[0], i1 = q1 - lo[1];
+                if (i0 < 0 || i0 >= I[0] || i1 < 0 || i1 >= I[1] || b <= a) {
+                    memset(row, 0, (size_t)P[2] * sizeof(T));
+                    continue;
+                }
+                const T *sr = src + cc * isp + (i0 * I[1] + i1) * I[2];
+                memset(row, 0, (size_t)a * sizeof(T));
+                memcpy(row + a, sr + (a - lo[2]), (size_t)(b - a) * sizeof(T));
+                memset(row + b, 0, (size_t)(P[2] - b) * sizeof(T));
+            }
+}
+
+/* One (image, group) of fwd or bwd_data on the shifted path: src [K,
+ * sin] -> dst [M, sout] (+ bias [M]); wt: [taps][M][K]. */
+static void FN(shifted_task)(FN(conv_ctx) *c, char *mine, const T *src, int64_t K,
+                             const T *wt, int64_t M, T *dst, const T *bias) {
+    T *spad = (T *)mine;
+    T *cpad = (T *)(mine + ((size_t)(K * c->psp) * sizeof(T) + GAD_ALIGN - 1) /
+                               GAD_ALIGN * GAD_ALIGN);
+    FN(pad_copy)(c, src, K, spad);
+    for (int64_t p0 = 0; p0 < c->np; p0 += c->tn) {
+        int64_t tn = p0 + c->tn < c->np ? c->tn : c->np - p0;
+        for (int64_t t = 0; t < c->kk; t++)
+            if (GEMM(0, 0, M, tn, K, 1, wt + t * M * K, K, spad + p0 + FN(tap_shift)(c, t),
+                     c->psp, t ? 1 : 0, cpad + p0, c->np))
+                atomic_store(&c->failed, 1);
+    }
+    const int64_t *O = c->sout;
+    int64_t osp = O[0] * O[1] * O[2];
+    for (int64_t m = 0; m < M; m++) {
+        T bv = bias ? bias[m] : 0;
+        for (int64_t o0 = 0; o0 < O[0]; o0++)
+            for (int64_t o1 = 0; o1 < O[1]; o1++) {
+                const T *sr = cpad + m * c->np + (o0 * c->P[1] + o1) * c->P[2];
+                T *dr = dst + m * osp + (o0 * O[1] + o1) * O[2];
+                for (int64_t o2 = 0; o2 < O[2]; o2++) dr[o2] = sr[o2] + bv;
+            }
+    }
+}
+
+/* Bytes of one thread's shifted buffers: the padded source (K channels)
+ * and the padded output (M), in c->shbytes; returned: GEMM's packing. */
+static size_t FN(shifted_bytes)(FN(conv_ctx) *c, int64_t K, int64_t M, int wgrad) {
+    size_t a = ((size_t)(K * c->psp) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN;
+    size_t b = ((size_t)(M * (c->np ? c->np : 1)) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN *
+               GAD_ALIGN;
+    c->shbytes = a + b + (wgrad ? a : 0); /* wgrad: the padded x transposed too */
+    return wgrad ? gad__gemm_scratch_bytes(!SFX_IS_F32, 1, 0, M, K, c->np, M, K)
+                 : gad__gemm_scratch_bytes(!SFX_IS_F32, 0, 0, M, c->tn, K, K, c->psp);
+}
+
+/* dst [n, ch] = src [ch, n] (row stride ld), in blocks that stay in L1. */
+static void FN(transpose)(const T *src, int64_t ch, int64_t n, int64_t ld, T *dst) {
+    for (int64_t p0 = 0; p0 < n; p0 += 64) {
+        int64_t p1 = p0 + 64 < n ? p0 + 64 : n;
+        for (int64_t c0 = 0; c0 < ch; c0 += 64) {
+            int64_t c1 = c0 + 64 < ch ? c0 + 64 : ch;
+            for (int64_t cc = c0; cc < c1; cc++)
+                for (int64_t p = p0; p < p1; p++) dst[p * ch + cc] = src[cc * ld + p];
+        }
+    }
+}
+
+/* One chunk of images of bwd_weight on the shifted path: per tap t,
+ * part[t] [cout, cin_g] += gy (in the padded layout, zeros between rows)
+ * @ the padded x shifted by t, transposed. Both are made position-major
+ * first ([positions, channels]), so that GEMM reads each along its rows
+ * (a transposed operand would be packed element by element, nine times). */
+static void FN(shifted_wgrad_task)(FN(conv_ctx) *c, char *mine, int64_t chunk) {
+    const gad_conv_geom *g = c->g;
+    int64_t per = (g->n + c->nchunk - 1) / c->nchunk, n0 = chunk * per;
+    int64_t n1 = n0 + per < g->n ? n0 + per : g->n;
+    int64_t wsize = g->cout * c->ck;
+    T *part = c->part + chunk * wsize;
+    size_t a = ((size_t)(c->cin_g * c->psp) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN;
+    size_t b = ((size_t)(c->cout_g * c->np) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN;
+    T *spad = (T *)mine, *gT = (T *)(mine + a), *sT = (T *)(mine + a + b);
+    for (int64_t i = 0; i < wsize; i++) part[i] = 0;
+    const int64_t *O = c->sout;
+    int64_t M = c->cout_g, K = c->cin_g;
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            FN(pad_copy)(c, c->a + (n * g->cin + grp * K) * c->isp, K, spad);
+            FN(transpose)(spad, K, c->psp, c->psp, sT);
+            const T *gyg = c->b + (n * g->cout + grp * M) * c->osp;
+            for (int64_t i = 0; i < M * c->np; i++) gT[i] = 0;
+            for (int64_t o0 = 0; o0 < O[0]; o0++)
+                for (int64_t o1 = 0; o1 < O[1]; o1++)
+                    FN(transpose)(gyg + (o0 * O[1] + o1) * O[2], M, O[2], c->osp,
+                                  gT + ((o0 * c->P[1] + o1) * c->P[2]) * M);
+            for (int64_t t = 0; t < c->kk; t++)
+                if (GEMM(1, 0, M, K, c->np, 1, gT, M, sT + FN(tap_shift)(c, t) * K, K, 1,
+                         part + t * g->cout * K + grp * M * K, K))
+                    atomic_store(&c->failed, 1);
+        }
+}
+
 static void FN(conv_part)(void *vc, int t, int nt) {
     FN(conv_ctx) *c = vc;
     (void)nt;
     char *mine = c->buf + (size_t)t * c->per;
     T *col = (T *)mine;
-    gad__gemm_lend_scratch(mine + c->colbytes, c->per - c->colbytes);
+    if (nt > 1) gad__gemm_lend_scratch(mine + c->colbytes, c->per - c->colbytes);
     for (;;) {
         int64_t k = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed);
         if (k >= c->ntask) break;
-        if (c->part) FN(bwd_weight_task)(c, col, k);
+        if (c->shifted) {
+            const gad_conv_geom *g = c->g;
+            int64_t grp = k % g->groups, n = k / g->groups;
+            if (c->part) {
+                FN(shifted_wgrad_task)(c, mine, k);
+            } else if (c->ta) { /* bwd_data: gy's group -> dx's */
+                FN(shifted_task)(c, mine, c->a + (n * g->cout + grp * c->cout_g) * c->osp,
+                                 c->cout_g, c->wt + grp * c->kk * c->cin_g * c->cout_g,
+                                 c->cin_g, c->y + (n * g->cin + grp * c->cin_g) * c->isp,
+                                 c->bias ? c->bias + grp * c->cin_g : NULL);
+            } else {
+                FN(shifted_task)(c, mine, c->a + (n * g->cin + grp * c->cin_g) * c->isp,
+                                 c->cin_g, c->wt + grp * c->kk * c->cout_g * c->cin_g,
+                                 c->cout_g, c->y + (n * g->cout + grp * c->cout_g) * c->osp,
+                                 c->bias ? c->bias + grp * c->cout_g : NULL);
+            }
+        } else if (c->part) FN(bwd_weight_task)(c, col, k);
         else if (c->ta) FN(bwd_data_task)(c, col, k);
         else FN(fwd_task)(c, col, k);
     }
-    gad__gemm_lend_scratch(NULL, 0);
+    if (nt > 1) gad__gemm_lend_scratch(NULL, 0);
 }
 
 /* Run the entry's tasks over gad's threads, each with its own scratch. */
 static int FN(conv_run)(const char *op, FN(conv_ctx) *c, size_t gemm) {
-    c->colbytes = c->direct ? 0 : (size_t)(c->ck * c->tn) * sizeof(T);
+    c->colbytes = c->shifted  ? c->shbytes
+                  : c->direct ? 0 : (size_t)(c->ck * c->tn) * sizeof(T);
     c->colbytes = (c->colbytes + GAD_ALIGN - 1) & ~(size_t)(GAD_ALIGN - 1);
     c->per = (c->colbytes + gemm + GAD_ALIGN - 1) & ~(size_t)(GAD_ALIGN - 1);
     if (c->per == 0) c->per = GAD_ALIGN;
     int nt = gad__pool_nested() ? 1 : gad__nthreads();
-    if (nt > c->ntask) nt = (int)c->ntask;
+    /* fewer tasks than threads: one thread, whose GEMMs spread themselves */
+    if (nt > c->ntask) nt = 1;
     if (nt < 1) nt = 1;
     c->buf = gad__alloc(c->per * (size_t)nt);
     if (!c->buf) {
@@ -252,6 +430,43 @@ static void FN(conv_init)(FN(conv_ctx) *c, const gad_conv_geom *g) {
     c->ntile = (c->osp + c->tn - 1) / c->tn;
 }
 
+
+/* Which path a product takes: the shifted GEMMs for stride 1 when both
+ * channel counts of a group are large enough to feed a GEMM (a few input
+ * channels, as in an image's first layer, go through the patch matrix,
+ * whose GEMMs are k^d times deeper); gad__conv_test_path forces one (tests:
+ * 1 the patch matrix, 2 the shifted GEMMs where stride 1 allows). */
+static int FN(use_shifted)(const FN(conv_ctx) *c) {
+    if (c->direct || !FN(unit_stride)(c->g)) return 0;
+    int forced = atomic_load_explicit(&gad__conv_test_path, memory_order_relaxed);
+    if (forced) return forced == 2;
+    return c->cin_g >= 8 && c->cout_g >= 8;
+}
+
+/* The weights rearranged per group and tap: out[grp][t][m][k] = w[grp's
+ * output channel o][input channel i][tap], (m, k) = (o, i) for fwd, (i,
+ * o) with the taps reversed for bwd_data. */
+static T *FN(tap_weights)(const char *op, const FN(conv_ctx) *c, const T *w, int trans) {
+    const gad_conv_geom *g = c->g;
+    int64_t kk = c->kk, co_g = c->cout_g, ci_g = c->cin_g;
+    size_t bytes = (size_t)(g->cout * ci_g * kk) * sizeof(T);
+    T *out = gad__alloc(bytes ? bytes : 1);
+    if (!out) {
+        gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes of convolution scratch", bytes);
+        return NULL;
+    }
+    for (int64_t grp = 0; grp < g->groups; grp++)
+        for (int64_t o = 0; o < co_g; o++)
+            for (int64_t i = 0; i < ci_g; i++)
+                for (int64_t t = 0; t < kk; t++) {
+                    T v = w[((grp * co_g + o) * ci_g + i) * kk + t];
+                    T *blk = out + grp * kk * co_g * ci_g;
+                    if (trans) blk[((kk - 1 - t) * ci_g + i) * co_g + o] = v;
+                    else blk[(t * co_g + o) * ci_g + i] = v;
+                }
+    return out;
+}
+
 int FN(gad__conv_fwd)(const char *op, const T *x, const T *w, const T *bias, T *y,
                       const gad_conv_geom *g) {
     FN(conv_ctx) c;
@@ -263,6 +478,16 @@ int FN(gad__conv_fwd)(const char *op, const T *x, const T *w, const T *bias, T *
         return 0;
     }
     c.a = x, c.b = w, c.y = y, c.bias = bias;
+    if (FN(use_shifted)(&c)) {
+        FN(shift_init)(&c, g->in, g->out, g->pad);
+        T *wt = FN(tap_weights)(op, &c, w, 0);
+        if (!wt) return -1;
+        c.wt = wt;
+        c.ntask = g->n * g->groups;
+        int rc = FN(conv_run)(op, &c, FN(shifted_bytes)(&c, c.cin_g, c.cout_g, 0));
+        gad__free(wt, (size_t)(g->cout * c.cin_g * c.kk) * sizeof(T));
+        return rc;
+    }
     c.ntask = g->n * g->groups * c.ntile;
     return FN(conv_run)(op, &c, FN(gemm_bytes)(&c, c.cout_g, c.ck, c.ck, 0));
 }
@@ -279,6 +504,17 @@ int FN(gad__conv_bwd_data)(const char *op, const T *gy, const T *w, const T *bia
     }
     c.a = gy, c.b = w, c.y = dx, c.ta = 1, c.bias = bias;
     c.ntask = g->n * g->groups;
+    if (FN(use_shifted)(&c)) {
+        int64_t lo[3];
+        for (int d = 0; d < 3; d++) lo[d] = g->dil[d] * (g->k[d] - 1) - g->pad[d];
+        FN(shift_init)(&c, g->out, g->in, lo);
+        T *wt = FN(tap_weights)(op, &c, w, 1);
+        if (!wt) return -1;
+        c.wt = wt;
+        int rc = FN(conv_run)(op, &c, FN(shifted_bytes)(&c, c.cout_g, c.cin_g, 0));
+        gad__free(wt, (size_t)(g->cout * c.cin_g * c.kk) * sizeof(T));
+        return rc;
+    }
     return FN(conv_run)(op, &c, FN(gemm_bytes)(&c, c.ck, c.cout_g, c.ck, 1));
 }
 
@@ -286,13 +522,19 @@ typedef struct {
     T *dw;
     const T *part;
     int64_t nchunk, size;
+    int64_t kk, ck; /* shifted: part is [tap][cout][cin_g], dw [cout][cin_g][tap] */
 } FN(sum_ctx);
 
 static void FN(sum_parts)(void *vc, int64_t lo, int64_t hi) {
     FN(sum_ctx) *s = vc;
     for (int64_t i = lo; i < hi; i++) {
-        T acc = s->part[i];
-        for (int64_t k = 1; k < s->nchunk; k++) acc += s->part[k * s->size + i];
+        int64_t j = i;
+        if (s->kk) { /* dw's element i = (o, ci, t) is part's (t, o, ci) */
+            int64_t t = i % s->kk, oc = i / s->kk;
+            j = t * (s->size / s->kk) + oc;
+        }
+        T acc = s->part[j];
+        for (int64_t k = 1; k < s->nchunk; k++) acc += s->part[k * s->size + j];
         s->dw[i] = acc;
     }
 }
@@ -314,19 +556,24 @@ int FN(gad__conv_bwd_weight)(const char *op, const T *x, const T *gy, T *dw,
     int64_t per = (g->n + nchunk - 1) / nchunk;
     nchunk = (g->n + per - 1) / per;
     c.a = x, c.b = gy, c.nchunk = nchunk, c.ntask = nchunk;
+    int shifted = FN(use_shifted)(&c);
+    if (shifted) FN(shift_init)(&c, g->in, g->out, g->pad);
+    /* the shifted path's partials are in tap-major order: never dw itself */
+    int own = nchunk > 1 || shifted;
     size_t pbytes = (size_t)(nchunk * wsize) * sizeof(T);
-    c.part = nchunk > 1 ? gad__alloc(pbytes) : dw;
+    c.part = own ? gad__alloc(pbytes) : dw;
     if (!c.part) {
         gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes of convolution scratch",
                  pbytes);
         return -1;
     }
-    int rc = FN(conv_run)(op, &c, FN(gemm_bytes)(&c, c.cout_g, c.ck, 0, 2));
-    if (rc == 0 && nchunk > 1) {
-        FN(sum_ctx) s = {dw, c.part, nchunk, wsize};
+    int rc = FN(conv_run)(op, &c, shifted ? FN(shifted_bytes)(&c, c.cin_g, c.cout_g, 1)
+                                          : FN(gemm_bytes)(&c, c.cout_g, c.ck, 0, 2));
+    if (rc == 0 && own) {
+        FN(sum_ctx) s = {dw, c.part, nchunk, wsize, shifted ? c.kk : 0, c.ck};
         gad__parallel_for(wsize, 4096, FN(sum_parts), &s);
     }
-    if (nchunk > 1) gad__free(c.part, pbytes);
+    if (own) gad__free(c.part, pbytes);
     return rc;
 }
 
