@@ -22,8 +22,8 @@ CONV_DECLS(float, f32)
 CONV_DECLS(double, f64)
 
 /* For tests only (declared where used, tests/test_conv.c): 0 lets each
- * product pick its path, 1 forces the patch matrix, 2 the shifted GEMMs
- * wherever the stride is 1. */
+ * product pick its path (depthwise loops included), 1 forces the patch
+ * matrix, 2 the shifted GEMMs wherever the stride is 1. */
 atomic_int gad__conv_test_path;
 void gad__conv_test_force(int path);
 void gad__conv_test_force(int path) { atomic_store(&gad__conv_test_path, path); }

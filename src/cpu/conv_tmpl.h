@@ -431,6 +431,133 @@ static void FN(conv_init)(FN(conv_ctx) *c, const gad_conv_geom *g) {
 }
 
 
+
+/* ---- depthwise (one input and one output channel per group): direct
+ * loops over each plane, vectorised along the rows; a GEMM of one row and
+ * one column would be all overhead. */
+
+static int FN(depthwise)(const gad_conv_geom *g) {
+    if (atomic_load_explicit(&gad__conv_test_path, memory_order_relaxed)) return 0;
+    return g->groups > 1 && g->cin == g->groups && g->cout == g->groups;
+}
+
+/* The outputs o in [*a, *b) whose input o*s + off lies in [0, n), at most
+ * out of them. */
+static void FN(row_range)(int64_t off, int64_t s, int64_t n, int64_t out, int64_t *a,
+                          int64_t *b) {
+    *a = off >= 0 ? 0 : (-off + s - 1) / s;
+    *b = n - 1 - off < 0 ? 0 : (n - 1 - off) / s + 1;
+    if (*b > out) *b = out;
+    if (*a > *b) *a = *b;
+}
+
+GAD_CLONES static void FN(dw_axpy)(T *restrict y, const T *restrict x, T w, int64_t a,
+                                   int64_t b, int64_t s, int64_t off) {
+    if (s == 1)
+        for (int64_t o = a; o < b; o++) y[o] += w * x[o + off];
+    else
+        for (int64_t o = a; o < b; o++) y[o] += w * x[o * s + off];
+}
+
+GAD_CLONES static void FN(dw_scatter)(T *restrict x, const T *restrict y, T w, int64_t a,
+                                      int64_t b, int64_t s, int64_t off) {
+    if (s == 1)
+        for (int64_t o = a; o < b; o++) x[o + off] += w * y[o];
+    else
+        for (int64_t o = a; o < b; o++) x[o * s + off] += w * y[o];
+}
+
+/* sum of y[o] x[o*s + off] over [a, b), in lanes of 16 then in order */
+GAD_CLONES static T FN(dw_dot)(const T *restrict y, const T *restrict x, int64_t a, int64_t b,
+                               int64_t s, int64_t off) {
+    T acc[16] = {0}, r = 0;
+    int64_t o = a;
+    if (s == 1)
+        for (; o + 16 <= b; o += 16)
+            for (int l = 0; l < 16; l++) acc[l] += y[o + l] * x[o + l + off];
+    for (; o < b; o++) r += y[o] * x[o * s + off];
+    for (int l = 0; l < 16; l++) r += acc[l];
+    return r;
+}
+
+typedef struct {
+    const gad_conv_geom *g;
+    const T *a, *b, *bias;
+    T *y;
+    int kind; /* 0 fwd (a x, b w), 1 bwd_data (a gy, b w), 2 bwd_weight (a x, b gy) */
+} FN(dw_ctx);
+
+/* For each output row (o0, o1) and tap (j0, j1) reading an input row
+ * inside the input, call body with the row offsets. */
+#define DW_ROWS(g, ...)                                                        \
+    for (int64_t o0 = 0; o0 < (g)->out[0]; o0++)                               \
+        for (int64_t j0 = 0; j0 < (g)->k[0]; j0++) {                           \
+            int64_t i0 = o0 * (g)->stride[0] - (g)->pad[0] + j0 * (g)->dil[0]; \
+            if (i0 < 0 || i0 >= (g)->in[0]) continue;                          \
+            for (int64_t o1 = 0; o1 < (g)->out[1]; o1++)                       \
+                for (int64_t j1 = 0; j1 < (g)->k[1]; j1++) {                   \
+                    int64_t i1 = o1 * (g)->stride[1] - (g)->pad[1] + j1 * (g)->dil[1]; \
+                    if (i1 < 0 || i1 >= (g)->in[1]) continue;                  \
+                    int64_t orow = (o0 * (g)->out[1] + o1) * (g)->out[2];      \
+                    int64_t irow = (i0 * (g)->in[1] + i1) * (g)->in[2];        \
+                    int64_t tap0 = (j0 * (g)->k[1] + j1) * (g)->k[2];          \
+                    __VA_ARGS__                                                \
+                }                                                              \
+        }
+
+static void FN(dw_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(dw_ctx) *c = vc;
+    const gad_conv_geom *g = c->g;
+    int64_t C = g->cin, isp = g->in[0] * g->in[1] * g->in[2];
+    int64_t osp = g->out[0] * g->out[1] * g->out[2], kk = g->k[0] * g->k[1] * g->k[2];
+    int64_t s2 = g->stride[2];
+    for (int64_t task = lo; task < hi; task++) {
+        if (c->kind == 2) { /* channel `task`: its taps over the batch */
+            T *dw = c->y + task * kk;
+            for (int64_t t = 0; t < kk; t++) dw[t] = 0;
+            for (int64_t n = 0; n < g->n; n++) {
+                const T *x = c->a + (n * C + task) * isp, *gy = c->b + (n * C + task) * osp;
+                DW_ROWS(g, for (int64_t j2 = 0; j2 < g->k[2]; j2++) {
+                    int64_t off = j2 * g->dil[2] - g->pad[2], a, b;
+                    FN(row_range)(off, s2, g->in[2], g->out[2], &a, &b);
+                    dw[tap0 + j2] += FN(dw_dot)(gy + orow, x + irow, a, b, s2, off);
+                })
+            }
+            continue;
+        }
+        int64_t ch = task % C;
+        const T *w = c->b + ch * kk;
+        T bv = c->bias ? c->bias[ch] : 0;
+        if (c->kind == 0) {
+            const T *x = c->a + task * isp;
+            T *y = c->y + task * osp;
+            for (int64_t i = 0; i < osp; i++) y[i] = bv;
+            DW_ROWS(g, for (int64_t j2 = 0; j2 < g->k[2]; j2++) {
+                int64_t off = j2 * g->dil[2] - g->pad[2], a, b;
+                FN(row_range)(off, s2, g->in[2], g->out[2], &a, &b);
+                FN(dw_axpy)(y + orow, x + irow, w[tap0 + j2], a, b, s2, off);
+            })
+        } else {
+            const T *gy = c->a + task * osp;
+            T *dx = c->y + task * isp;
+            for (int64_t i = 0; i < isp; i++) dx[i] = bv;
+            DW_ROWS(g, for (int64_t j2 = 0; j2 < g->k[2]; j2++) {
+                int64_t off = j2 * g->dil[2] - g->pad[2], a, b;
+                FN(row_range)(off, s2, g->in[2], g->out[2], &a, &b);
+                FN(dw_scatter)(dx + irow, gy + orow, w[tap0 + j2], a, b, s2, off);
+            })
+        }
+    }
+}
+
+static void FN(dw_run)(const gad_conv_geom *g, int kind, const T *a, const T *b,
+                       const T *bias, T *y) {
+    FN(dw_ctx) c = {g, a, b, bias, y, kind};
+    int64_t ntask = kind == 2 ? g->cin : g->n * g->cin;
+    gad__parallel_for(ntask, 1, FN(dw_range), &c);
+}
+#undef DW_ROWS
+
 /* Which path a product takes: the shifted GEMMs for stride 1 when both
  * channel counts of a group are large enough to feed a GEMM (a few input
  * channels, as in an image's first layer, go through the patch matrix,
@@ -478,6 +605,10 @@ int FN(gad__conv_fwd)(const char *op, const T *x, const T *w, const T *bias, T *
         return 0;
     }
     c.a = x, c.b = w, c.y = y, c.bias = bias;
+    if (FN(depthwise)(g)) {
+        FN(dw_run)(g, 0, x, w, bias, y);
+        return 0;
+    }
     if (FN(use_shifted)(&c)) {
         FN(shift_init)(&c, g->in, g->out, g->pad);
         T *wt = FN(tap_weights)(op, &c, w, 0);
@@ -504,6 +635,10 @@ int FN(gad__conv_bwd_data)(const char *op, const T *gy, const T *w, const T *bia
     }
     c.a = gy, c.b = w, c.y = dx, c.ta = 1, c.bias = bias;
     c.ntask = g->n * g->groups;
+    if (FN(depthwise)(g)) {
+        FN(dw_run)(g, 1, gy, w, bias, dx);
+        return 0;
+    }
     if (FN(use_shifted)(&c)) {
         int64_t lo[3];
         for (int d = 0; d < 3; d++) lo[d] = g->dil[d] * (g->k[d] - 1) - g->pad[d];
@@ -547,6 +682,10 @@ int FN(gad__conv_bwd_weight)(const char *op, const T *x, const T *gy, T *dw,
     if (wsize == 0) return 0;
     if (g->n == 0 || c.osp == 0) {
         for (int64_t i = 0; i < wsize; i++) dw[i] = 0;
+        return 0;
+    }
+    if (FN(depthwise)(g)) {
+        FN(dw_run)(g, 2, x, gy, NULL, dw);
         return 0;
     }
     /* at most 16 chunks of the batch, fewer when the partials would pass
