@@ -5,7 +5,8 @@
  *   conv3x3    3x3, stride 1, padding 1
  *   depthwise  3x3, stride 1, padding 1, groups 64
  *   conv1x1    1x1
- * Also "fwd-<case>" for the forward alone. Prints one JSON line: median,
+ * Also "fwd-<case>" for the forward alone, "gx-<case>" and "gw-<case>" for
+ * the forward and one gradient (x's or w's). Prints one JSON line: median,
  * min and max milliseconds per call over the timed calls, and the median
  * CPU time of the process per call (all threads: on a loaded host, where
  * the wall time mostly measures the neighbours, the work done).
@@ -38,7 +39,8 @@ int main(int argc, char **argv) {
     const char *c = argc > 1 ? argv[1] : "conv3x3";
     int reps = argc > 2 ? atoi(argv[2]) : 10, threads = argc > 3 ? atoi(argv[3]) : 2;
     int fwd_only = !strncmp(c, "fwd-", 4);
-    const char *k = fwd_only ? c + 4 : c;
+    int gx_only = !strncmp(c, "gx-", 3), gw_only = !strncmp(c, "gw-", 3);
+    const char *k = fwd_only ? c + 4 : gx_only || gw_only ? c + 3 : c;
     int64_t N = 32, C = 64, H = 56, W = 56;
     int depthwise = !strcmp(k, "depthwise"), one = !strcmp(k, "conv1x1");
     if (!depthwise && !one && strcmp(k, "conv3x3")) {
@@ -59,8 +61,8 @@ int main(int argc, char **argv) {
         double t0 = now(), c0 = cpu_now();
         gad_tensor *y = gad_conv2d(x32, w32, NULL, &o);
         if (!fwd_only) {
-            gad_tensor *in[2] = {x32, w32}, *g[2];
-            if (gad_grad_ex(y, s32, in, 2, g, 0) != GAD_OK) y = NULL;
+            gad_tensor *in[2] = {gw_only ? w32 : x32, w32}, *g[2];
+            if (gad_grad_ex(y, s32, in, gx_only || gw_only ? 1 : 2, g, 0) != GAD_OK) y = NULL;
         }
         double dt = now() - t0, dc = cpu_now() - c0;
         if (!y) {

@@ -299,14 +299,25 @@ static void FN(shifted_task)(FN(conv_ctx) *c, char *mine, const T *src, int64_t 
     }
 }
 
+/* Positions per block of the weight gradient's patch rows: [pb, taps *
+ * cin_g] of about 96K elements, so that GEMM reads it in place. */
+static int64_t FN(wgrad_block)(const FN(conv_ctx) *c) {
+    int64_t row = c->kk * c->cin_g, pb = (98304 / (row ? row : 1)) & ~(int64_t)7;
+    if (pb < 8) pb = 8;
+    return pb < c->np ? pb : (c->np ? c->np : 1);
+}
+
 /* Bytes of one thread's shifted buffers: the padded source (K channels)
  * and the padded output (M), in c->shbytes; returned: GEMM's packing. */
 static size_t FN(shifted_bytes)(FN(conv_ctx) *c, int64_t K, int64_t M, int wgrad) {
     size_t a = ((size_t)(K * c->psp) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN;
     size_t b = ((size_t)(M * (c->np ? c->np : 1)) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN *
                GAD_ALIGN;
-    c->shbytes = a + b + (wgrad ? a : 0); /* wgrad: the padded x transposed too */
-    return wgrad ? gad__gemm_scratch_bytes(!SFX_IS_F32, 1, 0, M, K, c->np, M, K)
+    /* wgrad: the padded x transposed too, and a block of patch rows */
+    size_t r = wgrad ? (size_t)(FN(wgrad_block)(c) * c->kk * K) * sizeof(T) : 0;
+    c->shbytes = a + b + (wgrad ? a + r : 0);
+    return wgrad ? gad__gemm_scratch_bytes(!SFX_IS_F32, 1, 0, M, c->kk * K,
+                                           FN(wgrad_block)(c), M, c->kk * K)
                  : gad__gemm_scratch_bytes(!SFX_IS_F32, 0, 0, M, c->tn, K, K, c->psp);
 }
 
@@ -322,11 +333,12 @@ static void FN(transpose)(const T *src, int64_t ch, int64_t n, int64_t ld, T *ds
     }
 }
 
-/* One chunk of images of bwd_weight on the shifted path: per tap t,
- * part[t] [cout, cin_g] += gy (in the padded layout, zeros between rows)
- * @ the padded x shifted by t, transposed. Both are made position-major
- * first ([positions, channels]), so that GEMM reads each along its rows
- * (a transposed operand would be packed element by element, nine times). */
+/* One chunk of images of bwd_weight on the shifted path: part [cout, taps,
+ * cin_g] += gy (position-major, in the padded layout with zeros between
+ * rows)^T @ the patch rows of the padded x, made block by block of
+ * positions from a position-major copy of it (each block's row of taps is
+ * a copy of cin_g contiguous values per tap): one GEMM over every tap, so
+ * that gy is read once per block and no operand is packed twice. */
 static void FN(shifted_wgrad_task)(FN(conv_ctx) *c, char *mine, int64_t chunk) {
     const gad_conv_geom *g = c->g;
     int64_t per = (g->n + c->nchunk - 1) / c->nchunk, n0 = chunk * per;
@@ -336,9 +348,10 @@ static void FN(shifted_wgrad_task)(FN(conv_ctx) *c, char *mine, int64_t chunk) {
     size_t a = ((size_t)(c->cin_g * c->psp) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN;
     size_t b = ((size_t)(c->cout_g * c->np) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN;
     T *spad = (T *)mine, *gT = (T *)(mine + a), *sT = (T *)(mine + a + b);
+    T *rows = (T *)(mine + a + b + a);
     for (int64_t i = 0; i < wsize; i++) part[i] = 0;
     const int64_t *O = c->sout;
-    int64_t M = c->cout_g, K = c->cin_g;
+    int64_t M = c->cout_g, K = c->cin_g, row = c->kk * K, pb = FN(wgrad_block)(c);
     for (int64_t n = n0; n < n1; n++)
         for (int64_t grp = 0; grp < g->groups; grp++) {
             FN(pad_copy)(c, c->a + (n * g->cin + grp * K) * c->isp, K, spad);
@@ -349,10 +362,17 @@ static void FN(shifted_wgrad_task)(FN(conv_ctx) *c, char *mine, int64_t chunk) {
                 for (int64_t o1 = 0; o1 < O[1]; o1++)
                     FN(transpose)(gyg + (o0 * O[1] + o1) * O[2], M, O[2], c->osp,
                                   gT + ((o0 * c->P[1] + o1) * c->P[2]) * M);
-            for (int64_t t = 0; t < c->kk; t++)
-                if (GEMM(1, 0, M, K, c->np, 1, gT, M, sT + FN(tap_shift)(c, t) * K, K, 1,
-                         part + t * g->cout * K + grp * M * K, K))
+            for (int64_t p0 = 0; p0 < c->np; p0 += pb) {
+                int64_t nb = p0 + pb < c->np ? pb : c->np - p0;
+                for (int64_t t = 0; t < c->kk; t++) {
+                    const T *src = sT + (p0 + FN(tap_shift)(c, t)) * K;
+                    for (int64_t q = 0; q < nb; q++)
+                        memcpy(rows + q * row + t * K, src + q * K, (size_t)K * sizeof(T));
+                }
+                if (GEMM(1, 0, M, row, nb, 1, gT + p0 * M, M, rows, row, 1,
+                         part + grp * M * row, row))
                     atomic_store(&c->failed, 1);
+            }
         }
 }
 
@@ -657,16 +677,16 @@ typedef struct {
     T *dw;
     const T *part;
     int64_t nchunk, size;
-    int64_t kk, ck; /* shifted: part is [tap][cout][cin_g], dw [cout][cin_g][tap] */
+    int64_t kk, ck; /* shifted: part is [cout][tap][cin_g], dw [cout][cin_g][tap] */
 } FN(sum_ctx);
 
 static void FN(sum_parts)(void *vc, int64_t lo, int64_t hi) {
     FN(sum_ctx) *s = vc;
     for (int64_t i = lo; i < hi; i++) {
         int64_t j = i;
-        if (s->kk) { /* dw's element i = (o, ci, t) is part's (t, o, ci) */
-            int64_t t = i % s->kk, oc = i / s->kk;
-            j = t * (s->size / s->kk) + oc;
+        if (s->kk) { /* dw's element i = (o, ci, t) is part's (o, t, ci) */
+            int64_t o = i / s->ck, r = i % s->ck, ci = r / s->kk, t = r % s->kk;
+            j = o * s->ck + t * (s->ck / s->kk) + ci;
         }
         T acc = s->part[j];
         for (int64_t k = 1; k < s->nchunk; k++) acc += s->part[k * s->size + j];
