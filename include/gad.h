@@ -1560,6 +1560,65 @@ gad_tensor *gad_init_kaiming_normal(gad_rng *rng, int64_t fan_in,
                                     int64_t fan_out, double gain);
 
 /* ======================================================================== */
+/* Convolution (issue 28; SPEC §3.10)                                        */
+/* ======================================================================== */
+/* PyTorch's functional conventions: x [N, Cin, *spatial] (NCL, NCHW,
+ * NCDHW) or unbatched [Cin, *spatial]; float, one dtype and device for
+ * every tensor; bias [Cout] or NULL. Differentiable in x, weight and bias,
+ * any number of times (the gradients are convolutions again). CPU only for
+ * now: elsewhere "conv2d: not supported on cuda:0". */
+
+/* How padding is chosen: the per-dim amounts of gad_conv_opts.padding
+ * (EXPLICIT, the default), none (VALID), or the output as large as the
+ * input (SAME: stride 1 only; a total of dilation * (kernel - 1) with the
+ * odd one on the right, as PyTorch pads an even kernel). */
+typedef enum gad_conv_padding {
+    GAD_CONV_PAD_EXPLICIT = 0,
+    GAD_CONV_PAD_VALID = 1,
+    GAD_CONV_PAD_SAME = 2
+} gad_conv_padding;
+
+/* A convolution's options, per spatial dim in order (conv1d reads [0],
+ * conv2d [0..1] as (H, W), conv3d [0..2]). Zero-initialised (or a NULL
+ * pointer) means PyTorch's defaults: a 0 stride, dilation or groups is 1,
+ * padding and output_padding 0. Negative values are domain errors. */
+typedef struct gad_conv_opts {
+    int64_t stride[3];
+    int64_t padding[3];        /* zeros added at both ends (EXPLICIT) */
+    int64_t dilation[3];
+    int64_t output_padding[3]; /* conv_transpose only: added at the end */
+    int64_t groups;            /* Cin and Cout split into this many groups */
+    gad_conv_padding padding_mode;
+} gad_conv_opts;
+
+/* y [N, Cout, *out] = sum over the group's input channels and the kernel
+ * taps of weight [Cout, Cin/groups, *k] * x, plus bias; out = floor((in +
+ * 2 padding - dilation (k - 1) - 1) / stride) + 1 per dim. Errors (as
+ * PyTorch): shape when Cout is not divisible by groups, Cin is not
+ * weight's dim 1 * groups, the (dilated) kernel is larger than the padded
+ * input, a rank is wrong or bias is not [Cout]; domain for "same" with a
+ * stride > 1 and for negative options. */
+gad_tensor *gad_conv1d(gad_tensor *x, gad_tensor *weight, gad_tensor *bias,
+                       const gad_conv_opts *opts);
+gad_tensor *gad_conv2d(gad_tensor *x, gad_tensor *weight, gad_tensor *bias,
+                       const gad_conv_opts *opts);
+gad_tensor *gad_conv3d(gad_tensor *x, gad_tensor *weight, gad_tensor *bias,
+                       const gad_conv_opts *opts);
+
+/* The transposed convolution (the gradient of a convolution with respect to
+ * its input): x [N, Cin, *in], weight [Cin, Cout/groups, *k], y [N, Cout,
+ * *out] with out = (in - 1) stride - 2 padding + dilation (k - 1) +
+ * output_padding + 1. output_padding must be smaller than the stride or the
+ * dilation of its dim (a domain error otherwise); padding_mode must be
+ * EXPLICIT; an output size below 1 is a shape error. */
+gad_tensor *gad_conv_transpose1d(gad_tensor *x, gad_tensor *weight, gad_tensor *bias,
+                                 const gad_conv_opts *opts);
+gad_tensor *gad_conv_transpose2d(gad_tensor *x, gad_tensor *weight, gad_tensor *bias,
+                                 const gad_conv_opts *opts);
+gad_tensor *gad_conv_transpose3d(gad_tensor *x, gad_tensor *weight, gad_tensor *bias,
+                                 const gad_conv_opts *opts);
+
+/* ======================================================================== */
 /* Fused kernels (one tape node each; docs/helix.md)                         */
 /* ======================================================================== */
 /* f32, multithreaded, each with a hand-written backward that saves only

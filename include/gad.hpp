@@ -354,6 +354,60 @@ inline tensor fold(tensor t, shape output_size, const gad_fold_opts &o) {
                       detail::count(output_size));
     return check(output_size.size() != 2 ? nullptr : gad_fold(t, output_size.begin(), &o));
 }
+
+/* convolution (issue 28): gad_conv_opts with chained setters taking braced
+ * lists, one value per spatial dim (extra values are ignored, missing ones
+ * stay 0, the default):
+ *     gad::conv2d(x, w, b, gad::conv_opts().stride({2, 2}).padding({1, 1}))
+ *     gad::conv2d(x, w, nullptr, gad::conv_opts().same().groups(4)) */
+struct conv_opts : gad_conv_opts {
+    conv_opts() : gad_conv_opts() {}
+    conv_opts &stride(shape v) { return set(gad_conv_opts::stride, v); }
+    conv_opts &padding(shape v) { return set(gad_conv_opts::padding, v); }
+    conv_opts &dilation(shape v) { return set(gad_conv_opts::dilation, v); }
+    conv_opts &output_padding(shape v) { return set(gad_conv_opts::output_padding, v); }
+    conv_opts &groups(int64_t g) {
+        gad_conv_opts::groups = g;
+        return *this;
+    }
+    conv_opts &valid() {
+        padding_mode = GAD_CONV_PAD_VALID;
+        return *this;
+    }
+    conv_opts &same() {
+        padding_mode = GAD_CONV_PAD_SAME;
+        return *this;
+    }
+
+  private:
+    conv_opts &set(int64_t (&dst)[3], shape v) {
+        int i = 0;
+        for (int64_t x : v)
+            if (i < 3) dst[i++] = x;
+        return *this;
+    }
+};
+inline tensor conv1d(tensor x, tensor w, tensor b = tensor(), const conv_opts &o = conv_opts()) {
+    return check(gad_conv1d(x, w, b, &o));
+}
+inline tensor conv2d(tensor x, tensor w, tensor b = tensor(), const conv_opts &o = conv_opts()) {
+    return check(gad_conv2d(x, w, b, &o));
+}
+inline tensor conv3d(tensor x, tensor w, tensor b = tensor(), const conv_opts &o = conv_opts()) {
+    return check(gad_conv3d(x, w, b, &o));
+}
+inline tensor conv_transpose1d(tensor x, tensor w, tensor b = tensor(),
+                               const conv_opts &o = conv_opts()) {
+    return check(gad_conv_transpose1d(x, w, b, &o));
+}
+inline tensor conv_transpose2d(tensor x, tensor w, tensor b = tensor(),
+                               const conv_opts &o = conv_opts()) {
+    return check(gad_conv_transpose2d(x, w, b, &o));
+}
+inline tensor conv_transpose3d(tensor x, tensor w, tensor b = tensor(),
+                               const conv_opts &o = conv_opts()) {
+    return check(gad_conv_transpose3d(x, w, b, &o));
+}
 inline tensor sum(tensor t, axes a, bool keepdims = false) {
     return check(gad_sum(t, a.begin(), detail::count(a), keepdims ? 1 : 0));
 }

@@ -1432,6 +1432,42 @@ GAD_CS_INLINE_ gad_tensor *gad__at_init_kaiming_normal(const char *gad_file_, in
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_conv1d(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *weight, gad_tensor *bias, const gad_conv_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_conv1d)(x, weight, bias, opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_conv2d(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *weight, gad_tensor *bias, const gad_conv_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_conv2d)(x, weight, bias, opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_conv3d(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *weight, gad_tensor *bias, const gad_conv_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_conv3d)(x, weight, bias, opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_conv_transpose1d(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *weight, gad_tensor *bias, const gad_conv_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_conv_transpose1d)(x, weight, bias, opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_conv_transpose2d(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *weight, gad_tensor *bias, const gad_conv_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_conv_transpose2d)(x, weight, bias, opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_conv_transpose3d(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *weight, gad_tensor *bias, const gad_conv_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_conv_transpose3d)(x, weight, bias, opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_gated_scan(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_gated_scan)(a, b);
@@ -2097,6 +2133,12 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_init_xavier_normal(...) gad__at_init_xavier_normal(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_init_kaiming_uniform(...) gad__at_init_kaiming_uniform(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_init_kaiming_normal(...) gad__at_init_kaiming_normal(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_conv1d(...) gad__at_conv1d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_conv2d(...) gad__at_conv2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_conv3d(...) gad__at_conv3d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_conv_transpose1d(...) gad__at_conv_transpose1d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_conv_transpose2d(...) gad__at_conv_transpose2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_conv_transpose3d(...) gad__at_conv_transpose3d(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_gated_scan(...) gad__at_gated_scan(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_rms_norm(...) gad__at_rms_norm(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_masked_ce(...) gad__at_masked_ce(__FILE__, __LINE__, __VA_ARGS__)

@@ -3180,6 +3180,76 @@ ROW(helix_empty, "gad_helix_block", "empty", "T = 0", "[1,0,2]", E_OK, "", NULL,
     gad_helix_weights w = helix_w();
     return SHAPE_IS(gad_helix_block(F32T(1, 0, 2), &w, 1e-6), 1, 0, 2);)
 
+AREA("Convolution")
+
+/* conv (issue 28): PyTorch's errors for impossible geometries */
+TBAD(conv2d_null, "gad_conv2d", "NULL", "x NULL", E_DOMAIN, "conv2d", NULL,
+     gad_conv2d(NULL, F32T(2, 3, 3, 3), NULL, NULL))
+TBAD(conv2d_i64, "gad_conv2d", "dtype", "x i64", E_DTYPE, "conv2d", "i64",
+     gad_conv2d(I64T(1, 3, 5, 5), I64T(2, 3, 3, 3), NULL, NULL))
+TBAD(conv2d_mixed, "gad_conv2d", "dtype", "x f32, weight f64", E_DTYPE, "conv2d", "f64",
+     gad_conv2d(F32T(1, 3, 5, 5), F64T(2, 3, 3, 3), NULL, NULL))
+TBAD(conv2d_rank, "gad_conv2d", "rank", "x [5,5]", E_SHAPE, "conv2d", "[5,5]",
+     gad_conv2d(F32T(5, 5), F32T(2, 3, 3, 3), NULL, NULL))
+TBAD(conv2d_wrank, "gad_conv2d", "rank", "weight [2,3,3]", E_SHAPE, "conv2d",
+     "4-dimensional weight", gad_conv2d(F32T(1, 3, 5, 5), F32T(2, 3, 3), NULL, NULL))
+TBAD(conv2d_channels, "gad_conv2d", "shape", "x 3 channels, weight [2,4,3,3]", E_SHAPE,
+     "conv2d", "to have 4 channels, but got 3",
+     gad_conv2d(F32T(1, 3, 5, 5), F32T(2, 4, 3, 3), NULL, NULL))
+TBAD(conv2d_groups, "gad_conv2d", "shape", "groups 2, weight [3,2,3,3]", E_SHAPE, "conv2d",
+     "divisible by 2", gad_conv2d(F32T(1, 4, 5, 5), F32T(3, 2, 3, 3), NULL, &(gad_conv_opts){.groups = 2}))
+TBAD(conv2d_kernel, "gad_conv2d", "shape", "kernel 5x5 on a 4x4 input", E_SHAPE, "conv2d",
+     "can't be greater than actual input size",
+     gad_conv2d(F32T(1, 1, 4, 4), F32T(1, 1, 5, 5), NULL, NULL))
+TBAD(conv2d_bias, "gad_conv2d", "shape", "bias [3] for 2 output channels", E_SHAPE, "conv2d",
+     "bias", gad_conv2d(F32T(1, 3, 5, 5), F32T(2, 3, 3, 3), F32T(3), NULL))
+TBAD(conv2d_same_stride, "gad_conv2d", "value", "padding \"same\" with stride 2", E_DOMAIN,
+     "conv2d", "strided", gad_conv2d(F32T(1, 1, 5, 5), F32T(1, 1, 3, 3), NULL, &(gad_conv_opts){.padding_mode = GAD_CONV_PAD_SAME, .stride = {2, 1}}))
+TBAD(conv2d_negpad, "gad_conv2d", "value", "padding -1", E_DOMAIN, "conv2d", "negative",
+     gad_conv2d(F32T(1, 1, 5, 5), F32T(1, 1, 3, 3), NULL, &(gad_conv_opts){.padding = {-1, 0}}))
+GOOD(conv2d_empty, "gad_conv2d", "empty", "batch 0", "[0,2,3,3]",
+     SHAPE_IS(gad_conv2d(F32T(0, 3, 5, 5), F32T(2, 3, 3, 3), NULL, NULL), 0, 2, 3, 3))
+GOOD(conv2d_unbatched, "gad_conv2d", "odd", "x [3,5,5] (unbatched)", "[2,3,3]",
+     SHAPE_IS(gad_conv2d(F32T(3, 5, 5), F32T(2, 3, 3, 3), NULL, NULL), 2, 3, 3))
+TBAD(conv1d_null, "gad_conv1d", "NULL", "weight NULL", E_DOMAIN, "conv1d", NULL,
+     gad_conv1d(F32T(1, 2, 5), NULL, NULL, NULL))
+TBAD(conv1d_kernel, "gad_conv1d", "shape", "kernel 4 on length 3", E_SHAPE, "conv1d",
+     "can't be greater", gad_conv1d(F32T(1, 2, 3), F32T(1, 2, 4), NULL, NULL))
+GOOD(conv1d_empty, "gad_conv1d", "empty", "batch 0", "[0,1,3]",
+     SHAPE_IS(gad_conv1d(F32T(0, 2, 5), F32T(1, 2, 3), NULL, NULL), 0, 1, 3))
+TBAD(conv3d_null, "gad_conv3d", "NULL", "x NULL", E_DOMAIN, "conv3d", NULL,
+     gad_conv3d(NULL, F32T(1, 1, 1, 1, 1), NULL, NULL))
+TBAD(conv3d_rank, "gad_conv3d", "rank", "weight [1,1,1,1]", E_SHAPE, "conv3d",
+     "5-dimensional weight", gad_conv3d(F32T(1, 1, 2, 2, 2), F32T(1, 1, 1, 1), NULL, NULL))
+GOOD(conv3d_empty, "gad_conv3d", "empty", "batch 0", "[0,1,2,2,2]",
+     SHAPE_IS(gad_conv3d(F32T(0, 1, 2, 2, 2), F32T(1, 1, 1, 1, 1), NULL, NULL), 0, 1, 2, 2,
+              2))
+TBAD(convt2d_null, "gad_conv_transpose2d", "NULL", "x NULL", E_DOMAIN, "conv_transpose2d",
+     NULL, gad_conv_transpose2d(NULL, F32T(2, 3, 3, 3), NULL, NULL))
+TBAD(convt2d_outpad, "gad_conv_transpose2d", "value", "output_padding 1 with stride 1",
+     E_DOMAIN, "conv_transpose2d", "output padding must be smaller",
+     gad_conv_transpose2d(F32T(1, 2, 3, 3), F32T(2, 3, 3, 3), NULL, &(gad_conv_opts){.output_padding = {1, 0}}))
+TBAD(convt2d_channels, "gad_conv_transpose2d", "shape", "x 3 channels, weight [2,3,3,3]",
+     E_SHAPE, "conv_transpose2d", "channels",
+     gad_conv_transpose2d(F32T(1, 3, 3, 3), F32T(2, 3, 3, 3), NULL, NULL))
+TBAD(convt2d_same, "gad_conv_transpose2d", "value", "padding mode \"same\"", E_DOMAIN,
+     "conv_transpose2d", "explicit padding only",
+     gad_conv_transpose2d(F32T(1, 2, 3, 3), F32T(2, 3, 3, 3), NULL, &(gad_conv_opts){.padding_mode = GAD_CONV_PAD_SAME, .stride = {2, 1}}))
+GOOD(convt2d_empty, "gad_conv_transpose2d", "empty", "batch 0", "[0,3,5,5]",
+     SHAPE_IS(gad_conv_transpose2d(F32T(0, 2, 3, 3), F32T(2, 3, 3, 3), NULL, NULL), 0, 3, 5,
+              5))
+TBAD(convt1d_small, "gad_conv_transpose1d", "value", "padding 2 leaves no output", E_SHAPE,
+     "conv_transpose1d", "too small",
+     gad_conv_transpose1d(F32T(1, 1, 1), F32T(1, 1, 1), NULL,
+                          &(gad_conv_opts){.padding = {2}}))
+GOOD(convt1d_empty, "gad_conv_transpose1d", "empty", "batch 0", "[0,1,4]",
+     SHAPE_IS(gad_conv_transpose1d(F32T(0, 1, 2), F32T(1, 1, 3), NULL, NULL), 0, 1, 4))
+TBAD(convt3d_null, "gad_conv_transpose3d", "NULL", "weight NULL", E_DOMAIN,
+     "conv_transpose3d", NULL, gad_conv_transpose3d(F32T(1, 1, 2, 2, 2), NULL, NULL, NULL))
+GOOD(convt3d_empty, "gad_conv_transpose3d", "empty", "batch 0", "[0,1,3,3,3]",
+     SHAPE_IS(gad_conv_transpose3d(F32T(0, 1, 2, 2, 2), F32T(1, 1, 2, 2, 2), NULL, NULL), 0, 1,
+              3, 3, 3))
+
 AREA("Optimizers")
 
 ROW(sgd_neg_n, "gad_sgd_new", "value", "n = -1", "NULL", E_DOMAIN, "sgd_new", "-1", 0,

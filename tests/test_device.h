@@ -31,6 +31,7 @@
 #include "backend/pool.h" /* pooling (issue 28) */
 #include "backend/rms_norm.h"
 #include "backend/select.h"
+#include "backend/conv.h"
 #include "backend/scan.h"
 /* sort, cumulative, sampling */
 #include "backend/sort.h"
@@ -246,6 +247,7 @@ static gad_be_sort td_sort;
 static gad_be_cumulative td_cumulative;
 static gad_be_sampling td_sampling;
 static gad_be_pool td_pool; /* pooling (issue 28) */
+static gad_be_conv td_conv;
 
 static void td_table_reset(void) {
     td_backend = gad__cpu_backend; /* every kernel the CPU's, */
@@ -277,6 +279,8 @@ static void td_table_reset(void) {
     td_backend.sampling = &td_sampling;
     td_pool = *gad__cpu_backend.pool; /* pooling (issue 28) */
     td_backend.pool = &td_pool;
+    td_conv = *gad__cpu_backend.conv;
+    td_backend.conv = &td_conv;
 }
 
 static void register_test_device(void) {

@@ -226,6 +226,24 @@ static gad_tensor *apply(const ref_case *c) {
         }
         }
     }
+    /* convolution: groups, padding mode, nd, then per dim stride, padding,
+     * dilation, output_padding; in[2] the bias */
+    if (!strncmp(op, "conv", 4)) {
+        gad_conv_opts o = {.groups = ip[0], .padding_mode = (gad_conv_padding)ip[1]};
+        int nd = (int)ip[2];
+        for (int d = 0; d < nd; d++) {
+            o.stride[d] = ip[3 + 4 * d];
+            o.padding[d] = ip[4 + 4 * d];
+            o.dilation[d] = ip[5 + 4 * d];
+            o.output_padding[d] = ip[6 + 4 * d];
+        }
+        gad_tensor *b = c->nin > 2 ? in[2] : NULL;
+        if (!strcmp(op, "conv1d")) return gad_conv1d(in[0], in[1], b, &o);
+        if (!strcmp(op, "conv2d")) return gad_conv2d(in[0], in[1], b, &o);
+        if (!strcmp(op, "conv3d")) return gad_conv3d(in[0], in[1], b, &o);
+        if (!strcmp(op, "conv_transpose1d")) return gad_conv_transpose1d(in[0], in[1], b, &o);
+        if (!strcmp(op, "conv_transpose2d")) return gad_conv_transpose2d(in[0], in[1], b, &o);
+    }
     if (!strcmp(op, "cast"))
         return gad_cast(in[0], gad_dtype(in[0]) == GAD_F64 ? GAD_F32 : GAD_F64);
     /* comparisons and selection (issue 27) */

@@ -54,6 +54,7 @@ struct gad_be_select; /* comparisons and selection: backend/select.h */
 struct gad_be_sort;
 struct gad_be_cumulative;
 struct gad_be_sampling;
+struct gad_be_conv;
 
 /* AdamW's coefficients for one step t (from 1), computed by the caller in
  * double. */
@@ -147,6 +148,8 @@ typedef struct gad_backend {
     const struct gad_be_sampling *sampling;
     /* pooling (issue 28; backend/pool.h) */
     const struct gad_be_pool *pool;
+    /* convolution (backend/conv.h) */
+    const struct gad_be_conv *conv;
 } gad_backend;
 
 /* Every kernel entry by name, for the test that takes them away one at a
@@ -169,6 +172,7 @@ typedef struct gad_backend {
     FAM(cumulative)                                                            \
     FAM(sampling)                                                              \
     FAM(pool)                                                                  \
+    FAM(conv)                                                                  \
     /* one family a line */
 #define GAD_BE_FAMILY_ENTRIES(F)                                               \
     F(scan, fwd) F(scan, bwd)                                                  \
@@ -181,6 +185,7 @@ typedef struct gad_backend {
     F(cumulative, cumsum) F(cumulative, cumprod) F(cumulative, cumprod_bwd)    \
     F(sampling, multinomial) F(sampling, logits_filter)                        \
     F(pool, max_fwd) F(pool, max_bwd) F(pool, avg_fwd) F(pool, avg_bwd) F(pool, pad)\
+    F(conv, fwd) F(conv, bwd_data) F(conv, bwd_weight)                         \
     /* one family a line */
 
 /* An index error a back end found on its device and reports later, at a

@@ -98,6 +98,7 @@ const gad_backend gad__cpu_backend = {
     .sampling = &gad__cpu_sampling,
     /* pooling (issue 28) */
     .pool = &gad__cpu_pool,
+    .conv = &gad__cpu_conv,
 };
 
 /* GEMM keeps packing buffers per thread and may drive a BLAS with threads

@@ -96,5 +96,7 @@ extern const struct gad_be_cumulative gad__cpu_cumulative;
 extern const struct gad_be_sampling gad__cpu_sampling;
 /* pooling (issue 28): src/cpu/pool.c */
 extern const struct gad_be_pool gad__cpu_pool;
+/* conv.c (not a fused family of docs/helix.md, but one of the seam's) */
+extern const struct gad_be_conv gad__cpu_conv;
 
 #endif

@@ -155,6 +155,15 @@ typedef struct gad_np_eps {
     double eps;
 } gad_np_eps;
 
+/* conv, conv_transpose, conv_weight (src/ops/conv.c): the spatial dims
+ * (1..3), groups, and the geometry as 3-D (a 1-D or 2-D op's leading dims
+ * size 1, stride and dilation 1, padding 0: backend/conv.h), with the one
+ * spatial size the inputs do not give: conv's output, conv_transpose's
+ * output (the convolution's input), conv_weight's kernel */
+typedef struct gad_np_conv {
+    int64_t nd, groups, stride[3], pad[3], dil[3], size[3];
+} gad_np_conv;
+
 enum {
 #define X(ID, name, family, pwords) GAD_PWORDS_##ID = (pwords),
 #include "ops.def"
@@ -195,6 +204,9 @@ GAD_NP_FITS(pool, MAX_POOL_BACKWARD);
 GAD_NP_FITS(pool, AVG_POOL);
 GAD_NP_FITS(pool, AVG_POOL_BACKWARD);
 GAD_NP_FITS(pad, PAD);
+GAD_NP_FITS(conv, CONV);
+GAD_NP_FITS(conv, CONV_TRANSPOSE);
+GAD_NP_FITS(conv, CONV_WEIGHT);
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */

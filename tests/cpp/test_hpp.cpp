@@ -114,6 +114,22 @@ static void operators_and_lists() {
         CHECK(same(gad::fold(gad::unfold(img, fo), {fsize[0], fsize[1]}, fo),
                    gad_fold(gad_unfold(img, &fo), fsize, &fo)));
     }
+    /* convolution: the options builder against a filled gad_conv_opts */
+    gad::tensor cx = gad::randn({1, 4, 3, 3}, 3), cw = gad::randn({6, 2, 3, 3}, 4);
+    gad::tensor cb = gad::randn({6}, 5);
+    gad_conv_opts co = gad_conv_opts();
+    co.stride[0] = 2, co.padding[0] = 1, co.padding[1] = 1, co.groups = 2;
+    CHECK(same(gad::conv2d(cx, cw, cb, gad::conv_opts().stride({2, 1}).padding({1, 1}).groups(2)),
+               gad_conv2d(cx, cw, cb, &co)));
+    gad_conv_opts cs = gad_conv_opts();
+    cs.padding_mode = GAD_CONV_PAD_SAME;
+    CHECK(same(gad::conv2d(cx, gad::randn({3, 4, 2, 2}, 6), nullptr, gad::conv_opts().same()),
+               gad_conv2d(cx, gad::randn({3, 4, 2, 2}, 6), nullptr, &cs)));
+    gad_conv_opts ct = gad_conv_opts();
+    ct.stride[0] = ct.stride[1] = 2, ct.output_padding[0] = 1;
+    CHECK(same(gad::conv_transpose2d(cx, gad::randn({4, 1, 2, 2}, 7), nullptr,
+                                     gad::conv_opts().stride({2, 2}).output_padding({1})),
+               gad_conv_transpose2d(cx, gad::randn({4, 1, 2, 2}, 7), nullptr, &ct)));
     const int ax0[] = {0}, axl[] = {-1};
     CHECK(same(gad::sum(a, {0}), gad_sum(a, ax0, 1, 0)));
     CHECK(same(gad::mean(a, {-1}, true), gad_mean(a, axl, 1, 1)));

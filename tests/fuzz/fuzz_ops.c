@@ -1658,6 +1658,47 @@ static gad_tensor *m_midgrad(prog *p) {
     return p->nleaves ? g[(b >> 1) % (unsigned)p->nleaves] : gad_scalar_f32(0);
 }
 
+/* convolution (issue 28): conv1d/2d/3d or conv_transpose1d/2d/3d on x,
+ * with options drawn from the input (some invalid: PyTorch's errors) and a
+ * weight and bias that fit x's channels (aux) or any register. */
+static gad_tensor *n_conv(prog *p) {
+    unsigned which = u8(&p->in), o1 = u8(&p->in), o2 = u8(&p->in);
+    gad_tensor *x = arg(p);
+    int nd = x && gad_rank(x) >= 3 && gad_rank(x) <= 5 ? gad_rank(x) - 2 : 1 + (int)(which % 3);
+    int trans = (which >> 2) & 1;
+    gad_conv_opts o = {.groups = 1 + (o1 & 1)};
+    if (!trans && (o1 & 6) == 2) o.padding_mode = GAD_CONV_PAD_VALID;
+    if (!trans && (o1 & 6) == 4) o.padding_mode = GAD_CONV_PAD_SAME;
+    int64_t ks[3], grow = 1;
+    for (int d = 0; d < nd; d++) {
+        o.stride[d] = 1 + (o2 >> (2 * d)) % 3;
+        o.padding[d] = (o1 >> (3 + d)) & 1;
+        o.dilation[d] = 1 + ((o2 >> 6) & 1);
+        o.output_padding[d] = trans ? (o1 >> 7) & 1 : 0;
+        ks[d] = 1 + (int64_t)(u8(&p->in) % 3);
+        grow *= 3 * ((x && gad_rank(x) == nd + 2) ? dim_or1(x, nd - d) : 1) + 8;
+    }
+    int64_t cin = x && gad_rank(x) >= nd + 1 ? gad_shape(x)[gad_rank(x) - nd - 1] : 1;
+    int64_t cout = o.groups * (1 + (int64_t)(u8(&p->in) % 3));
+    int64_t n = x && gad_rank(x) == nd + 2 ? gad_shape(x)[0] : 1;
+    /* the output is at most about 3x the input per dim (transposed) */
+    if (over_cap(n * (cout + cin), grow) || over_cap(grow, cin * 27)) {
+        p->skip = 1;
+        return NULL;
+    }
+    int64_t ws[5];
+    ws[0] = trans ? cin : cout;
+    ws[1] = trans ? cout / o.groups : (cin / o.groups > 0 ? cin / o.groups : 1);
+    for (int d = 0; d < nd; d++) ws[2 + d] = ks[d];
+    gad_tensor *w = aux_param(p, ws, nd + 2, fdt(x));
+    gad_tensor *b = (which & 8) ? aux_param(p, &cout, 1, fdt(x)) : NULL;
+    typedef gad_tensor *(*cf)(gad_tensor *, gad_tensor *, gad_tensor *, const gad_conv_opts *);
+    static const cf fns[2][3] = {{gad_conv1d, gad_conv2d, gad_conv3d},
+                                 {gad_conv_transpose1d, gad_conv_transpose2d,
+                                  gad_conv_transpose3d}};
+    return fns[trans][nd - 1](x, w, b, &o);
+}
+
 /* ======================================================================== */
 /* Comparisons and selection (issue 27)                                      */
 /* ======================================================================== */
@@ -1778,6 +1819,8 @@ static const op_entry smooth_ops[] = {
     {"sort", r_sort},         {"sample", r_sample},
     /* issue 28 */
     {"pool", n_pool},         {"image", n_image},
+    /* convolution (issue 28) */
+    {"conv", n_conv},
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 

@@ -460,3 +460,54 @@ case("ge_scalar_bool", "ge_scalar", torch.bool, [(B(5), 0)], lambda t: torch.ge(
      dparams=[-1])
 case("lt_scalar_bool", "lt_scalar", torch.bool, [(B(5), 0)], lambda t: torch.lt(t, 256),
      dparams=[256])
+# convolution (issue 28): conv1d/2d/3d and conv_transpose1d/2d with PyTorch's
+# functional API. iparams: groups, padding mode (0 ints, 1 "valid", 2
+# "same"), nd, then per spatial dim stride, padding, dilation,
+# output_padding; a third input is the bias.
+F_ = torch.nn.functional
+
+
+def conv_case(name, op, dt, x, w, b=None, stride=None, padding=None, dilation=None,
+              output_padding=None, groups=1, mode=0):
+    nd = x.dim() - 2
+    stride = stride or [1] * nd
+    padding = padding or [0] * nd
+    dilation = dilation or [1] * nd
+    output_padding = output_padding or [0] * nd
+    ip = [groups, mode, nd]
+    for d in range(nd):
+        ip += [stride[d], padding[d], dilation[d], output_padding[d]]
+    fn = {"conv1d": F_.conv1d, "conv2d": F_.conv2d, "conv3d": F_.conv3d,
+          "conv_transpose1d": F_.conv_transpose1d,
+          "conv_transpose2d": F_.conv_transpose2d}[op]
+    pad = ["", "valid", "same"][mode] or padding
+    ins = [(x, 1), (w, 1)] + ([(b, 1)] if b is not None else [])
+    if op.startswith("conv_transpose"):
+        f = lambda *t: fn(t[0], t[1], t[2] if len(t) > 2 else None, stride, padding,
+                          output_padding, groups, dilation)
+    else:
+        f = lambda *t: fn(t[0], t[1], t[2] if len(t) > 2 else None, stride, pad, dilation,
+                          groups)
+    case(name, op, dt, ins, f, iparams=ip)
+
+
+for dt in (torch.float64, torch.float32):
+    conv_case("conv2d_pad1_bias", "conv2d", dt, U(2, 3, 6, 5), U(4, 3, 3, 3), U(4),
+              padding=[1, 1])
+    conv_case("conv2d_stride_dil_groups", "conv2d", dt, U(1, 4, 7, 6), U(6, 2, 3, 2), U(6),
+              stride=[2, 1], padding=[1, 0], dilation=[1, 2], groups=2)
+    conv_case("conv2d_same_even", "conv2d", dt, U(2, 2, 5, 6), U(3, 2, 2, 4),
+              dilation=[2, 1], mode=2)
+    conv_case("conv2d_valid", "conv2d", dt, U(1, 3, 5, 5), U(2, 3, 3, 3), mode=1)
+    conv_case("conv2d_depthwise", "conv2d", dt, U(2, 4, 6, 6), U(4, 1, 3, 3), U(4),
+              stride=[2, 2], padding=[1, 1], groups=4)
+    conv_case("conv1d_stride_dil", "conv1d", dt, U(2, 3, 9), U(4, 3, 3), U(4), stride=[2],
+              padding=[1], dilation=[2])
+    conv_case("conv1d_same", "conv1d", dt, U(1, 2, 7), U(2, 2, 4), mode=2)
+    conv_case("conv3d", "conv3d", dt, U(1, 2, 4, 5, 4), U(3, 2, 2, 3, 2), U(3),
+              stride=[1, 2, 1], padding=[1, 0, 1])
+    conv_case("conv_transpose2d", "conv_transpose2d", dt, U(2, 4, 3, 4), U(4, 3, 3, 2), U(6),
+              stride=[2, 1], padding=[1, 0], dilation=[1, 2], output_padding=[1, 0],
+              groups=2)
+    conv_case("conv_transpose1d", "conv_transpose1d", dt, U(1, 2, 5), U(2, 3, 4), U(3),
+              stride=[3], padding=[1], output_padding=[2])
