@@ -29,6 +29,7 @@
 #include "backend/helix.h"
 #include "backend/masked_ce.h"
 #include "backend/rms_norm.h"
+#include "backend/attention.h"
 #include "backend/scan.h"
 #include "gad_int.h"
 
@@ -234,6 +235,7 @@ static gad_be_rms_norm td_rms_norm;
 static gad_be_masked_ce td_masked_ce;
 static gad_be_embedding td_embedding;
 static gad_be_helix td_helix;
+static gad_be_attention td_attention;
 
 static void td_table_reset(void) {
     td_backend = gad__cpu_backend; /* every kernel the CPU's, */
@@ -249,11 +251,13 @@ static void td_table_reset(void) {
     td_masked_ce = (gad_be_masked_ce){.prep = td_mce_prep, .fwd = td_mce_fwd, .bwd = td_mce_bwd};
     td_embedding = (gad_be_embedding){.fwd = td_emb_fwd, .bwd = td_emb_bwd};
     td_helix = *gad__cpu_backend.helix;
+    td_attention = *gad__cpu_backend.attention;
     td_backend.scan = &td_scan;
     td_backend.rms_norm = &td_rms_norm;
     td_backend.masked_ce = &td_masked_ce;
     td_backend.embedding = &td_embedding;
     td_backend.helix = &td_helix;
+    td_backend.attention = &td_attention;
 }
 
 static void register_test_device(void) {

@@ -48,6 +48,7 @@ struct gad_be_rms_norm;
 struct gad_be_masked_ce;
 struct gad_be_embedding;
 struct gad_be_helix;
+struct gad_be_attention; /* attention (issue 27) */
 
 /* AdamW's coefficients for one step t (from 1), computed by the caller in
  * double. */
@@ -134,6 +135,8 @@ typedef struct gad_backend {
     const struct gad_be_masked_ce *masked_ce;
     const struct gad_be_embedding *embedding;
     const struct gad_be_helix *helix;
+    /* attention (issue 27): scaled dot-product attention, rotary embedding */
+    const struct gad_be_attention *attention;
 } gad_backend;
 
 /* Every kernel entry by name, for the test that takes them away one at a
@@ -145,11 +148,15 @@ typedef struct gad_backend {
     X(argmax) X(softmax) X(all_finite) X(index_check) X(gather)               \
     X(scatter_add) X(take) X(cat_into) X(matmul) X(adamw_step) X(sgd_step)    \
     X(sumsq) X(scale)
-#define GAD_BE_FAMILIES(FAM) FAM(scan) FAM(rms_norm) FAM(masked_ce) FAM(embedding) FAM(helix)
+#define GAD_BE_FAMILIES(FAM)                                                   \
+    FAM(scan) FAM(rms_norm) FAM(masked_ce) FAM(embedding) FAM(helix)          \
+    FAM(attention)
 #define GAD_BE_FAMILY_ENTRIES(F)                                               \
     F(scan, fwd) F(scan, bwd) F(rms_norm, fwd) F(rms_norm, bwd)               \
     F(masked_ce, prep) F(masked_ce, fwd) F(masked_ce, bwd)                    \
-    F(embedding, fwd) F(embedding, bwd) F(helix, fwd) F(helix, bwd)
+    F(embedding, fwd) F(embedding, bwd) F(helix, fwd) F(helix, bwd)          \
+    F(attention, fwd) F(attention, bwd) F(attention, dropout_mask)            \
+    F(attention, rope)
 
 /* An index error a back end found on its device and reports later, at a
  * synchronising call (a deferred index_check or masked_ce prep): the op that

@@ -91,6 +91,7 @@ const gad_backend gad__cpu_backend = {
     .masked_ce = &gad__cpu_masked_ce,
     .embedding = &gad__cpu_embedding,
     .helix = &gad__cpu_helix,
+    .attention = &gad__cpu_attention,
 };
 
 /* GEMM keeps packing buffers per thread and may drive a BLAS with threads

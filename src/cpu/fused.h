@@ -90,5 +90,6 @@ extern const struct gad_be_rms_norm gad__cpu_rms_norm;
 extern const struct gad_be_masked_ce gad__cpu_masked_ce;
 extern const struct gad_be_embedding gad__cpu_embedding;
 extern const struct gad_be_helix gad__cpu_helix;
+extern const struct gad_be_attention gad__cpu_attention;
 
 #endif
