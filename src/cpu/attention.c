@@ -14,9 +14,15 @@
 #include <string.h>
 
 /* Query rows and keys per block: a [BR, BC] block of scores and the
- * [BR, d] / [BC, d] panels of q and k stay in the L2 cache for d <= 128. */
-#define BR 64
+ * [BR, d] / [BC, d] panels of q and k stay in the L2 cache for d <= 128.
+ * 128 x 64 took the least CPU time of 32..128 x 64..128 on B=8 H=8 T=2048
+ * d=64 (a K block is packed once per BR queries). */
+#ifndef BR
+#define BR 128
+#endif
+#ifndef BC
 #define BC 64
+#endif
 
 /* Philox4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers:
  * as easy as 1, 2, 3", SC 2011): ten rounds of two 32x32->64 products on

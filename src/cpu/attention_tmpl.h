@@ -72,6 +72,77 @@ static void FN(apply_dropout)(const gad_attn_geom *g, int64_t bh, int64_t i0, in
     }
 }
 
+/* Lanes of the row reductions below: kept apart so that the compiler
+ * vectorises them without reordering a sum (one partial per lane). */
+#define LANES 16
+
+/* max(m0, s[0..n)) over the numbers (a NaN is skipped: exp_sum then
+ * makes the row's sum, and so its output, NaN, as PyTorch's); NaN when
+ * the row holds a NaN and nothing above -inf, so that the row is not
+ * taken for masked. */
+static inline T FN(row_max)(const T *s, int64_t n, T m0) {
+    T mv[LANES];
+    for (int e = 0; e < LANES; e++) mv[e] = m0;
+    int64_t j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int e = 0; e < LANES; e++) mv[e] = s[j + e] > mv[e] ? s[j + e] : mv[e];
+    for (; j < n; j++) mv[0] = s[j] > mv[0] ? s[j] : mv[0];
+    T m = mv[0];
+    for (int e = 1; e < LANES; e++) m = mv[e] > m ? mv[e] : m;
+    if (m == (T)-INFINITY)
+        for (j = 0; j < n; j++)
+            if (s[j] != s[j]) return s[j];
+    return m;
+}
+
+/* s[j] = exp(s[j] - m) (0 for a masked -inf), and their sum. */
+static inline T FN(exp_sum)(T *s, int64_t n, T m) {
+    T acc[LANES] = {0};
+    int64_t j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int e = 0; e < LANES; e++) {
+            T x = s[j + e], v = x == (T)-INFINITY ? 0 : EXP(x - m);
+            s[j + e] = v;
+            acc[e] += v;
+        }
+    for (; j < n; j++) {
+        T v = s[j] == (T)-INFINITY ? 0 : EXP(s[j] - m);
+        s[j] = v;
+        acc[0] += v;
+    }
+    T sum = 0;
+    for (int e = 0; e < LANES; e++) sum += acc[e];
+    return sum;
+}
+
+/* A packing buffer for this thread's block products, lent to its GEMMs
+ * (gemm.h) so that they neither allocate nor free one per call; its size
+ * in *bytes (0: none needed). NULL with *bytes > 0: no memory. */
+static void *FN(lend_gemm_scratch)(const gad_attn_geom *g, size_t *bytes) {
+    const int64_t d = g->d, dv = g->dv;
+    const int64_t shapes[][7] = {/* ta, tb, M, N, K, lda, ldb */
+                                 {0, 1, BR, BC, d, d, d},   {0, 0, BR, dv, BC, BC, dv},
+                                 {0, 1, BR, BC, dv, dv, dv}, {1, 0, BC, dv, BR, BC, dv},
+                                 {0, 0, BR, d, BC, BC, d},  {1, 0, BC, d, BR, BC, d}};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        const int64_t *c = shapes[i];
+        size_t b = gad__gemm_scratch_bytes(!SFX_IS_F32, (int)c[0], (int)c[1], c[2], c[3], c[4],
+                                           c[5], c[6]);
+        n = b > n ? b : n;
+    }
+    *bytes = n;
+    void *p = n ? gad__alloc(n) : NULL;
+    if (p) gad__gemm_lend_scratch(p, n);
+    return p;
+}
+
+static void FN(unlend_gemm_scratch)(void *p, size_t bytes) {
+    if (!p) return;
+    gad__gemm_lend_scratch(NULL, 0);
+    gad__free(p, bytes);
+}
+
 GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(attn_ctx) *c = vc;
     const gad_attn_geom *g = c->g;
@@ -80,6 +151,13 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
     T *S = gad__alloc(bytes);
     if (!S) {
         atomic_store(&c->fail, 1);
+        return;
+    }
+    size_t gbytes;
+    void *gbuf = FN(lend_gemm_scratch)(g, &gbytes);
+    if (gbytes && !gbuf) {
+        atomic_store(&c->fail, 1);
+        gad__free(S, bytes);
         return;
     }
     T *mx = S + BR * BC, *l = mx + BR;
@@ -104,20 +182,13 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
             }
             FN(apply_mask)(c, bh, i0, nr, j0, nc, S);
             for (int64_t r = 0; r < nr; r++) {
-                T *s = S + r * BC, m = mx[r];
-                /* a NaN score makes the row NaN (as PyTorch), not masked */
-                for (int64_t j = 0; j < nc; j++) m = s[j] > m || s[j] != s[j] ? s[j] : m;
+                T *s = S + r * BC, m = FN(row_max)(s, nc, mx[r]);
                 if (m == (T)-INFINITY) { /* every key so far masked */
                     for (int64_t j = 0; j < nc; j++) s[j] = 0;
                     continue;
                 }
-                T alpha = EXP(mx[r] - m), sum = 0; /* exp(-inf) = 0 the first time */
-                for (int64_t j = 0; j < nc; j++) {
-                    T e = s[j] == (T)-INFINITY ? 0 : EXP(s[j] - m);
-                    s[j] = e;
-                    sum += e;
-                }
-                l[r] = l[r] * alpha + sum;
+                T alpha = EXP(mx[r] - m); /* exp(-inf) = 0 the first time */
+                l[r] = l[r] * alpha + FN(exp_sum)(s, nc, m);
                 mx[r] = m;
                 if (alpha != 1) {
                     T *o = O + r * dv;
@@ -142,6 +213,7 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
             for (int64_t e = 0; e < dv; e++) o[e] *= inv;
         }
     }
+    FN(unlend_gemm_scratch)(gbuf, gbytes);
     gad__free(S, bytes);
 }
 
@@ -165,6 +237,13 @@ GAD_CLONES static void FN(attn_bwd_range)(void *vc, int64_t lo, int64_t hi) {
     T *P = gad__alloc(bytes);
     if (!P) {
         atomic_store(&c->fail, 1);
+        return;
+    }
+    size_t gbytes;
+    void *gbuf = FN(lend_gemm_scratch)(g, &gbytes);
+    if (gbytes && !gbuf) {
+        atomic_store(&c->fail, 1);
+        gad__free(P, bytes);
         return;
     }
     T *dP = P + BR * BC, *Pd = drop ? dP + BR * BC : P, *D = dP + (1 + drop) * BR * BC;
@@ -227,6 +306,7 @@ GAD_CLONES static void FN(attn_bwd_range)(void *vc, int64_t lo, int64_t hi) {
         }
     }
 out:
+    FN(unlend_gemm_scratch)(gbuf, gbytes);
     gad__free(P, bytes);
 }
 
@@ -281,6 +361,7 @@ void FN(gad__rope)(const T *x, T *y, const T *cs, const int64_t *shape, const in
 
 #undef GEMM
 #undef EXP
+#undef LANES
 #undef FN
 #undef CAT
 #undef CAT_
