@@ -6,7 +6,8 @@
  * ---------------------------------------------------------------------------
  * The model in five rules
  *
- * 1. A tensor (gad_tensor) is an immutable value: a dtype (f32, f64, i64), a
+ * 1. A tensor (gad_tensor) is an immutable value: a dtype (f32, f64, i64,
+ *    bool), a
  *    shape of rank 0..GAD_MAX_RANK, strides and an offset into a shared,
  *    reference-counted storage. Views (reshape, permute, slice, ...) share
  *    storage; nothing ever writes to a storage that another tensor can see
@@ -112,15 +113,19 @@ extern "C" {
 typedef struct gad_tensor gad_tensor;
 
 /* Element types. f32 is the compute type; f64 serves reference checks; i64
- * holds indices. Most ops take floats only. */
+ * holds indices; bool (one byte, always 0 or 1) holds masks: comparisons
+ * return it, gad_where and gad_masked_fill take it. Most ops take floats
+ * only (a bool input is a dtype error there, as an i64 one is). */
 typedef enum gad_dtype_t {
     GAD_DTYPE_INVALID = -1, /* what gad_dtype(NULL) returns */
     GAD_F32 = 0,
     GAD_F64 = 1,
-    GAD_I64 = 2
+    GAD_I64 = 2,
+    GAD_BOOL = 3
 } gad_dtype_t;
 
-/* The name of a dtype: "f32", "f64" or "i64" ("?" for an invalid value). */
+/* The name of a dtype: "f32", "f64", "i64" or "bool" ("?" for an invalid
+ * value). */
 const char *gad_dtype_name(gad_dtype_t dtype);
 
 /* Size in bytes of one element of dtype (0 for an invalid value). */
@@ -405,10 +410,13 @@ const char *gad_version(void);
 gad_tensor *gad_from_f32(const float *data, const int64_t *shape, int rank);
 gad_tensor *gad_from_f64(const double *data, const int64_t *shape, int rank);
 gad_tensor *gad_from_i64(const int64_t *data, const int64_t *shape, int rank);
+/* A bool tensor from bytes: 0 is false, any other byte true (stored as 1). */
+gad_tensor *gad_from_bool(const uint8_t *data, const int64_t *shape, int rank);
 
 /* Tensors filled with 0, 1 or `value` (converted to dtype; for i64 the
  * value is truncated toward zero, and one outside the i64 range, NaN
- * included, is a domain error). */
+ * included, is a domain error; for bool any nonzero value, NaN included,
+ * is true). */
 gad_tensor *gad_zeros(const int64_t *shape, int rank, gad_dtype_t dtype);
 gad_tensor *gad_ones(const int64_t *shape, int rank, gad_dtype_t dtype);
 gad_tensor *gad_full(const int64_t *shape, int rank, gad_dtype_t dtype,
@@ -518,6 +526,9 @@ double gad_item(gad_tensor *t);
 gad_status gad_read_f32(gad_tensor *t, float *dst, size_t n);
 gad_status gad_read_f64(gad_tensor *t, double *dst, size_t n);
 gad_status gad_read_i64(gad_tensor *t, int64_t *dst, size_t n);
+/* As the reads above, into bytes 0 or 1 (nonzero -> 1, NaN -> 1, as
+ * gad_cast to bool). */
+gad_status gad_read_bool(gad_tensor *t, uint8_t *dst, size_t n);
 
 /* Copy n host values into t's elements, in place and on t's device (the
  * inverse of gad_read_*, and the way to refill a device tensor, such as a
@@ -733,7 +744,10 @@ gad_tensor *gad_clone(gad_tensor *t);
 
 /* Convert to dtype: f32 <-> f64 and i64 -> float are numeric conversions;
  * float -> i64 truncates toward zero, saturates at the i64 limits and maps
- * NaN to 0. The same dtype gives t itself (one more reference). */
+ * NaN to 0; any dtype -> bool is "nonzero" (NaN is true, as PyTorch);
+ * bool -> any dtype gives 0 or 1. Only a float -> float cast is on the
+ * tape. The same dtype gives t itself (one more reference). A back end
+ * without the conversion answers an unsupported error. */
 gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype);
 
 /* ======================================================================== */
@@ -1492,7 +1506,8 @@ double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
 /* The safetensors format: an 8-byte little-endian header length, a JSON
  * header {"name": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]},
  * ...} (plus an optional "__metadata__" object of strings), then the raw
- * little-endian bytes. gad reads and writes F32, F64 and I64. */
+ * little-endian bytes. gad reads and writes F32, F64, I64 and BOOL (a
+ * BOOL byte other than 0 or 1 is a format error when the tensor is read). */
 
 /* Write n named tensors to path atomically: to a temporary file in the same
  * directory, flushed and fsync'd, then renamed over path (and the directory

@@ -44,7 +44,7 @@
  *
  *   Shapes, axes, ranges and tensor lists as braced lists (the C API takes
  *   a pointer and a count; C's (int64_t[]){2, 3} is not C++):
- *     gad::from_f32(data, {2, 3})   also from_f64, from_i64
+ *     gad::from_f32(data, {2, 3})   also from_f64, from_i64, from_bool
  *     gad::zeros({2, 3}), gad::ones({2, 3}, GAD_F64), gad::full({2}, GAD_F32, 7)
  *     gad::randn({4, 4}, seed)
  *     gad::reshape(t, {3, -1}), gad::view(t, {6}), gad::broadcast_to(t, {4, 3})
@@ -257,6 +257,9 @@ inline tensor from_f64(const double *data, shape s) {
 }
 inline tensor from_i64(const int64_t *data, shape s) {
     return check(gad_from_i64(data, s.begin(), detail::count(s)));
+}
+inline tensor from_bool(const uint8_t *data, shape s) {
+    return check(gad_from_bool(data, s.begin(), detail::count(s)));
 }
 inline tensor zeros(shape s, gad_dtype_t dtype = GAD_F32) {
     return check(gad_zeros(s.begin(), detail::count(s), dtype));

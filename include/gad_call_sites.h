@@ -186,6 +186,12 @@ GAD_CS_INLINE_ gad_tensor *gad__at_from_i64(const char *gad_file_, int gad_line_
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_from_bool(const char *gad_file_, int gad_line_, const uint8_t *data, const int64_t *shape, int rank) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_from_bool)(data, shape, rank);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_zeros(const char *gad_file_, int gad_line_, const int64_t *shape, int rank, gad_dtype_t dtype) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_zeros)(shape, rank, dtype);
@@ -379,6 +385,12 @@ GAD_CS_INLINE_ gad_status gad__at_read_f64(const char *gad_file_, int gad_line_,
 GAD_CS_INLINE_ gad_status gad__at_read_i64(const char *gad_file_, int gad_line_, gad_tensor *t, int64_t *dst, size_t n) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_status gad_r_ = (gad_read_i64)(t, dst, n);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_read_bool(const char *gad_file_, int gad_line_, gad_tensor *t, uint8_t *dst, size_t n) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_read_bool)(t, dst, n);
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
@@ -1600,6 +1612,7 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_from_f32(...) gad__at_from_f32(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_from_f64(...) gad__at_from_f64(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_from_i64(...) gad__at_from_i64(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_from_bool(...) gad__at_from_bool(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_zeros(...) gad__at_zeros(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_ones(...) gad__at_ones(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_full(...) gad__at_full(__FILE__, __LINE__, __VA_ARGS__)
@@ -1633,6 +1646,7 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_read_f32(...) gad__at_read_f32(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_read_f64(...) gad__at_read_f64(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_read_i64(...) gad__at_read_i64(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_read_bool(...) gad__at_read_bool(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_write_f32(...) gad__at_write_f32(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_write_f64(...) gad__at_write_f64(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_write_i64(...) gad__at_write_i64(__FILE__, __LINE__, __VA_ARGS__)

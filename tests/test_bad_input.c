@@ -1059,6 +1059,15 @@ TBAD(from_i64_huge, "gad_from_i64", "huge", "shape [2^40,2^40]", E_SHAPE, "from_
      "overflows", gad_from_i64((const int64_t[]){1}, DIMS(BIG, BIG)))
 GOOD(from_i64_empty, "gad_from_i64", "empty", "shape [3,0] with data NULL",
      "a [3,0] tensor", SHAPE_IS(gad_from_i64(NULL, DIMS(3, 0)), 3, 0))
+TBAD(from_bool_nodata, "gad_from_bool", "NULL", "data NULL for shape [2]", E_DOMAIN,
+     "from_bool", "2 elements", gad_from_bool(NULL, DIMS(2)))
+TBAD(from_bool_rank9, "gad_from_bool", "rank", "rank 9", E_SHAPE, "from_bool", "rank 9",
+     gad_from_bool((const uint8_t[]){1}, DIMS(1, 1, 1, 1, 1, 1, 1, 1, 1)))
+GOOD(from_bool_empty, "gad_from_bool", "empty", "shape [3,0] with data NULL",
+     "a [3,0] tensor", SHAPE_IS(gad_from_bool(NULL, DIMS(3, 0)), 3, 0))
+GOOD(from_bool_bytes, "gad_from_bool", "odd", "bytes 0, 2, 255",
+     "false, true, true (stored as 0, 1, 1)",
+     at(gad_from_bool((const uint8_t[]){0, 2, 255}, DIMS(3)), 2) == 1)
 
 TBAD(zeros_negdim, "gad_zeros", "shape", "shape [2,-1]", E_SHAPE, "zeros", "[2,-1]",
      gad_zeros(DIMS(2, -1), GAD_F32))
@@ -1091,8 +1100,8 @@ GOOD(zeros_rank0, "gad_zeros", "rank 0", "rank 0 with shape NULL", "a scalar 0",
      at(gad_zeros(NULL, 0, GAD_I64), 0) == 0)
 TBAD(ones_negdim, "gad_ones", "shape", "shape [-2]", E_SHAPE, "ones", "[-2]",
      gad_ones(DIMS(-2), GAD_F64))
-TBAD(ones_dtype, "gad_ones", "dtype", "dtype 3 (not a dtype)", E_DTYPE, "ones", NULL,
-     gad_ones(DIMS(2), (gad_dtype_t)3))
+TBAD(ones_dtype, "gad_ones", "dtype", "dtype 8 (not a dtype)", E_DTYPE, "ones", NULL,
+     gad_ones(DIMS(2), (gad_dtype_t)8))
 TBAD(ones_huge, "gad_ones", "huge", "shape [2^40,2^40]", E_SHAPE, "ones", "overflows",
      gad_ones(DIMS(BIG, BIG), GAD_I64))
 GOOD(ones_empty, "gad_ones", "empty", "shape [0]", "a [0] tensor",
@@ -1331,6 +1340,16 @@ ROW(read_i64_nan, "gad_read_i64", "NaN/Inf", "f32 NaN, inf and -inf",
     int64_t d[3] = {7, 7, 7};
     return gad_read_i64(VALS32(NAN, INFINITY, -INFINITY), d, 3) == GAD_OK &&
            d[0] == 0 && d[1] == INT64_MAX && d[2] == INT64_MIN;)
+ROW(read_bool_null, "gad_read_bool", "NULL", "t NULL", "status", E_DOMAIN, "read_bool",
+    NULL, 0, uint8_t d[4]; return gad_read_bool(NULL, d, 4) == E_DOMAIN;)
+ROW(read_bool_small, "gad_read_bool", "shape", "n = 1 for a [2,2] tensor", "status",
+    E_SHAPE, "read_bool", "[2,2]", 0,
+    uint8_t d[4]; return gad_read_bool(I64T(2, 2), d, 1) == E_SHAPE;)
+ROW(read_bool_nan, "gad_read_bool", "NaN/Inf", "f32 NaN, -0 and -inf",
+    "GAD_OK: 1, 0, 1 (nonzero is true)", E_OK, "", NULL, 0,
+    uint8_t d[3] = {7, 7, 7};
+    return gad_read_bool(VALS32(NAN, -0.0f, -INFINITY), d, 3) == GAD_OK &&
+           d[0] == 1 && d[1] == 0 && d[2] == 1;)
 SBAD(write_f32_null, "gad_write_f32", "NULL", "t NULL", E_DOMAIN, "write_f32", NULL,
      gad_write_f32(NULL, (const float[]){1}, 1))
 SBAD(write_f32_released, "gad_write_f32", "released", "t released", E_DOMAIN, "write_f32",

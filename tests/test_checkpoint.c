@@ -163,6 +163,8 @@ static gad_tensor *make_tensor(gad_dtype_t dt, const int64_t *shape, int rank,
             if (i % 11 == 7) v = -0.0;
             if (i % 11 == 9) v = 4e-320;
             ((double *)buf)[i] = v;
+        } else if (dt == GAD_BOOL) {
+            ((uint8_t *)buf)[i] = (uint8_t)(k % 3 == 0);
         } else {
             int64_t v = k * 1000003 - 77;
             if (i % 11 == 3) v = INT64_MIN;
@@ -171,9 +173,10 @@ static gad_tensor *make_tensor(gad_dtype_t dt, const int64_t *shape, int rank,
             ((int64_t *)buf)[i] = v;
         }
     }
-    gad_tensor *t = dt == GAD_F32   ? gad_from_f32(buf, shape, rank)
-                    : dt == GAD_F64 ? gad_from_f64(buf, shape, rank)
-                                    : gad_from_i64(buf, shape, rank);
+    gad_tensor *t = dt == GAD_F32    ? gad_from_f32(buf, shape, rank)
+                    : dt == GAD_F64  ? gad_from_f64(buf, shape, rank)
+                    : dt == GAD_BOOL ? gad_from_bool(buf, shape, rank)
+                                     : gad_from_i64(buf, shape, rank);
     free(buf);
     return t;
 }
@@ -206,7 +209,7 @@ static gad_checkpoint *round_trip(const char *path, const char *const *names,
 TEST(round_trip_every_dtype_and_rank) {
     mem_mark();
     gad_scope_begin();
-    enum { MAXT = 48 };
+    enum { MAXT = 56 };
     char namebuf[MAXT][32];
     const char *names[MAXT];
     gad_tensor *ts[MAXT];
@@ -215,8 +218,8 @@ TEST(round_trip_every_dtype_and_rank) {
     static const int64_t empties[4][8] = {
         {0}, {3, 0}, {2, 0, 4}, {1, 1, 1, 1, 1, 1, 1, 0}};
     static const int empty_rank[4] = {1, 2, 3, 8};
-    const gad_dtype_t dts[3] = {GAD_F32, GAD_F64, GAD_I64};
-    for (int d = 0; d < 3; d++) {
+    const gad_dtype_t dts[4] = {GAD_F32, GAD_F64, GAD_I64, GAD_BOOL};
+    for (int d = 0; d < 4; d++) {
         for (int r = 0; r <= GAD_MAX_RANK; r++) {
             snprintf(namebuf[n], 32, "%s.rank%d", gad_dtype_name(dts[d]), r);
             names[n] = namebuf[n];
@@ -1279,6 +1282,46 @@ TEST(malformed_files_table) {
     CHECK_NO_LEAK();
 }
 
+/* A BOOL tensor is bytes 0 and 1; another byte is a format error when the
+ * tensor is read, naming the tensor and the file (the header is valid). */
+TEST(bool_bytes_other_than_0_and_1_are_refused) {
+    mem_mark();
+    const char *json = "{" E("m", "\"dtype\":\"BOOL\",\"shape\":[4],\"data_offsets\":[0,4]") "}";
+    char hdr[128];
+    size_t jlen = strlen(json);
+    memcpy(hdr, json, jlen);
+    while (jlen % 8) hdr[jlen++] = ' ';
+    unsigned char buf[8 + 128 + 4];
+    for (int k = 0; k < 8; k++) buf[k] = (unsigned char)((uint64_t)jlen >> (8 * k));
+    memcpy(buf + 8, hdr, jlen);
+    char path[256];
+    tpath(path, sizeof path, "bool.safetensors");
+    for (int bad = 0; bad < 2; bad++) {
+        const unsigned char data[2][4] = {{0, 1, 1, 0}, {0, 1, 2, 0}};
+        memcpy(buf + 8 + jlen, data[bad], 4);
+        CHECK(write_file(path, buf, 8 + jlen + 4) == 0);
+        gad_checkpoint *cp = gad_load(path);
+        CHECK_MSG(cp != NULL, "load: %s", gad_last_error() ? gad_last_error()->text : "");
+        gad_scope_begin();
+        gad_tensor *t = cp ? gad_checkpoint_get(cp, "m") : NULL;
+        if (!bad) {
+            uint8_t v[4] = {9, 9, 9, 9};
+            CHECK(t && gad_dtype(t) == GAD_BOOL && gad_read_bool(t, v, 4) == GAD_OK &&
+                  v[0] == 0 && v[1] == 1 && v[2] == 1 && v[3] == 0);
+        } else {
+            const gad_error *e = gad_last_error();
+            CHECK_MSG(!t && e && e->kind == GAD_ERR_FORMAT && strstr(e->message, "'m'") &&
+                          strstr(e->message, "byte 2 at element 2") &&
+                          strstr(e->message, "bool.safetensors"),
+                      "%s", e ? e->text : "no error");
+        }
+        gad_clear_error();
+        gad_scope_end();
+        gad_checkpoint_free(cp);
+    }
+    CHECK_NO_LEAK();
+}
+
 TEST(malformed_header_lengths) {
     mem_mark();
     const char *json = "{}      ";
@@ -1793,6 +1836,7 @@ int main(void) {
     RUN(load_refuses_special_files);
     RUN(load_memory_is_bounded);
     RUN(malformed_files_table);
+    RUN(bool_bytes_other_than_0_and_1_are_refused);
     RUN(malformed_header_lengths);
     RUN(deep_nesting);
     RUN(valid_variations_are_accepted);

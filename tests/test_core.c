@@ -765,7 +765,7 @@ TEST(cast_reference) {
     CHECK(gad_numel(gad_cast(gad_zeros(SHP(0, 2), 2, GAD_F32), GAD_I64)) == 0);
     CHECK(gad_item(gad_cast(gad_scalar_f64(-2.5), GAD_I64)) == -2);
     CHECK_OK();
-    CHECK(gad_cast(ti, (gad_dtype_t)3) == NULL);
+    CHECK(gad_cast(ti, (gad_dtype_t)8) == NULL);
     CHECK_ERR(GAD_ERR_DTYPE, "cast");
     CHECK(gad_cast(NULL, GAD_F32) == NULL);
     CHECK_ERR(GAD_ERR_DOMAIN, "cast");
@@ -780,6 +780,76 @@ TEST(cast_reference) {
     CHECK(gad_numel(o2) == 2 && at(o2, 1) == 0); /* still alive */
     gad_release(o2);
     CHECK_LIVE(base);
+}
+
+/* The bool dtype (gad.h): one byte, 0 or 1; every dtype casts to it as
+ * "nonzero" (NaN is true, as PyTorch) and back to 0/1; constructors,
+ * reads, printing and strided copies know it; float ops refuse it. */
+TEST(bool_dtype) {
+    gad_scope_begin();
+    CHECK(strcmp(gad_dtype_name(GAD_BOOL), "bool") == 0 && gad_dtype_size(GAD_BOOL) == 1);
+    const uint8_t raw[6] = {0, 1, 7, 0, 255, 1};
+    gad_tensor *b = gad_from_bool(raw, SHP(2, 3), 2);
+    CHECK(gad_dtype(b) == GAD_BOOL);
+    uint8_t got[6];
+    CHECK(gad_read_bool(b, got, 6) == GAD_OK);
+    const uint8_t want[6] = {0, 1, 1, 0, 1, 1};
+    CHECK(memcmp(got, want, 6) == 0);
+    /* reads through a transposed view, into every type */
+    double dv[6];
+    int64_t iv[6];
+    CHECK(gad_read_f64(gad_transpose(b), dv, 6) == GAD_OK && dv[0] == 0 && dv[1] == 0 &&
+          dv[2] == 1 && dv[3] == 1 && dv[4] == 1 && dv[5] == 1);
+    CHECK(gad_read_i64(b, iv, 6) == GAD_OK && iv[2] == 1 && iv[3] == 0);
+    gad_tensor *bt = gad_contiguous(gad_transpose(b));
+    CHECK(gad_read_bool(bt, got, 6) == GAD_OK && got[0] == 0 && got[1] == 0 && got[2] == 1);
+    /* casts: to bool is nonzero, NaN included; from bool 0/1 */
+    const float f[6] = {0.0f, -0.0f, NAN, 0.5f, -INFINITY, 1e-40f};
+    const int64_t ii[3] = {0, -5, INT64_MIN};
+    CHECK(gad_read_bool(gad_cast(gad_from_f32(f, SHP(6), 1), GAD_BOOL), got, 6) == GAD_OK);
+    CHECK(got[0] == 0 && got[1] == 0 && got[2] == 1 && got[3] == 1 && got[4] == 1 && got[5] == 1);
+    CHECK(gad_read_bool(gad_cast(gad_cast(gad_from_f32(f, SHP(6), 1), GAD_F64), GAD_BOOL),
+                        got, 6) == GAD_OK && got[1] == 0 && got[2] == 1 && got[5] == 1);
+    CHECK(gad_read_bool(gad_cast(gad_from_i64(ii, SHP(3), 1), GAD_BOOL), got, 3) == GAD_OK &&
+          got[0] == 0 && got[1] == 1 && got[2] == 1);
+    float fv[6];
+    CHECK(gad_read_f32(gad_cast(b, GAD_F32), fv, 6) == GAD_OK && fv[0] == 0 && fv[2] == 1);
+    CHECK(gad_read_i64(gad_cast(b, GAD_I64), iv, 6) == GAD_OK && iv[4] == 1 && iv[3] == 0);
+    CHECK(gad_read_f64(gad_cast(b, GAD_F64), dv, 6) == GAD_OK && dv[5] == 1);
+    CHECK(gad_cast(b, GAD_BOOL) == b);
+    /* constructors: nonzero is true */
+    CHECK(gad_item(gad_full(SHP(1), 1, GAD_BOOL, NAN)) == 1);
+    CHECK(gad_item(gad_full(SHP(1), 1, GAD_BOOL, -0.0)) == 0);
+    CHECK(gad_item(gad_sum_all(gad_cast(gad_ones(SHP(3), 1, GAD_BOOL), GAD_F32))) == 3);
+    CHECK(gad_item(gad_sum_all(gad_cast(gad_eye(3, GAD_BOOL), GAD_F32))) == 3);
+    CHECK(gad_item(gad_scalar(2.5, GAD_BOOL)) == 1);
+    /* printing */
+    char buf[200];
+    gad_snprint(buf, sizeof buf, b);
+    CHECK_MSG(strstr(buf, "[False,  True,  True]") && strstr(buf, "dtype=bool"), "%s", buf);
+    /* views and index ops that take any dtype */
+    const int64_t idx[2] = {2, 0};
+    gad_tensor *tk = gad_take(b, 1, gad_from_i64(idx, SHP(2), 1));
+    CHECK(gad_read_bool(tk, got, 2) == GAD_OK && got[0] == 1 && got[1] == 0);
+    CHECK(gad_read_bool(gad_flip(b, (int[]){1}, 1), got, 6) == GAD_OK && got[0] == 1 &&
+          got[2] == 0);
+    gad_tensor *two[2] = {b, b};
+    CHECK(gad_numel(gad_cat(two, 2, 0)) == 12 && gad_dtype(gad_cat(two, 2, 0)) == GAD_BOOL);
+    CHECK_OK();
+    /* float ops and gradients refuse it */
+    CHECK(gad_add(b, b) == NULL && gad_last_error()->kind == GAD_ERR_DTYPE &&
+          strstr(gad_last_error()->message, "bool"));
+    gad_clear_error();
+    CHECK(gad_requires_grad(b) == NULL && gad_last_error()->kind == GAD_ERR_DTYPE);
+    gad_clear_error();
+    CHECK(gad_arange(0, 3, 1, GAD_BOOL) == NULL && gad_last_error()->kind == GAD_ERR_DTYPE);
+    gad_clear_error();
+    /* a 0-d bool with a float tensor follows PyTorch: the float's dtype */
+    float one[2] = {1, 2};
+    gad_tensor *s = gad_add(gad_from_f32(one, SHP(2), 1), gad_scalar(1, GAD_BOOL));
+    CHECK(s && gad_dtype(s) == GAD_F32 && gad_read_f32(s, fv, 2) == GAD_OK && fv[1] == 3);
+    gad_scope_end();
+    CHECK_OK();
 }
 
 TEST(item_and_reads) {
@@ -1921,6 +1991,7 @@ int main(void) {
     RUN(rng_distributions);
     RUN(rng_tensors);
     RUN(cast_reference);
+    RUN(bool_dtype);
     RUN(item_and_reads);
     RUN(data_and_cow);
     RUN(unique_views_lifetime);

@@ -27,7 +27,18 @@ gad_tensor *gad_from_f64(const double *data, const int64_t *shape, int rank) {
 gad_tensor *gad_from_i64(const int64_t *data, const int64_t *shape, int rank) {
     return from_data("from_i64", GAD_I64, data, shape, rank);
 }
-
+gad_tensor *gad_from_bool(const uint8_t *data, const int64_t *shape, int rank) {
+    gad_tensor *t = gad__tensor_new("from_bool", GAD_DEV_HOST, GAD_BOOL, shape, rank);
+    if (!t) return NULL;
+    if (t->numel > 0 && !data) {
+        long long n = (long long)t->numel;
+        gad_release(t);
+        return gad__err(GAD_ERR_DOMAIN, "from_bool", "data is NULL for %lld elements", n);
+    }
+    uint8_t *p = gad__ptr(t); /* any nonzero byte is true, kept as 1 */
+    for (int64_t i = 0; i < t->numel; i++) p[i] = data[i] != 0;
+    return gad__own_on_default("from_bool", t);
+}
 static gad_tensor *full_op(const char *op, int dev, const int64_t *shape, int rank,
                            int dtype, double value) {
     if (dtype == GAD_I64 &&
@@ -125,7 +136,8 @@ gad_tensor *gad_arange(double start, double end, double step,
         int64_t *p = gad__ptr(t);
         for (int64_t i = 0; i < n; i++) p[i] = s + i * d;
     } else {
-        return gad__err(GAD_ERR_DTYPE, "arange", "invalid dtype value %d", dtype);
+        return gad__err(GAD_ERR_DTYPE, "arange", "needs f32, f64 or i64, got dtype value %d",
+                        dtype);
     }
     return gad__own_on_default("arange", t);
 }

@@ -214,7 +214,13 @@ struct gad_tensor {
     uint8_t dev;    /* the device of st, copied here for the ops' checks */
 };
 
-static inline size_t gad__dsize(int dtype) { return dtype == GAD_F32 ? 4 : 8; }
+static inline size_t gad__dsize(int dtype) {
+    return dtype == GAD_F32 ? 4 : dtype == GAD_BOOL ? 1 : 8;
+}
+
+static inline bool gad__dtype_valid(int dtype) {
+    return dtype == GAD_F32 || dtype == GAD_F64 || dtype == GAD_I64 || dtype == GAD_BOOL;
+}
 
 static inline bool gad__is_float(int dtype) {
     return dtype == GAD_F32 || dtype == GAD_F64;

@@ -47,6 +47,8 @@ static void sb_pad(sbuf *b, size_t n) {
 static int fmt_elem(char *out, size_t cap, const gad_tensor *t, const char *p) {
     if (t->dtype == GAD_I64)
         return snprintf(out, cap, "%lld", (long long)*(const int64_t *)p);
+    if (t->dtype == GAD_BOOL) /* PyTorch's words */
+        return snprintf(out, cap, "%s", *(const uint8_t *)p ? "True" : "False");
     double v = t->dtype == GAD_F32 ? *(const float *)p : *(const double *)p;
     if (isnan(v)) return snprintf(out, cap, "nan");
     if (isinf(v)) return snprintf(out, cap, v < 0 ? "-inf" : "inf");

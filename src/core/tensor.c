@@ -10,18 +10,17 @@ const char *gad_dtype_name(gad_dtype_t dtype) {
     case GAD_F32: return "f32";
     case GAD_F64: return "f64";
     case GAD_I64: return "i64";
+    case GAD_BOOL: return "bool";
     default: return "?";
     }
 }
 
 size_t gad_dtype_size(gad_dtype_t dtype) {
-    return (dtype == GAD_F32 || dtype == GAD_F64 || dtype == GAD_I64)
-               ? gad__dsize(dtype)
-               : 0;
+    return gad__dtype_valid(dtype) ? gad__dsize(dtype) : 0;
 }
 
 static int check_dtype(const char *op, int dtype) {
-    if (dtype == GAD_F32 || dtype == GAD_F64 || dtype == GAD_I64) return 0;
+    if (gad__dtype_valid(dtype)) return 0;
     gad__err(GAD_ERR_DTYPE, op, "invalid dtype value %d", dtype);
     return -1;
 }
@@ -109,6 +108,8 @@ void gad__host_fill(void *p, int dtype, int64_t n, double v) {
     } else if (dtype == GAD_F64) {
         double *d = p;
         for (int64_t i = 0; i < n; i++) d[i] = v;
+    } else if (dtype == GAD_BOOL) { /* nonzero (NaN included) is true */
+        memset(p, v != 0, (size_t)n);
     } else {
         int64_t k = (int64_t)v, *d = p;
         for (int64_t i = 0; i < n; i++) d[i] = k;
@@ -161,6 +162,7 @@ static void copy_range(void *vctx, int64_t lo, int64_t hi) {
     while (pos < hi) {
         int64_t len = inner - j < hi - pos ? inner - j : hi - pos;
         if (c->es == 4) COPY_RUN(uint32_t);
+        else if (c->es == 1) COPY_RUN(uint8_t);
         else COPY_RUN(uint64_t);
         pos += len;
         j = 0;
@@ -296,6 +298,7 @@ static inline double elem_f64(const gad_tensor *t, const char *p) {
     switch (t->dtype) {
     case GAD_F32: return *(const float *)p;
     case GAD_F64: return *(const double *)p;
+    case GAD_BOOL: return *(const uint8_t *)p;
     default: return (double)*(const int64_t *)p;
     }
 }
@@ -368,9 +371,13 @@ void gad__host_convert(const gad_tensor *t, void *dst, int to) {
     for (int64_t o = 0; o < it.outer; o++) {
         for (int64_t j = 0; j < it.inner; j++, k++) {
             const char *p = base + (off[0] + j * sx) * (int64_t)es; /* strides may be < 0 */
-            if (to == GAD_I64) {
-                ((int64_t *)dst)[k] = t->dtype == GAD_I64 ? *(const int64_t *)p
-                                                          : f2i(elem_f64(t, p));
+            if (to == GAD_BOOL) { /* nonzero, NaN included */
+                ((uint8_t *)dst)[k] = t->dtype == GAD_I64 ? *(const int64_t *)p != 0
+                                                          : elem_f64(t, p) != 0;
+            } else if (to == GAD_I64) {
+                ((int64_t *)dst)[k] = t->dtype == GAD_I64    ? *(const int64_t *)p
+                                      : t->dtype == GAD_BOOL ? *(const uint8_t *)p
+                                                             : f2i(elem_f64(t, p));
             } else if (to == GAD_F32) {
                 /* i64 -> f32 in one rounding, not two through double */
                 ((float *)dst)[k] = t->dtype == GAD_I64 ? (float)*(const int64_t *)p
@@ -391,6 +398,9 @@ gad_status gad_read_f64(gad_tensor *t, double *dst, size_t n) {
 }
 gad_status gad_read_i64(gad_tensor *t, int64_t *dst, size_t n) {
     return gad__convert("read_i64", t, dst, n, GAD_I64);
+}
+gad_status gad_read_bool(gad_tensor *t, uint8_t *dst, size_t n) {
+    return gad__convert("read_bool", t, dst, n, GAD_BOOL);
 }
 
 void *gad__need_host(const char *op, const gad_tensor *t) {

@@ -9,7 +9,7 @@
  *   function makes that device current on the calling thread and queues
  *   its work on the thread's stream for it (one per thread and device).
  * - Pointers are device pointers to element 0 of a view; strides are in
- *   elements; dtypes are gad's (GAD_F32, GAD_F64, GAD_I64).
+ *   elements; dtypes are gad's (GAD_F32, GAD_F64, GAD_I64, GAD_BOOL).
  * - A void function cannot fail in its caller's eyes: a failed launch or
  *   scratch allocation is recorded as the thread's pending fault for that
  *   device (gcu_fault_take), which the next synchronising call reports.

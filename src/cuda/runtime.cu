@@ -688,6 +688,8 @@ extern "C" void gcu_copy(int ord, size_t es, const gcu_iter *it, const void *src
     }
     if (es == 4) k_copy<uint32_t><<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(
         *it, (const uint32_t *)src, (uint32_t *)dst);
+    else if (es == 1) k_copy<uint8_t><<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(
+        *it, (const uint8_t *)src, (uint8_t *)dst);
     else k_copy<uint64_t><<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(
         *it, (const uint64_t *)src, (uint64_t *)dst);
     GCU_LAUNCHED(ord, "strided copy");
@@ -703,12 +705,13 @@ extern "C" void gcu_fill(int ord, void *p, int dtype, int64_t n, double v) {
     cudaStream_t s = gcu_stream(ord);
     if (!s) return;
     if (v == 0.0 && !signbit(v)) { /* all-zero bits, whatever the dtype */
-        size_t es = dtype == GAD_F32 ? 4 : 8;
+        size_t es = dtype == GAD_F32 ? 4 : dtype == GAD_BOOL ? 1 : 8;
         gcu_check(ord, cudaMemsetAsync(p, 0, (size_t)n * es, s), "fill");
         return;
     }
     if (dtype == GAD_F32) k_fill<float><<<gcu_blocks(n), GCU_THREADS, 0, s>>>((float *)p, n, (float)v);
     else if (dtype == GAD_F64) k_fill<double><<<gcu_blocks(n), GCU_THREADS, 0, s>>>((double *)p, n, v);
+    else if (dtype == GAD_BOOL) k_fill<uint8_t><<<gcu_blocks(n), GCU_THREADS, 0, s>>>((uint8_t *)p, n, (uint8_t)(v != 0));
     else k_fill<int64_t><<<gcu_blocks(n), GCU_THREADS, 0, s>>>((int64_t *)p, n, (int64_t)v);
     GCU_LAUNCHED(ord, "fill");
 }
@@ -730,6 +733,19 @@ template <>
 __device__ __forceinline__ int64_t cvt<int64_t, float>(float v) {
     return cvt<int64_t, double>((double)v);
 }
+/* to bool: nonzero, NaN included */
+template <>
+__device__ __forceinline__ uint8_t cvt<uint8_t, double>(double v) {
+    return v != 0;
+}
+template <>
+__device__ __forceinline__ uint8_t cvt<uint8_t, float>(float v) {
+    return v != 0;
+}
+template <>
+__device__ __forceinline__ uint8_t cvt<uint8_t, int64_t>(int64_t v) {
+    return v != 0;
+}
 
 template <class From, class To>
 __global__ void k_convert(gcu_iter it, const From *x, To *y) {
@@ -745,6 +761,7 @@ static void convert_from(cudaStream_t s, const gcu_iter *it, const void *x, void
     unsigned g = gcu_blocks(it->n);
     if (to == GAD_F32) k_convert<From, float><<<g, GCU_THREADS, 0, s>>>(*it, (const From *)x, (float *)y);
     else if (to == GAD_F64) k_convert<From, double><<<g, GCU_THREADS, 0, s>>>(*it, (const From *)x, (double *)y);
+    else if (to == GAD_BOOL) k_convert<From, uint8_t><<<g, GCU_THREADS, 0, s>>>(*it, (const From *)x, (uint8_t *)y);
     else k_convert<From, int64_t><<<g, GCU_THREADS, 0, s>>>(*it, (const From *)x, (int64_t *)y);
 }
 
@@ -754,6 +771,7 @@ extern "C" void gcu_convert(int ord, const gcu_iter *it, const void *x, int from
     if (!s) return;
     if (from == GAD_F32) convert_from<float>(s, it, x, y, to);
     else if (from == GAD_F64) convert_from<double>(s, it, x, y, to);
+    else if (from == GAD_BOOL) convert_from<uint8_t>(s, it, x, y, to);
     else convert_from<int64_t>(s, it, x, y, to);
     GCU_LAUNCHED(ord, "convert");
 }

@@ -103,7 +103,7 @@ static void msgf(char *buf, size_t cap, const char *fmt, ...) {
 /* ======================================================================== */
 
 /* Every dtype the safetensors format defines, with its size in bits; gad
- * reads three of them. A file with another known dtype is well-formed but
+ * reads four of them. A file with another known dtype is well-formed but
  * unsupported here; an unknown dtype string is a format error. */
 typedef struct dtype_info {
     const char *name;
@@ -115,7 +115,7 @@ static const dtype_info dtypes[] = {
     {"F32", 32, GAD_F32},
     {"F64", 64, GAD_F64},
     {"I64", 64, GAD_I64},
-    {"BOOL", 8, GAD_DTYPE_INVALID},
+    {"BOOL", 8, GAD_BOOL},
     {"U8", 8, GAD_DTYPE_INVALID},
     {"I8", 8, GAD_DTYPE_INVALID},
     {"F8_E5M2", 8, GAD_DTYPE_INVALID},
@@ -140,6 +140,7 @@ static const char *st_dtype_name(gad_dtype_t d) {
     case GAD_F32: return "F32";
     case GAD_F64: return "F64";
     case GAD_I64: return "I64";
+    case GAD_BOOL: return "BOOL";
     default: return NULL;
     }
 }
@@ -586,6 +587,7 @@ struct gad_checkpoint {
     entry **byname;  /* sorted by name, for lookups */
     gad_read_file f; /* the file, open until gad_checkpoint_free */
     uint64_t data_at; /* where the data buffer starts in it: 8 + the header */
+    char path[128];   /* the file's name as given (cut), for later errors */
 };
 
 static void free_entries(entry *ents, size_t n) {
@@ -722,7 +724,7 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
         const entry *e = &ents[i];
         if (dtypes[e->dt].gad == GAD_DTYPE_INVALID) {
             msgf(msg, cap, "tensor '" NAME_SHOWN "' has dtype %s; gad "
-                     "reads F32, F64 and I64", SHOWN(e->name), dtypes[e->dt].name);
+                     "reads F32, F64, I64 and BOOL", SHOWN(e->name), dtypes[e->dt].name);
             return GAD_ERR_UNSUPPORTED;
         }
         if (e->rank > GAD_MAX_RANK) {
@@ -830,6 +832,7 @@ gad_checkpoint *gad_load(const char *path) {
     cp->byname = byname;
     cp->f = f;
     cp->data_at = 8 + hlen;
+    snprintf(cp->path, sizeof cp->path, "%s", path);
     f.fd = -1; /* the checkpoint's now */
     ents.v = NULL;
     ents.n = 0;
@@ -923,6 +926,18 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
             return NULL;
         }
         if (!host_is_le()) swap_elems(dst, (size_t)bytes, es);
+        if (dt == GAD_BOOL) { /* a byte other than 0 or 1 is no bool */
+            const unsigned char *b = dst;
+            for (uint64_t i = 0; i < bytes; i++) {
+                if (b[i] <= 1) continue;
+                gad_error_set(GAD_ERR_FORMAT, "checkpoint_get",
+                              "tensor '" NAME_SHOWN "' (BOOL) holds byte %u at element "
+                              "%llu; a BOOL is 0 or 1 (%s)",
+                              SHOWN(name), b[i], (unsigned long long)i, cp->path);
+                gad_scope_end();
+                return NULL;
+            }
+        }
     }
     gad_keep(t);
     gad_scope_end();

@@ -26,15 +26,16 @@ gad_tensor *gad_contiguous(gad_tensor *t) {
 
 gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype) {
     GAD_NEED("cast", t);
-    if (dtype != GAD_F32 && dtype != GAD_F64 && dtype != GAD_I64)
+    if (!gad__dtype_valid(dtype))
         return gad__err(GAD_ERR_DTYPE, "cast", "invalid dtype value %d", dtype);
     if (t->dtype == dtype) return gad__own(gad_retain(t));
     if (GAD_LACKS("cast", t, convert)) return NULL;
     gad_tensor *y = gad__tensor_new("cast", t->dev, dtype, t->shape, t->rank);
     if (!y) return NULL;
     GAD_BE(t)->convert(t, y);
-    /* only float -> float is differentiable; an i64 result is an index */
-    if (dtype != GAD_I64) y = gad__track(y, GAD_OP(CAST), &t, 1, NULL, 0);
+    /* only float -> float is differentiable; an i64 result is an index, a
+     * bool one a mask */
+    if (gad__is_float(dtype)) y = gad__track(y, GAD_OP(CAST), &t, 1, NULL, 0);
     return gad__own(y);
 }
 

@@ -40,7 +40,7 @@ enum { KEEP_NONE, KEEP_CROSS, KEEP_QUOT, KEEP_BOTH };
  * which gives the 0-d one's. */
 static gad_dtype_t dtype_with_0d(const gad_tensor *a, const gad_tensor *b) {
     gad_dtype_t x = a->dtype, y = b->dtype;
-    int fx = x != GAD_I64, fy = y != GAD_I64;
+    int fx = gad__is_float(x), fy = gad__is_float(y);
     if (x == y) return x;
     if (a->rank == 0 && b->rank == 0) return fx && fy ? GAD_F64 : fx ? x : y;
     if (a->rank == 0) return fx && !fy ? x : y;
