@@ -40,7 +40,8 @@ typedef struct acase {
     int64_t B, Hq, Hk, Tq, Tk, d, dv;
     int causal;
     int mask; /* 0 none; 1 [Tq, Tk]; 2 [B, 1, 1, Tk]; 3 [Hq, Tq, Tk]; each
-               * with a fully masked row or key where it can */
+               * with a fully masked row or key where it can; 4, 5, 6: the
+               * same as bool masks (True = attend) */
     double scale;
 } acase;
 
@@ -48,12 +49,12 @@ typedef struct acase {
  * (query row 1 fully masked for kinds 1 and 3; key 0 of batch 0 for 2). */
 static gad_tensor *make_mask(gad_rng *r, const acase *c, gad_dtype_t dt) {
     int64_t shape[4];
-    int rank;
-    if (c->mask == 1) {
+    int rank, kind = c->mask > 3 ? c->mask - 3 : c->mask;
+    if (kind == 1) {
         rank = 2;
         shape[0] = c->Tq;
         shape[1] = c->Tk;
-    } else if (c->mask == 2) {
+    } else if (kind == 2) {
         rank = 4;
         shape[0] = c->B;
         shape[1] = shape[2] = 1;
@@ -70,11 +71,19 @@ static gad_tensor *make_mask(gad_rng *r, const acase *c, gad_dtype_t dt) {
     gad_read_f64(m, v, (size_t)n);
     for (int64_t i = 0; i < n; i++) {
         int64_t col = i % c->Tk, row = (i / c->Tk) % (rank == 4 ? 1 : c->Tq);
-        if ((c->mask != 2 && row == 1) || (c->mask == 2 && col == 0 && i < c->Tk) ||
+        if ((kind != 2 && row == 1) || (kind == 2 && col == 0 && i < c->Tk) ||
             (i * 7) % 11 == 3)
             v[i] = -INFINITY;
     }
-    gad_tensor *t = gad_cast(gad_from_f64(v, shape, rank), dt);
+    gad_tensor *t;
+    if (c->mask > 3) { /* True where the float mask is finite */
+        uint8_t *b = malloc((size_t)(n > 0 ? n : 1));
+        for (int64_t i = 0; i < n; i++) b[i] = v[i] != -INFINITY;
+        t = gad_from_bool(b, shape, rank);
+        free(b);
+    } else {
+        t = gad_cast(gad_from_f64(v, shape, rank), dt);
+    }
     free(v);
     return t;
 }
@@ -102,7 +111,8 @@ static void check_case(const acase *c, gad_dtype_t dt, double tol) {
     gad_tensor *in[3] = {gad_requires_grad(gad_cast(q, dt)), gad_requires_grad(gad_cast(k, dt)),
                          gad_requires_grad(gad_cast(v, dt))};
     gad_tensor *y = gad_scaled_dot_product_attention(in[0], in[1], in[2],
-                                                     m ? gad_cast(m, dt) : NULL, c->causal, 0,
+                                                     m && c->mask <= 3 ? gad_cast(m, dt) : m,
+                                                     c->causal, 0,
                                                      c->scale, NULL);
     CHECK_OK();
     gad_tensor *g[3];
@@ -124,7 +134,8 @@ static const acase cases[] = {
     {2, 3, 3, 65, 129, 8, 8, 0, 1, 0},   {2, 2, 1, 64, 128, 8, 8, 0, 2, 0},
     {1, 2, 2, 100, 40, 8, 4, 0, 3, 0},   {1, 1, 1, 1, 1, 3, 2, 1, 0, 0},
     {1, 2, 2, 3, 0, 4, 4, 0, 0, 0},      {1, 2, 2, 0, 4, 4, 4, 1, 0, 0},
-    {2, 1, 1, 5, 6, 0, 3, 0, 0, 0},
+    {2, 1, 1, 5, 6, 0, 3, 0, 0, 0},      {2, 3, 3, 65, 129, 8, 8, 0, 4, 0},
+    {2, 4, 2, 130, 70, 8, 8, 0, 5, 0},   {1, 2, 2, 100, 40, 8, 4, 0, 6, 0},
 };
 
 TEST(against_composition_f64) {

@@ -3210,6 +3210,12 @@ TBAD(sdpa_mask_shape, "gad_scaled_dot_product_attention", "shape", "mask [3,4] f
      SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), F32T(3, 4), 0, 0, 0, NULL))
 TBAD(sdpa_mask_dtype, "gad_scaled_dot_product_attention", "dtype", "f64 mask for f32 q", E_DTYPE,
      SDPA_OP, "f64", SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), F64T(3, 5), 0, 0, 0, NULL))
+TBAD(sdpa_mask_i64, "gad_scaled_dot_product_attention", "dtype", "i64 mask", E_DTYPE, SDPA_OP,
+     "i64", SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), I64T(3, 5), 0, 0, 0, NULL))
+GOOD(sdpa_mask_bool, "gad_scaled_dot_product_attention", "odd", "a bool mask all False",
+     "zeros (every key masked)",
+     all_zero(SDPA(F32T(1, 2, 4), F32T(1, 3, 4), F32T(1, 3, 4), gad_zeros(DIMS(2, 3), GAD_BOOL),
+                   0, 0, 0, NULL)))
 TBAD(sdpa_mask_causal, "gad_scaled_dot_product_attention", "value", "a mask and is_causal",
      E_DOMAIN, SDPA_OP, "is_causal",
      SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), F32T(3, 5), 1, 0, 0, NULL))

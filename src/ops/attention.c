@@ -16,14 +16,7 @@ static gad_tensor *packed(const char *op, gad_tensor *t) {
 }
 
 /* Whether t is a bool mask (True = attend). */
-static int is_bool(const gad_tensor *t) {
-#ifdef GAD_HAVE_BOOL_DTYPE
-    return t->dtype == GAD_BOOL;
-#else
-    (void)t;
-    return 0;
-#endif
-}
+static int is_bool(const gad_tensor *t) { return t->dtype == GAD_BOOL; }
 
 /* ============================================================ attention */
 
@@ -473,12 +466,13 @@ static gad_tensor *apply_attention(void *self, gad_tensor *const *in, int n) {
 
 int gad__sample_scaled_dot_product_attention(gad_op_sample *s, gad_rng *r, int v) {
     /* q [B, Hq, Tq, d], k/v [B, Hk, Tk, d(v)], mask kind: 0 none, 1 causal,
-     * 2 a float mask [Tq, Tk] with one row fully masked */
+     * 2 a float mask [Tq, Tk] with one row fully masked, 3 a bool mask
+     * [B, 1, Tq, Tk] with one row fully masked */
     static const int64_t cases[][8] = {
         {2, 2, 3, 4, 2, 5, 3, 0}, {1, 4, 5, 3, 2, 5, 2, 1}, {1, 2, 4, 3, 1, 6, 3, 1},
         {2, 1, 3, 2, 1, 4, 2, 2}, {1, 2, 0, 3, 2, 4, 3, 0}, {1, 2, 3, 2, 2, 0, 2, 0},
-        {1, 2, 4, 3, 1, 5, 2, 1}};
-    if (v >= 7) return 0;
+        {1, 2, 4, 3, 1, 5, 2, 1}, {2, 2, 3, 2, 1, 4, 2, 3}};
+    if (v >= 8) return 0;
     const int64_t *c = cases[v];
     int64_t qs[4] = {c[0], c[1], c[2], c[3]}, ks[4] = {c[0], c[4], c[5], c[3]};
     int64_t vs[4] = {c[0], c[4], c[5], c[6]};
@@ -495,13 +489,19 @@ int gad__sample_scaled_dot_product_attention(gad_op_sample *s, gad_rng *r, int v
         for (int i = 0; i < 12; i++) m[i] = i / 4 == 1 ? -INFINITY : (i % 3) * 0.25 - 0.3;
         s->in[3] = gad_from_f64(m, (int64_t[]){c[2], c[5]}, 2);
         s->n = 4;
+    } else if (c[7] == 3) {
+        uint8_t m[2 * 3 * 4];
+        for (int i = 0; i < 24; i++) m[i] = i % 12 / 4 != 1 && i % 5 != 2;
+        s->in[3] = gad_from_bool(m, (int64_t[]){c[0], 1, c[2], c[5]}, 4);
+        s->n = 4;
     }
     snprintf(s->what, sizeof s->what, "q %lldx%lldx%lldx%lld k/v heads %lld Tk %lld dv %lld %s",
              (long long)c[0], (long long)c[1], (long long)c[2], (long long)c[3],
              (long long)c[4], (long long)c[5], (long long)c[6],
              c[7] == 1 ? (v == 6 ? "causal dropout 0.4" : "causal")
-                       : c[7] == 2 ? "float mask" : "");
-    return s->in[0] && s->in[1] && s->in[2] && (c[7] != 2 || s->in[3]);
+             : c[7] == 2 ? "float mask"
+             : c[7] == 3 ? "bool mask" : "");
+    return s->in[0] && s->in[1] && s->in[2] && (c[7] < 2 || s->in[3]);
 }
 
 int gad__sample_rope(gad_op_sample *s, gad_rng *r, int v) {
