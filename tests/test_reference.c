@@ -183,6 +183,11 @@ static gad_tensor *apply(const ref_case *c) {
     }
     if (!strcmp(op, "cast"))
         return gad_cast(in[0], gad_dtype(in[0]) == GAD_F64 ? GAD_F32 : GAD_F64);
+    /* attention and positions (issue 27) */
+    if (!strcmp(op, "sdpa"))
+        return gad_scaled_dot_product_attention(in[0], in[1], in[2], c->nin > 3 ? in[3] : NULL,
+                                                (int)ip[0], 0, c->dp[0], NULL);
+    if (!strcmp(op, "rope")) return gad_rope(in[0], c->nin > 1 ? in[1] : NULL, c->dp[0], (int)ip[0]);
     return NULL;
 }
 
