@@ -23,6 +23,9 @@
 #ifndef BC
 #define BC 64
 #endif
+#ifndef BRB
+#define BRB 128
+#endif
 
 /* Philox4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers:
  * as easy as 1, 2, 3", SC 2011): ten rounds of two 32x32->64 products on

@@ -115,15 +115,24 @@ static inline T FN(exp_sum)(T *s, int64_t n, T m) {
     return sum;
 }
 
+/* The row stride of a transposed head of Tn keys: a multiple of 16
+ * elements that is not one of 4 KiB (rows 4 KiB apart fall in the same L1
+ * sets, and the GEMM then packs instead of reading them as they are). */
+static inline int64_t FN(attn_ldt)(int64_t Tn) {
+    int64_t l = ((Tn + 15) & ~(int64_t)15) + 16;
+    return (l * (int64_t)sizeof(T)) % 4096 == 0 ? l + 16 : l;
+}
+
 /* A packing buffer for this thread's block products, lent to its GEMMs
  * (gemm.h) so that they neither allocate nor free one per call; its size
  * in *bytes (0: none needed). NULL with *bytes > 0: no memory. */
 static void *FN(lend_gemm_scratch)(const gad_attn_geom *g, size_t *bytes) {
-    const int64_t d = g->d, dv = g->dv;
+    const int64_t d = g->d, dv = g->dv, Tk = FN(attn_ldt)(g->Tk);
     const int64_t shapes[][7] = {/* ta, tb, M, N, K, lda, ldb */
-                                 {0, 1, BR, BC, d, d, d},   {0, 0, BR, dv, BC, BC, dv},
-                                 {0, 1, BR, BC, dv, dv, dv}, {1, 0, BC, dv, BR, BC, dv},
-                                 {0, 0, BR, d, BC, BC, d},  {1, 0, BC, d, BR, BC, d}};
+                                 {0, 0, BR, BC, d, d, Tk},    {0, 0, BR, dv, BC, BC, dv},
+                                 {0, 0, BRB, BC, d, d, Tk},   {0, 0, BRB, BC, dv, dv, Tk},
+                                 {1, 0, BC, dv, BRB, BC, dv}, {0, 0, BRB, d, BC, BC, d},
+                                 {1, 0, BC, d, BRB, BC, d}};
     size_t n = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         const int64_t *c = shapes[i];
@@ -143,11 +152,24 @@ static void FN(unlend_gemm_scratch)(void *p, size_t bytes) {
     gad__free(p, bytes);
 }
 
+/* xt [n, T] = x [T, n]^T (one head's keys or values), so that the block
+ * products q k^T and dO v^T read a plain [K, N] operand, which the GEMM
+ * takes as it is, instead of packing a transposed one element by element
+ * at every call. 16 x 16 tiles; rows ldt apart (gad__attn_ldt). */
+static void FN(transpose_head)(const T *x, int64_t Tn, int64_t n, int64_t ldt, T *xt) {
+    for (int64_t j0 = 0; j0 < Tn; j0 += 16)
+        for (int64_t e0 = 0; e0 < n; e0 += 16) {
+            int64_t j1 = j0 + 16 < Tn ? j0 + 16 : Tn, e1 = e0 + 16 < n ? e0 + 16 : n;
+            for (int64_t e = e0; e < e1; e++)
+                for (int64_t j = j0; j < j1; j++) xt[e * ldt + j] = x[j * n + e];
+        }
+}
+
 GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(attn_ctx) *c = vc;
     const gad_attn_geom *g = c->g;
-    int64_t d = g->d, dv = g->dv, G = g->Hq / g->Hk;
-    size_t bytes = (size_t)(BR * BC + 2 * BR) * sizeof(T);
+    int64_t d = g->d, dv = g->dv, G = g->Hq / g->Hk, kt_head = -1, ldt = FN(attn_ldt)(g->Tk);
+    size_t bytes = (size_t)(BR * BC + 2 * BR + ldt * d) * sizeof(T);
     T *S = gad__alloc(bytes);
     if (!S) {
         atomic_store(&c->fail, 1);
@@ -160,13 +182,17 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
         gad__free(S, bytes);
         return;
     }
-    T *mx = S + BR * BC, *l = mx + BR;
+    T *mx = S + BR * BC, *l = mx + BR, *Kt = l + BR; /* Kt: [d, Tk], head kt_head's */
     for (int64_t t = lo; t < hi; t++) {
         int64_t bh = t / c->nqb, i0 = (t % c->nqb) * BR;
         int64_t nr = g->Tq - i0 < BR ? g->Tq - i0 : BR;
         int64_t bk = (bh / g->Hq) * g->Hk + (bh % g->Hq) / G;
         const T *Q = c->q + (bh * g->Tq + i0) * d;
-        const T *K = c->k + bk * g->Tk * d, *V = c->v + bk * g->Tk * dv;
+        const T *V = c->v + bk * g->Tk * dv;
+        if (bk != kt_head) { /* consecutive tasks share a head: once per head */
+            FN(transpose_head)(c->k + bk * g->Tk * d, g->Tk, d, ldt, Kt);
+            kt_head = bk;
+        }
         T *O = c->out + (bh * g->Tq + i0) * dv;
         memset(O, 0, (size_t)(nr * dv) * sizeof(T));
         for (int64_t r = 0; r < nr; r++) {
@@ -176,7 +202,7 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
         int64_t kend = g->causal && i0 + nr < g->Tk ? i0 + nr : g->Tk;
         for (int64_t j0 = 0; j0 < kend; j0 += BC) {
             int64_t nc = kend - j0 < BC ? kend - j0 : BC;
-            if (GEMM(0, 1, nr, nc, d, (T)g->scale, Q, d, K + j0 * d, d, 0, S, BC)) {
+            if (GEMM(0, 0, nr, nc, d, (T)g->scale, Q, d, Kt + j0, ldt, 0, S, BC)) {
                 atomic_store(&c->fail, 1);
                 break;
             }
@@ -232,8 +258,9 @@ GAD_CLONES static void FN(attn_bwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(attn_ctx) *c = vc;
     const gad_attn_geom *g = c->g;
     int64_t d = g->d, dv = g->dv, G = g->Hq / g->Hk, Tq = g->Tq, Tk = g->Tk;
+    int64_t ldt = FN(attn_ldt)(Tk);
     int drop = g->dropout_p > 0;
-    size_t bytes = (size_t)((2 + drop) * BR * BC + Tq) * sizeof(T);
+    size_t bytes = (size_t)((2 + drop) * BRB * BC + Tq + ldt * (d + dv)) * sizeof(T);
     T *P = gad__alloc(bytes);
     if (!P) {
         atomic_store(&c->fail, 1);
@@ -246,12 +273,15 @@ GAD_CLONES static void FN(attn_bwd_range)(void *vc, int64_t lo, int64_t hi) {
         gad__free(P, bytes);
         return;
     }
-    T *dP = P + BR * BC, *Pd = drop ? dP + BR * BC : P, *D = dP + (1 + drop) * BR * BC;
+    T *dP = P + BRB * BC, *Pd = drop ? dP + BRB * BC : P, *D = dP + (1 + drop) * BRB * BC;
+    T *Kt = D + Tq, *Vt = Kt + ldt * d; /* [d, Tk] and [dv, Tk], rows ldt apart */
     for (int64_t t = lo; t < hi; t++) {
         const T *K = c->k + t * Tk * d, *V = c->v + t * Tk * dv;
         T *dK = c->dk + t * Tk * d, *dV = c->dv + t * Tk * dv;
         memset(dK, 0, (size_t)(Tk * d) * sizeof(T));
         memset(dV, 0, (size_t)(Tk * dv) * sizeof(T));
+        FN(transpose_head)(K, Tk, d, ldt, Kt);
+        FN(transpose_head)(V, Tk, dv, ldt, Vt);
         for (int64_t h = 0; h < G; h++) {
             int64_t bh = (t / g->Hk) * g->Hq + (t % g->Hk) * G + h;
             const T *Q = c->q + bh * Tq * d, *O = c->o + bh * Tq * dv;
@@ -266,13 +296,12 @@ GAD_CLONES static void FN(attn_bwd_range)(void *vc, int64_t lo, int64_t hi) {
             for (int64_t j0 = 0; j0 < Tk; j0 += BC) {
                 int64_t nc = Tk - j0 < BC ? Tk - j0 : BC;
                 /* causal: rows before j0 see none of these keys */
-                int64_t ifirst = g->causal ? j0 / BR * BR : 0;
-                for (int64_t i0 = ifirst; i0 < Tq; i0 += BR) {
-                    int64_t nr = Tq - i0 < BR ? Tq - i0 : BR;
-                    if (GEMM(0, 1, nr, nc, d, (T)g->scale, Q + i0 * d, d, K + j0 * d, d, 0, P,
+                int64_t ifirst = g->causal ? j0 / BRB * BRB : 0;
+                for (int64_t i0 = ifirst; i0 < Tq; i0 += BRB) {
+                    int64_t nr = Tq - i0 < BRB ? Tq - i0 : BRB;
+                    if (GEMM(0, 0, nr, nc, d, (T)g->scale, Q + i0 * d, d, Kt + j0, ldt, 0, P,
                              BC) ||
-                        GEMM(0, 1, nr, nc, dv, 1, dO + i0 * dv, dv, V + j0 * dv, dv, 0, dP,
-                             BC)) {
+                        GEMM(0, 0, nr, nc, dv, 1, dO + i0 * dv, dv, Vt + j0, ldt, 0, dP, BC)) {
                         atomic_store(&c->fail, 1);
                         goto out;
                     }
