@@ -3234,6 +3234,9 @@ GOOD(sdpa_nan, "gad_scaled_dot_product_attention", "NaN/Inf", "q all NaN", "NaN 
 GOOD(sdpa_empty_q, "gad_scaled_dot_product_attention", "empty", "Tq = 0", "[1,2,0,6]",
      SHAPE_IS(SDPA(F32T(1, 2, 0, 4), F32T(1, 1, 3, 4), F32T(1, 1, 3, 6), NULL, 1, 0, 0, NULL), 1,
               2, 0, 6))
+GOOD(sdpa_empty_big, "gad_scaled_dot_product_attention", "empty", "q [2^40,0], k and v [3,0]",
+     "an empty [2^40,0] (no lse kept)",
+     SHAPE_IS(SDPA(F32T(BIG, 0), F32T(3, 0), F32T(3, 0), NULL, 1, 0, 0, NULL), BIG, 0))
 GOOD(sdpa_empty_k, "gad_scaled_dot_product_attention", "empty", "Tk = 0", "zeros [1,2,4]",
      all_zero(SDPA(F32T(1, 2, 4), F32T(1, 0, 4), F32T(1, 0, 4), NULL, 0, 0, 0, NULL)))
 GOOD(sdpa_all_masked, "gad_scaled_dot_product_attention", "odd", "every key masked (-inf)",

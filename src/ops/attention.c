@@ -255,9 +255,10 @@ gad_tensor *gad_scaled_dot_product_attention(gad_tensor *q, gad_tensor *k, gad_t
         return NULL;
     gad_tensor *out = gad__tensor_new(op, q->dev, q->dtype, a.out, a.rank);
     if (!out) return NULL;
-    int64_t rows = a.g.B * a.g.Hq * a.g.Tq;
-    gad_tensor *lse = gad__tensor_new(op, q->dev, q->dtype, &rows, 1);
-    int ok = lse != NULL;
+    /* an empty output (dv = 0 included) needs no kernel, and no lse */
+    int64_t rows = out->numel ? a.g.B * a.g.Hq * a.g.Tq : 0;
+    gad_tensor *lse = rows ? gad__tensor_new(op, q->dev, q->dtype, &rows, 1) : NULL;
+    int ok = !rows || lse != NULL;
     gad_scope_begin();
     gad_tensor *qp = NULL, *kp = NULL, *vp = NULL, *mv = NULL;
     if (ok) ok = (qp = packed(op, q)) && (kp = packed(op, k)) && (vp = packed(op, v));
@@ -301,7 +302,7 @@ int gad__vjp_scaled_dot_product_attention(gad_node *n, gad_tensor *gy, const boo
     gad_tensor *dq = gad__own(gad__tensor_like(op, q)), *dk = gad__own(gad__tensor_like(op, k));
     gad_tensor *dv = gad__own(gad__tensor_like(op, v));
     if (!dq || !dk || !dv) return -1;
-    int run = g.B * g.Hq * g.Tq > 0 && g.Tk > 0;
+    int run = n->saved[SD_LSE] != NULL && g.Tk > 0; /* else no key, or an empty output */
     if (run && GAD_BE(q)->attention->bwd(op, &g, q, k, v, n->saved[SD_MASK], n->saved[SD_OUT],
                                          n->saved[SD_LSE], go, dq, dk, dv))
         return -1;
