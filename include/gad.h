@@ -1666,6 +1666,51 @@ gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w,
                             double eps);
 
 /* ======================================================================== */
+/* Attention and positions (issue 27)                                        */
+/* ======================================================================== */
+
+/* softmax(q k^T * scale + mask) v as one node, PyTorch's
+ * scaled_dot_product_attention. q [.., Hq, Tq, d], k [.., Hk, Tk, d], v
+ * [.., Hk, Tk, dv] (float, one dtype, the same leading dims; rank 2 means
+ * one head): the result is [.., Hq, Tq, dv]. Hk must divide Hq: query
+ * head h reads k/v head h / (Hq / Hk) (grouped-query attention).
+ * mask (or NULL) broadcasts to [.., Hq, Tq, Tk]: a bool mask means
+ * True = attend, a float one (q's dtype) is added to the scores. A mask
+ * on the tape gets its gradient through the composed form (which holds
+ * the [Tq, Tk] scores); otherwise the mask is a constant. is_causal: key j
+ * is seen by query i only when j <= i, aligned top-left when Tq != Tk (as
+ * PyTorch); a mask with is_causal is a domain error (as PyTorch). scale
+ * <= 0 means 1/sqrt(d). A row whose keys are all masked gives zeros and
+ * zero gradients (PyTorch 2.15's CPU kernels give zeros too; its composed
+ * formula gives NaN). dropout_p in [0, 1) drops probabilities after the
+ * softmax and scales the rest by 1/(1 - dropout_p), the mask drawn by
+ * Philox4x32-10 keyed with one gad_rng_next(rng) (rng may be NULL when
+ * dropout_p is 0); the backward draws it again. The forward walks the
+ * keys in blocks with an online softmax and keeps only each row's
+ * log-sum-exp; the backward recomputes the probabilities from it
+ * (FlashAttention-2, Dao 2023): no [Tq, Tk] matrix is kept per head.
+ * Twice differentiable (GAD_CREATE_GRAPH: through the composed form). */
+gad_tensor *gad_scaled_dot_product_attention(gad_tensor *q, gad_tensor *k, gad_tensor *v,
+                                             gad_tensor *mask, int is_causal, double dropout_p,
+                                             double scale, gad_rng *rng);
+
+/* Rotary position embedding (Su et al., RoFormer, 2021) of x [.., T, d]
+ * (float, d even), one node: pair i of a row at position p is rotated by
+ * the angle p * base^(-2i/d), the pairs being (x[2i], x[2i+1]) when
+ * interleaved (GPT-J, the RoFormer paper) or (x[i], x[i + d/2])
+ * otherwise (GPT-NeoX, Llama's Hugging Face form): y1 = x1 cos - x2 sin,
+ * y2 = x1 sin + x2 cos. positions: i64, broadcast to x's shape without its
+ * last dim (e.g. [T] or [B, T], or [T, 1] for x [B, T, H, d]); NULL means
+ * 0..T-1 along axis -2. base > 0 (commonly 10000). */
+gad_tensor *gad_rope(gad_tensor *x, gad_tensor *positions, double base, int interleaved);
+
+/* The sinusoidal position table of "Attention Is All You Need" (Vaswani et
+ * al., 2017): [T, d] (d even) with row t's entries 2i and 2i+1 equal to
+ * sin and cos of t / base^(2i/d) (base 10000 in the paper). f32 or f64;
+ * a constant (no gradient). */
+gad_tensor *gad_sinusoidal_positions(int64_t T, int64_t d, double base, gad_dtype_t dtype);
+
+/* ======================================================================== */
 /* Optimizers (src/optim)                                                    */
 /* ======================================================================== */
 /* An optimizer updates its parameters (leaves) in place (SPEC D7): each

@@ -467,6 +467,27 @@ inline tensor sample_logits(tensor logits, gad_rng *rng, double temperature = 1.
     return check(gad_sample_logits(logits, &o, rng));
 }
 
+/* ---------------------------------------- attention and positions (issue 27) */
+
+/* gad_scaled_dot_product_attention with PyTorch's defaults: no mask, not
+ * causal, no dropout, scale 1/sqrt(d). */
+inline tensor scaled_dot_product_attention(tensor q, tensor k, tensor v, tensor mask = tensor(),
+                                           bool is_causal = false, double dropout_p = 0,
+                                           double scale = 0, gad_rng *rng = nullptr) {
+    return check(gad_scaled_dot_product_attention(q, k, v, mask, is_causal ? 1 : 0, dropout_p,
+                                                  scale, rng));
+}
+/* gad_rope: positions 0..T-1 and base 10000 unless given; split halves
+ * unless interleaved. */
+inline tensor rope(tensor x, tensor positions = tensor(), double base = 10000,
+                   bool interleaved = false) {
+    return check(gad_rope(x, positions, base, interleaved ? 1 : 0));
+}
+inline tensor sinusoidal_positions(int64_t T, int64_t d, double base = 10000,
+                                   gad_dtype_t dtype = GAD_F32) {
+    return check(gad_sinusoidal_positions(T, d, base, dtype));
+}
+
 /* ---------------------------------------------------------------- operators */
 
 namespace detail {

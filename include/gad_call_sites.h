@@ -1498,6 +1498,24 @@ GAD_CS_INLINE_ gad_tensor *gad__at_helix_block(const char *gad_file_, int gad_li
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_scaled_dot_product_attention(const char *gad_file_, int gad_line_, gad_tensor *q, gad_tensor *k, gad_tensor *v, gad_tensor *mask, int is_causal, double dropout_p, double scale, gad_rng *rng) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_scaled_dot_product_attention)(q, k, v, mask, is_causal, dropout_p, scale, rng);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_rope(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *positions, double base, int interleaved) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_rope)(x, positions, base, interleaved);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_sinusoidal_positions(const char *gad_file_, int gad_line_, int64_t T, int64_t d, double base, gad_dtype_t dtype) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_sinusoidal_positions)(T, d, base, dtype);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_optim *gad__at_sgd_new(const char *gad_file_, int gad_line_, gad_tensor *const *params, int n, const gad_sgd_opts *opts) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_optim *gad_r_ = (gad_sgd_new)(params, n, opts);
@@ -2144,6 +2162,9 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_masked_ce(...) gad__at_masked_ce(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_embedding_fused(...) gad__at_embedding_fused(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_helix_block(...) gad__at_helix_block(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_scaled_dot_product_attention(...) gad__at_scaled_dot_product_attention(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_rope(...) gad__at_rope(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sinusoidal_positions(...) gad__at_sinusoidal_positions(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_sgd_new(...) gad__at_sgd_new(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_adamw_new(...) gad__at_adamw_new(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_optim_free(...) gad__at_optim_free(__FILE__, __LINE__, __VA_ARGS__)

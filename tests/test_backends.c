@@ -439,6 +439,7 @@ static int cuda_has(const char *src, int k) {
 
 #include "backend/embedding.h"
 #include "backend/helix.h"
+#include "backend/attention.h"
 #include "backend/masked_ce.h"
 #include "backend/rms_norm.h"
 #include "backend/scan.h"

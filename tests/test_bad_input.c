@@ -3585,6 +3585,98 @@ GOOD(sched_total, "gad_lr_warmup_cosine", "value", "total <= warmup", "min_lr af
 GOOD(sched_nan, "gad_lr_warmup_cosine", "NaN/Inf", "base_lr NaN", "NaN (no error)",
      isnan(gad_lr_warmup_cosine(0, 2, 10, NAN, 0)))
 
+/* ---- attention and positions (issue 27) ---- */
+AREA("Attention and positions")
+
+#define SDPA(q, k, v, m, causal, p, scale, rng)                                \
+    gad_scaled_dot_product_attention(q, k, v, m, causal, p, scale, rng)
+#define SDPA_OP "scaled_dot_product_attention"
+TBAD(sdpa_null, "gad_scaled_dot_product_attention", "NULL", "k NULL", E_DOMAIN, SDPA_OP, NULL,
+     SDPA(F32T(1, 2, 3, 4), NULL, F32T(1, 2, 3, 4), NULL, 0, 0, 0, NULL))
+TBAD(sdpa_i64, "gad_scaled_dot_product_attention", "dtype", "q i64", E_DTYPE, SDPA_OP, "i64",
+     SDPA(I64T(1, 2, 3), I64T(1, 2, 3), I64T(1, 2, 3), NULL, 0, 0, 0, NULL))
+TBAD(sdpa_mixed, "gad_scaled_dot_product_attention", "dtype", "q f32, v f64", E_DTYPE, SDPA_OP,
+     "f64", SDPA(F32T(1, 2, 3), F32T(1, 2, 3), F64T(1, 2, 3), NULL, 0, 0, 0, NULL))
+TBAD(sdpa_rank, "gad_scaled_dot_product_attention", "rank", "q, k, v 1-D", E_SHAPE, SDPA_OP,
+     "[3]", SDPA(F32T(3), F32T(3), F32T(3), NULL, 0, 0, 0, NULL))
+TBAD(sdpa_heads, "gad_scaled_dot_product_attention", "shape", "q 4 heads, k/v 3", E_SHAPE,
+     SDPA_OP, "divide", SDPA(F32T(1, 4, 2, 8), F32T(1, 3, 5, 8), F32T(1, 3, 5, 8), NULL, 0, 0, 0, NULL))
+TBAD(sdpa_dim, "gad_scaled_dot_product_attention", "shape", "q d 8, k d 4", E_SHAPE, SDPA_OP,
+     "head dims", SDPA(F32T(2, 3, 8), F32T(2, 5, 4), F32T(2, 5, 4), NULL, 0, 0, 0, NULL))
+TBAD(sdpa_len, "gad_scaled_dot_product_attention", "shape", "k 5 keys, v 6", E_SHAPE, SDPA_OP,
+     "lengths", SDPA(F32T(2, 3, 4), F32T(2, 5, 4), F32T(2, 6, 4), NULL, 0, 0, 0, NULL))
+TBAD(sdpa_batch, "gad_scaled_dot_product_attention", "shape", "q batch 2, k batch 3", E_SHAPE,
+     SDPA_OP, "batch", SDPA(F32T(2, 1, 3, 4), F32T(3, 1, 5, 4), F32T(3, 1, 5, 4), NULL, 0, 0, 0, NULL))
+TBAD(sdpa_mask_shape, "gad_scaled_dot_product_attention", "shape", "mask [3,4] for scores [..,3,5]",
+     E_SHAPE, SDPA_OP, "[3,4]",
+     SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), F32T(3, 4), 0, 0, 0, NULL))
+TBAD(sdpa_mask_dtype, "gad_scaled_dot_product_attention", "dtype", "f64 mask for f32 q", E_DTYPE,
+     SDPA_OP, "f64", SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), F64T(3, 5), 0, 0, 0, NULL))
+TBAD(sdpa_mask_i64, "gad_scaled_dot_product_attention", "dtype", "i64 mask", E_DTYPE, SDPA_OP,
+     "i64", SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), I64T(3, 5), 0, 0, 0, NULL))
+GOOD(sdpa_mask_bool, "gad_scaled_dot_product_attention", "odd", "a bool mask all False",
+     "zeros (every key masked)",
+     all_zero(SDPA(F32T(1, 2, 4), F32T(1, 3, 4), F32T(1, 3, 4), gad_zeros(DIMS(2, 3), GAD_BOOL),
+                   0, 0, 0, NULL)))
+TBAD(sdpa_mask_causal, "gad_scaled_dot_product_attention", "value", "a mask and is_causal",
+     E_DOMAIN, SDPA_OP, "is_causal",
+     SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), F32T(3, 5), 1, 0, 0, NULL))
+TBAD(sdpa_p1, "gad_scaled_dot_product_attention", "value", "dropout_p 1", E_DOMAIN, SDPA_OP,
+     "[0, 1)", SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), NULL, 0, 1, 0, g_rng))
+TBAD(sdpa_pnan, "gad_scaled_dot_product_attention", "NaN/Inf", "dropout_p NaN", E_DOMAIN,
+     SDPA_OP, "nan", SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), NULL, 0, NAN, 0, g_rng))
+TBAD(sdpa_norng, "gad_scaled_dot_product_attention", "NULL", "dropout_p 0.1 with rng NULL",
+     E_DOMAIN, SDPA_OP, "rng",
+     SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), NULL, 0, 0.1, 0, NULL))
+TBAD(sdpa_scale_inf, "gad_scaled_dot_product_attention", "NaN/Inf", "scale inf", E_DOMAIN,
+     SDPA_OP, "inf", SDPA(F32T(1, 3, 4), F32T(1, 5, 4), F32T(1, 5, 4), NULL, 0, 0, INFINITY, NULL))
+GOOD(sdpa_nan, "gad_scaled_dot_product_attention", "NaN/Inf", "q all NaN", "NaN (no error)",
+     all_nan(SDPA(gad_full(DIMS(1, 2, 4), GAD_F32, NAN), F32T(1, 3, 4), F32T(1, 3, 4), NULL, 0,
+                  0, 0, NULL)))
+GOOD(sdpa_empty_q, "gad_scaled_dot_product_attention", "empty", "Tq = 0", "[1,2,0,6]",
+     SHAPE_IS(SDPA(F32T(1, 2, 0, 4), F32T(1, 1, 3, 4), F32T(1, 1, 3, 6), NULL, 1, 0, 0, NULL), 1,
+              2, 0, 6))
+GOOD(sdpa_empty_big, "gad_scaled_dot_product_attention", "empty", "q [2^40,0], k and v [3,0]",
+     "an empty [2^40,0] (no lse kept)",
+     SHAPE_IS(SDPA(F32T(BIG, 0), F32T(3, 0), F32T(3, 0), NULL, 1, 0, 0, NULL), BIG, 0))
+GOOD(sdpa_empty_k, "gad_scaled_dot_product_attention", "empty", "Tk = 0", "zeros [1,2,4]",
+     all_zero(SDPA(F32T(1, 2, 4), F32T(1, 0, 4), F32T(1, 0, 4), NULL, 0, 0, 0, NULL)))
+GOOD(sdpa_all_masked, "gad_scaled_dot_product_attention", "odd", "every key masked (-inf)",
+     "zeros, as PyTorch 2.15's CPU kernels",
+     all_zero(SDPA(F32T(1, 2, 4), F32T(1, 3, 4), F32T(1, 3, 4),
+                   gad_full(DIMS(2, 3), GAD_F32, -INFINITY), 0, 0, 0, NULL)))
+TBAD(rope_null, "gad_rope", "NULL", "x NULL", E_DOMAIN, "rope", NULL, gad_rope(NULL, NULL, 1e4, 0))
+TBAD(rope_i64, "gad_rope", "dtype", "x i64", E_DTYPE, "rope", "i64",
+     gad_rope(I64T(2, 4), NULL, 1e4, 0))
+TBAD(rope_rank, "gad_rope", "rank", "x 1-D", E_SHAPE, "rope", "[4]", gad_rope(F32T(4), NULL, 1e4, 0))
+TBAD(rope_odd, "gad_rope", "shape", "d = 5", E_SHAPE, "rope", "even",
+     gad_rope(F32T(2, 5), NULL, 1e4, 1))
+TBAD(rope_base, "gad_rope", "value", "base 0", E_DOMAIN, "rope", "base",
+     gad_rope(F32T(2, 4), NULL, 0, 0))
+TBAD(rope_base_nan, "gad_rope", "NaN/Inf", "base NaN", E_DOMAIN, "rope", "nan",
+     gad_rope(F32T(2, 4), NULL, NAN, 0))
+TBAD(rope_pos_dtype, "gad_rope", "dtype", "positions f32", E_DTYPE, "rope", "f32",
+     gad_rope(F32T(2, 4), F32T(2), 1e4, 0))
+TBAD(rope_pos_shape, "gad_rope", "shape", "positions [3] for x [2,4]", E_SHAPE, "rope", "[3]",
+     gad_rope(F32T(2, 4), IDX(0, 1, 2), 1e4, 0))
+GOOD(rope_empty, "gad_rope", "empty", "x [0,4]", "[0,4]",
+     SHAPE_IS(gad_rope(F32T(0, 4), NULL, 1e4, 0), 0, 4))
+GOOD(rope_d0, "gad_rope", "empty", "x [3,0]", "[3,0]",
+     SHAPE_IS(gad_rope(F32T(3, 0), NULL, 1e4, 0), 3, 0))
+GOOD(rope_nan, "gad_rope", "NaN/Inf", "x all NaN", "NaN (no error)",
+     all_nan(gad_rope(gad_full(DIMS(2, 4), GAD_F32, NAN), NULL, 1e4, 1)))
+TBAD(sinpos_odd, "gad_sinusoidal_positions", "shape", "d = 3", E_SHAPE, "sinusoidal_positions",
+     "3", gad_sinusoidal_positions(4, 3, 1e4, GAD_F32))
+TBAD(sinpos_neg, "gad_sinusoidal_positions", "shape", "T = -1", E_SHAPE, "sinusoidal_positions",
+     "-1", gad_sinusoidal_positions(-1, 4, 1e4, GAD_F32))
+TBAD(sinpos_base, "gad_sinusoidal_positions", "value", "base -2", E_DOMAIN,
+     "sinusoidal_positions", "-2", gad_sinusoidal_positions(4, 4, -2, GAD_F32))
+TBAD(sinpos_dtype, "gad_sinusoidal_positions", "dtype", "i64", E_DTYPE, "sinusoidal_positions",
+     "i64", gad_sinusoidal_positions(4, 4, 1e4, GAD_I64))
+GOOD(sinpos_empty, "gad_sinusoidal_positions", "empty", "T = 0", "[0,4]",
+     SHAPE_IS(gad_sinusoidal_positions(0, 4, 1e4, GAD_F64), 0, 4))
+/* ---- end of attention and positions ---- */
+
 AREA("Checkpoints")
 
 ROW(save_nopath, "gad_save", "NULL", "path NULL", "status", E_DOMAIN, "save", "NULL", 0,

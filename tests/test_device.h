@@ -32,6 +32,7 @@
 #include "backend/rms_norm.h"
 #include "backend/select.h"
 #include "backend/conv.h"
+#include "backend/attention.h"
 #include "backend/scan.h"
 /* sort, cumulative, sampling */
 #include "backend/sort.h"
@@ -248,6 +249,7 @@ static gad_be_cumulative td_cumulative;
 static gad_be_sampling td_sampling;
 static gad_be_pool td_pool; /* pooling (issue 28) */
 static gad_be_conv td_conv;
+static gad_be_attention td_attention;
 
 static void td_table_reset(void) {
     td_backend = gad__cpu_backend; /* every kernel the CPU's, */
@@ -264,6 +266,7 @@ static void td_table_reset(void) {
     td_embedding = (gad_be_embedding){.fwd = td_emb_fwd, .bwd = td_emb_bwd};
     td_helix = *gad__cpu_backend.helix;
     td_select = *gad__cpu_backend.select;
+    td_attention = *gad__cpu_backend.attention;
     td_backend.scan = &td_scan;
     td_backend.rms_norm = &td_rms_norm;
     td_backend.masked_ce = &td_masked_ce;
@@ -281,6 +284,7 @@ static void td_table_reset(void) {
     td_backend.pool = &td_pool;
     td_conv = *gad__cpu_backend.conv;
     td_backend.conv = &td_conv;
+    td_backend.attention = &td_attention;
 }
 
 static void register_test_device(void) {

@@ -278,6 +278,11 @@ static gad_tensor *apply(const ref_case *c) {
     if (!strcmp(op, "triu")) return gad_triu(in[0], ip[0]);
     if (!strcmp(op, "clamp_tensor"))
         return gad_clamp_tensor(in[0], ip[0] ? in[1] : NULL, ip[1] ? in[ip[0] ? 2 : 1] : NULL);
+    /* attention and positions (issue 27) */
+    if (!strcmp(op, "sdpa"))
+        return gad_scaled_dot_product_attention(in[0], in[1], in[2], c->nin > 3 ? in[3] : NULL,
+                                                (int)ip[0], 0, c->dp[0], NULL);
+    if (!strcmp(op, "rope")) return gad_rope(in[0], c->nin > 1 ? in[1] : NULL, c->dp[0], (int)ip[0]);
     return NULL;
 }
 

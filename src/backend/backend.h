@@ -29,6 +29,9 @@
  * together) declared in its family's header (backend/scan.h, rms_norm.h,
  * masked_ce.h, ...: one per name in GAD_BE_FAMILIES below) and pointed to
  * from here: a new family adds one pointer, and the back ends that do not have it leave it NULL.
+ * masked_ce.h, embedding.h, helix.h, attention.h) and pointed to from here:
+ * a new family adds one pointer, and the back ends that do not have it
+ * leave it NULL.
  *
  * Only mem is required (gad__backend_register). Any other entry, a family's
  * pointer or an entry inside a family may be NULL: the op that needs it
@@ -55,6 +58,7 @@ struct gad_be_sort;
 struct gad_be_cumulative;
 struct gad_be_sampling;
 struct gad_be_conv;
+struct gad_be_attention; /* attention (issue 27) */
 
 /* AdamW's coefficients for one step t (from 1), computed by the caller in
  * double. */
@@ -150,6 +154,8 @@ typedef struct gad_backend {
     const struct gad_be_pool *pool;
     /* convolution (backend/conv.h) */
     const struct gad_be_conv *conv;
+    /* attention (issue 27): scaled dot-product attention, rotary embedding */
+    const struct gad_be_attention *attention;
 } gad_backend;
 
 /* Every kernel entry by name, for the test that takes them away one at a
@@ -173,6 +179,7 @@ typedef struct gad_backend {
     FAM(sampling)                                                              \
     FAM(pool)                                                                  \
     FAM(conv)                                                                  \
+    FAM(attention)                                                             \
     /* one family a line */
 #define GAD_BE_FAMILY_ENTRIES(F)                                               \
     F(scan, fwd) F(scan, bwd)                                                  \
@@ -186,6 +193,7 @@ typedef struct gad_backend {
     F(sampling, multinomial) F(sampling, logits_filter)                        \
     F(pool, max_fwd) F(pool, max_bwd) F(pool, avg_fwd) F(pool, avg_bwd) F(pool, pad)\
     F(conv, fwd) F(conv, bwd_data) F(conv, bwd_weight)                         \
+    F(attention, fwd) F(attention, bwd) F(attention, dropout_mask) F(attention, rope)\
     /* one family a line */
 
 /* An index error a back end found on its device and reports later, at a

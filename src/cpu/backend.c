@@ -99,6 +99,7 @@ const gad_backend gad__cpu_backend = {
     /* pooling (issue 28) */
     .pool = &gad__cpu_pool,
     .conv = &gad__cpu_conv,
+    .attention = &gad__cpu_attention,
 };
 
 /* GEMM keeps packing buffers per thread and may drive a BLAS with threads

@@ -98,5 +98,6 @@ extern const struct gad_be_sampling gad__cpu_sampling;
 extern const struct gad_be_pool gad__cpu_pool;
 /* conv.c (not a fused family of docs/helix.md, but one of the seam's) */
 extern const struct gad_be_conv gad__cpu_conv;
+extern const struct gad_be_attention gad__cpu_attention;
 
 #endif

@@ -163,6 +163,17 @@ typedef struct gad_np_eps {
 typedef struct gad_np_conv {
     int64_t nd, groups, stride[3], pad[3], dil[3], size[3];
 } gad_np_conv;
+/* scaled_dot_product_attention (issue 27): the scale used, the dropout
+ * probability and its Philox key, whether causal */
+typedef struct gad_np_sdpa {
+    double scale, dropout_p;
+    int64_t seed, causal;
+} gad_np_sdpa;
+/* rope (issue 27) */
+typedef struct gad_np_rope {
+    double base;
+    int64_t interleaved;
+} gad_np_rope;
 
 enum {
 #define X(ID, name, family, pwords) GAD_PWORDS_##ID = (pwords),
@@ -207,6 +218,8 @@ GAD_NP_FITS(pad, PAD);
 GAD_NP_FITS(conv, CONV);
 GAD_NP_FITS(conv, CONV_TRANSPOSE);
 GAD_NP_FITS(conv, CONV_WEIGHT);
+GAD_NP_FITS(sdpa, SDPA);
+GAD_NP_FITS(rope, ROPE);
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */
@@ -264,6 +277,15 @@ gad_tensor *gad__rms_norm_unfused(gad_tensor *x, double eps);
 gad_tensor *gad__masked_ce_unfused(gad_tensor *logits, gad_tensor *targets, gad_tensor *mask);
 gad_tensor *gad__embedding_unfused(gad_tensor *table, gad_tensor *idx);
 gad_tensor *gad__helix_block_unfused(gad_tensor *x, const gad_helix_weights *w, double eps);
+
+/* attention (src/ops/attention.c, issue 27): the composition that defines
+ * scaled_dot_product_attention, with the dropout factors of seed (the key
+ * the op draws from its rng: gad_rng_next); and those factors, [.., Hq, Tq,
+ * Tk] of 0 or 1/(1-p), as the kernels draw them (tests compare). */
+gad_tensor *gad__sdpa_unfused(gad_tensor *q, gad_tensor *k, gad_tensor *v, gad_tensor *mask,
+                              int is_causal, double dropout_p, double scale, uint64_t seed);
+gad_tensor *gad__sdpa_dropout_factors(gad_tensor *q, gad_tensor *k, gad_tensor *v,
+                                      double dropout_p, uint64_t seed);
 
 /* ------------------------------------------------------------- offload */
 

@@ -304,8 +304,23 @@ static void errors() {
 #endif
 }
 
+// The attention wrappers (issue 27): the C calls' bits, with PyTorch's
+// defaults filled in.
+static void attention_wrappers() {
+    gad::scope s;
+    gad::tensor q = gad::full({1, 2, 3, 4}, GAD_F32, 0.5), k = gad::ones({1, 2, 5, 4});
+    gad::tensor v = gad::full({1, 2, 5, 4}, GAD_F32, 2.0);
+    gad::tensor a = gad::scaled_dot_product_attention(q, k, v, gad::tensor(), true);
+    gad::tensor b = gad_scaled_dot_product_attention(q, k, v, nullptr, 1, 0, 0, nullptr);
+    CHECK(same(a, b));
+    gad::tensor r = gad::rope(q), r2 = gad_rope(q, nullptr, 10000, 0);
+    CHECK(same(r, r2));
+    CHECK(gad::sinusoidal_positions(3, 4).numel() == 12);
+}
+
 int main() {
     ownership();
+    attention_wrappers();
     errors();
     scalars_follow_the_device();
     unique_objects();

@@ -1543,6 +1543,69 @@ static gad_tensor *f_helix(prog *p) {
     return gad_helix_block(x, (m & 0xF0) == 0xF0 && !p->smooth ? NULL : &w, eps_of(p));
 }
 
+/* ---- attention and positions (issue 27) ---- */
+
+/* scaled_dot_product_attention: q from the program, k and v of its shape
+ * (or from the program too), a mask of [Tq, Tk] or [Tk], causal, dropout
+ * (off in smooth mode: each call draws a new mask). */
+static gad_tensor *f_attention(prog *p) {
+    gad_tensor *q = arg(p), *k, *v, *mask = NULL;
+    unsigned m = u8(&p->in), m2 = u8(&p->in);
+    int r = gad_rank(q);
+    if ((m & 1) && q && r >= 2) { /* k/v [.., H / g, Tk, d] */
+        int64_t s[GAD_MAX_RANK];
+        memcpy(s, gad_shape(q), (size_t)r * sizeof *s);
+        s[r - 2] = (int64_t)(m2 % 9);
+        if (r >= 3 && (m & 2) && s[r - 3] % 2 == 0) s[r - 3] /= 2;
+        k = aux_normal(p, s, r, fdt(q), 1);
+        if (m & 4) s[r - 1] = 1 + (int64_t)(m2 >> 4);
+        v = aux_normal(p, s, r, fdt(q), 1);
+    } else {
+        k = arg(p);
+        v = arg(p);
+    }
+    int64_t Tq = r >= 2 ? gad_shape(q)[r - 2] : 1, Tk = gad_rank(k) >= 2 ? dim_or1(k, 2) : 1;
+    if (over_cap(gad_numel(q), Tk) || over_cap(gad_numel(v), Tq)) {
+        p->skip = 1;
+        return NULL;
+    }
+    if (m & 8) { /* a float mask with -inf entries */
+        int64_t ms[2] = {Tq, Tk};
+        mask = (m & 16) ? aux_normal(p, ms + 1, 1, fdt(q), 1) : aux_normal(p, ms, 2, fdt(q), 1);
+        if (mask && (m & 32)) mask = gad_log(gad_clamp(gad_stop_gradient(mask), 0, 1));
+    } else if (m & 16) {
+        mask = arg(p);
+    }
+    static const double ps[4] = {0, 0.25, 1, NAN};
+    double dp = p->smooth ? 0 : ps[(m >> 6) & 3];
+    double scale = (m2 & 8) ? 0.5 : 0;
+    return gad_scaled_dot_product_attention(q, k, v, mask, (int)((m >> 5) & 1) && !(m & 8), dp,
+                                            scale, (m2 & 4) && !p->smooth ? NULL : p->rng);
+}
+
+/* rope on x from the program: positions 0..T-1, given (i64 of [T]) or
+ * from the program; interleaved or split halves; an odd or bad base now
+ * and then. */
+static gad_tensor *f_rope(prog *p) {
+    gad_tensor *x = arg(p), *pos = NULL;
+    unsigned m = u8(&p->in);
+    int r = gad_rank(x);
+    if ((m & 3) == 1 && r >= 2) {
+        int64_t T = gad_shape(x)[r - 2];
+        pos = aux_index(p, &T, 1, 4096);
+    } else if ((m & 3) == 2) {
+        pos = arg(p);
+    }
+    static const double bases[4] = {10000, 100, 0.5, 0};
+    double base = bases[(m >> 3) & (p->smooth ? 1 : 3)];
+    if ((m & 0xE0) == 0xE0 && !p->smooth) {
+        if (!x || r != 2 || gad_shape(x)[1] % 2) return gad_rope(x, pos, base, (int)((m >> 2) & 1));
+        return gad_sinusoidal_positions(gad_shape(x)[0], gad_shape(x)[1], 10000, fdt(x));
+    }
+    return gad_rope(x, pos, base, (int)((m >> 2) & 1));
+}
+/* ---- end of attention and positions ---- */
+
 /* ======================================================================== */
 /* Calls that return no tensor                                               */
 /* ======================================================================== */
@@ -1821,6 +1884,8 @@ static const op_entry smooth_ops[] = {
     {"pool", n_pool},         {"image", n_image},
     /* convolution (issue 28) */
     {"conv", n_conv},
+    /* attention and positions (issue 27) */
+    {"attention", f_attention}, {"rope", f_rope},
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 

@@ -511,3 +511,62 @@ for dt in (torch.float64, torch.float32):
               groups=2)
     conv_case("conv_transpose1d", "conv_transpose1d", dt, U(1, 2, 5), U(2, 3, 4), U(3),
               stride=[3], padding=[1], output_padding=[2])
+# ---- attention and positions (issue 27) ----
+# scaled_dot_product_attention: torch 1.13 (Debian's) has no
+# F.scaled_dot_product_attention (2.0+), so the reference is its composed
+# formula, softmax(q k^T scale + mask) v, with k/v heads repeated for grouped
+# queries and the causal mask top-left (torch.tril of ones), as 2.x defines
+# it. No row is fully masked here (the formula gives NaN there; gad and
+# torch 2.x give 0: tests/test_attention.c checks that).
+# iparams: sdpa, is_causal; rope, interleaved. dparams: sdpa, scale (0 for
+# 1/sqrt(d)); rope, base. A fourth sdpa input is a float mask (constant);
+# a second rope input the positions.
+torch.manual_seed(27003)
+
+
+def sdpa_ref(q, k, v, mask=None, causal=False, scale=0.0):
+    g = q.shape[-3] // k.shape[-3] if q.dim() >= 3 else 1
+    if g > 1:
+        k = k.repeat_interleave(g, dim=-3)
+        v = v.repeat_interleave(g, dim=-3)
+    s = q @ k.transpose(-2, -1) * (scale if scale > 0 else 1 / math.sqrt(q.shape[-1]))
+    if mask is not None:
+        s = s + mask
+    if causal:
+        keep = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    return torch.softmax(s, -1) @ v
+
+
+def rope_ref(x, pos, base, inter):
+    d = x.shape[-1]
+    if pos is None:
+        pos = torch.arange(x.shape[-2])
+    inv = base ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
+    th = pos.to(torch.float64).unsqueeze(-1) * inv
+    c, s = th.cos().to(x.dtype), th.sin().to(x.dtype)
+    if inter:
+        a, b = x[..., 0::2], x[..., 1::2]
+        return torch.stack((a * c - b * s, a * s + b * c), -1).flatten(-2)
+    a, b = x[..., : d // 2], x[..., d // 2:]
+    return torch.cat((a * c - b * s, a * s + b * c), -1)
+
+
+for dt in (torch.float64, torch.float32):
+    case("sdpa_causal_gqa", "sdpa", dt, [(U(1, 4, 5, 3), 1), (U(1, 2, 7, 3), 1), (U(1, 2, 7, 3), 1)],
+         lambda q, k, v: sdpa_ref(q, k, v, causal=True), iparams=[1], dparams=[0])
+    case("sdpa_causal_long_q", "sdpa", dt, [(U(2, 1, 6, 4), 1), (U(2, 1, 3, 4), 1),
+                                           (U(2, 1, 3, 2), 1)],
+         lambda q, k, v: sdpa_ref(q, k, v, causal=True, scale=0.6), iparams=[1], dparams=[0.6])
+    m = U(4, 6)
+    m[0, 1] = m[2, 0] = m[3, 5] = float("-inf")
+    case("sdpa_float_mask", "sdpa", dt, [(U(2, 2, 4, 3), 1), (U(2, 2, 6, 3), 1),
+                                        (U(2, 2, 6, 5), 1), (m, 0)],
+         lambda q, k, v, mm: sdpa_ref(q, k, v, mask=mm, scale=0.5), iparams=[0], dparams=[0.5])
+    case("sdpa_rank2", "sdpa", dt, [(U(3, 4), 1), (U(5, 4), 1), (U(5, 4), 1)],
+         lambda q, k, v: sdpa_ref(q, k, v), iparams=[0], dparams=[0])
+    pos = torch.tensor([[0], [3], [17], [2], [250]], dtype=torch.int64)
+    case("rope_split_pos", "rope", dt, [(U(2, 5, 3, 6), 1), (pos, 0)],
+         lambda x, p: rope_ref(x, p, 10000.0, False), iparams=[0], dparams=[10000.0])
+    case("rope_interleaved", "rope", dt, [(U(2, 3, 5, 4), 1)],
+         lambda x: rope_ref(x, None, 100.0, True), iparams=[1], dparams=[100.0])
