@@ -1617,6 +1617,43 @@ gad_tensor *gad_conv_transpose2d(gad_tensor *x, gad_tensor *weight, gad_tensor *
                                  const gad_conv_opts *opts);
 gad_tensor *gad_conv_transpose3d(gad_tensor *x, gad_tensor *weight, gad_tensor *bias,
                                  const gad_conv_opts *opts);
+/* Normalization over channels (issue 28; torch.nn.functional's)            */
+/* ======================================================================== */
+/* x is [N, C, ...] (rank >= 2, f32 or f64); weight, bias and the running
+ * statistics are [C] of x's dtype and device, each NULL for none. eps must
+ * be finite and >= 0. A shape, dtype or device mismatch is an error naming
+ * the argument; a back end without the kernels (CUDA) answers "not
+ * supported on cuda:0". */
+
+/* (x - mean) / sqrt(var + eps) * weight + bias per channel (axis 1), the
+ * statistics over N and the dims after C. training: the batch's mean and
+ * biased variance, and running_mean, running_var (both or neither; not on
+ * the tape) updated in place: r = (1 - momentum) r + momentum s, with the
+ * unbiased variance for running_var; one value per channel (N * prod(dims
+ * after C) = 1) is a shape error, an empty batch gives NaN statistics and
+ * leaves them as they were. Evaluation (training 0): the running
+ * statistics, which are then required. One tape node with a fused backward
+ * (two passes over x); differentiable again under GAD_CREATE_GRAPH. */
+gad_tensor *gad_batch_norm(gad_tensor *x, gad_tensor *running_mean, gad_tensor *running_var,
+                           gad_tensor *weight, gad_tensor *bias, int training, double momentum,
+                           double eps);
+
+/* Normalised over each of `groups` groups of channels of each sample
+ * (mean and biased variance over C / groups channels and the dims after
+ * C), then * weight + bias per channel. C not divisible by groups (or
+ * groups <= 0) is a shape error. */
+gad_tensor *gad_group_norm(gad_tensor *x, int64_t groups, gad_tensor *weight, gad_tensor *bias,
+                           double eps);
+
+/* Normalised over the dims after C of each (sample, channel), then *
+ * weight + bias. use_input_stats: those statistics, and the running ones
+ * (optional, both or neither) updated in place with the mean over the batch
+ * of each sample's update (PyTorch's); one spatial element is a shape
+ * error. Otherwise the running statistics (required), as batch norm's
+ * evaluation. */
+gad_tensor *gad_instance_norm(gad_tensor *x, gad_tensor *running_mean, gad_tensor *running_var,
+                              gad_tensor *weight, gad_tensor *bias, int use_input_stats,
+                              double momentum, double eps);
 
 /* ======================================================================== */
 /* Fused kernels (one tape node each; docs/helix.md)                         */

@@ -1465,6 +1465,21 @@ GAD_CS_INLINE_ gad_tensor *gad__at_conv_transpose2d(const char *gad_file_, int g
 GAD_CS_INLINE_ gad_tensor *gad__at_conv_transpose3d(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *weight, gad_tensor *bias, const gad_conv_opts *opts) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_conv_transpose3d)(x, weight, bias, opts);
+GAD_CS_INLINE_ gad_tensor *gad__at_batch_norm(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *running_mean, gad_tensor *running_var, gad_tensor *weight, gad_tensor *bias, int training, double momentum, double eps) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_batch_norm)(x, running_mean, running_var, weight, bias, training, momentum, eps);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_group_norm(const char *gad_file_, int gad_line_, gad_tensor *x, int64_t groups, gad_tensor *weight, gad_tensor *bias, double eps) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_group_norm)(x, groups, weight, bias, eps);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_instance_norm(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *running_mean, gad_tensor *running_var, gad_tensor *weight, gad_tensor *bias, int use_input_stats, double momentum, double eps) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_instance_norm)(x, running_mean, running_var, weight, bias, use_input_stats, momentum, eps);
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
@@ -2157,6 +2172,9 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_conv_transpose1d(...) gad__at_conv_transpose1d(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_conv_transpose2d(...) gad__at_conv_transpose2d(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_conv_transpose3d(...) gad__at_conv_transpose3d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_batch_norm(...) gad__at_batch_norm(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_group_norm(...) gad__at_group_norm(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_instance_norm(...) gad__at_instance_norm(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_gated_scan(...) gad__at_gated_scan(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_rms_norm(...) gad__at_rms_norm(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_masked_ce(...) gad__at_masked_ce(__FILE__, __LINE__, __VA_ARGS__)

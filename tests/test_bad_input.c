@@ -3249,6 +3249,63 @@ TBAD(convt3d_null, "gad_conv_transpose3d", "NULL", "weight NULL", E_DOMAIN,
 GOOD(convt3d_empty, "gad_conv_transpose3d", "empty", "batch 0", "[0,1,3,3,3]",
      SHAPE_IS(gad_conv_transpose3d(F32T(0, 1, 2, 2, 2), F32T(1, 1, 2, 2, 2), NULL, NULL), 0, 1,
               3, 3, 3))
+/* ---- normalization (issue 28): batch, group and instance norm */
+AREA("Normalization")
+
+TBAD(bn_null, "gad_batch_norm", "NULL", "x NULL", E_DOMAIN, "batch_norm", NULL,
+     gad_batch_norm(NULL, NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
+TBAD(bn_i64, "gad_batch_norm", "dtype", "x i64", E_DTYPE, "batch_norm", "i64",
+     gad_batch_norm(I64T(2, 3), NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
+TBAD(bn_rank1, "gad_batch_norm", "rank", "x [4] (not [N, C, ...])", E_SHAPE, "batch_norm", "[4]",
+     gad_batch_norm(F32T(4), NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
+TBAD(bn_w_shape, "gad_batch_norm", "shape", "weight [2] for x [4,3]", E_SHAPE, "batch_norm",
+     "weight must be [3]", gad_batch_norm(F32T(4, 3), NULL, NULL, F32T(2), NULL, 1, 0.1, 1e-5))
+TBAD(bn_b_dtype, "gad_batch_norm", "dtype", "bias f64 for an f32 x", E_DTYPE, "batch_norm", "f64",
+     gad_batch_norm(F32T(4, 3), NULL, NULL, NULL, F64T(3), 1, 0.1, 1e-5))
+TBAD(bn_rm_shape, "gad_batch_norm", "shape", "running_mean [4] for x [4,3]", E_SHAPE,
+     "batch_norm", "running_mean",
+     gad_batch_norm(F32T(4, 3), F32T(4), F32T(3), NULL, NULL, 1, 0.1, 1e-5))
+TBAD(bn_rm_alone, "gad_batch_norm", "NULL", "running_mean without running_var", E_DOMAIN,
+     "batch_norm", "go together", gad_batch_norm(F32T(4, 3), F32T(3), NULL, NULL, NULL, 1, 0.1, 1e-5))
+TBAD(bn_eval_norun, "gad_batch_norm", "NULL", "evaluation without running statistics", E_DOMAIN,
+     "batch_norm", "evaluation mode", gad_batch_norm(F32T(4, 3), NULL, NULL, NULL, NULL, 0, 0.1, 1e-5))
+TBAD(bn_rm_leaf, "gad_batch_norm", "value", "running_mean a leaf", E_DOMAIN, "batch_norm",
+     "on the tape", gad_batch_norm(F32T(4, 3), LEAF32(3), F32T(3), NULL, NULL, 1, 0.1, 1e-5))
+TBAD(bn_one_value, "gad_batch_norm", "shape", "x [1,3] in training", E_SHAPE, "batch_norm",
+     "more than 1 value", gad_batch_norm(F32T(1, 3), NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
+TBAD(bn_eps_nan, "gad_batch_norm", "NaN/Inf", "eps NaN", E_DOMAIN, "batch_norm", "nan",
+     gad_batch_norm(F32T(4, 3), NULL, NULL, NULL, NULL, 1, 0.1, NAN))
+TBAD(bn_eps_neg, "gad_batch_norm", "value", "eps -1", E_DOMAIN, "batch_norm", "-1",
+     gad_batch_norm(F32T(4, 3), NULL, NULL, NULL, NULL, 1, 0.1, -1))
+TBAD(bn_mom_inf, "gad_batch_norm", "NaN/Inf", "momentum inf with running statistics", E_DOMAIN,
+     "batch_norm", "momentum", gad_batch_norm(F32T(4, 3), F32T(3), F32T(3), NULL, NULL, 1, INFINITY, 1e-5))
+GOOD(bn_empty, "gad_batch_norm", "empty", "x [0,3] in training", "[0,3], running statistics unchanged",
+     SHAPE_IS(gad_batch_norm(F32T(0, 3), gad_zeros(DIMS(3), GAD_F32), gad_ones(DIMS(3), GAD_F32),
+                             NULL, NULL, 1, 0.1, 1e-5), 0, 3))
+GOOD(bn_eval_one, "gad_batch_norm", "odd", "x [1,3] in evaluation", "[1,3] (no batch statistics)",
+     SHAPE_IS(gad_batch_norm(F32T(1, 3), gad_zeros(DIMS(3), GAD_F32), gad_ones(DIMS(3), GAD_F32),
+                             NULL, NULL, 0, 0.1, 1e-5), 1, 3))
+TBAD(gn_null, "gad_group_norm", "NULL", "x NULL", E_DOMAIN, "group_norm", NULL,
+     gad_group_norm(NULL, 1, NULL, NULL, 1e-5))
+TBAD(gn_i64, "gad_group_norm", "dtype", "x i64", E_DTYPE, "group_norm", "i64",
+     gad_group_norm(I64T(2, 4, 3), 2, NULL, NULL, 1e-5))
+TBAD(gn_groups, "gad_group_norm", "value", "groups 3 for 4 channels", E_SHAPE, "group_norm",
+     "groups = 3", gad_group_norm(F32T(2, 4, 3), 3, NULL, NULL, 1e-5))
+TBAD(gn_groups0, "gad_group_norm", "value", "groups 0", E_SHAPE, "group_norm", "groups = 0",
+     gad_group_norm(F32T(2, 4, 3), 0, NULL, NULL, 1e-5))
+TBAD(gn_w_shape, "gad_group_norm", "shape", "weight [2] for 4 channels", E_SHAPE, "group_norm",
+     "weight must be [4]", gad_group_norm(F32T(2, 4, 3), 2, F32T(2), NULL, 1e-5))
+GOOD(gn_empty, "gad_group_norm", "empty", "x [0,4,3]", "[0,4,3]",
+     SHAPE_IS(gad_group_norm(F32T(0, 4, 3), 2, NULL, NULL, 1e-5), 0, 4, 3))
+TBAD(in_null, "gad_instance_norm", "NULL", "x NULL", E_DOMAIN, "instance_norm", NULL,
+     gad_instance_norm(NULL, NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
+TBAD(in_spatial, "gad_instance_norm", "shape", "x [2,3] (one spatial element)", E_SHAPE,
+     "instance_norm", "spatial", gad_instance_norm(F32T(2, 3), NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
+TBAD(in_eval_norun, "gad_instance_norm", "NULL", "use_input_stats 0 without running statistics",
+     E_DOMAIN, "instance_norm", "use_input_stats",
+     gad_instance_norm(F32T(2, 3, 4), NULL, NULL, NULL, NULL, 0, 0.1, 1e-5))
+TBAD(in_b_dtype, "gad_instance_norm", "dtype", "bias f64 for an f32 x", E_DTYPE, "instance_norm",
+     "f64", gad_instance_norm(F32T(2, 3, 4), NULL, NULL, NULL, F64T(3), 1, 0.1, 1e-5))
 
 AREA("Optimizers")
 

@@ -33,6 +33,7 @@
 #include "backend/select.h"
 #include "backend/conv.h"
 #include "backend/attention.h"
+#include "backend/norm.h" /* normalization (issue 28) */
 #include "backend/scan.h"
 /* sort, cumulative, sampling */
 #include "backend/sort.h"
@@ -250,6 +251,7 @@ static gad_be_sampling td_sampling;
 static gad_be_pool td_pool; /* pooling (issue 28) */
 static gad_be_conv td_conv;
 static gad_be_attention td_attention;
+static gad_be_norm td_norm; /* normalization (issue 28) */
 
 static void td_table_reset(void) {
     td_backend = gad__cpu_backend; /* every kernel the CPU's, */
@@ -285,6 +287,8 @@ static void td_table_reset(void) {
     td_conv = *gad__cpu_backend.conv;
     td_backend.conv = &td_conv;
     td_backend.attention = &td_attention;
+    td_norm = *gad__cpu_backend.norm; /* normalization (issue 28) */
+    td_backend.norm = &td_norm;
 }
 
 static void register_test_device(void) {

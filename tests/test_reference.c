@@ -8,7 +8,7 @@
 #define GAD_SOURCE_DIR "."
 #endif
 
-#define MAXIN 4
+#define MAXIN 5
 
 typedef struct ref_case {
     char name[64], op[32], dtype[8];
@@ -125,6 +125,39 @@ static const struct {
     {"sigmoid", gad_sigmoid}, {"silu", gad_silu},     {"gelu", gad_gelu},
     {"softplus", gad_softplus},
 };
+
+/* ---- normalization (issue 28): batch, group and instance norm, and the
+ * running statistics after 3 training steps (make_reference.py's block). */
+static gad_tensor *apply_norm(const ref_case *c) {
+    const char *op = c->op;
+    gad_tensor *const *in = c->in;
+    const int64_t *ip = c->ip;
+    int bn = !strcmp(op, "batch_norm"), inn = !strcmp(op, "instance_norm");
+    if (bn || inn) {
+        gad_tensor *w = ip[1] ? in[1] : NULL, *b = ip[2] ? in[2] : NULL, *rm = NULL, *rv = NULL;
+        if (ip[3]) { /* copies: the case's inputs keep their values */
+            rm = gad_contiguous(gad_add_scalar(in[3], 0));
+            rv = gad_contiguous(gad_add_scalar(in[4], 0));
+        }
+        return bn ? gad_batch_norm(in[0], rm, rv, w, b, (int)ip[0], c->dp[0], c->dp[1])
+                  : gad_instance_norm(in[0], rm, rv, w, b, (int)ip[0], c->dp[0], c->dp[1]);
+    }
+    if (!strcmp(op, "group_norm"))
+        return gad_group_norm(in[0], ip[0], ip[1] ? in[1] : NULL, ip[2] ? in[2] : NULL, c->dp[0]);
+    if (!strcmp(op, "batch_norm_running") || !strcmp(op, "instance_norm_running")) {
+        gad_tensor *rm = gad_contiguous(gad_add_scalar(in[1], 0));
+        gad_tensor *rv = gad_contiguous(gad_add_scalar(in[2], 0));
+        for (int64_t k = 0; k < gad_shape(in[0])[0]; k++) {
+            double m = c->dp[0] < 0 ? 1.0 / (double)(k + 1) : c->dp[0];
+            gad_tensor *xk = gad_select(in[0], 0, k);
+            if (!(op[0] == 'b' ? gad_batch_norm(xk, rm, rv, NULL, NULL, 1, m, c->dp[1])
+                               : gad_instance_norm(xk, rm, rv, NULL, NULL, 1, m, c->dp[1])))
+                return NULL;
+        }
+        return gad_cat((gad_tensor *[]){rm, rv}, 2, 0);
+    }
+    return NULL;
+}
 
 static gad_tensor *apply(const ref_case *c) {
     const char *op = c->op;
@@ -283,6 +316,8 @@ static gad_tensor *apply(const ref_case *c) {
         return gad_scaled_dot_product_attention(in[0], in[1], in[2], c->nin > 3 ? in[3] : NULL,
                                                 (int)ip[0], 0, c->dp[0], NULL);
     if (!strcmp(op, "rope")) return gad_rope(in[0], c->nin > 1 ? in[1] : NULL, c->dp[0], (int)ip[0]);
+    gad_tensor *y = apply_norm(c); /* normalization (issue 28) */
+    if (y) return y;
     return NULL;
 }
 

@@ -59,6 +59,7 @@ struct gad_be_cumulative;
 struct gad_be_sampling;
 struct gad_be_conv;
 struct gad_be_attention; /* attention (issue 27) */
+struct gad_be_norm; /* normalization (issue 28): batch, group, instance norm */
 
 /* AdamW's coefficients for one step t (from 1), computed by the caller in
  * double. */
@@ -156,6 +157,7 @@ typedef struct gad_backend {
     const struct gad_be_conv *conv;
     /* attention (issue 27): scaled dot-product attention, rotary embedding */
     const struct gad_be_attention *attention;
+    const struct gad_be_norm *norm; /* normalization (issue 28) */
 } gad_backend;
 
 /* Every kernel entry by name, for the test that takes them away one at a
@@ -180,6 +182,7 @@ typedef struct gad_backend {
     FAM(pool)                                                                  \
     FAM(conv)                                                                  \
     FAM(attention)                                                             \
+    FAM(norm)                                                                  \
     /* one family a line */
 #define GAD_BE_FAMILY_ENTRIES(F)                                               \
     F(scan, fwd) F(scan, bwd)                                                  \
@@ -194,6 +197,7 @@ typedef struct gad_backend {
     F(pool, max_fwd) F(pool, max_bwd) F(pool, avg_fwd) F(pool, avg_bwd) F(pool, pad)\
     F(conv, fwd) F(conv, bwd_data) F(conv, bwd_weight)                         \
     F(attention, fwd) F(attention, bwd) F(attention, dropout_mask) F(attention, rope)\
+    F(norm, stats) F(norm, fwd) F(norm, bwd)                                   \
     /* one family a line */
 
 /* An index error a back end found on its device and reports later, at a

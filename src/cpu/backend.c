@@ -100,6 +100,7 @@ const gad_backend gad__cpu_backend = {
     .pool = &gad__cpu_pool,
     .conv = &gad__cpu_conv,
     .attention = &gad__cpu_attention,
+    .norm = &gad__cpu_norm,
 };
 
 /* GEMM keeps packing buffers per thread and may drive a BLAS with threads

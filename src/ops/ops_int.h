@@ -174,6 +174,12 @@ typedef struct gad_np_rope {
     double base;
     int64_t interleaved;
 } gad_np_rope;
+/* batch_norm (normalization, issue 28): eps, and whether the statistics
+ * were the batch's (1) or constants (0) */
+typedef struct gad_np_bnorm {
+    double eps;
+    int64_t batch;
+} gad_np_bnorm;
 
 enum {
 #define X(ID, name, family, pwords) GAD_PWORDS_##ID = (pwords),
@@ -220,6 +226,7 @@ GAD_NP_FITS(conv, CONV_TRANSPOSE);
 GAD_NP_FITS(conv, CONV_WEIGHT);
 GAD_NP_FITS(sdpa, SDPA);
 GAD_NP_FITS(rope, ROPE);
+GAD_NP_FITS(bnorm, BATCH_NORM); /* normalization (issue 28) */
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */
@@ -277,6 +284,10 @@ gad_tensor *gad__rms_norm_unfused(gad_tensor *x, double eps);
 gad_tensor *gad__masked_ce_unfused(gad_tensor *logits, gad_tensor *targets, gad_tensor *mask);
 gad_tensor *gad__embedding_unfused(gad_tensor *table, gad_tensor *idx);
 gad_tensor *gad__helix_block_unfused(gad_tensor *x, const gad_helix_weights *w, double eps);
+/* normalization (issue 28, src/ops/norm.c): batch norm from ordinary ops,
+ * with the batch's statistics (batch) or the constants mean, invstd [C] */
+gad_tensor *gad__batch_norm_unfused(gad_tensor *x, gad_tensor *w, gad_tensor *b,
+                                    gad_tensor *mean, gad_tensor *invstd, int batch, double eps);
 
 /* attention (src/ops/attention.c, issue 27): the composition that defines
  * scaled_dot_product_attention, with the dropout factors of seed (the key

@@ -1850,6 +1850,34 @@ static gad_tensor *s_select(prog *p) {
 
 /* ======================================================================== */
 /* The op table                                                              */
+/* ---- normalization (issue 28): batch, group and instance norm on x
+ * [N, C, ...] with optional affine and running statistics (fresh ones, so
+ * that the in-place update touches no register) */
+static gad_tensor *n_chnorm(prog *p) {
+    unsigned which = u8(&p->in), flags = u8(&p->in);
+    gad_tensor *x = arg(p);
+    double eps = eps_of(p), mom = (flags & 8) ? 1.0 : 0.1;
+    int64_t C = x && gad_rank(x) >= 2 ? gad_shape(x)[1] : 1;
+    if (over_cap(C, 4)) {
+        p->skip = 1;
+        return NULL;
+    }
+    gad_dtype_t dt = x ? fdt(x) : GAD_F32;
+    gad_tensor *w = (flags & 1) ? aux_param(p, &C, 1, dt) : NULL;
+    gad_tensor *b = (flags & 2) ? aux_param(p, &C, 1, dt) : NULL;
+    gad_tensor *rm = NULL, *rv = NULL;
+    if (flags & 4) {
+        rm = aux_normal(p, &C, 1, dt, 0.5);
+        rv = gad_add_scalar(gad_square(aux_normal(p, &C, 1, dt, 1)), 0.5);
+    }
+    int train = !(flags & 16) || !rm;
+    switch (which % 3) {
+    case 0: return gad_batch_norm(x, rm, rv, w, b, train, mom, eps);
+    case 1: return gad_group_norm(x, (flags >> 5) ? (int64_t)(flags >> 5) : 1, w, b, eps);
+    default: return gad_instance_norm(x, rm, rv, w, b, train, mom, eps);
+    }
+}
+
 /* ======================================================================== */
 
 typedef gad_tensor *(*op_fn)(prog *p);
@@ -1886,6 +1914,7 @@ static const op_entry smooth_ops[] = {
     {"conv", n_conv},
     /* attention and positions (issue 27) */
     {"attention", f_attention}, {"rope", f_rope},
+    {"chnorm", n_chnorm}, /* normalization (issue 28) */
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 

@@ -979,6 +979,25 @@ static void load_seeds(const char *python_file) {
     }
 }
 
+/* ---- normalization (issue 28): chnorm's batch, group and instance norm
+ * (bytes: which, flags (1 w, 2 b, 4 running stats, 16 evaluation, groups
+ * above bit 5), x, eps, then w's and b's aux bytes) */
+static void norm_seeds(void) {
+    begin(F_BACKWARD | F_HVP, 0, 60);
+    randn_c(11, 0, 1, 4, (int64_t)2, (int64_t)3, (int64_t)4, (int64_t)4); /* 0 [2,3,4,4] leaf */
+    op("chnorm"); put(0); put(1 | 2 | 4); R(0); put(0); put(1 | 4); put(1 | 4); /* 1 batch */
+    op("chnorm"); put(1); put(1 | (3u << 5)); R(0); put(0); put(1 | 4);        /* 2 group 3 */
+    op("chnorm"); put(2); put(4 | 16); R(1); put(0);                          /* 3 instance eval */
+    op("chnorm"); put(2); put(2 | 4); R(2); put(2); put(1);                   /* 4 instance */
+    emit("norm_batch_group_instance");
+
+    begin(SM | F_BACKWARD | F_CREATE_GRAPH | F_HVP, 0, 61);
+    randn_c(12, 1, 1, 3, (int64_t)4, (int64_t)2, (int64_t)5);              /* 0 [4,2,5] f64 */
+    op("chnorm"); put(0); put(1 | 2); R(0); put(2); put(1 | 4); put(1 | 4); /* 1 batch */
+    op("chnorm"); put(0); put(4 | 16); R(1); put(2);                        /* 2 batch eval */
+    emit("norm_smooth_second_order");
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s CORPUS_OPS_DIR CORPUS_LOAD_DIR "
@@ -994,6 +1013,7 @@ int main(int argc, char **argv) {
     threaded_seeds();
     ops_seeds_2();
     regress_seeds();
+    norm_seeds(); /* normalization (issue 28) */
     load_seeds(argv[3]);
     printf("gen_corpus: %d op programs in %s, %d checkpoints in %s\n", n_ops_written,
            ops_dir, n_load_written, load_dir);

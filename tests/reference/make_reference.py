@@ -570,3 +570,72 @@ for dt in (torch.float64, torch.float32):
          lambda x, p: rope_ref(x, p, 10000.0, False), iparams=[0], dparams=[10000.0])
     case("rope_interleaved", "rope", dt, [(U(2, 3, 5, 4), 1)],
          lambda x: rope_ref(x, None, 100.0, True), iparams=[1], dparams=[100.0])
+# ---- normalization (issue 28): batch, group and instance norm.
+# batch_norm, instance_norm: inputs x, weight, bias, running_mean, running_var
+# (the last two held constant; copies are passed, so the file keeps the values
+# before the call); iparams training (use_input_stats), has weight, has bias,
+# has running stats; dparams momentum, eps. group_norm: x, weight, bias;
+# iparams groups, has weight, has bias; dparams eps. *_running: the running
+# statistics (cat of mean and var) after 3 training steps on x[0], x[1], x[2],
+# momentum < 0 meaning PyTorch's cumulative average (momentum=None: 1/step).
+import torch.nn.functional as Fn
+
+
+def bn_fn(kind, train, hw, hb, hr, mom, eps):
+    def f(x, w, b, rm, rv):
+        rm, rv = (rm.clone(), rv.clone()) if hr else (None, None)
+        w, b = (w if hw else None), (b if hb else None)
+        if kind == "batch_norm":
+            return Fn.batch_norm(x, rm, rv, w, b, bool(train), mom, eps)
+        return Fn.instance_norm(x, rm, rv, w, b, bool(train), mom, eps)
+    return f
+
+
+def running_fn(kind, mom, eps):
+    def f(x, rm, rv):
+        rm, rv = rm.clone(), rv.clone()
+        for k in range(x.shape[0]):
+            m = 1.0 / (k + 1) if mom < 0 else mom
+            if kind == "batch_norm_running":
+                Fn.batch_norm(x[k], rm, rv, None, None, True, m, eps)
+            else:
+                Fn.instance_norm(x[k], rm, rv, None, None, True, m, eps)
+        return torch.cat([rm, rv])
+    return f
+
+
+for dt in (torch.float64, torch.float32):
+    for name, shape, train, hw, hb, hr in [
+            ("bn_train_4d", (3, 2, 3, 4), 1, 1, 1, 1), ("bn_train_2d", (5, 3), 1, 0, 0, 0),
+            ("bn_train_3d_w", (2, 4, 5), 1, 1, 0, 1), ("bn_eval_4d", (2, 3, 2, 2), 0, 1, 1, 1),
+            ("bn_eval_2d_b", (4, 3), 0, 0, 1, 1)]:
+        C = shape[1]
+        case(name, "batch_norm", dt,
+             [(U(*shape) * 3 + 1, 1), (U(C, lo=0.5, hi=1.5), 1), (U(C, lo=-1, hi=1), 1),
+              (U(C, lo=-0.5, hi=0.5), 0), (U(C, lo=0.5, hi=2.0), 0)],
+             bn_fn("batch_norm", train, hw, hb, hr, 0.1, 1e-5),
+             iparams=[train, hw, hb, hr], dparams=[0.1, 1e-5])
+    for name, shape, train, hw, hb, hr in [
+            ("in_train_4d", (2, 3, 3, 2), 1, 1, 1, 1), ("in_train_3d", (3, 2, 5), 1, 0, 0, 0),
+            ("in_eval_3d", (2, 3, 4), 0, 1, 0, 1)]:
+        C = shape[1]
+        case(name, "instance_norm", dt,
+             [(U(*shape) * 2 - 0.5, 1), (U(C, lo=0.5, hi=1.5), 1), (U(C, lo=-1, hi=1), 1),
+              (U(C, lo=-0.5, hi=0.5), 0), (U(C, lo=0.5, hi=2.0), 0)],
+             bn_fn("instance_norm", train, hw, hb, hr, 0.1, 1e-5),
+             iparams=[train, hw, hb, hr], dparams=[0.1, 1e-5])
+    for name, shape, g, hw, hb in [("gn_4d", (2, 6, 2, 3), 3, 1, 1), ("gn_3d_1", (3, 4, 5), 1, 0, 0),
+                                   ("gn_2d_2", (3, 4), 2, 1, 0)]:
+        C = shape[1]
+        case(name, "group_norm", dt,
+             [(U(*shape) * 2, 1), (U(C, lo=0.5, hi=1.5), 1), (U(C, lo=-1, hi=1), 1)],
+             lambda x, w, b, g=g, hw=hw, hb=hb: Fn.group_norm(
+                 x, g, w if hw else None, b if hb else None, 1e-5),
+             iparams=[g, hw, hb], dparams=[1e-5])
+    for name, kind, shape, mom in [("bn_running_ema", "batch_norm_running", (3, 4, 3, 2, 2), 0.1),
+                                   ("bn_running_cumulative", "batch_norm_running", (3, 5, 2, 3), -1),
+                                   ("in_running_ema", "instance_norm_running", (3, 2, 3, 4), 0.2)]:
+        C = shape[2]
+        case(name, kind, dt,
+             [(U(*shape) * 2 + 0.5, 0), (U(C, lo=-0.5, hi=0.5), 0), (U(C, lo=0.5, hi=2.0), 0)],
+             running_fn(kind, mom, 1e-5), dparams=[mom, 1e-5])

@@ -1,0 +1,148 @@
+/* norm_tmpl.h: batch norm's kernels (backend/norm.h), written once for an
+ * element type T with suffix SFX (included by norm.c for float and double).
+ * x is [N, C, S]; channel c's values are N rows of S, one per sample. The
+ * reductions run over threads by channel, never across a sum, so results do
+ * not depend on the thread count; their sums are in double with 16
+ * independent accumulators, so that the loops vectorize without
+ * reassociating (the order depends on the sizes only). */
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(CAT(name, _), SFX)
+
+typedef struct {
+    const T *x, *g, *mean, *invstd, *w, *b;
+    T *y, *omean, *oinv, *rm, *rv, *dx, *dw, *db;
+    int64_t N, C, S;
+    double momentum, eps;
+    int batch;
+} FN(norm_ctx);
+
+/* s1 += sum_j (a[j] - k), s2 += sum_j (a[j] - k)^2 (b NULL), or s1 +=
+ * sum_j b[j], s2 += sum_j b[j] (a[j] - k) (b given). */
+static inline void FN(sums)(const T *a, const T *b, T k, int64_t n, double *s1, double *s2) {
+    double p[16] = {0}, q[16] = {0};
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16)
+        for (int i = 0; i < 16; i++) {
+            double d = (double)a[j + i] - (double)k;
+            double e = b ? (double)b[j + i] : d;
+            p[i] += e;
+            q[i] += e * d;
+        }
+    double t1 = 0, t2 = 0;
+    for (; j < n; j++) {
+        double d = (double)a[j] - (double)k, e = b ? (double)b[j] : d;
+        t1 += e;
+        t2 += e * d;
+    }
+    for (int w = 8; w >= 1; w /= 2)
+        for (int i = 0; i < w; i++) p[i] += p[i + w], q[i] += q[i + w];
+    *s1 += p[0] + t1;
+    *s2 += q[0] + t2;
+}
+
+/* statistics of channels [lo, hi): shifted by the channel's first value,
+ * which keeps the sum of squares from cancelling when |mean| >> std */
+GAD_CLONES static void FN(norm_stats_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(norm_ctx) *c = vc;
+    int64_t M = c->N * c->S;
+    for (int64_t ch = lo; ch < hi; ch++) {
+        T k = c->x[ch * c->S];
+        double s1 = 0, s2 = 0;
+        for (int64_t n = 0; n < c->N; n++)
+            FN(sums)(c->x + (n * c->C + ch) * c->S, NULL, k, c->S, &s1, &s2);
+        double d = s1 / (double)M, mean = (double)k + d;
+        double var = s2 / (double)M - d * d;
+        if (var < 0) var = 0;
+        c->omean[ch] = (T)mean;
+        c->oinv[ch] = (T)(1.0 / sqrt(var + c->eps));
+        if (c->rm) {
+            double m = c->momentum, unb = M > 1 ? var * (double)M / (double)(M - 1) : var;
+            c->rm[ch] = (T)((1 - m) * (double)c->rm[ch] + m * mean);
+            c->rv[ch] = (T)((1 - m) * (double)c->rv[ch] + m * unb);
+        }
+    }
+}
+
+void FN(gad__norm_stats)(const T *x, T *mean, T *invstd, T *rm, T *rv, int64_t N, int64_t C,
+                         int64_t S, double momentum, double eps) {
+    FN(norm_ctx) c = {.x = x, .omean = mean, .oinv = invstd, .rm = rm, .rv = rv, .N = N,
+                      .C = C, .S = S, .momentum = momentum, .eps = eps};
+    if (N * S == 0) return;
+    gad__parallel_for(C, 16384 / (N * S) + 1, FN(norm_stats_range), &c);
+}
+
+/* rows [lo, hi) of N*C: y = (x - mean) a + b, a = invstd w (x - mean
+ * first: folding the mean into the offset would cancel for |mean| >> std) */
+GAD_CLONES static void FN(norm_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(norm_ctx) *c = vc;
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t ch = r % c->C;
+        T a = c->invstd[ch] * (c->w ? c->w[ch] : (T)1), m = c->mean[ch];
+        T d = c->b ? c->b[ch] : (T)0;
+        const T *x = c->x + r * c->S;
+        T *y = c->y + r * c->S;
+        for (int64_t j = 0; j < c->S; j++) y[j] = (x[j] - m) * a + d;
+    }
+}
+
+void FN(gad__norm_fwd)(const T *x, const T *mean, const T *invstd, const T *w, const T *b, T *y,
+                       int64_t N, int64_t C, int64_t S) {
+    FN(norm_ctx) c = {.x = x, .mean = mean, .invstd = invstd, .w = w, .b = b, .y = y,
+                      .N = N, .C = C, .S = S};
+    gad__parallel_for(N * C, 16384 / (S + 1) + 1, FN(norm_fwd_range), &c);
+}
+
+/* per channel: dw = sum g xhat = invstd sum g (x - mean), db = sum g */
+GAD_CLONES static void FN(norm_bsum_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(norm_ctx) *c = vc;
+    for (int64_t ch = lo; ch < hi; ch++) {
+        double sg = 0, sgx = 0;
+        for (int64_t n = 0; n < c->N; n++) {
+            int64_t o = (n * c->C + ch) * c->S;
+            FN(sums)(c->x + o, c->g + o, c->mean[ch], c->S, &sg, &sgx);
+        }
+        c->dw[ch] = (T)(sgx * (double)c->invstd[ch]);
+        c->db[ch] = (T)sg;
+    }
+}
+
+/* dx = a g with a = w invstd for constant statistics; for the batch's,
+ * a (g - db/M - xhat dw/M) = g a + (x - mean) k1 + k0 (Ioffe and Szegedy 2015,
+ * section 3, written per channel) */
+GAD_CLONES static void FN(norm_dx_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(norm_ctx) *c = vc;
+    double M = (double)(c->N * c->S);
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t ch = r % c->C;
+        double inv = (double)c->invstd[ch], ad = inv * (c->w ? (double)c->w[ch] : 1.0);
+        T a = (T)ad;
+        const T *x = c->x + r * c->S, *g = c->g + r * c->S;
+        T *dx = c->dx + r * c->S;
+        if (c->batch) {
+            T k1 = (T)(-ad * inv * (double)c->dw[ch] / M), k0 = (T)(-ad * (double)c->db[ch] / M);
+            T m = c->mean[ch];
+            for (int64_t j = 0; j < c->S; j++) dx[j] = g[j] * a + (x[j] - m) * k1 + k0;
+        } else {
+            for (int64_t j = 0; j < c->S; j++) dx[j] = g[j] * a;
+        }
+    }
+}
+
+/* dw, db: always given (scratch when their gradients are not wanted) */
+void FN(gad__norm_bwd)(const T *x, const T *g, const T *mean, const T *invstd, const T *w,
+                       int batch, T *dx, T *dw, T *db, int64_t N, int64_t C, int64_t S) {
+    FN(norm_ctx) c = {.x = x, .g = g, .mean = mean, .invstd = invstd, .w = w, .dx = dx,
+                      .dw = dw, .db = db, .N = N, .C = C, .S = S, .batch = batch};
+    if (N * S == 0) {
+        for (int64_t ch = 0; ch < C; ch++) dw[ch] = db[ch] = 0;
+        return;
+    }
+    gad__parallel_for(C, 16384 / (N * S) + 1, FN(norm_bsum_range), &c);
+    if (dx) gad__parallel_for(N * C, 16384 / (S + 1) + 1, FN(norm_dx_range), &c);
+}
+
+#undef FN
+#undef CAT
+#undef CAT_

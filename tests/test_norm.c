@@ -1,0 +1,158 @@
+/* test_norm.c: batch, group and instance norm (issue 28) beyond the
+ * registry's checks: the composites' gradients to second order, the fused
+ * kernel against the unfused composition at sizes where it vectorizes and
+ * runs on threads, running statistics in place, and their edge cases.
+ * PyTorch's values are in test_reference (make_reference.py's block). */
+#include "test.h"
+
+#include "gad_int.h"
+#include "ops/ops_int.h"
+
+static double max_abs_diff(gad_tensor *a, gad_tensor *b) {
+    int64_t n = gad_numel(a);
+    if (n != gad_numel(b)) return INFINITY;
+    double *x = malloc((size_t)(n ? n : 1) * 8), *y = malloc((size_t)(n ? n : 1) * 8), w = 0;
+    gad_read_f64(a, x, (size_t)n);
+    gad_read_f64(b, y, (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        double e = fabs(x[i] - y[i]);
+        if (!(e <= w)) w = e;
+    }
+    free(x);
+    free(y);
+    return w;
+}
+
+/* in: x, w, b (f64 leaves); ctx: which */
+static gad_tensor *composite(void *ctx, gad_tensor *const *in, int n) {
+    (void)n;
+    switch (*(int *)ctx) {
+    case 0: return gad_group_norm(in[0], 2, in[1], in[2], 1e-5);
+    case 1: return gad_group_norm(in[0], 1, NULL, in[2], 1e-3);
+    case 2: return gad_instance_norm(in[0], NULL, NULL, in[1], in[2], 1, 0.1, 1e-5);
+    default: {
+        /* evaluation with constant running statistics */
+        int64_t C = gad_shape(in[0])[1];
+        gad_tensor *rm = gad_mul_scalar(gad_ones(&C, 1, GAD_F64), 0.25);
+        gad_tensor *rv = gad_mul_scalar(gad_ones(&C, 1, GAD_F64), 1.5);
+        return gad_instance_norm(in[0], rm, rv, in[1], NULL, 0, 0.1, 1e-5);
+    }
+    }
+}
+
+TEST(group_and_instance_norm_pass_gradcheck) {
+    gad_rng *rng = gad_rng_new(28);
+    for (int k = 0; k < 4; k++) {
+        gad_scope_begin();
+        gad_tensor *in[3] = {
+            gad_requires_grad(gad_rng_uniform_tensor(rng, (int64_t[]){2, 4, 3}, 3, GAD_F64, -2, 2)),
+            gad_requires_grad(gad_rng_uniform_tensor(rng, (int64_t[]){4}, 1, GAD_F64, 0.5, 1.5)),
+            gad_requires_grad(gad_rng_uniform_tensor(rng, (int64_t[]){4}, 1, GAD_F64, -1, 1))};
+        gad_gradcheck_result r;
+        CHECK_MSG(gad_gradcheck(composite, &k, in, 3, NULL, &r) == GAD_OK && r.passed,
+                  "case %d: input %d element %lld %.10g vs %.10g", k, r.input,
+                  (long long)r.index, r.analytic, r.numeric);
+        CHECK_MSG(gad_gradgradcheck(composite, &k, in, 3, NULL, &r) == GAD_OK && r.passed,
+                  "case %d second order: input %d element %lld %.10g vs %.10g", k, r.input,
+                  (long long)r.index, r.analytic, r.numeric);
+        gad_scope_end();
+    }
+    gad_rng_free(rng);
+}
+
+/* The fused node and its VJP against the composition of ordinary ops, in
+ * f32 at a size with many channels, long rows and odd tails. */
+TEST(fused_batch_norm_matches_the_composition) {
+    gad_rng *rng = gad_rng_new(5);
+    static const int64_t shapes[][4] = {{8, 16, 9, 7}, {32, 24, 1, 1}, {3, 5, 33, 1}};
+    for (int v = 0; v < 3; v++) {
+        for (int train = 0; train <= 1; train++) {
+            gad_scope_begin();
+            int64_t C = shapes[v][1];
+            gad_tensor *x = gad_requires_grad(
+                gad_add_scalar(gad_rng_normal_tensor(rng, shapes[v], 4, GAD_F32, 0, 2), 3));
+            gad_tensor *w = gad_requires_grad(gad_rng_uniform_tensor(rng, &C, 1, GAD_F32, 0.5, 1.5));
+            gad_tensor *b = gad_requires_grad(gad_rng_uniform_tensor(rng, &C, 1, GAD_F32, -1, 1));
+            gad_tensor *rm = gad_rng_uniform_tensor(rng, &C, 1, GAD_F32, -1, 1);
+            gad_tensor *rv = gad_rng_uniform_tensor(rng, &C, 1, GAD_F32, 0.5, 2);
+            gad_tensor *mean = gad_contiguous(rm);
+            gad_tensor *invstd = gad_pow_scalar(gad_add_scalar(rv, 1e-5), -0.5);
+            gad_tensor *y1 = gad_batch_norm(x, train ? NULL : rm, train ? NULL : rv, w, b, train,
+                                            0.1, 1e-5);
+            gad_tensor *y2 = gad__batch_norm_unfused(x, w, b, mean, invstd, train, 1e-5);
+            CHECK(y1 && y2);
+            CHECK_MSG(max_abs_diff(y1, y2) < 2e-5, "shape %d train %d forward: %g", v, train,
+                      max_abs_diff(y1, y2));
+            gad_tensor *gw = gad_rng_normal_tensor(rng, shapes[v], 4, GAD_F32, 0, 1);
+            gad_tensor *g1[3], *g2[3];
+            CHECK(gad_grad(gad_sum_all(gad_mul(y1, gw)), (gad_tensor *[]){x, w, b}, 3, g1) == GAD_OK);
+            CHECK(gad_grad(gad_sum_all(gad_mul(y2, gw)), (gad_tensor *[]){x, w, b}, 3, g2) == GAD_OK);
+            for (int i = 0; i < 3; i++) {
+                double scale = 1 + (i ? sqrt((double)gad_numel(x) / (double)C) : 0);
+                CHECK_MSG(max_abs_diff(g1[i], g2[i]) < 5e-5 * scale, "shape %d train %d grad %d: %g",
+                          v, train, i, max_abs_diff(g1[i], g2[i]));
+            }
+            gad_scope_end();
+        }
+    }
+    gad_rng_free(rng);
+}
+
+/* Running statistics: updated in place in training only, the unbiased
+ * variance, copy-on-write (an alias taken before keeps the old values). */
+TEST(running_statistics_update_in_place) {
+    gad_scope_begin();
+    double xv[8] = {1, 2, 3, 4, 5, 6, 7, 8}; /* [4, 2]: channel 0 1 3 5 7, channel 1 2 4 6 8 */
+    gad_tensor *x = gad_from_f64(xv, (int64_t[]){4, 2}, 2);
+    gad_tensor *rm = gad_zeros((int64_t[]){2}, 1, GAD_F64), *rv = gad_ones((int64_t[]){2}, 1, GAD_F64);
+    gad_tensor *before = gad_detach(rm);
+    CHECK(gad_batch_norm(x, rm, rv, NULL, NULL, 1, 0.5, 0) != NULL);
+    double m[2], v[2], b0[2];
+    gad_read_f64(rm, m, 2);
+    gad_read_f64(rv, v, 2);
+    gad_read_f64(before, b0, 2);
+    /* mean 4, 5; unbiased var 20/3 */
+    CHECK(fabs(m[0] - 2) < 1e-12 && fabs(m[1] - 2.5) < 1e-12);
+    CHECK(fabs(v[0] - (0.5 + 10.0 / 3)) < 1e-12 && fabs(v[1] - v[0]) < 1e-12);
+    CHECK(b0[0] == 0 && b0[1] == 0);
+    /* evaluation changes nothing */
+    CHECK(gad_batch_norm(x, rm, rv, NULL, NULL, 0, 0.5, 0) != NULL);
+    double m2[2];
+    gad_read_f64(rm, m2, 2);
+    CHECK(m2[0] == m[0] && m2[1] == m[1]);
+    /* an empty batch leaves them as they were and gives an empty result */
+    gad_tensor *e = gad_batch_norm(gad_zeros((int64_t[]){0, 2}, 2, GAD_F64), rm, rv, NULL, NULL, 1,
+                                   0.5, 1e-5);
+    CHECK(e && gad_numel(e) == 0);
+    gad_read_f64(rm, m2, 2);
+    CHECK(m2[0] == m[0] && m2[1] == m[1]);
+    gad_scope_end();
+}
+
+/* A constant channel normalises to 0 (eps > 0), never NaN; a channel with
+ * a huge mean and a small spread keeps its variance (the shifted sums). */
+TEST(batch_statistics_are_stable) {
+    gad_scope_begin();
+    float v[2 * 2 * 3] = {5, 5, 5, 1e4f + 1, 1e4f + 2, 1e4f + 3,
+                          5, 5, 5, 1e4f + 1, 1e4f + 2, 1e4f + 3};
+    gad_tensor *x = gad_from_f32(v, (int64_t[]){2, 2, 3}, 3);
+    gad_tensor *rm = gad_zeros((int64_t[]){2}, 1, GAD_F32), *rv = gad_zeros((int64_t[]){2}, 1, GAD_F32);
+    gad_tensor *y = gad_batch_norm(x, rm, rv, NULL, NULL, 1, 1.0, 1e-5);
+    float o[12], r[2];
+    gad_read_f32(y, o, 12);
+    CHECK_MSG(o[0] == 0 && o[1] == 0, "%g %g", o[0], o[1]);
+    /* channel 1: values 1, 2, 3 (twice) around 1e4: var 2/3, normalised +-1.2247 */
+    CHECK_MSG(fabsf(o[3] + 1.2247357f) < 1e-5f && fabsf(o[5] - 1.2247357f) < 1e-5f, "%g %g", o[3],
+              o[5]);
+    gad_read_f32(rv, r, 2);
+    CHECK_MSG(fabsf(r[1] - 0.8f) < 1e-5f, "unbiased var %g", r[1]); /* 4/5 */
+    gad_scope_end();
+}
+
+int main(void) {
+    RUN(group_and_instance_norm_pass_gradcheck);
+    RUN(fused_batch_norm_matches_the_composition);
+    RUN(running_statistics_update_in_place);
+    RUN(batch_statistics_are_stable);
+    return test_summary();
+}
