@@ -1994,13 +1994,45 @@ gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t);
 
 /* The number of parameters (-1 and a domain error for NULL), the i-th
  * name and tensor in insertion order (NULL and an index error outside
- * [0, count)), and the tensor named name (NULL and an index error naming
- * it when there is none). Tensors come without a new reference: they are
+ * [0, count)), and the tensor named name, a parameter or a buffer (NULL and
+ * an index error naming it when there is none). Tensors come without a new reference: they are
  * the set's, valid while it lives; names too. */
 int gad_params_count(const gad_params *ps);
 const char *gad_params_name(const gad_params *ps, int i);
 gad_tensor *gad_params_at(const gad_params *ps, int i);
 gad_tensor *gad_params_get(const gad_params *ps, const char *name);
+
+/* ---- buffers (issue 28): named tensors of any dtype (f32, f64, i64) that
+ * belong to the model but are not optimized, as PyTorch's register_buffer
+ * (batch norm's running statistics, gad_batch_norm_params). They share the
+ * parameters' names (one name space), are saved by gad_params_save after
+ * the parameters and loaded by gad_params_load with the same checks (name,
+ * dtype, shape; strict counts them), and found by gad_params_get; they are
+ * never leaves and get no gradient, gad_params_count, gad_params_tensors,
+ * gad_params_numel, the optimizers and gad_params_grad leave them out.
+ * Under data-parallel training (gad_dist_*) each rank keeps its own
+ * buffers: gad_dist_average_grads averages gradients only, so batch norm's
+ * running statistics are those of each rank's own batches, as with
+ * PyTorch's DDP and no SyncBatchNorm. (DDP's broadcast_buffers, on by
+ * default, also copies rank 0's buffers to the others before each forward;
+ * gad does not: call gad_dist_broadcast on the buffers, from root 0, where
+ * every rank must hold the same values, such as before evaluating or
+ * saving.) */
+
+/* Add t as a buffer under name: the set takes a reference of its own; t
+ * stays off the tape. Returns t (no new reference), or NULL with a domain
+ * error for a NULL argument, a name already in the set (parameter or
+ * buffer), a tensor already a buffer, an invalid name (as gad_params_add),
+ * or a t on the tape (a leaf or an op's result: gad_detach it); a memory
+ * error. The set is unchanged on an error. */
+gad_tensor *gad_params_add_buffer(gad_params *ps, const char *name, gad_tensor *t);
+
+/* The number of buffers (-1 and a domain error for NULL), the i-th
+ * buffer's name and tensor in insertion order (NULL and an index error
+ * outside [0, count)); the set's, valid while it lives. */
+int gad_params_buffer_count(const gad_params *ps);
+const char *gad_params_buffer_name(const gad_params *ps, int i);
+gad_tensor *gad_params_buffer_at(const gad_params *ps, int i);
 
 /* The set's tensors as an array of count entries, in insertion order (for
  * gad_grad, gad_clip_grad_norm, gad_sgd_new): the set's own array, valid
@@ -2065,6 +2097,28 @@ gad_status gad_params_load(gad_params *ps, const char *path, int strict,
                            gad_params_load_info *info);
 gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp,
                                       int strict, gad_params_load_info *info);
+
+/* ---- normalization layers (issue 28) */
+/* A batch norm layer in a parameter set (torch.nn.BatchNorm1d/2d/3d's
+ * state under PyTorch's names): gad_batch_norm_params adds, for affine,
+ * the parameters "<prefix>.weight" (ones) and "<prefix>.bias" (zeros), and
+ * for track_running_stats the buffers "<prefix>.running_mean" (zeros),
+ * "<prefix>.running_var" (ones) and "<prefix>.num_batches_tracked" (an i64
+ * scalar, 0), all [channels] of dtype (f32 or f64). GAD_OK, or a domain
+ * error (a NULL argument, a name already in the set: nothing added), a
+ * dtype or shape error. */
+gad_status gad_batch_norm_params(gad_params *ps, const char *prefix, int64_t channels,
+                                 gad_dtype_t dtype, int affine, int track_running_stats);
+
+/* gad_batch_norm of x with the layer's tensors, as the PyTorch module's
+ * forward: in training with running statistics, num_batches_tracked is
+ * incremented and the statistics updated with momentum, or with momentum
+ * NaN (PyTorch's None) as a cumulative average (1 / num_batches_tracked);
+ * in evaluation the running statistics are used, or the batch's when the
+ * layer tracks none. An index error when the set has no layer named
+ * prefix; gad_batch_norm's errors otherwise. */
+gad_tensor *gad_batch_norm_layer(gad_params *ps, const char *prefix, gad_tensor *x, int training,
+                                 double momentum, double eps);
 /* ======================================================================== */
 /* Data: files, CSV, batches (src/io/data.c)                                 */
 /* ======================================================================== */

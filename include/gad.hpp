@@ -408,6 +408,26 @@ inline tensor conv_transpose3d(tensor x, tensor w, tensor b = tensor(),
                                const conv_opts &o = conv_opts()) {
     return check(gad_conv_transpose3d(x, w, b, &o));
 }
+/* ---- normalization (issue 28): torch.nn.functional's defaults; a NULL
+ * (nullptr) weight, bias or running statistic is none. */
+inline tensor batch_norm(tensor x, gad_tensor *running_mean, gad_tensor *running_var,
+                         gad_tensor *weight = nullptr, gad_tensor *bias = nullptr,
+                         bool training = false, double momentum = 0.1, double eps = 1e-5) {
+    return check(gad_batch_norm(x, running_mean, running_var, weight, bias, training ? 1 : 0,
+                                momentum, eps));
+}
+inline tensor group_norm(tensor x, int64_t groups, gad_tensor *weight = nullptr,
+                         gad_tensor *bias = nullptr, double eps = 1e-5) {
+    return check(gad_group_norm(x, groups, weight, bias, eps));
+}
+inline tensor instance_norm(tensor x, gad_tensor *running_mean = nullptr,
+                            gad_tensor *running_var = nullptr, gad_tensor *weight = nullptr,
+                            gad_tensor *bias = nullptr, bool use_input_stats = true,
+                            double momentum = 0.1, double eps = 1e-5) {
+    return check(gad_instance_norm(x, running_mean, running_var, weight, bias,
+                                   use_input_stats ? 1 : 0, momentum, eps));
+}
+
 inline tensor sum(tensor t, axes a, bool keepdims = false) {
     return check(gad_sum(t, a.begin(), detail::count(a), keepdims ? 1 : 0));
 }

@@ -1730,6 +1730,30 @@ GAD_CS_INLINE_ gad_tensor *gad__at_params_get(const char *gad_file_, int gad_lin
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_params_add_buffer(const char *gad_file_, int gad_line_, gad_params *ps, const char *name, gad_tensor *t) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_params_add_buffer)(ps, name, t);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int gad__at_params_buffer_count(const char *gad_file_, int gad_line_, const gad_params *ps) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_params_buffer_count)(ps);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ const char *gad__at_params_buffer_name(const char *gad_file_, int gad_line_, const gad_params *ps, int i) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    const char *gad_r_ = (gad_params_buffer_name)(ps, i);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_params_buffer_at(const char *gad_file_, int gad_line_, const gad_params *ps, int i) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_params_buffer_at)(ps, i);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *const *gad__at_params_tensors(const char *gad_file_, int gad_line_, const gad_params *ps) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *const *gad_r_ = (gad_params_tensors)(ps);
@@ -1769,6 +1793,18 @@ GAD_CS_INLINE_ gad_status gad__at_params_load(const char *gad_file_, int gad_lin
 GAD_CS_INLINE_ gad_status gad__at_params_load_checkpoint(const char *gad_file_, int gad_line_, gad_params *ps, const gad_checkpoint *cp, int strict, gad_params_load_info *info) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_status gad_r_ = (gad_params_load_checkpoint)(ps, cp, strict, info);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_batch_norm_params(const char *gad_file_, int gad_line_, gad_params *ps, const char *prefix, int64_t channels, gad_dtype_t dtype, int affine, int track_running_stats) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_batch_norm_params)(ps, prefix, channels, dtype, affine, track_running_stats);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_batch_norm_layer(const char *gad_file_, int gad_line_, gad_params *ps, const char *prefix, gad_tensor *x, int training, double momentum, double eps) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_batch_norm_layer)(ps, prefix, x, training, momentum, eps);
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
@@ -2217,6 +2253,10 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_params_name(...) gad__at_params_name(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_at(...) gad__at_params_at(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_get(...) gad__at_params_get(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_params_add_buffer(...) gad__at_params_add_buffer(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_params_buffer_count(...) gad__at_params_buffer_count(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_params_buffer_name(...) gad__at_params_buffer_name(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_params_buffer_at(...) gad__at_params_buffer_at(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_tensors(...) gad__at_params_tensors(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_numel(...) gad__at_params_numel(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_freeze(...) gad__at_params_freeze(__FILE__, __LINE__, __VA_ARGS__)
@@ -2224,6 +2264,8 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_params_save(...) gad__at_params_save(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_load(...) gad__at_params_load(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_load_checkpoint(...) gad__at_params_load_checkpoint(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_batch_norm_params(...) gad__at_batch_norm_params(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_batch_norm_layer(...) gad__at_batch_norm_layer(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_zlib_available() gad__at_zlib_available(__FILE__, __LINE__)
 #define gad_read_bytes(...) gad__at_read_bytes(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_read_csv(...) gad__at_read_csv(__FILE__, __LINE__, __VA_ARGS__)

@@ -4307,6 +4307,78 @@ ROW(optim_set_group_lr_nan, "gad_optim_set_group_lr", "NaN/Inf", "lr NaN", "stat
     return ok;)
 SBAD(optim_set_group_lr_null, "gad_optim_set_group_lr", "NULL", "opt NULL", E_DOMAIN,
      "optim_set_group_lr", NULL, gad_optim_set_group_lr(NULL, 0, 0.1))
+/* ---- buffers and the batch norm layer (issue 28) */
+TBAD(params_buf_null_set, "gad_params_add_buffer", "NULL", "ps NULL", E_DOMAIN,
+     "params_add_buffer", "set", gad_params_add_buffer(NULL, "m", F32T(2)))
+ROW(params_buf_dup_name, "gad_params_add_buffer", "value", "a parameter's name", "NULL",
+    E_DOMAIN, "params_add_buffer", "already in the set", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_add_buffer(ps, "a", F32T(2)) == NULL && gad_params_buffer_count(ps) == 0;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_buf_leaf, "gad_params_add_buffer", "non-leaf", "t a leaf (on the tape)", "NULL",
+    E_DOMAIN, "params_add_buffer", "on the tape", 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_params_add_buffer(ps, "m", LEAF32(2)) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_buf_i64, "gad_params_add_buffer", "dtype", "an i64 scalar", "the tensor",
+    E_OK, "", NULL, 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_params_add_buffer(ps, "n", gad_zeros(NULL, 0, GAD_I64)) != NULL &&
+             gad_params_buffer_count(ps) == 1 && gad_params_count(ps) == 0;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_buf_count_null, "gad_params_buffer_count", "NULL", "ps NULL", "-1", E_DOMAIN,
+    "params_buffer_count", NULL, 0, return gad_params_buffer_count(NULL) == -1;)
+ROW(params_buf_name_index, "gad_params_buffer_name", "index", "i = 0 in a set without buffers",
+    "NULL", E_INDEX, "params_buffer_name", "[0, 0)", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_buffer_name(ps, 0) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_buf_at_index, "gad_params_buffer_at", "index", "i = -1", "NULL", E_INDEX,
+    "params_buffer_at", "index -1", 0,
+    gad_params *ps = set2();
+    int ok = gad_params_buffer_at(ps, -1) == NULL;
+    gad_params_free(ps);
+    return ok;)
+SBAD(bn_params_null, "gad_batch_norm_params", "NULL", "ps NULL", E_DOMAIN, "batch_norm_params",
+     "set", gad_batch_norm_params(NULL, "bn", 3, GAD_F32, 1, 1))
+ROW(bn_params_i64, "gad_batch_norm_params", "dtype", "dtype i64", "status", E_DTYPE,
+    "batch_norm_params", "i64", 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_batch_norm_params(ps, "bn", 3, GAD_I64, 1, 1) == GAD_ERR_DTYPE;
+    gad_params_free(ps);
+    return ok;)
+ROW(bn_params_dup, "gad_batch_norm_params", "value", "a prefix already used", "status",
+    E_DOMAIN, "batch_norm_params", "bn.weight", 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_batch_norm_params(ps, "bn", 3, GAD_F32, 1, 1) == GAD_OK;
+    ok = ok && gad_batch_norm_params(ps, "bn", 3, GAD_F32, 1, 1) == GAD_ERR_DOMAIN &&
+         gad_params_count(ps) == 2 && gad_params_buffer_count(ps) == 3;
+    gad_params_free(ps);
+    return ok;)
+ROW(bn_layer_missing, "gad_batch_norm_layer", "index", "no layer under the prefix", "NULL",
+    E_INDEX, "batch_norm_layer", "\"bn\"", 0,
+    gad_params *ps = set2();
+    int ok = gad_batch_norm_layer(ps, "bn", F32T(4, 3), 1, 0.1, 1e-5) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(bn_layer_shape, "gad_batch_norm_layer", "shape", "x [4,2] for a 3-channel layer", "NULL",
+    E_SHAPE, "batch_norm_layer", "[N, 3, ...]", 0,
+    gad_params *ps = gad_params_new();
+    gad_batch_norm_params(ps, "bn", 3, GAD_F32, 1, 1);
+    int ok = gad_batch_norm_layer(ps, "bn", F32T(4, 2), 1, 0.1, 1e-5) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(bn_layer_null, "gad_batch_norm_layer", "NULL", "x NULL", "NULL", E_DOMAIN,
+    "batch_norm_layer", "input", 0,
+    gad_params *ps = set2();
+    int ok = gad_batch_norm_layer(ps, "bn", NULL, 1, 0.1, 1e-5) == NULL;
+    gad_params_free(ps);
+    return ok;)
+
 AREA("Data")
 
 GOOD(zlib_available, "gad_zlib_available", "odd", "any build", "0 or 1",

@@ -745,6 +745,141 @@ TEST(allocation_failures_change_nothing_and_leak_nothing) {
     test_remove_tree(dir, 0);
 }
 
+/* ---- buffers and the batch norm layer (issue 28) */
+
+/* A batch norm layer's parameters and buffers under PyTorch's names: the
+ * optimizer sees the parameters only; training counts batches and moves
+ * the running statistics; save and load carry the buffers (i64 included). */
+TEST(buffers_round_trip_and_stay_out_of_optimizers) {
+    char dir[256], path[300];
+    if (test_make_tmpdir(dir, sizeof dir, "gad_params", 1)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/bn.safetensors", dir);
+    gad_params *ps = tiny_model();
+    int np = gad_params_count(ps);
+    CHECK(gad_batch_norm_params(ps, "bn1", 3, GAD_F32, 1, 1) == GAD_OK);
+    CHECK(gad_params_count(ps) == np + 2 && gad_params_buffer_count(ps) == 3);
+    CHECK(strcmp(gad_params_name(ps, np), "bn1.weight") == 0);
+    CHECK(strcmp(gad_params_buffer_name(ps, 0), "bn1.running_mean") == 0);
+    CHECK(strcmp(gad_params_buffer_name(ps, 2), "bn1.num_batches_tracked") == 0);
+    gad_tensor *nbt = gad_params_get(ps, "bn1.num_batches_tracked");
+    CHECK(nbt && gad_dtype(nbt) == GAD_I64 && gad_rank(nbt) == 0 && !gad_is_tracked(nbt));
+    CHECK(!gad_is_tracked(gad_params_get(ps, "bn1.running_var")));
+    /* the same name twice, as a parameter or a buffer, is refused */
+    CHECK(gad_batch_norm_params(ps, "bn1", 3, GAD_F32, 1, 1) == GAD_ERR_DOMAIN);
+    gad_clear_error();
+    gad_scope_begin();
+    CHECK(!gad_params_add(ps, "bn1.running_mean", gad_zeros((int64_t[]){3}, 1, GAD_F32)));
+    gad_clear_error();
+    CHECK(!gad_params_add_buffer(ps, "l1.w", gad_zeros((int64_t[]){3}, 1, GAD_F32)));
+    gad_clear_error();
+    CHECK(!gad_params_add_buffer(ps, "leaf", gad_requires_grad(gad_zeros((int64_t[]){3}, 1, GAD_F32))));
+    CHECK(gad_last_error() && strstr(gad_last_error()->message, "on the tape"));
+    gad_clear_error();
+    gad_scope_end();
+    /* three training steps: counted, the running mean moves, the optimizer
+     * (SGD) updates weight and bias but no buffer */
+    gad_optim *opt = gad_sgd_new_params(ps, NULL, 0, &(gad_sgd_opts){.lr = 0.1});
+    CHECK(opt != NULL);
+    gad_rng *rng = gad_rng_new(3);
+    for (int step = 0; step < 3; step++) {
+        gad_scope_begin();
+        gad_tensor *x = gad_rng_normal_tensor(rng, (int64_t[]){4, 3, 2}, 3, GAD_F32, 1, 2);
+        gad_tensor *y = gad_batch_norm_layer(ps, "bn1", x, 1, 0.1, 1e-5);
+        gad_tensor *loss = gad_sum_all(gad_mul(y, gad_rng_normal_tensor(rng, (int64_t[]){4, 3, 2},
+                                                                          3, GAD_F32, 0, 1)));
+        gad_tensor *g[16] = {0};
+        CHECK(gad_params_grad(ps, loss, g) == GAD_OK);
+        CHECK(gad_optim_step(opt, g) == GAD_OK);
+        gad_scope_end();
+    }
+    int64_t count = -1;
+    CHECK(gad_read_i64(nbt, &count, 1) == GAD_OK && count == 3);
+    float rm[3], rv[3];
+    gad_read_f32(gad_params_get(ps, "bn1.running_mean"), rm, 3);
+    CHECK(rm[0] != 0 && rm[1] != 0 && rm[2] != 0); /* moved from 0 */
+    /* evaluation uses them and counts nothing */
+    gad_scope_begin();
+    CHECK(gad_batch_norm_layer(ps, "bn1", gad_ones((int64_t[]){2, 3}, 2, GAD_F32), 0, 0.1, 1e-5));
+    gad_scope_end();
+    CHECK(gad_read_i64(nbt, &count, 1) == GAD_OK && count == 3);
+    CHECK(gad_params_save(ps, path) == GAD_OK);
+    /* scribble, load, compare */
+    gad_read_f32(gad_params_get(ps, "bn1.running_var"), rv, 3);
+    gad_tensor *saved_rm = gad_clone(gad_params_get(ps, "bn1.running_mean"));
+    CHECK(gad_write_i64(nbt, (int64_t[]){77}, 1) == GAD_OK);
+    CHECK(gad_write_f32(gad_params_get(ps, "bn1.running_mean"), (float[]){9, 9, 9}, 3) == GAD_OK);
+    gad_params_load_info info;
+    CHECK(gad_params_load(ps, path, 1, &info) == GAD_OK);
+    CHECK(info.loaded == np + 5 && info.missing == 0 && info.unexpected == 0);
+    CHECK(gad_read_i64(nbt, &count, 1) == GAD_OK && count == 3);
+    CHECK(same_bits(gad_params_get(ps, "bn1.running_mean"), saved_rm));
+    gad_release(saved_rm);
+    gad_rng_free(rng);
+    gad_optim_free(opt);
+    gad_params_free(ps);
+    CHECK_OK();
+    test_remove_tree(dir, 0);
+}
+
+/* momentum NaN (PyTorch's None): the running mean is the plain average of
+ * the batch means; a layer that tracks nothing uses batch statistics. */
+TEST(batch_norm_layer_cumulative_average) {
+    gad_params *ps = gad_params_new();
+    CHECK(gad_batch_norm_params(ps, "bn", 2, GAD_F64, 0, 1) == GAD_OK);
+    CHECK(gad_params_count(ps) == 0 && gad_params_buffer_count(ps) == 3);
+    gad_scope_begin();
+    double a[4] = {1, 10, 3, 20}, b[4] = {5, -2, 7, 0}; /* [2,2]: means (2, 15), (6, -1) */
+    CHECK(gad_batch_norm_layer(ps, "bn", gad_from_f64(a, (int64_t[]){2, 2}, 2), 1, NAN, 1e-5));
+    CHECK(gad_batch_norm_layer(ps, "bn", gad_from_f64(b, (int64_t[]){2, 2}, 2), 1, NAN, 1e-5));
+    double m[2];
+    gad_read_f64(gad_params_get(ps, "bn.running_mean"), m, 2);
+    CHECK_MSG(fabs(m[0] - 4) < 1e-12 && fabs(m[1] - 7) < 1e-12, "%g %g", m[0], m[1]);
+    gad_clear_error();
+    CHECK(!gad_batch_norm_layer(ps, "nope", gad_from_f64(a, (int64_t[]){2, 2}, 2), 1, 0.1, 1e-5));
+    CHECK(gad_last_error() && gad_last_error()->kind == GAD_ERR_INDEX);
+    gad_clear_error();
+    gad_scope_end();
+    gad_params_free(ps);
+}
+
+/* Hostile checkpoints against buffers: a running_var of the wrong shape, a
+ * num_batches_tracked stored as f32, a missing buffer under strict: each
+ * named, nothing written. */
+TEST(buffer_checkpoint_mismatches) {
+    char dir[256], path[300];
+    if (test_make_tmpdir(dir, sizeof dir, "gad_params", 1)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/bad.safetensors", dir);
+    gad_params *ps = gad_params_new();
+    CHECK(gad_batch_norm_params(ps, "bn", 3, GAD_F32, 1, 1) == GAD_OK);
+    gad_scope_begin();
+    const char *names[4] = {"bn.weight", "bn.bias", "bn.running_var", "bn.num_batches_tracked"};
+    gad_tensor *ts[4] = {gad_full((int64_t[]){3}, 1, GAD_F32, 2), gad_full((int64_t[]){3}, 1, GAD_F32, 2),
+                         gad_full((int64_t[]){4}, 1, GAD_F32, 2), gad_scalar_f32(5)};
+    CHECK(gad_save(path, names, ts, 4) == GAD_OK);
+    gad_scope_end();
+    gad_params_load_info info;
+    gad_status st = gad_params_load(ps, path, 1, &info);
+    CHECK(st == GAD_ERR_SHAPE);
+    const gad_error *e = gad_last_error();
+    CHECK(e && strstr(e->message, "missing \"bn.running_mean\"") &&
+          strstr(e->message, "\"bn.running_var\" is f32 [4] in the file, f32 [3] in the set") &&
+          strstr(e->message, "\"bn.num_batches_tracked\" is f32 [] in the file, i64 [] in the set"));
+    if (e) printf("  %s\n", e->message);
+    gad_clear_error();
+    CHECK(info.loaded == 0 && info.mismatched == 2 && info.missing == 1);
+    float w[3];
+    gad_read_f32(gad_params_get(ps, "bn.weight"), w, 3);
+    CHECK(w[0] == 1 && w[2] == 1); /* nothing written */
+    gad_params_free(ps);
+    test_remove_tree(dir, 0);
+}
+
 int main(void) {
     RUN(registry_order_lookup_and_ownership);
     RUN(registry_errors);
@@ -757,5 +892,8 @@ int main(void) {
     RUN(group_errors);
     RUN(a_view_added_becomes_its_own_tensor_at_the_first_step);
     RUN(allocation_failures_change_nothing_and_leak_nothing);
+    RUN(buffers_round_trip_and_stay_out_of_optimizers);
+    RUN(batch_norm_layer_cumulative_average);
+    RUN(buffer_checkpoint_mismatches);
     return test_summary();
 }

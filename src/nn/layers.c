@@ -10,8 +10,11 @@
  * no scope is open). */
 #include "gad.h"
 #include "ops/ops_int.h" /* gad__index_in_range: indices checked on their device */
+#include "params.h"      /* gad__params_find: batch norm's optional tensors */
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 /* t's shape as "[2,3]" into buf, which holds SHAPE_CAP bytes. */
 enum { SHAPE_CAP = GAD_SHAPE_FORMAT_CAP };
@@ -350,4 +353,105 @@ gad_tensor *gad_dropout(gad_tensor *x, double p, gad_rng *rng, int training) {
     gad_keep(y);
     gad_scope_end();
     return y;
+}
+
+/* ---------------------------------------------- batch norm layer (issue 28) */
+
+/* "<prefix>.<field>" into buf (cap bytes); -1 and a domain error when it
+ * does not fit. */
+static int field_name(const char *op, char *buf, size_t cap, const char *prefix,
+                      const char *field) {
+    int k = snprintf(buf, cap, "%s.%s", prefix, field);
+    if (k >= 0 && (size_t)k < cap) return 0;
+    gad_error_set(GAD_ERR_DOMAIN, op, "the prefix is too long (%zu bytes)", strlen(prefix));
+    return -1;
+}
+
+enum { FIELD_CAP = 512 };
+
+gad_status gad_batch_norm_params(gad_params *ps, const char *prefix, int64_t channels,
+                                 gad_dtype_t dtype, int affine, int track_running_stats) {
+    const char *op = "batch_norm_params";
+    if (!ps || !prefix) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "the %s is NULL", ps ? "prefix" : "set");
+        return GAD_ERR_DOMAIN;
+    }
+    if (dtype != GAD_F32 && dtype != GAD_F64) {
+        gad_error_set(GAD_ERR_DTYPE, op, "dtype must be f32 or f64, got %s", gad_dtype_name(dtype));
+        return GAD_ERR_DTYPE;
+    }
+    if (channels < 0) {
+        gad_error_set(GAD_ERR_SHAPE, op, "channels = %lld is negative", (long long)channels);
+        return GAD_ERR_SHAPE;
+    }
+    static const char *const fields[5] = {"weight", "bias", "running_mean", "running_var",
+                                          "num_batches_tracked"};
+    char names[5][FIELD_CAP];
+    for (int i = 0; i < 5; i++)
+        if (field_name(op, names[i], FIELD_CAP, prefix, fields[i])) return GAD_ERR_DOMAIN;
+    /* every name free first, so that an error adds nothing */
+    for (int i = 0; i < 5; i++)
+        if ((i < 2 ? affine : track_running_stats) && gad__params_find(ps, names[i])) {
+            gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" is already in the set", names[i]);
+            return GAD_ERR_DOMAIN;
+        }
+    gad_status st = GAD_OK;
+    gad_scope_begin();
+    if (affine && (!gad_params_add(ps, names[0], gad_ones(&channels, 1, dtype)) ||
+                   !gad_params_add(ps, names[1], gad_zeros(&channels, 1, dtype))))
+        st = GAD_ERR_MEMORY;
+    if (st == GAD_OK && track_running_stats &&
+        (!gad_params_add_buffer(ps, names[2], gad_zeros(&channels, 1, dtype)) ||
+         !gad_params_add_buffer(ps, names[3], gad_ones(&channels, 1, dtype)) ||
+         !gad_params_add_buffer(ps, names[4], gad_zeros(NULL, 0, GAD_I64))))
+        st = GAD_ERR_MEMORY;
+    gad_scope_end();
+    if (st != GAD_OK && gad_last_error()) st = gad_last_error()->kind;
+    return st;
+}
+
+gad_tensor *gad_batch_norm_layer(gad_params *ps, const char *prefix, gad_tensor *x, int training,
+                                 double momentum, double eps) {
+    const char *op = "batch_norm_layer";
+    GAD_COMPOSITE(op);
+    if (!ps || !prefix || !x)
+        return gad_error_set(GAD_ERR_DOMAIN, op, "the %s is NULL",
+                             !ps ? "set" : !prefix ? "prefix" : "input");
+    if (GAD_LIVE(op, x)) return NULL;
+    char names[5][FIELD_CAP];
+    static const char *const fields[5] = {"weight", "bias", "running_mean", "running_var",
+                                          "num_batches_tracked"};
+    for (int i = 0; i < 5; i++)
+        if (field_name(op, names[i], FIELD_CAP, prefix, fields[i])) return NULL;
+    gad_tensor *w = gad__params_find(ps, names[0]), *b = gad__params_find(ps, names[1]);
+    gad_tensor *rm = gad__params_find(ps, names[2]), *rv = gad__params_find(ps, names[3]);
+    gad_tensor *nbt = gad__params_find(ps, names[4]);
+    if (!w && !b && !rm && !rv)
+        return gad_error_set(GAD_ERR_INDEX, op, "the set has no batch norm named \"%s\"", prefix);
+    gad_tensor *any = w ? w : b ? b : rm ? rm : rv;
+    int64_t C = gad_numel(any);
+    if (gad_rank(x) < 2 || gad_shape(x)[1] != C) {
+        char sx[SHAPE_CAP];
+        return gad_error_set(GAD_ERR_SHAPE, op, "x %s must be [N, %lld, ...] for \"%s\" ([%lld])",
+                             shape_str(sx, x), (long long)C, prefix, (long long)C);
+    }
+    if (nbt && (gad_dtype(nbt) != GAD_I64 || gad_numel(nbt) != 1))
+        return gad_error_set(GAD_ERR_DTYPE, op, "\"%s\" must be an i64 scalar", names[4]);
+    /* PyTorch's _BatchNorm.forward: count the batch, and with momentum
+     * None (NaN here) average cumulatively (factor 1 / batches) */
+    double factor = isnan(momentum) ? 0.0 : momentum;
+    int use_batch = training || !rm;
+    if (training && rm) {
+        int64_t count = 0;
+        if (nbt) {
+            if (gad_read_i64(nbt, &count, 1) != GAD_OK) return NULL;
+            count = count < INT64_MAX ? count + 1 : count;
+        }
+        if (isnan(momentum)) factor = count > 0 ? 1.0 / (double)count : 0.0;
+        gad_tensor *y = gad_batch_norm(x, rm, rv, w, b, 1, factor, eps);
+        if (y && nbt && gad_write_i64(nbt, &count, 1) != GAD_OK) return NULL;
+        return y;
+    }
+    return gad_batch_norm(x, use_batch ? NULL : rm, use_batch ? NULL : rv, w, b, use_batch, factor,
+                          eps);
 }

@@ -21,7 +21,12 @@
  *   and then writes the values in place (copy-on-write: graphs that saw
  *   the old values keep them; a leaf keeps its slot).
  * - Lookups are linear in the number of parameters (models have hundreds,
- *   not millions; a program keeps the pointers it uses every step). */
+ *   not millions; a program keeps the pointers it uses every step).
+ * - Buffers (PyTorch's register_buffer: batch norm's running statistics)
+ *   are a second list beside the parameters, with the same name space:
+ *   saved after the parameters and loaded with the same checks, but never
+ *   made leaves, never counted by gad_params_count nor handed to an
+ *   optimizer, and of any dtype. */
 #include "gad.h"
 #include "io/json.h"        /* gad__json_shown */
 #include "io/safetensors.h" /* gad__tensor_name_problem */
@@ -40,6 +45,10 @@ struct gad_params {
     int n, cap;
     char **names;         /* copies, from gad_mem_alloc */
     gad_tensor **tensors; /* one reference each */
+    /* buffers, as the parameters: names[n + i] is buffer i's when saving */
+    int nb, bcap;
+    char **bnames;
+    gad_tensor **buffers;
 };
 
 #define SHOWN_CAP 64 /* a name quoted in a message */
@@ -63,6 +72,12 @@ void gad_params_free(gad_params *ps) {
     }
     gad_mem_free(ps->names);
     gad_mem_free(ps->tensors);
+    for (int i = 0; i < ps->nb; i++) {
+        gad_mem_free(ps->bnames[i]);
+        gad_release(ps->buffers[i]);
+    }
+    gad_mem_free(ps->bnames);
+    gad_mem_free(ps->buffers);
     gad_mem_free(ps);
 }
 
@@ -70,6 +85,30 @@ static int find(const gad_params *ps, const char *name) {
     for (int i = 0; i < ps->n; i++)
         if (strcmp(ps->names[i], name) == 0) return i;
     return -1;
+}
+
+static int find_buffer(const gad_params *ps, const char *name) {
+    for (int i = 0; i < ps->nb; i++)
+        if (strcmp(ps->bnames[i], name) == 0) return i;
+    return -1;
+}
+
+/* Room for one more entry in a names/tensors pair of arrays. */
+static int grow(const char *op, char ***names, gad_tensor ***tensors, int n, int *cap) {
+    if (n < *cap) return 0;
+    if (*cap > INT32_MAX / 2) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "the set is full (%d entries)", n);
+        return -1;
+    }
+    int nc = *cap ? 2 * *cap : 16;
+    char **nn = gad_mem_realloc(*names, (size_t)nc * sizeof *nn);
+    if (!nn) return (gad_error_set(GAD_ERR_MEMORY, op, "out of memory"), -1);
+    *names = nn;
+    gad_tensor **nt = gad_mem_realloc(*tensors, (size_t)nc * sizeof *nt);
+    if (!nt) return (gad_error_set(GAD_ERR_MEMORY, op, "out of memory"), -1);
+    *tensors = nt;
+    *cap = nc;
+    return 0;
 }
 
 gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t) {
@@ -89,9 +128,15 @@ gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t) {
                              "\"%s\" is the result of an op (a parameter must be a tensor "
                              "of its own: gad_detach or gad_clone it)",
                              shown(b, name));
-    if (find(ps, name) >= 0)
+    if (find(ps, name) >= 0 || find_buffer(ps, name) >= 0)
         return gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" is already in the set",
                              shown(b, name));
+    for (int i = 0; i < ps->nb; i++)
+        if (ps->buffers[i] == t) {
+            char b2[SHOWN_CAP];
+            return gad_error_set(GAD_ERR_DOMAIN, op, "\"%s\" is the same tensor as the buffer \"%s\"",
+                                 shown(b, name), shown(b2, ps->bnames[i]));
+        }
     for (int i = 0; i < ps->n; i++)
         if (ps->tensors[i] == t) {
             char b2[SHOWN_CAP];
@@ -100,18 +145,7 @@ gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t) {
                                  "it twice)",
                                  shown(b, name), shown(b2, ps->names[i]));
         }
-    if (ps->n == ps->cap) {
-        if (ps->cap > INT32_MAX / 2)
-            return gad_error_set(GAD_ERR_DOMAIN, op, "the set is full (%d parameters)", ps->n);
-        int nc = ps->cap ? 2 * ps->cap : 16;
-        char **nn = gad_mem_realloc(ps->names, (size_t)nc * sizeof *nn);
-        if (!nn) return gad_error_set(GAD_ERR_MEMORY, op, "out of memory");
-        ps->names = nn;
-        gad_tensor **nt = gad_mem_realloc(ps->tensors, (size_t)nc * sizeof *nt);
-        if (!nt) return gad_error_set(GAD_ERR_MEMORY, op, "out of memory");
-        ps->tensors = nt;
-        ps->cap = nc;
-    }
+    if (grow(op, &ps->names, &ps->tensors, ps->n, &ps->cap)) return NULL;
     size_t len = strlen(name);
     char *copy = gad_mem_alloc(len + 1);
     if (!copy) return gad_error_set(GAD_ERR_MEMORY, op, "out of memory");
@@ -124,6 +158,74 @@ gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t) {
     ps->tensors[ps->n] = gad_retain(t);
     ps->n++;
     return t;
+}
+
+gad_tensor *gad_params_add_buffer(gad_params *ps, const char *name, gad_tensor *t) {
+    const char *op = "params_add_buffer";
+    char b[SHOWN_CAP];
+    if (!ps) return gad_error_set(GAD_ERR_DOMAIN, op, "the set is NULL");
+    if (!name) return gad_error_set(GAD_ERR_DOMAIN, op, "the name is NULL");
+    if (!t) return gad_error_set(GAD_ERR_DOMAIN, op, "the tensor for \"%s\" is NULL", shown(b, name));
+    if (GAD_LIVE(op, t)) return NULL;
+    const char *why = gad__tensor_name_problem(name);
+    if (why) return gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" %s", shown(b, name), why);
+    if (gad_is_tracked(t))
+        return gad_error_set(GAD_ERR_DOMAIN, op,
+                             "\"%s\" is on the tape (a buffer takes no gradient: gad_detach it)",
+                             shown(b, name));
+    if (find(ps, name) >= 0 || find_buffer(ps, name) >= 0)
+        return gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" is already in the set",
+                             shown(b, name));
+    for (int i = 0; i < ps->nb; i++)
+        if (ps->buffers[i] == t) {
+            char b2[SHOWN_CAP];
+            return gad_error_set(GAD_ERR_DOMAIN, op, "\"%s\" is the same tensor as \"%s\"",
+                                 shown(b, name), shown(b2, ps->bnames[i]));
+        }
+    if (grow(op, &ps->bnames, &ps->buffers, ps->nb, &ps->bcap)) return NULL;
+    size_t len = strlen(name);
+    char *copy = gad_mem_alloc(len + 1);
+    if (!copy) return gad_error_set(GAD_ERR_MEMORY, op, "out of memory");
+    memcpy(copy, name, len + 1);
+    ps->bnames[ps->nb] = copy;
+    ps->buffers[ps->nb] = gad_retain(t);
+    ps->nb++;
+    return t;
+}
+
+gad_tensor *gad__params_find(const gad_params *ps, const char *name) {
+    int i = find(ps, name);
+    if (i >= 0) return ps->tensors[i];
+    i = find_buffer(ps, name);
+    return i >= 0 ? ps->buffers[i] : NULL;
+}
+
+int gad_params_buffer_count(const gad_params *ps) {
+    if (!ps) {
+        gad_error_set(GAD_ERR_DOMAIN, "params_buffer_count", "the set is NULL");
+        return -1;
+    }
+    return ps->nb;
+}
+
+static int check_buffer_index(const char *op, const gad_params *ps, int i) {
+    if (!ps) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "the set is NULL");
+        return -1;
+    }
+    if (i < 0 || i >= ps->nb) {
+        gad_error_set(GAD_ERR_INDEX, op, "index %d is outside [0, %d)", i, ps->nb);
+        return -1;
+    }
+    return 0;
+}
+
+const char *gad_params_buffer_name(const gad_params *ps, int i) {
+    return check_buffer_index("params_buffer_name", ps, i) ? NULL : ps->bnames[i];
+}
+
+gad_tensor *gad_params_buffer_at(const gad_params *ps, int i) {
+    return check_buffer_index("params_buffer_at", ps, i) ? NULL : ps->buffers[i];
 }
 
 int gad_params_count(const gad_params *ps) {
@@ -160,9 +262,11 @@ gad_tensor *gad_params_get(const gad_params *ps, const char *name) {
     if (!name) return gad_error_set(GAD_ERR_DOMAIN, op, "the name is NULL");
     int i = find(ps, name);
     char b[SHOWN_CAP];
+    if (i < 0 && (i = find_buffer(ps, name)) >= 0) return ps->buffers[i];
     if (i < 0)
-        return gad_error_set(GAD_ERR_INDEX, op, "no parameter is named \"%s\" (the set has %d)",
-                             shown(b, name), ps->n);
+        return gad_error_set(GAD_ERR_INDEX, op,
+                             "no parameter or buffer is named \"%s\" (the set has %d and %d)",
+                             shown(b, name), ps->n, ps->nb);
     return ps->tensors[i];
 }
 
@@ -294,12 +398,36 @@ gad_status gad_params_grad(gad_params *ps, gad_tensor *out, gad_tensor **grads) 
 
 /* ------------------------------------------------------------ save, load */
 
+/* Entry i of the set as saved: the parameters, then the buffers. */
+static const char *entry_name(const gad_params *ps, int i) {
+    return i < ps->n ? ps->names[i] : ps->bnames[i - ps->n];
+}
+static gad_tensor *entry_tensor(const gad_params *ps, int i) {
+    return i < ps->n ? ps->tensors[i] : ps->buffers[i - ps->n];
+}
+
 gad_status gad_params_save(const gad_params *ps, const char *path) {
     if (!ps) {
         gad_error_set(GAD_ERR_DOMAIN, "params_save", "the set is NULL");
         return GAD_ERR_DOMAIN;
     }
-    return gad_save(path, (const char *const *)ps->names, ps->tensors, ps->n);
+    if (ps->nb == 0) return gad_save(path, (const char *const *)ps->names, ps->tensors, ps->n);
+    int total = ps->n + ps->nb;
+    const char **names = gad_mem_alloc((size_t)total * sizeof *names);
+    gad_tensor **ts = gad_mem_alloc((size_t)total * sizeof *ts);
+    gad_status st = GAD_ERR_MEMORY;
+    if (names && ts) {
+        for (int i = 0; i < total; i++) {
+            names[i] = entry_name(ps, i);
+            ts[i] = entry_tensor(ps, i);
+        }
+        st = gad_save(path, names, ts, total);
+    } else {
+        gad_error_set(GAD_ERR_MEMORY, "params_save", "out of memory");
+    }
+    gad_mem_free(names);
+    gad_mem_free(ts);
+    return st;
 }
 
 /* A message built from parts, cut with "... (N more)" where it is full. */
@@ -354,16 +482,17 @@ gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp, 
     char b[SHOWN_CAP], s1[GAD_SHAPE_FORMAT_CAP], s2[GAD_SHAPE_FORMAT_CAP];
     /* Every tensor is read before any is written: a file cut short since
      * gad_load (an io error) must leave the set as it was. */
-    gad_tensor **vals = gad_mem_alloc((size_t)(ps->n > 0 ? ps->n : 1) * sizeof *vals);
+    int total = ps->n + ps->nb; /* the parameters, then the buffers */
+    gad_tensor **vals = gad_mem_alloc((size_t)(total > 0 ? total : 1) * sizeof *vals);
     if (!vals) {
         gad_error_set(GAD_ERR_MEMORY, op, "out of memory");
         return GAD_ERR_MEMORY;
     }
     gad_status st = GAD_OK;
     gad_scope_begin();
-    for (int i = 0; i < ps->n; i++) {
+    for (int i = 0; i < total; i++) {
         vals[i] = NULL;
-        const char *name = ps->names[i];
+        const char *name = entry_name(ps, i);
         int present = 0;
         for (int j = 0; j < nf && !present; j++) present = strcmp(gad_checkpoint_name(cp, j), name) == 0;
         if (!present) {
@@ -371,7 +500,7 @@ gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp, 
             if (strict) report_add(&r, "missing \"%s\"", shown(b, name));
             continue;
         }
-        gad_tensor *p = ps->tensors[i];
+        gad_tensor *p = entry_tensor(ps, i);
         gad_tensor *v = gad_checkpoint_get_on(cp, name, gad_device_of(p)); /* on p's device */
         if (!v) {
             st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_IO;
@@ -393,7 +522,7 @@ gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp, 
     }
     for (int j = 0; st == GAD_OK && j < nf; j++) {
         const char *name = gad_checkpoint_name(cp, j);
-        if (find(ps, name) >= 0) continue;
+        if (find(ps, name) >= 0 || find_buffer(ps, name) >= 0) continue;
         in.unexpected++;
         if (strict) report_add(&r, "unexpected \"%s\"", shown(b, name));
     }
@@ -405,12 +534,12 @@ gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp, 
     }
     /* writable first (copy-on-write may allocate), then the copies, on the
      * parameters' devices, which cannot fail */
-    for (int i = 0; st == GAD_OK && i < ps->n; i++)
-        if (vals[i] && gad__make_writable(op, ps->tensors[i]) != 0)
+    for (int i = 0; st == GAD_OK && i < total; i++)
+        if (vals[i] && gad__make_writable(op, entry_tensor(ps, i)) != 0)
             st = gad_last_error() ? gad_last_error()->kind : GAD_ERR_MEMORY;
-    for (int i = 0; st == GAD_OK && i < ps->n; i++) {
+    for (int i = 0; st == GAD_OK && i < total; i++) {
         if (!vals[i]) continue;
-        gad__pack(vals[i], gad__ptr(ps->tensors[i])); /* private and packed now */
+        gad__pack(vals[i], gad__ptr(entry_tensor(ps, i))); /* private and packed now */
         in.loaded++;
     }
     gad_scope_end();

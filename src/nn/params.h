@@ -7,4 +7,9 @@
  * included) and every other byte itself; else 0. */
 int gad__params_match(const char *pattern, const char *s);
 
+/* The parameter or buffer named name, or NULL (nothing recorded): the
+ * layers' lookups of their own optional tensors (batch norm's). */
+struct gad_params;
+gad_tensor *gad__params_find(const struct gad_params *ps, const char *name);
+
 #endif

@@ -316,11 +316,26 @@ static void attention_wrappers() {
     gad::tensor r = gad::rope(q), r2 = gad_rope(q, nullptr, 10000, 0);
     CHECK(same(r, r2));
     CHECK(gad::sinusoidal_positions(3, 4).numel() == 12);
+/* ---- normalization (issue 28): the wrappers call the C functions with
+ * PyTorch's defaults */
+static void normalization() {
+    gad::scope s;
+    const float xs[] = {1, 2, 3, 4, 5, 7, 6, 0};
+    gad::tensor x = gad::from_f32(xs, {4, 2});
+    gad::tensor rm = gad::zeros({2}), rv = gad::ones({2});
+    CHECK(same(gad::batch_norm(x, rm, rv, nullptr, nullptr, true),
+               gad_batch_norm(x, nullptr, nullptr, nullptr, nullptr, 1, 0.1, 1e-5)));
+    CHECK(same(gad::batch_norm(x, rm, rv), gad_batch_norm(x, rm, rv, nullptr, nullptr, 0, 0.1, 1e-5)));
+    gad::tensor x3 = gad::reshape(x, {1, 2, 4});
+    CHECK(same(gad::group_norm(x3, 1), gad_group_norm(x3, 1, nullptr, nullptr, 1e-5)));
+    CHECK(same(gad::instance_norm(x3), gad_instance_norm(x3, nullptr, nullptr, nullptr, nullptr, 1,
+                                                         0.1, 1e-5)));
 }
 
 int main() {
     ownership();
     attention_wrappers();
+    normalization();
     errors();
     scalars_follow_the_device();
     unique_objects();
