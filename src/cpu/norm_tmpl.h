@@ -20,7 +20,9 @@ typedef struct {
 
 /* s1 += sum_j (a[j] - k), s2 += sum_j (a[j] - k)^2 (b NULL), or s1 +=
  * sum_j b[j], s2 += sum_j b[j] (a[j] - k) (b given). */
-static inline void FN(sums)(const T *a, const T *b, T k, int64_t n, double *s1, double *s2) {
+/* always inlined: the target clones of its callers vectorize it for their ISA */
+static inline __attribute__((always_inline)) void FN(sums)(const T *a, const T *b, T k, int64_t n,
+                                                         double *s1, double *s2) {
     double p[16] = {0}, q[16] = {0};
     int64_t j = 0;
     for (; j + 16 <= n; j += 16)
