@@ -1465,6 +1465,9 @@ GAD_CS_INLINE_ gad_tensor *gad__at_conv_transpose2d(const char *gad_file_, int g
 GAD_CS_INLINE_ gad_tensor *gad__at_conv_transpose3d(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *weight, gad_tensor *bias, const gad_conv_opts *opts) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_conv_transpose3d)(x, weight, bias, opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_batch_norm(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *running_mean, gad_tensor *running_var, gad_tensor *weight, gad_tensor *bias, int training, double momentum, double eps) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_batch_norm)(x, running_mean, running_var, weight, bias, training, momentum, eps);

@@ -316,6 +316,8 @@ static void attention_wrappers() {
     gad::tensor r = gad::rope(q), r2 = gad_rope(q, nullptr, 10000, 0);
     CHECK(same(r, r2));
     CHECK(gad::sinusoidal_positions(3, 4).numel() == 12);
+}
+
 /* ---- normalization (issue 28): the wrappers call the C functions with
  * PyTorch's defaults */
 static void normalization() {
