@@ -110,6 +110,20 @@ static void operators_and_lists() {
     CHECK(same(gad::stack({a, a}, 1), gad_stack(two, 2, 1)));
 }
 
+// The math ops' PyTorch defaults and pow's three forms.
+static void math_defaults() {
+    gad::scope s;
+    const float xv[] = {-2.5f, -0.5f, 0.25f, 1.5f};
+    gad::tensor x = gad::from_f32(xv, {4});
+    CHECK(same(gad::gelu_ex(x), gad_gelu_erf(x)));
+    CHECK(same(gad::gelu_ex(x, "tanh"), gad_gelu(x)));
+    CHECK(same(gad::elu(x), gad_elu(x, 1.0)));
+    CHECK(same(gad::hardtanh(x), gad_hardtanh(x, -1, 1)));
+    CHECK(same(gad::pow(x, x), gad_pow(x, x)));
+    CHECK(same(gad::pow(x, 2.0), gad_pow_scalar(x, 2.0)));
+    CHECK(same(gad::pow(2.0, x), gad_exp2(x)));
+}
+
 extern "C" int gad_test_register_device(void); // test_device_shim.c
 
 // The scalar operators make their rank-0 tensor on t's device and in t's
@@ -257,6 +271,7 @@ static void errors() {
 }
 
 int main() {
+    math_defaults();
     ownership();
     errors();
     scalars_follow_the_device();
