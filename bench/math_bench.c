@@ -2,7 +2,9 @@
  * op over n f32 elements, a new output each call, after warm-up; prints
  * one JSON line per op with the median, min and max ms over the calls.
  *   math-bench [n] [reps] op...     (ops: sin erf gelu_erf exp2 log1p ...)
- * Inputs: 2 * randn, except log1p's: uniform in [-0.99, 3). */
+ * Inputs: 2 * randn, except log1p's: uniform in [-0.99, 3). Threads: 2, or
+ * $MATH_BENCH_THREADS. cpu_ms: the process's CPU time per call (mean), less
+ * sensitive than the wall clock to a loaded host. */
 #include "gad.h"
 
 #include <stdio.h>
@@ -13,6 +15,12 @@
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -42,7 +50,8 @@ int main(int argc, char **argv) {
     }
     int64_t n = atoll(argv[1]);
     int reps = atoi(argv[2]);
-    gad_set_num_threads(2);
+    const char *th = getenv("MATH_BENCH_THREADS");
+    gad_set_num_threads(th ? atoi(th) : 2);
     gad_tensor *g = gad_randn(&n, 1, 1);
     gad_tensor *x = gad_mul_scalar(g, 2.0);
     gad_rng *r = gad_rng_new(2);
@@ -57,6 +66,7 @@ int main(int argc, char **argv) {
             if (!run(op, in)) return 1;
             gad_scope_end();
         }
+        double c0 = cpu_now();
         for (int i = 0; i < reps; i++) {
             gad_scope_begin();
             double t0 = now();
@@ -65,10 +75,11 @@ int main(int argc, char **argv) {
             gad_scope_end();
             if (!y) return 1;
         }
+        double cpu = (cpu_now() - c0) * 1e3 / reps;
         qsort(t, (size_t)reps, sizeof *t, cmp);
         printf("{\"side\": \"gad\", \"op\": \"%s\", \"n\": %lld, \"median_ms\": %.3f, "
-               "\"min_ms\": %.3f, \"max_ms\": %.3f}\n",
-               op, (long long)n, t[reps / 2], t[0], t[reps - 1]);
+               "\"min_ms\": %.3f, \"max_ms\": %.3f, \"cpu_ms\": %.3f}\n",
+               op, (long long)n, t[reps / 2], t[0], t[reps - 1], cpu);
         fflush(stdout);
     }
     free(t);
