@@ -5,9 +5,9 @@
  * compiler vectorizes in each GAD_CLONES copy of a kernel (AVX-512, AVX2,
  * baseline) picked at load time.
  *
- * Each function takes a float, computes in double and rounds once: the
- * double cores below have a relative error under about 2^-40, so the float
- * result is the correctly rounded one or its neighbour (at most 1 ulp away;
+ * Each function (but rsqrt) takes a float, computes in double and rounds
+ * once: the double cores below have a relative error under about 2^-40, so
+ * the float result is the correctly rounded one or its neighbour (1 ulp;
  * tests/test_vmath.c sweeps every function against libm's double result
  * rounded to float and asserts <= 2 ulp; the measured maxima are in
  * docs/vmath.md). Double also keeps every float subnormal normal, so no
@@ -181,8 +181,9 @@ static inline double gad__vm_expm1(double d) {
 
 GAD_VM_INLINE float gad__expm1f(float x) { return (float)gad__vm_expm1(x); }
 
-/* 1 / sqrt(x), both steps correctly rounded in double */
-GAD_VM_INLINE float gad__rsqrtf(float x) { return (float)(1.0 / sqrt((double)x)); }
+/* 1 / sqrt(x) in float: two correctly rounded steps, within 1 ulp, and
+ * twice as fast as the double form (16 lanes, not 8, through the divider) */
+GAD_VM_INLINE float gad__rsqrtf(float x) { return 1.0f / sqrtf(x); }
 
 /* ----------------------------------------------------------- sin, cos, tan */
 
