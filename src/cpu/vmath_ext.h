@@ -39,7 +39,7 @@
  *    down to its underflow; erf = 1 - erfc, erfc(-x) = 2 - erfc(x).
  *  log1p: log(u) + (x - (u - 1)) / u with u = 1 + x rounded (the second
  *    term is the rounding error of u, exact: Goldberg 1991, thm. 4's idea).
- *  expm1: Taylor to degree 12 for |x| < 0.35, else e^x - 1 in double.
+ *  expm1: Taylor to degree 13 for |x| < 0.35, else e^x - 1 in double.
  *  pow: 2^(y log2 |x|) in double, then IEEE 754's special cases by selects.
  * f64 kernels use libm. */
 #ifndef GAD_VMATH_EXT_H
