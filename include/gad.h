@@ -891,7 +891,9 @@ gad_tensor *gad_abs(gad_tensor *x);
 gad_tensor *gad_sign(gad_tensor *x);
 gad_tensor *gad_sigmoid(gad_tensor *x); /* 1 / (1 + exp(-x)) */
 gad_tensor *gad_silu(gad_tensor *x);    /* x * sigmoid(x) */
-/* The tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+/* The tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), which is
+ * PyTorch's gelu(x, approximate="tanh"); PyTorch's default, the exact erf
+ * form, is gad_gelu_erf (or gad_gelu_ex(x, "none")). */
 gad_tensor *gad_gelu(gad_tensor *x);
 /* x if x > 20, else log(1 + exp(x)). */
 gad_tensor *gad_softplus(gad_tensor *x);
@@ -899,6 +901,56 @@ gad_tensor *gad_softplus(gad_tensor *x);
 gad_tensor *gad_leaky_relu(gad_tensor *x, double slope);
 /* min(max(x, lo), hi); lo > hi or a NaN bound is a domain error. */
 gad_tensor *gad_clamp(gad_tensor *x, double lo, double hi);
+
+/* ---- Math (issue 27): trigonometric, error and exponential functions,
+ * activations. Float only; PyTorch's names, results and special values
+ * (IEEE 754's: sin(inf) is NaN, log1p(-1) is -inf, atan2(+-0, -0) is +-pi,
+ * ...). Their f32 kernels are vectorized and within 2 ulp of the correctly
+ * rounded result (measured over a sweep of the float range: docs/vmath.md);
+ * f64 is libm's. Gradients as PyTorch's, twice differentiable where the
+ * function is smooth. */
+gad_tensor *gad_sin(gad_tensor *x);
+gad_tensor *gad_cos(gad_tensor *x);
+gad_tensor *gad_tan(gad_tensor *x);
+gad_tensor *gad_asin(gad_tensor *x); /* NaN outside [-1, 1] */
+gad_tensor *gad_acos(gad_tensor *x); /* NaN outside [-1, 1] */
+gad_tensor *gad_atan(gad_tensor *x);
+gad_tensor *gad_erf(gad_tensor *x);
+gad_tensor *gad_erfc(gad_tensor *x);        /* 1 - erf(x), accurate for large x */
+gad_tensor *gad_rsqrt(gad_tensor *x);       /* 1 / sqrt(x) */
+gad_tensor *gad_reciprocal(gad_tensor *x);  /* 1 / x */
+gad_tensor *gad_log1p(gad_tensor *x);       /* log(1 + x), accurate near 0 */
+gad_tensor *gad_expm1(gad_tensor *x);       /* exp(x) - 1, accurate near 0 */
+gad_tensor *gad_log2(gad_tensor *x);
+gad_tensor *gad_exp2(gad_tensor *x);
+/* x if x > 0, else alpha (exp(x) - 1) (PyTorch's default alpha is 1); the
+ * gradient at 0 is alpha, as PyTorch's. */
+gad_tensor *gad_elu(gad_tensor *x, double alpha);
+/* scale elu(x, alpha) with PyTorch's constants, alpha = 1.6732632423543772,
+ * scale = 1.0507009873554805. */
+gad_tensor *gad_selu(gad_tensor *x);
+gad_tensor *gad_mish(gad_tensor *x); /* x tanh(softplus(x)) */
+/* min(max(x, min_val), max_val) (PyTorch's defaults are -1 and 1), with
+ * gradient 1 strictly inside (min_val, max_val), 0 on the bounds, as
+ * PyTorch's; min_val > max_val or a NaN bound is a domain error. */
+gad_tensor *gad_hardtanh(gad_tensor *x, double min_val, double max_val);
+/* relu6(x + 3) / 6; gradient 1/6 strictly inside (-3, 3). */
+gad_tensor *gad_hardsigmoid(gad_tensor *x);
+/* x relu6(x + 3) / 6; gradient 0 below -3, x/3 + 1/2 on [-3, 3], 1 above. */
+gad_tensor *gad_hardswish(gad_tensor *x);
+/* gelu, exact: x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), PyTorch's default. */
+gad_tensor *gad_gelu_erf(gad_tensor *x);
+/* PyTorch's gelu(x, approximate): "none" (or NULL), the exact form
+ * (gad_gelu_erf), or "tanh" (gad_gelu); another string is a domain error. */
+gad_tensor *gad_gelu_ex(gad_tensor *x, const char *approximate);
+/* atan2(y, x), the angle of the point (x, y) in [-pi, pi], with
+ * broadcasting as gad_add; the gradient at (0, 0) is NaN, as PyTorch's. */
+gad_tensor *gad_atan2(gad_tensor *y, gad_tensor *x);
+/* x^e elementwise, with broadcasting as gad_add (x^0 = 1, even for NaN;
+ * a negative x to a non-integer power is NaN). Gradients as PyTorch's:
+ * d/dx = e x^(e-1), 0 where e = 0; d/de = x^e log(x), 0 where x = 0 and
+ * e >= 0, NaN where x < 0. */
+gad_tensor *gad_pow(gad_tensor *x, gad_tensor *e);
 
 /* ======================================================================== */
 /* Comparisons and selection                                                 */

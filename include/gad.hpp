@@ -58,6 +58,11 @@
  *     gad::max_pool2d(t, opts), gad::avg_pool2d, gad::adaptive_avg_pool2d(t, 1, 1)
  *     gad::pad(t, {1, 1, 2, 2}, GAD_PAD_REFLECT), gad::interpolate(t, {8, 8}, mode)
  *     gad::pixel_shuffle(t, 2), gad::unfold(t, opts), gad::fold(c, {H, W}, opts)
+ *   PyTorch's defaults for the math ops that take parameters:
+ *     gad::gelu_ex(t) (approximate "none", the exact form; "tanh" is
+ *     gad_gelu), gad::elu(t) (alpha 1), gad::hardtanh(t) (-1, 1);
+ *     gad::pow(t, e) with e a tensor (gad_pow) or a double (gad_pow_scalar),
+ *     gad::pow(s, t) through a rank-0 tensor as s - t does.
  *   (gad.h's GAD_ALL, GAD_RANGE and GAD_RANGE_STEP work in C++ too.)
  *   Option structs have no compound literals in C++ either: name them,
  *     gad_adamw_opts opts{};   // every field 0: the defaults
@@ -561,6 +566,21 @@ inline tensor operator/(tensor a, double s) {
 }
 inline tensor operator/(double s, tensor a) {
     return detail::with_scalar(a, s, [&](gad_tensor *st) { return gad_div(st, a); });
+}
+
+/* ---------------------------------------------------- math, PyTorch's defaults */
+
+inline tensor gelu_ex(tensor t, const char *approximate = "none") {
+    return check(gad_gelu_ex(t, approximate));
+}
+inline tensor elu(tensor t, double alpha = 1.0) { return check(gad_elu(t, alpha)); }
+inline tensor hardtanh(tensor t, double min_val = -1.0, double max_val = 1.0) {
+    return check(gad_hardtanh(t, min_val, max_val));
+}
+inline tensor pow(tensor t, tensor e) { return check(gad_pow(t, e)); }
+inline tensor pow(tensor t, double e) { return check(gad_pow_scalar(t, e)); }
+inline tensor pow(double s, tensor e) {
+    return detail::with_scalar(e, s, [&](gad_tensor *st) { return gad_pow(st, e); });
 }
 
 } // namespace gad

@@ -793,6 +793,150 @@ GAD_CS_INLINE_ gad_tensor *gad__at_clamp(const char *gad_file_, int gad_line_, g
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_sin(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_sin)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_cos(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_cos)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_tan(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_tan)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_asin(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_asin)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_acos(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_acos)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_atan(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_atan)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_erf(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_erf)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_erfc(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_erfc)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_rsqrt(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_rsqrt)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_reciprocal(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_reciprocal)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_log1p(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_log1p)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_expm1(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_expm1)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_log2(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_log2)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_exp2(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_exp2)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_elu(const char *gad_file_, int gad_line_, gad_tensor *x, double alpha) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_elu)(x, alpha);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_selu(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_selu)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_mish(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_mish)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_hardtanh(const char *gad_file_, int gad_line_, gad_tensor *x, double min_val, double max_val) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_hardtanh)(x, min_val, max_val);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_hardsigmoid(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_hardsigmoid)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_hardswish(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_hardswish)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_gelu_erf(const char *gad_file_, int gad_line_, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_gelu_erf)(x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_gelu_ex(const char *gad_file_, int gad_line_, gad_tensor *x, const char *approximate) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_gelu_ex)(x, approximate);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_atan2(const char *gad_file_, int gad_line_, gad_tensor *y, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_atan2)(y, x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_pow(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *e) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_pow)(x, e);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_eq(const char *gad_file_, int gad_line_, gad_tensor *a, gad_tensor *b) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_eq)(a, b);
@@ -2098,6 +2242,30 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_softplus(...) gad__at_softplus(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_leaky_relu(...) gad__at_leaky_relu(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_clamp(...) gad__at_clamp(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_sin(...) gad__at_sin(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_cos(...) gad__at_cos(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_tan(...) gad__at_tan(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_asin(...) gad__at_asin(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_acos(...) gad__at_acos(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_atan(...) gad__at_atan(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_erf(...) gad__at_erf(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_erfc(...) gad__at_erfc(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_rsqrt(...) gad__at_rsqrt(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_reciprocal(...) gad__at_reciprocal(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_log1p(...) gad__at_log1p(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_expm1(...) gad__at_expm1(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_log2(...) gad__at_log2(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_exp2(...) gad__at_exp2(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_elu(...) gad__at_elu(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_selu(...) gad__at_selu(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_mish(...) gad__at_mish(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_hardtanh(...) gad__at_hardtanh(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_hardsigmoid(...) gad__at_hardsigmoid(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_hardswish(...) gad__at_hardswish(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_gelu_erf(...) gad__at_gelu_erf(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_gelu_ex(...) gad__at_gelu_ex(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_atan2(...) gad__at_atan2(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_pow(...) gad__at_pow(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_eq(...) gad__at_eq(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_ne(...) gad__at_ne(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_lt(...) gad__at_lt(__FILE__, __LINE__, __VA_ARGS__)

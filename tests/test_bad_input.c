@@ -1870,6 +1870,42 @@ GOOD(clamp_equal, "gad_clamp", "value", "lo == hi", "lo everywhere",
 GOOD(clamp_empty, "gad_clamp", "empty", "x [0]", "[0]",
      SHAPE_IS(gad_clamp(F32T(0), 0, 1), 0))
 
+/* ---- math family (issue 27): the parametrized ones (elu, hardtanh,
+ * gelu_ex; the others come from their rows above), and the special values
+ * that are answers, not errors */
+SCALAR_ROWS(elu, 1.0)
+TBAD(hardtanh_null, "gad_hardtanh", "NULL", "x NULL", E_DOMAIN, "hardtanh", NULL,
+     gad_hardtanh(NULL, -1, 1))
+TBAD(hardtanh_i64, "gad_hardtanh", "dtype", "x i64", E_DTYPE, "hardtanh", "i64",
+     gad_hardtanh(I64T(2), -1, 1))
+TBAD(hardtanh_order, "gad_hardtanh", "value", "min_val 2 > max_val 1", E_DOMAIN, "hardtanh",
+     "[2, 1]", gad_hardtanh(F32T(2), 2, 1))
+TBAD(hardtanh_nan, "gad_hardtanh", "NaN/Inf", "min_val NaN", E_DOMAIN, "hardtanh", "nan",
+     gad_hardtanh(F32T(2), NAN, 1))
+GOOD(hardtanh_equal, "gad_hardtanh", "value", "min_val == max_val", "that value everywhere",
+     at(gad_hardtanh(F32T(3), 0.5, 0.5), 2) == 0.5)
+GOOD(hardtanh_empty, "gad_hardtanh", "empty", "x [0]", "[0]",
+     SHAPE_IS(gad_hardtanh(F32T(0), -1, 1), 0))
+TBAD(gelu_ex_null, "gad_gelu_ex", "NULL", "x NULL", E_DOMAIN, "gelu_ex", NULL,
+     gad_gelu_ex(NULL, "none"))
+TBAD(gelu_ex_mode, "gad_gelu_ex", "value", "approximate \"erf\"", E_DOMAIN, "gelu_ex",
+     "\"erf\"", gad_gelu_ex(F32T(2), "erf"))
+GOOD(gelu_ex_default, "gad_gelu_ex", "NULL", "approximate NULL", "the exact form",
+     at(gad_gelu_ex(S64(1), NULL), 0) == at(gad_gelu_erf(S64(1)), 0))
+GOOD(gelu_ex_tanh, "gad_gelu_ex", "value", "approximate \"tanh\"", "gad_gelu",
+     at(gad_gelu_ex(S64(1), "tanh"), 0) == at(gad_gelu(S64(1)), 0))
+GOOD(log1p_edges, "gad_log1p", "NaN/Inf", "x -1 and -2", "-inf and NaN (no error)",
+     at(gad_log1p(S32(-1)), 0) == -INFINITY && isnan(at(gad_log1p(S32(-2)), 0)))
+GOOD(asin_out, "gad_asin", "NaN/Inf", "x 2", "NaN (no error)", isnan(at(gad_asin(S32(2)), 0)))
+GOOD(sin_huge, "gad_sin", "NaN/Inf", "x inf and 1e30", "NaN and sin(1e30)",
+     isnan(at(gad_sin(S32(INFINITY)), 0)) &&
+         at(gad_sin(S32(1e30f)), 0) == (float)sin((double)1e30f))
+GOOD(pow_zero, "gad_pow", "NaN/Inf", "0^-1, (-8)^(1/3), NaN^0", "inf, NaN, 1 (IEEE)",
+     at(gad_pow(S32(0), S32(-1)), 0) == INFINITY &&
+         isnan(at(gad_pow(S32(-8), S32(1.0f / 3)), 0)) && at(gad_pow(S32(NAN), S32(0)), 0) == 1)
+GOOD(atan2_zeros, "gad_atan2", "NaN/Inf", "atan2(0, -0)", "pi (IEEE)",
+     fabs(at(gad_atan2(S64(0), S64(-0.0)), 0) - 3.141592653589793) < 1e-15)
+
 AREA("Comparisons and selection")
 
 /* a op b: NULL, shapes, mixed dtypes, NaN, empty, rank 0 (nan: NaN op NaN) */
@@ -2061,7 +2097,6 @@ GOOD(clamp_tensor_cross, "gad_clamp_tensor", "value", "min 1 > max 0", "max",
      at(gad_clamp_tensor(F32T(1), VALS32(1), VALS32(0)), 0) == 0)
 GOOD(clamp_tensor_empty, "gad_clamp_tensor", "empty", "x [0,2], max [2]", "[0,2]",
      SHAPE_IS(gad_clamp_tensor(F32T(0, 2), NULL, F32T(2)), 0, 2))
-
 AREA("Reductions and softmax")
 
 #define AXES_ROWS(name)                                                        \

@@ -124,6 +124,14 @@ static const struct {
     {"sqrt", gad_sqrt},       {"abs", gad_abs},       {"sign", gad_sign},
     {"sigmoid", gad_sigmoid}, {"silu", gad_silu},     {"gelu", gad_gelu},
     {"softplus", gad_softplus},
+    /* math family (issue 27) */
+    {"sin", gad_sin},         {"cos", gad_cos},       {"tan", gad_tan},
+    {"asin", gad_asin},       {"acos", gad_acos},     {"atan", gad_atan},
+    {"erf", gad_erf},         {"erfc", gad_erfc},     {"rsqrt", gad_rsqrt},
+    {"reciprocal", gad_reciprocal}, {"log1p", gad_log1p}, {"expm1", gad_expm1},
+    {"log2", gad_log2},       {"exp2", gad_exp2},     {"selu", gad_selu},
+    {"mish", gad_mish},       {"hardsigmoid", gad_hardsigmoid},
+    {"hardswish", gad_hardswish}, {"gelu_erf", gad_gelu_erf},
 };
 
 /* ---- normalization (issue 28): batch, group and instance norm, and the
@@ -178,6 +186,12 @@ static gad_tensor *apply(const ref_case *c) {
     if (!strcmp(op, "pow_scalar")) return gad_pow_scalar(in[0], c->dp[0]);
     if (!strcmp(op, "leaky_relu")) return gad_leaky_relu(in[0], c->dp[0]);
     if (!strcmp(op, "clamp")) return gad_clamp(in[0], c->dp[0], c->dp[1]);
+    /* math family (issue 27) */
+    if (!strcmp(op, "elu")) return gad_elu(in[0], c->dp[0]);
+    if (!strcmp(op, "hardtanh")) return gad_hardtanh(in[0], c->dp[0], c->dp[1]);
+    if (!strcmp(op, "gelu_ex")) return gad_gelu_ex(in[0], ip[0] ? "tanh" : "none");
+    if (!strcmp(op, "atan2")) return gad_atan2(in[0], in[1]);
+    if (!strcmp(op, "pow")) return gad_pow(in[0], in[1]);
     if (!strcmp(op, "sum")) return gad_sum(in[0], axes, (int)ip[1], (int)ip[0]);
     if (!strcmp(op, "mean")) return gad_mean(in[0], axes, (int)ip[1], (int)ip[0]);
     if (!strcmp(op, "variance")) return gad_variance(in[0], axes, (int)ip[1], (int)ip[0]);

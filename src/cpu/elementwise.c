@@ -5,6 +5,7 @@
  * (GAD_CLONES). f32 exp and tanh come from vmath.h, f64 from libm. */
 #include "cpu.h"
 #include "cpu/vmath.h"
+#include "cpu/vmath_ext.h"
 #include "iter.h"
 
 #include <tgmath.h>
@@ -45,6 +46,84 @@
         return (E)0.5 * ((E)1 + t) +                                           \
                (E)0.5 * z * ((E)1 - t * t) * GELU_K * ((E)1 + (E)3 * GELU_C * z * z); \
     }
+/* ------------------------------------------------------- the math family
+ * Helpers of the math rows (sin ... pow, elu, mish, gelu_erf): f32 from
+ * vmath_ext.h (vectorizable, within 2 ulp), f64 from libm. */
+#define F32_OR(f32, f64, v) _Generic((v), float: f32, default: f64)(v)
+#define SIN_E(v) F32_OR(gad__sinf, sin, v)
+#define COS_E(v) F32_OR(gad__cosf, cos, v)
+#define TAN_E(v) F32_OR(gad__tanf, tan, v)
+#define ASIN_E(v) F32_OR(gad__asinf, asin, v)
+#define ACOS_E(v) F32_OR(gad__acosf, acos, v)
+#define ATAN_E(v) F32_OR(gad__atanf, atan, v)
+#define ERF_E(v) F32_OR(gad__erff, erf, v)
+#define ERFC_E(v) F32_OR(gad__erfcf, erfc, v)
+#define RSQRT_E(v) F32_OR(gad__rsqrtf, rsqrt_f64, v)
+#define LOG1P_E(v) F32_OR(gad__log1pf, log1p, v)
+#define EXPM1_E(v) F32_OR(gad__expm1f, expm1, v)
+#define LOG2_E(v) F32_OR(gad__log2f, log2, v)
+#define EXP2_E(v) F32_OR(gad__exp2f, exp2, v)
+#define MISH_E(v) F32_OR(gad__mishf, mish_f64, v)
+#define DMISH_E(v) F32_OR(gad__dmishf, dmish_f64, v)
+#define SELU_E(v) F32_OR(gad__seluf, selu_f64, v)
+#define GELU_ERF_E(v) F32_OR(gad__gelu_erff, gelu_erf_f64, v)
+#define DGELU_ERF_E(v) F32_OR(gad__dgelu_erff, dgelu_erf_f64, v)
+#define ELU_E(v, al) _Generic((v), float: gad__eluf, default: elu_f64)(v, al)
+#define ATAN2_E(y, x) _Generic((y), float: gad__atan2f, default: atan2)(y, x)
+#define POW_E(x, y) _Generic((x), float: gad__powf, default: pow)(x, y)
+
+static inline double rsqrt_f64(double x) { return 1.0 / sqrt(x); }
+static inline double mish_f64(double x) { return x * tanh(x > 20 ? x : log1p(exp(x))); }
+static inline double dmish_f64(double x) {
+    double t = tanh(x > 20 ? x : log1p(exp(x)));
+    return t + x * (1 - t * t) / (1 + exp(-x));
+}
+static inline double elu_f64(double x, double alpha) { return x > 0 ? x : alpha * expm1(x); }
+static inline double selu_f64(double x) {
+    return GAD_SELU_SCALE * (x > 0 ? x : GAD_SELU_ALPHA * expm1(x));
+}
+/* x Phi(x) and Phi(x) + x phi(x) */
+static inline double gelu_erf_f64(double x) { return 0.5 * x * erfc(-x * 0.7071067811865476); }
+static inline double dgelu_erf_f64(double x) {
+    return 0.5 * erfc(-x * 0.7071067811865476) + x * exp(-0.5 * x * x) * 0.3989422804014327;
+}
+
+/* Lanes that vmath_ext.h's sin, cos and tan leave to libm (|x| > 2^22,
+ * inf, NaN): a kernel first checks, in a loop that vectorizes, whether a
+ * block holds one, and only then recomputes those lanes. The row's kernel
+ * id is a constant in each kernel, so this folds away in the others. */
+static inline bool trig_big(float x) { return !(fabsf(x) <= GAD_VM_TRIG_MAX); }
+
+static inline bool any_trig_big(int64_t n, const float *x, int64_t sx) {
+    bool any = false;
+    for (int64_t i = 0; i < n; i++) any |= trig_big(x[i * sx]);
+    return any;
+}
+
+static inline void fix_unary(gad_ukernel k, int64_t n, const void *xp, int64_t sx, void *yp) {
+    double (*f)(double) = k == GAD_UK_SIN ? sin : k == GAD_UK_COS ? cos : k == GAD_UK_TAN ? tan : NULL;
+    if (!f) return;
+    const float *x = xp;
+    float *y = yp;
+    if (!any_trig_big(n, x, sx)) return;
+    for (int64_t i = 0; i < n; i++)
+        if (trig_big(x[i * sx])) y[i] = (float)f(x[i * sx]);
+}
+
+/* the gradients g cos x (sin) and -g sin x (cos) */
+static inline void fix_grad(gad_gkernel k, int64_t n, const void *gp, int64_t sg,
+                            const void *xp, int64_t sx, void *yp) {
+    if (k != GAD_GK_SIN && k != GAD_GK_COS) return;
+    const float *g = gp, *x = xp;
+    float *y = yp;
+    if (!any_trig_big(n, x, sx)) return;
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i * sx];
+        if (trig_big(v))
+            y[i] = k == GAD_GK_SIN ? (float)(g[i * sg] * cos(v)) : (float)(-g[i * sg] * sin(v));
+    }
+}
+
 DEF_DSILU(float, f32)
 DEF_DSILU(double, f64)
 DEF_DGELU(float, f32)
@@ -65,7 +144,7 @@ DEF_DGELU(double, f64)
 typedef void (*ukern)(int64_t n, const void *x, int64_t sx, void *y,
                       const gad_uparams *p);
 
-#define DEF_UNARY(fn, T, fwd)                                                  \
+#define DEF_UNARY(fn, T, fwd, K)                                               \
     GAD_CLONES static void fn(int64_t n, const void *xp, int64_t sx, void *yp, \
                               const gad_uparams *p) {                          \
         typedef T E;                                                           \
@@ -84,9 +163,11 @@ typedef void (*ukern)(int64_t n, const void *x, int64_t sx, void *y,
                 E x = in[i * sx];                                              \
                 out[i] = (fwd);                                                \
             }                                                                  \
+        if (sizeof(E) == sizeof(float)) fix_unary(K, n, xp, sx, yp);           \
     }
 #define DEF_UNARY_BOTH(ID, fwd)                                                \
-    DEF_UNARY(uk_##ID##_f32, float, fwd) DEF_UNARY(uk_##ID##_f64, double, fwd)
+    DEF_UNARY(uk_##ID##_f32, float, fwd, GAD_UK_##ID)                          \
+    DEF_UNARY(uk_##ID##_f64, double, fwd, GAD_UK_##ID)
 #define UNARY(ID, name, args, pwords, save, fwd, ...) DEF_UNARY_BOTH(ID, fwd)
 #define UKERNEL(ID, fwd, cost) DEF_UNARY_BOTH(ID, fwd)
 #include "backend/elementwise.def"
@@ -111,7 +192,7 @@ static const bool unary_light[GAD_UK_COUNT_] = {
 typedef void (*bkern)(int64_t, const void *, int64_t, const void *, int64_t, void *,
                       const gad_uparams *);
 
-#define DEF_LOOP2(fn, T, e0, e1, params, expr)                                 \
+#define DEF_LOOP2(fn, T, e0, e1, params, expr, fix)                            \
     GAD_CLONES static void fn(int64_t n, const void *p0, int64_t s0,           \
                               const void *p1, int64_t s1, void *yp,            \
                               const gad_uparams *p) {                          \
@@ -141,6 +222,7 @@ typedef void (*bkern)(int64_t, const void *, int64_t, const void *, int64_t, voi
                 E e0 = in0[i * s0], e1 = in1[i * s1];                          \
                 out[i] = (expr);                                               \
             }                                                                  \
+        if (sizeof(E) == sizeof(float)) fix;                                   \
     }
 #define NO_PARAMS (void)p;
 #define GRAD_PARAMS                                                            \
@@ -149,11 +231,12 @@ typedef void (*bkern)(int64_t, const void *, int64_t, const void *, int64_t, voi
     (void)b;
 
 #define DEF_BINARY_BOTH(ID, fwd)                                               \
-    DEF_LOOP2(bk_##ID##_f32, float, a, b, NO_PARAMS, fwd)                      \
-    DEF_LOOP2(bk_##ID##_f64, double, a, b, NO_PARAMS, fwd)
+    DEF_LOOP2(bk_##ID##_f32, float, a, b, NO_PARAMS, fwd, (void)0)             \
+    DEF_LOOP2(bk_##ID##_f64, double, a, b, NO_PARAMS, fwd, (void)0)
 #define DEF_GRAD_BOTH(ID, v, grad)                                             \
-    DEF_LOOP2(gk_##ID##_f32, float, g, v, GRAD_PARAMS, grad)                   \
-    DEF_LOOP2(gk_##ID##_f64, double, g, v, GRAD_PARAMS, grad)
+    DEF_LOOP2(gk_##ID##_f32, float, g, v, GRAD_PARAMS, grad,                   \
+              fix_grad(GAD_GK_##ID, n, p0, s0, p1, s1, yp))                    \
+    DEF_LOOP2(gk_##ID##_f64, double, g, v, GRAD_PARAMS, grad, (void)0)
 #define BINARY(ID, name, fwd, ...) DEF_BINARY_BOTH(ID, fwd)
 #define BKERNEL(ID, fwd) DEF_BINARY_BOTH(ID, fwd)
 #define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, grad, ...)         \

@@ -51,6 +51,78 @@ __device__ __forceinline__ E gcu_dgelu(E z) {
 #define DSILU_E(z) gcu_dsilu(z)
 #define DGELU_E(z) gcu_dgelu(z)
 
+/* The math family's helpers (issue 27): CUDA's math library in E (its f32
+ * functions are within 1-4 ulp: CUDA C Programming Guide, appendix
+ * "Mathematical Functions"); elu, selu, mish and exact gelu built on them. */
+#define GCU_MATH1(name, ff, fd)                                                \
+    __device__ __forceinline__ float name(float v) { return ff(v); }          \
+    __device__ __forceinline__ double name(double v) { return fd(v); }
+GCU_MATH1(gcu_sin, sinf, sin)
+GCU_MATH1(gcu_cos, cosf, cos)
+GCU_MATH1(gcu_tan, tanf, tan)
+GCU_MATH1(gcu_asin, asinf, asin)
+GCU_MATH1(gcu_acos, acosf, acos)
+GCU_MATH1(gcu_atan, atanf, atan)
+GCU_MATH1(gcu_erf, erff, erf)
+GCU_MATH1(gcu_erfc, erfcf, erfc)
+GCU_MATH1(gcu_rsqrt, rsqrtf, rsqrt)
+GCU_MATH1(gcu_log1p, log1pf, log1p)
+GCU_MATH1(gcu_expm1, expm1f, expm1)
+GCU_MATH1(gcu_log2, log2f, log2)
+GCU_MATH1(gcu_exp2, exp2f, exp2)
+__device__ __forceinline__ float gcu_atan2(float y, float x) { return atan2f(y, x); }
+__device__ __forceinline__ double gcu_atan2(double y, double x) { return atan2(y, x); }
+__device__ __forceinline__ float gcu_pow(float x, float y) { return powf(x, y); }
+__device__ __forceinline__ double gcu_pow(double x, double y) { return pow(x, y); }
+#define SIN_E(v) gcu_sin(v)
+#define COS_E(v) gcu_cos(v)
+#define TAN_E(v) gcu_tan(v)
+#define ASIN_E(v) gcu_asin(v)
+#define ACOS_E(v) gcu_acos(v)
+#define ATAN_E(v) gcu_atan(v)
+#define ERF_E(v) gcu_erf(v)
+#define ERFC_E(v) gcu_erfc(v)
+#define RSQRT_E(v) gcu_rsqrt(v)
+#define LOG1P_E(v) gcu_log1p(v)
+#define EXPM1_E(v) gcu_expm1(v)
+#define LOG2_E(v) gcu_log2(v)
+#define EXP2_E(v) gcu_exp2(v)
+#define ATAN2_E(y, x) gcu_atan2(y, x)
+#define POW_E(x, y) gcu_pow(x, y)
+/* elu(-0) = selu(-0) = +0, mish(-inf) = gelu(-inf) = NaN: as the CPU's */
+template <class E>
+__device__ __forceinline__ E gcu_elu(E x, E alpha) {
+    return x > 0 ? x : x == 0 ? (E)0 : alpha * gcu_expm1(x);
+}
+template <class E>
+__device__ __forceinline__ E gcu_selu(E x) {
+    return (E)GAD_SELU_SCALE * gcu_elu(x, (E)GAD_SELU_ALPHA);
+}
+template <class E>
+__device__ __forceinline__ E gcu_mish(E x) {
+    return x * gcu_tanh(x > (E)20 ? x : gcu_log1p(gcu_exp(x)));
+}
+template <class E>
+__device__ __forceinline__ E gcu_dmish(E x) {
+    E t = gcu_tanh(x > (E)20 ? x : gcu_log1p(gcu_exp(x)));
+    return t + x * ((E)1 - t * t) / ((E)1 + gcu_exp(-x));
+}
+template <class E>
+__device__ __forceinline__ E gcu_gelu_erf(E x) {
+    return (E)0.5 * x * gcu_erfc(x * (E)-0.7071067811865476);
+}
+template <class E>
+__device__ __forceinline__ E gcu_dgelu_erf(E x) {
+    return (E)0.5 * gcu_erfc(x * (E)-0.7071067811865476) +
+           x * gcu_exp((E)-0.5 * x * x) * (E)0.3989422804014327;
+}
+#define ELU_E(v, al) gcu_elu(v, al)
+#define SELU_E(v) gcu_selu(v)
+#define MISH_E(v) gcu_mish(v)
+#define DMISH_E(v) gcu_dmish(v)
+#define GELU_ERF_E(v) gcu_gelu_erf(v)
+#define DGELU_ERF_E(v) gcu_dgelu_erf(v)
+
 /* ------------------------------------------------------------- functors */
 
 #define UNARY(ID, name, args, pwords, save, fwd, ...)                          \

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* The gradient of input i, summed back to that input's shape. */
 #define UNB(g, i) gad__unbroadcast((g), n->parents[i]->shape, n->parents[i]->rank)
@@ -204,6 +205,76 @@ static gad_tensor *gelu_grad(gad_tensor *x) {
     return gad_add(left, gad_mul_scalar(gad_mul(gad_mul(x, sech2), inner), 0.5 * k));
 }
 
+/* ------------------------------------------------------- the math family
+ * The derivatives the math rows of elementwise.def name (their dexpr, built
+ * from tracked ops so that they differentiate again), gad_gelu_ex, and the
+ * binary VJPs of atan2 and pow. */
+
+/* elu'(x) = scale for x > 0, else scale alpha e^x (e^min(x, 0), so that a
+ * large x does not make inf * 0); selu is elu's with its constants. */
+static gad_tensor *elu_grad(gad_tensor *x, double alpha, double scale) {
+    gad_tensor *neg = gad_mul(gad__const_unary(GAD_UK_ELU_NEG, x, alpha, 0),
+                              gad_exp(gad_clamp(x, -INFINITY, 0)));
+    return gad_mul_scalar(gad_add(gad__const_unary(GAD_UK_RELU_MASK, x, 0, 0), neg), scale);
+}
+
+/* mish'(x) = t + x (1 - t^2) sigmoid(x), t = tanh(softplus(x)) */
+static gad_tensor *mish_grad(gad_tensor *x) {
+    gad_tensor *t = gad_tanh(gad_softplus(x));
+    gad_tensor *sech2 = gad_add_scalar(gad_neg(gad_square(t)), 1);
+    return gad_add(t, gad_mul(gad_mul(x, sech2), gad_sigmoid(x)));
+}
+
+/* hardswish'(x) = 0 below -3, x/3 + 1/2 on [-3, 3], 1 above (PyTorch's) */
+static gad_tensor *hardswish_grad(gad_tensor *x) {
+    gad_tensor *mid = gad__const_unary(GAD_UK_HARDSWISH_MID, x, 0, 0);
+    gad_tensor *lin = gad_add_scalar(gad_mul_scalar(x, 1.0 / 3), 0.5);
+    return gad_add(gad_mul(mid, lin), gad__const_unary(GAD_UK_HARDSWISH_HI, x, 0, 0));
+}
+
+/* gelu'(x) = Phi(x) + x phi(x) (exact form) */
+static gad_tensor *gelu_erf_grad(gad_tensor *x) {
+    gad_tensor *cdf = gad_mul_scalar(gad_erfc(gad_mul_scalar(x, -0.7071067811865476)), 0.5);
+    gad_tensor *pdf = gad_mul_scalar(gad_exp(gad_mul_scalar(gad_square(x), -0.5)),
+                                     0.3989422804014327); /* 1/sqrt(2 pi) */
+    return gad_add(cdf, gad_mul(x, pdf));
+}
+
+gad_tensor *gad_gelu_ex(gad_tensor *x, const char *approximate) {
+    GAD_NEED("gelu_ex", x);
+    if (!approximate || !strcmp(approximate, "none")) return gad_gelu_erf(x);
+    if (!strcmp(approximate, "tanh")) return gad_gelu(x);
+    return gad__err(GAD_ERR_DOMAIN, "gelu_ex",
+                    "approximate must be \"none\" or \"tanh\", got \"%.40s\"", approximate);
+}
+
+/* atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2) */
+static gad_tensor *atan2_den(gad_node *n) {
+    return gad_add(gad_square(saved_in(n, 0)), gad_square(saved_in(n, 1)));
+}
+static gad_tensor *atan2_ga(gad_node *n, gad_tensor *gy) {
+    return gad_div(gad_mul(gy, saved_in(n, 1)), atan2_den(n));
+}
+static gad_tensor *atan2_gb(gad_node *n, gad_tensor *gy) {
+    return gad_neg(gad_div(gad_mul(gy, saved_in(n, 0)), atan2_den(n)));
+}
+
+/* pow(x, e), PyTorch's gradients: d/dx = e x^(e-1), 0 where e = 0 (as
+ * e x^(e-1+[e=0]), so that x = 0 gives 0, not 0 * inf); d/de = x^e log x,
+ * 0 where x = 0 and e >= 0 (as log(x + [x=0, e>=0])), NaN for x < 0. The
+ * masks are constants: both stay differentiable elsewhere. */
+static gad_tensor *pow_ga(gad_node *n, gad_tensor *gy) {
+    gad_tensor *x = saved_in(n, 0), *e = saved_in(n, 1);
+    gad_tensor *e0 = gad__const_binary(GAD_BK_POW_E0, x, e);
+    gad_tensor *p = gad_pow(x, gad_add(gad_add_scalar(e, -1), e0));
+    return gad_mul(gad_mul(gy, e), p);
+}
+static gad_tensor *pow_gb(gad_node *n, gad_tensor *gy) {
+    gad_tensor *x = saved_in(n, 0), *e = saved_in(n, 1);
+    gad_tensor *m = gad__const_binary(GAD_BK_POW_LOG0, x, e);
+    return gad_mul(gad_mul(gy, gad_pow(x, e)), gad_log(gad_add(x, m)));
+}
+
 /* ---------------------------------------------------------------- samples */
 
 static gad_tensor *apply_binary(void *self, gad_tensor *const *in, int n);
@@ -223,6 +294,12 @@ static void apart(gad_op_sample *s) {
  * bound when it is +-1, as the sample's are) */
 static void off_bounds(gad_op_sample *s) {
     gad__sample_move(s->in[0], s->d[0], s->d[1], 0.1, 0.25);
+}
+
+/* hardsigmoid, hardswish: values within 0.1 of -3 or 3 move 0.25 away
+ * from 0 (off the kinks) */
+static void off_three(gad_op_sample *s) {
+    gad__sample_move(s->in[0], -3, 3, 0.1, 0.25);
 }
 
 /* Shape pairs every binary op is checked on: equal, broadcast both ways,

@@ -158,6 +158,20 @@ static void operators_and_lists() {
                gad_sample_logits(a, &so, r2.get())));
 }
 
+// The math ops' PyTorch defaults and pow's three forms.
+static void math_defaults() {
+    gad::scope s;
+    const float xv[] = {-2.5f, -0.5f, 0.25f, 1.5f};
+    gad::tensor x = gad::from_f32(xv, {4});
+    CHECK(same(gad::gelu_ex(x), gad_gelu_erf(x)));
+    CHECK(same(gad::gelu_ex(x, "tanh"), gad_gelu(x)));
+    CHECK(same(gad::elu(x), gad_elu(x, 1.0)));
+    CHECK(same(gad::hardtanh(x), gad_hardtanh(x, -1, 1)));
+    CHECK(same(gad::pow(x, x), gad_pow(x, x)));
+    CHECK(same(gad::pow(x, 2.0), gad_pow_scalar(x, 2.0)));
+    CHECK(same(gad::pow(2.0, x), gad_exp2(x)));
+}
+
 extern "C" int gad_test_register_device(void); // test_device_shim.c
 
 // The scalar operators make their rank-0 tensor on t's device and in t's
@@ -335,6 +349,7 @@ static void normalization() {
 }
 
 int main() {
+    math_defaults();
     ownership();
     attention_wrappers();
     normalization();

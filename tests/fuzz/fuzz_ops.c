@@ -1067,6 +1067,55 @@ static gad_tensor *e_unary(prog *p) {
     }
 }
 
+/* The math family (issue 27). Smooth mode picks among the first 14, whose
+ * derivatives are finite everywhere on moderate values; the others have
+ * poles or domains (tan, asin, rsqrt, log1p, pow, atan2 at (0, 0), ...). */
+static gad_tensor *e_math(prog *p) {
+    static const int smooth_n = 14;
+    static const char *const modes[3] = {"none", "tanh", "erf"};
+    unsigned which = u8(&p->in);
+    which = p->smooth ? which % (unsigned)smooth_n : which % 25;
+    gad_tensor *x = arg(p);
+    switch (which) {
+    case 0: return gad_sin(x);
+    case 1: return gad_cos(x);
+    case 2: return gad_atan(x);
+    case 3: return gad_erf(x);
+    case 4: return gad_erfc(x);
+    case 5: return gad_expm1(x);
+    case 6: return gad_exp2(x);
+    case 7: return gad_elu(x, p->smooth ? 1.0 : scalar_of(p));
+    case 8: return gad_selu(x);
+    case 9: return gad_mish(x);
+    case 10: return gad_gelu_erf(x);
+    case 11: return gad_hardsigmoid(x);
+    case 12: return gad_hardswish(x);
+    case 13: {
+        double lo = scalar_of(p), hi = scalar_of(p);
+        if (p->smooth && !(lo <= hi)) lo = -1, hi = 1;
+        return gad_hardtanh(x, lo, hi);
+    }
+    case 14: return gad_tan(x);
+    case 15: return gad_asin(x);
+    case 16: return gad_acos(x);
+    case 17: return gad_rsqrt(x);
+    case 18: return gad_reciprocal(x);
+    case 19: return gad_log1p(x);
+    case 20: return gad_log2(x);
+    case 21: return gad_gelu_ex(x, modes[u8(&p->in) % 3]);
+    case 22:
+    case 23: {
+        gad_tensor *b = second(p, x);
+        if (too_big_bcast(x, b)) {
+            p->skip = 1;
+            return NULL;
+        }
+        return which == 22 ? gad_pow(x, b) : gad_atan2(x, b);
+    }
+    default: return gad_sin(gad_mul_scalar(x, 1e30)); /* the libm lanes */
+    }
+}
+
 /* ======================================================================== */
 /* Reductions, softmax                                                       */
 /* ======================================================================== */
@@ -1915,6 +1964,7 @@ static const op_entry smooth_ops[] = {
     /* attention and positions (issue 27) */
     {"attention", f_attention}, {"rope", f_rope},
     {"chnorm", n_chnorm}, /* normalization (issue 28) */
+    {"math", e_math},
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 

@@ -639,3 +639,49 @@ for dt in (torch.float64, torch.float32):
         case(name, kind, dt,
              [(U(*shape) * 2 + 0.5, 0), (U(C, lo=-0.5, hi=0.5), 0), (U(C, lo=0.5, hi=2.0), 0)],
              running_fn(kind, mom, 1e-5), dparams=[mom, 1e-5])
+# ---- math family (issue 27): sin ... pow, the activations, exact gelu.
+# Kept after the cases above so that their drawn values stay as they were.
+# iparams of gelu_ex: 0 = "none", 1 = "tanh".
+FN = torch.nn.functional
+
+
+def hardsigmoid(t):
+    """F.hardsigmoid as its composition: torch 1.13's backward multiplies by
+    1/6 rounded to float even in f64 (3e-8 off); the values here are off
+    the kinks, where the two agree otherwise"""
+    return torch.clamp(t + 3, 0, 6) / 6
+
+for dt in (torch.float64, torch.float32):
+    x = U(3, 4, lo=-3, hi=3)
+    xa = away(U(3, 4), 0.1)
+    xu = U(3, 4, lo=-0.9, hi=0.9)
+    xp = U(3, 4, lo=0.3, hi=3.0)
+    xh = torch.where(((x.abs() - 3).abs() < 0.1), x * 1.1, x)
+    for op, f, inp in [
+        ("sin", torch.sin, x * 3), ("cos", torch.cos, x * 3), ("tan", torch.tan, xu),
+        ("asin", torch.asin, xu), ("acos", torch.acos, xu), ("atan", torch.atan, x),
+        ("erf", torch.erf, x), ("erfc", torch.erfc, x), ("rsqrt", torch.rsqrt, xp),
+        ("reciprocal", torch.reciprocal, away(U(3, 4), 0.5)),
+        ("log1p", torch.log1p, U(3, 4, lo=-0.9, hi=3)), ("expm1", torch.expm1, x),
+        ("log2", torch.log2, xp), ("exp2", torch.exp2, x), ("selu", FN.selu, xa),
+        ("mish", FN.mish, x), ("hardsigmoid", hardsigmoid, xh * 1.3),
+        ("hardswish", FN.hardswish, xh * 1.3), ("gelu_erf", FN.gelu, x),
+    ]:
+        case(op, op, dt, [(inp, 1)], f)
+    case("elu", "elu", dt, [(xa, 1)], lambda t: FN.elu(t, 1.0), dparams=[1.0])
+    case("elu_alpha", "elu", dt, [(xa, 1)], lambda t: FN.elu(t, 0.7), dparams=[0.7])
+    xc = torch.where(((x.abs() - 1).abs() < 0.1), x * 1.3, x)
+    case("hardtanh", "hardtanh", dt, [(xc, 1)], lambda t: FN.hardtanh(t, -1.0, 1.0),
+         dparams=[-1, 1])
+    case("hardtanh_wide", "hardtanh", dt, [(xc, 1)], lambda t: FN.hardtanh(t, -0.5, 2.0),
+         dparams=[-0.5, 2])
+    case("gelu_ex_none", "gelu_ex", dt, [(x, 1)], lambda t: FN.gelu(t), iparams=[0])
+    case("gelu_ex_tanh", "gelu_ex", dt, [(x, 1)], lambda t: FN.gelu(t, approximate="tanh"),
+         iparams=[1])
+    case("atan2_bcast", "atan2", dt, [(U(3, 1), 1), (away(U(4), 0.3), 1)], torch.atan2)
+    case("atan2_same", "atan2", dt, [(U(2, 3), 1), (U(2, 3), 1)], torch.atan2)
+    case("pow_bcast", "pow", dt, [(xp, 1), (U(4), 1)], torch.pow)
+    # x = 0 with e >= 0 and e = 0: PyTorch's zero gradients there
+    case("pow_zeros", "pow", dt,
+         [(torch.tensor([0.0, 0.0, 2.0, 1.5]), 1), (torch.tensor([2.0, 0.0, 0.0, 3.0]), 1)],
+         torch.pow)
