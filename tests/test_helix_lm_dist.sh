@@ -23,6 +23,7 @@ set -u
 MPIEXEC=${1:?usage: test_helix_lm_dist.sh MPIEXEC BIN SCRATCH}
 BIN=${2:?usage: test_helix_lm_dist.sh MPIEXEC BIN SCRATCH}
 DIR=${3:?usage: test_helix_lm_dist.sh MPIEXEC BIN SCRATCH}
+NAME=$(basename "$BIN") # helix_lm, or gpt (the same program with a transformer)
 K=50
 fail() {
     echo "FAIL: $*" >&2
@@ -49,7 +50,7 @@ run one 0 $CONF --out "$DIR/one" || { cat "$DIR/one.log"; fail "the 1-process ru
 run two 2 $CONF --out "$DIR/two" || { cat "$DIR/two.log"; fail "the 2-rank run failed"; }
 grep -q "distributed: 2 ranks" "$DIR/two.log" || fail "the 2-rank run did not run on 2 ranks"
 [ "$(grep -c '^step ' "$DIR/two.log")" -gt 0 ] || fail "rank 0 printed no progress"
-[ "$(grep -c 'helix_lm: [0-9]* parameters' "$DIR/two.log")" -eq 1 ] ||
+[ "$(grep -c "$NAME: [0-9]* parameters" "$DIR/two.log")" -eq 1 ] ||
     fail "not rank 0 alone printed the banner"
 rows=$(($(wc -l < "$DIR/two/metrics.csv") - 2))
 [ "$rows" -eq "$K" ] || fail "the 2-rank metrics.csv has $rows step rows, not $K"
@@ -121,7 +122,7 @@ MM="--layers 2 --batch 8 --seq 32 --steps 5 --val-windows 8 --threads 1 --bytes 
 timeout 120 "$MPIEXEC" -np 1 "$BIN" train --d 32 $MM --out "$DIR/mm" : \
     -np 1 "$BIN" train --d 48 $MM --out "$DIR/mm" > "$DIR/mm.log" 2>&1
 [ $? -ne 124 ] || fail "ranks with different models hung"
-for r in "helix_lm:" "helix_lm\[rank 1\]:"; do
+for r in "$NAME:" "$NAME\[rank 1\]:"; do
     grep -q "^$r cannot broadcast the parameters: shape error in dist_broadcast: the ranks disagree" \
         "$DIR/mm.log" || { cat "$DIR/mm.log"; fail "no clear error from $r for a different model"; }
 done

@@ -41,7 +41,7 @@ config default_config(void) {
     c.beta1 = 0.9;
     c.beta2 = 0.99;
     c.seed = 1;
-    c.out = "helix_run";
+    c.out = lm_default_out;
     c.ckpt = NULL;
     c.eval_every = 200;
     c.ckpt_every = 250;
@@ -53,6 +53,7 @@ config default_config(void) {
     c.temperature = 0.8;
     c.top_k = 40;
     c.bytes = 300;
+    lm_config_defaults(&c); /* the architecture's own (model.h) */
     return c;
 }
 
@@ -72,7 +73,7 @@ const option_spec options[] = {
     {"time-budget", OPT_REAL, OFF(time_budget), T_, 0.001, 1e9, "S",
      "train for S seconds of wall clock (default 180 when --steps is not given)"},
     {"d", OPT_INT, OFF(d), T_, 1, MAX_D, "D", "model width (default 256)"},
-    {"layers", OPT_INT, OFF(layers), T_, 1, MAX_LAYERS, "L", "HELIX blocks (default 4)"},
+    {"layers", OPT_INT, OFF(layers), T_, 1, MAX_LAYERS, "L", "blocks (default 4)"},
     {"batch", OPT_INT, OFF(batch), T_, 1, MAX_BATCH, "B", "windows per batch (default 16)"},
     {"seq", OPT_INT, OFF(seq), T_, 2, MAX_SEQ, "T", "bytes per window (default 128)"},
     {"lr", OPT_REAL, OFF(lr), T_, 1e-12, 10, "X", "peak learning rate (default 4.5e-3)"},

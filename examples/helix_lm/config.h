@@ -51,6 +51,8 @@ typedef struct config {
 } config;
 
 config default_config(void);
+/* The architecture's changes to default_config's values (model.h). */
+void lm_config_defaults(config *c);
 
 typedef enum opt_kind { OPT_INT, OPT_REAL, OPT_STR, OPT_FLAG } opt_kind;
 

@@ -25,7 +25,7 @@ int dist_size(void) { return gad_dist_size(); }
 int dist_start(config *c) {
     if (gad_dist_init(NULL, NULL) != GAD_OK) return fail_gad("cannot join the MPI world");
     if (gad_dist_rank() != 0) {
-        snprintf(g_prog, sizeof g_prog, "helix_lm[rank %d]", gad_dist_rank());
+        snprintf(g_prog, sizeof g_prog, "%s[rank %d]", lm_name, gad_dist_rank());
         prog = g_prog;
         c->bytes = 0; /* rank 0 samples the text */
         if (!freopen("/dev/null", "w", stdout)) return fail("cannot silence stdout");

@@ -21,10 +21,12 @@
  * count: gad's kernels are deterministic for a fixed count).
  *
  * The program reads as a tutorial, one file per part: config.c (the
- * configuration and its options), data.c, helix_model.c (the model, its
- * loss, evaluation, sampling and checkpoints), metrics.c (CSV), plot.c
- * (SVG), progress.c (the progress display), train.c (the training loop),
- * selftest.c (--quick) and this file: the command line and the commands. */
+ * configuration and its options), data.c, helix_model.c (the model) and
+ * model.c (its loss, evaluation, sampling and checkpoints), metrics.c
+ * (CSV), plot.c (SVG), progress.c (the progress display), train.c (the
+ * training loop), selftest.c (--quick) and this file: the command line and
+ * the commands. examples/gpt builds a transformer with every file here but
+ * helix_model.c (model.h says what an architecture provides). */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -36,7 +38,7 @@
 #include "data.h"
 #include "dist.h"
 #include "gad.h"
-#include "helix_model.h"
+#include "model.h"
 #include "selftest.h"
 #include "signals.h"
 #include "train.h"
@@ -48,18 +50,17 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: helix_lm train  [options]   train a HELIX byte language model\n"
-            "       helix_lm sample [options]   generate text from a checkpoint\n"
-            "       helix_lm eval   [options]   print a checkpoint's validation loss\n"
-            "       helix_lm --quick [--threads N] [--data PATH] [--device DEV]\n"
+            "usage: %s train  [options]   train a byte language model\n"
+            "       %s sample [options]   generate text from a checkpoint\n"
+            "       %s eval   [options]   print a checkpoint's validation loss\n"
+            "       %s --quick [--threads N] [--data PATH] [--device DEV]\n"
             "                                   a self-test of a few seconds\n"
-            "       helix_lm --help\n"
+            "       %s --help\n"
             "\n"
-            "The model: bytes -> embedding [256,D] -> L HELIX blocks -> rms_norm*gain ->\n"
-            "logits [D,256] -> mean cross-entropy of the next byte; AdamW with warm-up and\n"
-            "cosine decay, gradient clipping. The last 5%% of the text is held out.\n"
+            "%s"
             "\n"
-            "options (the commands that take each in brackets):\n");
+            "options (the commands that take each in brackets):\n",
+            lm_name, lm_name, lm_name, lm_name, lm_name, lm_model_help);
     for (int i = 0; i < N_OPTIONS; i++) {
         const option_spec *o = &options[i];
         char left[64], cmds[16] = "";
@@ -90,10 +91,11 @@ static void usage(FILE *f) {
             "current batch or byte.\n"
             "\n"
             "examples:\n"
-            "  helix_lm train --time-budget 180\n"
-            "  helix_lm sample --prompt \"And God said\" --bytes 300\n"
-            "  helix_lm eval\n",
-            MAX_D, MAX_LAYERS, MAX_BATCH, MAX_SEQ, MAX_STEP_BYTES, MAX_VAL_WINDOWS, MAX_BYTES);
+            "  %s train --time-budget 180\n"
+            "  %s sample --prompt \"And God said\" --bytes 300\n"
+            "  %s eval\n",
+            MAX_D, MAX_LAYERS, MAX_BATCH, MAX_SEQ, MAX_STEP_BYTES, MAX_VAL_WINDOWS, MAX_BYTES,
+            lm_name, lm_name, lm_name);
 }
 
 /* Parse a number in [lo, hi]; whole string, no junk. */

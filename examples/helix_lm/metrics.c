@@ -52,7 +52,7 @@ int read_csv(const char *path, int64_t max_step, metrics *mt) {
     int rc = 0;
     if (!fgets(line, sizeof line, f) || strncmp(line, "step,", 5) != 0) {
         fclose(f);
-        return fail("'%s' is not a helix_lm metrics file", path);
+        return fail("'%s' is not a %s metrics file", path, lm_name);
     }
     while (rc == 0 && fgets(line, sizeof line, f)) {
         double v[8];

@@ -6,6 +6,8 @@
 
 #include <math.h>
 
+#include "util.h"
+
 /* A "nice" tick spacing (1, 2 or 5 times a power of ten) for about n ticks
  * over range. */
 static double nice_step(double range, int n) {
@@ -61,9 +63,9 @@ int write_svg(FILE *f, const void *ctx) {
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             SVG_W, SVG_H, SVG_W, SVG_H);
     fprintf(f,
-            "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">helix_lm: D=%lld "
+            "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">%s: D=%lld "
             "L=%lld B=%lld T=%lld",
-            PL, (long long)pc->c->d, (long long)pc->c->layers, (long long)pc->c->batch,
+            PL, lm_name, (long long)pc->c->d, (long long)pc->c->layers, (long long)pc->c->batch,
             (long long)pc->c->seq);
     if (isfinite(last_val)) fprintf(f, " | validation %.4f nats/byte", last_val);
     fprintf(f, "</text>\n");

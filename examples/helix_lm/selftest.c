@@ -11,7 +11,7 @@
 
 #include "data.h"
 #include "gad.h"
-#include "helix_model.h"
+#include "model.h"
 #include "metrics.h"
 #include "schedule.h"
 #include "train.h"
@@ -179,7 +179,7 @@ int cmd_quick(const config *base, const given_set *given) {
     /* one thread unless told: a tiny model gains nothing from more, and
      * ctest runs tests side by side */
     gad_set_num_threads(was_given(given, "threads") && base->threads > 0 ? (int)base->threads : 1);
-    char root[] = "/tmp/helix_lm_quick.XXXXXX"; /* mkdtemp's template */
+    char root[] = "/tmp/lm_quick.XXXXXX"; /* mkdtemp's template */
     if (!mkdtemp(root)) return fail("cannot make a temporary directory: %s", strerror(errno)), 1;
     char dir_a[64], dir_b[64];
     snprintf(dir_a, sizeof dir_a, "%s/full", root);
@@ -269,8 +269,10 @@ int cmd_quick(const config *base, const given_set *given) {
             if (load_text(c.data, &ds) != 0 ||
                 evaluate(&m, &ds, saved.val_windows, saved.batch, saved.seq, &v) != 0)
                 ok = 0;
-            /* the carried state over 3 training windows of text */
+            /* the carried state over 3 training windows of text (for the
+             * whole of it: a transformer's sampling window lifted) */
             double worst = NAN;
+            m.ctx = 0;
             int64_t n = 3 * saved.seq < ds.n ? 3 * saved.seq : ds.n;
             if (ok && check_carried_state(&m, ds.bytes, n, &worst) != 0) ok = 0;
             if (ok)

@@ -13,7 +13,7 @@
 #include "data.h"
 #include "dist.h"
 #include "gad.h"
-#include "helix_model.h"
+#include "model.h"
 #include "plot.h"
 #include "progress.h"
 #include "rundir.h"
@@ -355,8 +355,8 @@ static void trainer_banner(const trainer *tr) {
     const config *c = tr->c;
     int nt = gad_num_threads();
     gad_device dev = gad_device_of(tr->m.emb);
-    printf("helix_lm: %lld parameters (D=%lld, L=%lld), batch %lldx%lld bytes, %d thread%s%s%s\n",
-           (long long)model_param_count(&tr->m), (long long)c->d, (long long)c->layers,
+    printf("%s: %lld parameters (D=%lld, L=%lld), batch %lldx%lld bytes, %d thread%s%s%s\n",
+           lm_name, (long long)model_param_count(&tr->m), (long long)c->d, (long long)c->layers,
            (long long)c->batch, (long long)c->seq, nt, nt == 1 ? "" : "s",
            dev == GAD_CPU ? "" : ", on ", dev == GAD_CPU ? "" : gad_device_name(dev));
     printf("data: %s, %lld bytes (%lld for training, %lld held out)\n", c->data,
@@ -497,8 +497,8 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
         checked_mul(tr.rs.step, tr.mt->tokens_per_step, &tokens);
         checked_mul(tr.rs.step - first_step, tr.mt->tokens_per_step, &trained_tokens);
         if (stopped)
-            printf("stopped at step %lld; continue with: helix_lm train --out %s --resume\n",
-                   (long long)tr.rs.step, c->out);
+            printf("stopped at step %lld; continue with: %s train --out %s --resume\n",
+                   (long long)tr.rs.step, lm_name, c->out);
         else
             printf("done: %lld steps, %lld tokens in %.1f s (%.0f tokens/s); validation loss "
                    "%.4f nats/byte (%.3f bits/byte)\n",

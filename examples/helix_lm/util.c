@@ -16,7 +16,7 @@
 
 #include "gad.h"
 
-const char *prog = "helix_lm";
+const char *prog = lm_name; /* model.h */
 
 int fail(const char *fmt, ...) {
     /* one write for the whole line, so that the lines of several ranks

@@ -10,6 +10,13 @@
 
 extern const char *prog; /* "helix_lm", the prefix of every message */
 
+/* The program, as its model's architecture names it (helix_model.c,
+ * examples/gpt/gpt_model.c): "helix_lm" or "gpt", the run directory by
+ * default, and --help's lines on the model. */
+extern const char lm_name[];
+extern const char lm_default_out[];
+extern const char lm_model_help[];
+
 /* Print "helix_lm: message" to stderr; returns -1 so that callers can
  * `return fail(...)`. */
 int fail(const char *fmt, ...)
