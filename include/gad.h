@@ -1444,6 +1444,37 @@ gad_tensor *gad_nll_loss(gad_tensor *log_probs, gad_tensor *targets,
 gad_tensor *gad_cross_entropy(gad_tensor *logits, gad_tensor *targets,
                               gad_reduction red);
 
+/* ---- losses with PyTorch's options (issue 27: cross_entropy_ex, bce) ---- */
+
+/* F.cross_entropy(logits, target, weight, ignore_index=, reduction=,
+ * label_smoothing=) as PyTorch: logits [C] or [N, C, d...] (the classes on
+ * dim 1), f32 or f64. target is either i64 class indices of logits' shape
+ * without dim 1 (a class outside [0, C) that is not ignore_index is an
+ * index error; PyTorch's default ignore_index is -100), or probabilities of
+ * logits' shape and dtype (ignore_index then unused). weight (NULL: none)
+ * is [C], held constant. label_smoothing e in [0, 1] mixes the target with
+ * the uniform distribution: (1 - e) of the loss is the target's, e / C each
+ * class's. NONE gives logits' shape without dim 1; SUM the total; MEAN, for
+ * class indices, divides by the sum of weight[t] over the targets not
+ * ignored (their count without weights; NaN when every one is ignored),
+ * and for probabilities by the number of rows (N * d...). Gradients reach
+ * logits and a probability target. The common case of a language model
+ * (f32, MEAN, indices, no weight or smoothing) is one fused node. */
+gad_tensor *gad_cross_entropy_ex(gad_tensor *logits, gad_tensor *target, gad_tensor *weight,
+                                 int64_t ignore_index, gad_reduction red,
+                                 double label_smoothing);
+
+/* F.binary_cross_entropy_with_logits(x, target, weight, pos_weight=,
+ * reduction=): -weight [pos_weight y log s(x) + (1 - y) log(1 - s(x))] with
+ * s the sigmoid, computed as (1 - y) x + (1 + (pos_weight - 1) y)
+ * softplus(-x), finite for any finite x. target has x's shape and dtype;
+ * weight and pos_weight (NULL: none; pos_weight usually [C], the last dim)
+ * broadcast to x's shape. Gradients reach x, target, weight and
+ * pos_weight. Its errors name the op "bce_with_logits". */
+gad_tensor *gad_binary_cross_entropy_with_logits(gad_tensor *x, gad_tensor *target,
+                                                 gad_tensor *weight, gad_tensor *pos_weight,
+                                                 gad_reduction red);
+
 /* (x - mean) / sqrt(var + eps) over the last axis (population variance),
  * then * gain + bias when given ([D] each; NULL for none). The gradient
  * includes the variance path (SPEC D3). Rank 0 is a shape error; eps must be

@@ -1438,6 +1438,18 @@ GAD_CS_INLINE_ gad_tensor *gad__at_cross_entropy(const char *gad_file_, int gad_
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_cross_entropy_ex(const char *gad_file_, int gad_line_, gad_tensor *logits, gad_tensor *target, gad_tensor *weight, int64_t ignore_index, gad_reduction red, double label_smoothing) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_cross_entropy_ex)(logits, target, weight, ignore_index, red, label_smoothing);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_binary_cross_entropy_with_logits(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *target, gad_tensor *weight, gad_tensor *pos_weight, gad_reduction red) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_binary_cross_entropy_with_logits)(x, target, weight, pos_weight, red);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_layer_norm(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *gain, gad_tensor *bias, double eps) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_layer_norm)(x, gain, bias, eps);
@@ -2350,6 +2362,8 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_mse_loss(...) gad__at_mse_loss(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_nll_loss(...) gad__at_nll_loss(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_cross_entropy(...) gad__at_cross_entropy(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_cross_entropy_ex(...) gad__at_cross_entropy_ex(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_binary_cross_entropy_with_logits(...) gad__at_binary_cross_entropy_with_logits(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_layer_norm(...) gad__at_layer_norm(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_embedding(...) gad__at_embedding(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_one_hot(...) gad__at_one_hot(__FILE__, __LINE__, __VA_ARGS__)

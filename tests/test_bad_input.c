@@ -2933,6 +2933,90 @@ GOOD(ce_inf, "gad_cross_entropy", "NaN/Inf", "a logit of -inf on the target",
 TBAD(cross_entropy_released, "gad_cross_entropy", "released", "logits released",
      E_DOMAIN, "cross_entropy", "use of a released tensor",
      gad_cross_entropy(dead(), I64T(2), GAD_REDUCE_MEAN))
+/* ---- losses with PyTorch's options (issue 27): cross_entropy_ex, bce_with_logits ---- */
+TBAD(ce_ex_null, "gad_cross_entropy_ex", "NULL", "target NULL", E_DOMAIN, "cross_entropy_ex",
+     NULL, gad_cross_entropy_ex(F32T(2, 3), NULL, NULL, -100, GAD_REDUCE_MEAN, 0))
+TBAD(ce_ex_i64, "gad_cross_entropy_ex", "dtype", "logits i64", E_DTYPE, "cross_entropy_ex",
+     "i64", gad_cross_entropy_ex(I64T(2, 3), IDX(0, 1), NULL, -100, GAD_REDUCE_MEAN, 0))
+TBAD(ce_ex_prob_dtype, "gad_cross_entropy_ex", "dtype", "probabilities f64 for f32 logits",
+     E_DTYPE, "cross_entropy_ex", "f64",
+     gad_cross_entropy_ex(F32T(2, 3), F64T(2, 3), NULL, -100, GAD_REDUCE_MEAN, 0))
+TBAD(ce_ex_weight_dtype, "gad_cross_entropy_ex", "dtype", "weight f64 for f32 logits",
+     E_DTYPE, "cross_entropy_ex", "f64",
+     gad_cross_entropy_ex(F32T(2, 3), IDX(0, 1), F64T(3), -100, GAD_REDUCE_MEAN, 0))
+TBAD(ce_ex_rank0, "gad_cross_entropy_ex", "rank 0", "logits a scalar", E_SHAPE,
+     "cross_entropy_ex", "[]",
+     gad_cross_entropy_ex(S32(1), IDX(0), NULL, -100, GAD_REDUCE_MEAN, 0))
+TBAD(ce_ex_shape, "gad_cross_entropy_ex", "shape", "targets [2,1] for logits [2,3]",
+     E_SHAPE, "cross_entropy_ex", "[2,1]",
+     gad_cross_entropy_ex(F32T(2, 3), I64T(2, 1), NULL, -100, GAD_REDUCE_MEAN, 0))
+TBAD(ce_ex_prob_shape, "gad_cross_entropy_ex", "shape", "probabilities [3,2] for logits [2,3]",
+     E_SHAPE, "cross_entropy_ex", "[3,2]",
+     gad_cross_entropy_ex(F32T(2, 3), F32T(3, 2), NULL, -100, GAD_REDUCE_MEAN, 0))
+TBAD(ce_ex_weight_shape, "gad_cross_entropy_ex", "shape", "weight [2] for 3 classes",
+     E_SHAPE, "cross_entropy_ex", "[2]",
+     gad_cross_entropy_ex(F32T(2, 3), IDX(0, 1), F32T(2), -100, GAD_REDUCE_MEAN, 0))
+TBAD(ce_ex_index, "gad_cross_entropy_ex", "index", "class 7 of 3 (ignore_index -100)",
+     E_INDEX, "cross_entropy_ex", "class 7",
+     gad_cross_entropy_ex(F32T(2, 3), IDX(7, 0), NULL, -100, GAD_REDUCE_SUM, 0))
+TBAD(ce_ex_negative, "gad_cross_entropy_ex", "index", "class -1 with ignore_index -100",
+     E_INDEX, "cross_entropy_ex", "class -1",
+     gad_cross_entropy_ex(F32T(2, 3), IDX(-1, 0), NULL, -100, GAD_REDUCE_SUM, 0))
+TBAD(ce_ex_noclass, "gad_cross_entropy_ex", "empty", "logits [0,0] (C = 0)", E_SHAPE,
+     "cross_entropy_ex", "[0,0]",
+     gad_cross_entropy_ex(F32T(0, 0), I64T(0), NULL, -100, GAD_REDUCE_SUM, 0))
+TBAD(ce_ex_smoothing, "gad_cross_entropy_ex", "value", "label_smoothing 1.5", E_DOMAIN,
+     "cross_entropy_ex", "1.5",
+     gad_cross_entropy_ex(F32T(2, 3), IDX(0, 1), NULL, -100, GAD_REDUCE_SUM, 1.5))
+TBAD(ce_ex_smoothing_nan, "gad_cross_entropy_ex", "NaN/Inf", "label_smoothing NaN",
+     E_DOMAIN, "cross_entropy_ex", "nan",
+     gad_cross_entropy_ex(F32T(2, 3), IDX(0, 1), NULL, -100, GAD_REDUCE_SUM, NAN))
+TBAD(ce_ex_red, "gad_cross_entropy_ex", "value", "reduction 3", E_DOMAIN, "cross_entropy_ex",
+     "3", gad_cross_entropy_ex(F32T(2, 3), IDX(0, 1), NULL, -100, (gad_reduction)3, 0))
+GOOD(ce_ex_all_ignored, "gad_cross_entropy_ex", "value", "every target ignore_index, MEAN",
+     "NaN (0 / 0, as PyTorch)",
+     isnan(at(gad_cross_entropy_ex(F32T(2, 3), IDX(-100, -100), NULL, -100, GAD_REDUCE_MEAN,
+                                   0), 0)))
+GOOD(ce_ex_empty, "gad_cross_entropy_ex", "empty", "logits [0,3] with MEAN",
+     "NaN (the mean of nothing)",
+     isnan(at(gad_cross_entropy_ex(F32T(0, 3), I64T(0), NULL, -100, GAD_REDUCE_MEAN, 0), 0)))
+GOOD(ce_ex_nan, "gad_cross_entropy_ex", "NaN/Inf", "a NaN logit", "NaN (no error)",
+     isnan(at(gad_cross_entropy_ex(gad_reshape(VALS32(NAN, 0), DIMS(1, 2)), IDX(0), NULL, -100,
+                                   GAD_REDUCE_SUM, 0), 0)))
+TBAD(ce_ex_released, "gad_cross_entropy_ex", "released", "weight released", E_DOMAIN,
+     "cross_entropy_ex", "use of a released tensor",
+     gad_cross_entropy_ex(F32T(2, 3), IDX(0, 1), dead(), -100, GAD_REDUCE_MEAN, 0))
+TBAD(bce_null, "gad_binary_cross_entropy_with_logits", "NULL", "target NULL", E_DOMAIN,
+     "bce_with_logits", NULL,
+     gad_binary_cross_entropy_with_logits(F32T(3), NULL, NULL, NULL, GAD_REDUCE_MEAN))
+TBAD(bce_i64, "gad_binary_cross_entropy_with_logits", "dtype", "x i64", E_DTYPE,
+     "bce_with_logits", "i64",
+     gad_binary_cross_entropy_with_logits(I64T(3), I64T(3), NULL, NULL, GAD_REDUCE_MEAN))
+TBAD(bce_mixed, "gad_binary_cross_entropy_with_logits", "dtype", "pos_weight f64, x f32",
+     E_DTYPE, "bce_with_logits", "f64",
+     gad_binary_cross_entropy_with_logits(F32T(2, 3), F32T(2, 3), NULL, F64T(3),
+                                          GAD_REDUCE_MEAN))
+TBAD(bce_shape, "gad_binary_cross_entropy_with_logits", "shape", "target [3,1] for x [3]",
+     E_SHAPE, "bce_with_logits", "[3,1]",
+     gad_binary_cross_entropy_with_logits(F32T(3), F32T(3, 1), NULL, NULL, GAD_REDUCE_SUM))
+TBAD(bce_weight, "gad_binary_cross_entropy_with_logits", "shape",
+     "weight [2] for x [2,3] (no broadcast)", E_SHAPE, "bce_with_logits", "[2]",
+     gad_binary_cross_entropy_with_logits(F32T(2, 3), F32T(2, 3), F32T(2), NULL,
+                                          GAD_REDUCE_SUM))
+TBAD(bce_red, "gad_binary_cross_entropy_with_logits", "value", "reduction 7", E_DOMAIN,
+     "bce_with_logits", "7",
+     gad_binary_cross_entropy_with_logits(F32T(3), F32T(3), NULL, NULL, (gad_reduction)7))
+GOOD(bce_empty, "gad_binary_cross_entropy_with_logits", "empty", "[0] with MEAN",
+     "NaN (the mean of nothing)",
+     isnan(at(gad_binary_cross_entropy_with_logits(F32T(0), F32T(0), NULL, NULL,
+                                                   GAD_REDUCE_MEAN), 0)))
+GOOD(bce_big, "gad_binary_cross_entropy_with_logits", "NaN/Inf", "x = -1e30, target 1",
+     "1e30 (finite: no exp overflow)",
+     at(gad_binary_cross_entropy_with_logits(VALS32(-1e30f), VALS32(1), NULL, NULL,
+                                             GAD_REDUCE_SUM), 0) == 1e30f)
+TBAD(bce_released, "gad_binary_cross_entropy_with_logits", "released", "x released",
+     E_DOMAIN, "bce_with_logits", "use of a released tensor",
+     gad_binary_cross_entropy_with_logits(dead(), F32T(2), NULL, NULL, GAD_REDUCE_MEAN))
 TBAD(ln_null, "gad_layer_norm", "NULL", "x NULL", E_DOMAIN, "layer_norm", NULL,
      gad_layer_norm(NULL, NULL, NULL, 1e-5))
 TBAD(ln_i64, "gad_layer_norm", "dtype", "x i64", E_DTYPE, "layer_norm", "i64",

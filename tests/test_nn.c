@@ -1087,6 +1087,145 @@ TEST(no_leaks_in_scope) {
     CHECK(live_tensors() == base);
 }
 
+/* ------------------------------- cross_entropy_ex, bce with logits (issue 27) */
+/* Values against PyTorch are tests/test_reference.c's; here: gradchecks in
+ * f64 over every option, the fused path against the composed one, and the
+ * edge cases. */
+
+typedef struct ce_ex_ctx {
+    gad_tensor *target, *weight;
+    int64_t ignore;
+    gad_reduction red;
+    double ls;
+    int prob; /* in[1] is a probability target */
+} ce_ex_ctx;
+
+static gad_tensor *fn_ce_ex(void *vctx, gad_tensor *const *in, int n) {
+    (void)n;
+    ce_ex_ctx *c = vctx;
+    return gad_cross_entropy_ex(in[0], c->prob ? in[1] : c->target, c->weight, c->ignore, c->red,
+                                c->ls);
+}
+
+TEST(cross_entropy_ex_grad) {
+    gad_scope_begin();
+    const gad_reduction reds[] = {GAD_REDUCE_MEAN, GAD_REDUCE_SUM, GAD_REDUCE_NONE};
+    const double wv[] = {0.5, 2, 1, 0.25};
+    gad_tensor *w = f64v(wv, (int64_t[]){4}, 1);
+    const int64_t t2[] = {3, -100, 0, 0, 2}, t3[] = {1, 7, 3, 0, 7, 2};
+    for (int i = 0; i < 3; i++)
+        for (int hw = 0; hw < 2; hw++)
+            for (int s = 0; s < 2; s++) {
+                /* [N, C], ignore_index -100 */
+                gad_tensor *x = leaf64((int64_t[]){5, 4}, 2, 11);
+                ce_ex_ctx c = {idx64(t2, (int64_t[]){5}, 1), hw ? w : NULL, -100, reds[i],
+                               s ? 0.3 : 0, 0};
+                CHECK_GRADCHECK(fn_ce_ex, &c, &x, 1);
+                /* [N, C, d1, d2], ignore_index 7 */
+                gad_tensor *x4 = leaf64((int64_t[]){2, 4, 3, 1}, 4, 12);
+                ce_ex_ctx c4 = {idx64(t3, (int64_t[]){2, 3, 1}, 3), hw ? w : NULL, 7, reds[i],
+                                s ? 0.3 : 0, 0};
+                CHECK_GRADCHECK(fn_ce_ex, &c4, &x4, 1);
+                /* probabilities [N, C, d], both inputs */
+                gad_tensor *xp = leaf64((int64_t[]){2, 4, 3}, 3, 13);
+                gad_tensor *in[2] = {xp, gad_requires_grad(gad_softmax(
+                                             gad_detach(leaf64((int64_t[]){2, 4, 3}, 3, 14)), 1))};
+                ce_ex_ctx cp = {NULL, hw ? w : NULL, -100, reds[i], s ? 0.3 : 0, 1};
+                CHECK_GRADCHECK(fn_ce_ex, &cp, in, 2);
+            }
+    gad_scope_end();
+}
+
+TEST(cross_entropy_ex_cases) {
+    gad_scope_begin();
+    /* the fused path (f32, MEAN) equals the composed one (f64) on [N*T, V] */
+    gad_rng *rng = gad_rng_new(5);
+    gad_tensor *x = gad_rng_normal_tensor(rng, (int64_t[]){64, 256}, 2, GAD_F32, 0, 2);
+    int64_t tv[64];
+    for (int i = 0; i < 64; i++) tv[i] = i % 9 == 0 ? -100 : (i * 37) % 256;
+    gad_tensor *t = idx64(tv, (int64_t[]){64}, 1);
+    gad_tensor *xl = gad_requires_grad(x), *xd = gad_requires_grad(gad_cast(x, GAD_F64));
+    gad_tensor *a = gad_cross_entropy_ex(xl, t, NULL, -100, GAD_REDUCE_MEAN, 0);
+    gad_tensor *b = gad_cross_entropy_ex(xd, t, NULL, -100, GAD_REDUCE_MEAN, 0);
+    CHECK(a && b && fabs(gad_item(a) - gad_item(b)) < 1e-5);
+    gad_tensor *ga, *gb;
+    CHECK(gad_grad(a, &xl, 1, &ga) == GAD_OK && gad_grad(b, &xd, 1, &gb) == GAD_OK);
+    double da[64 * 256], db[64 * 256], worst = 0;
+    CHECK(gad_read_f64(ga, da, 64 * 256) == GAD_OK && gad_read_f64(gb, db, 64 * 256) == GAD_OK);
+    for (int i = 0; i < 64 * 256; i++) worst = fmax(worst, fabs(da[i] - db[i]));
+    CHECK_MSG(worst < 1e-7, "fused against composed gradient: %g", worst);
+    for (int j = 0; j < 256; j++) CHECK(da[j] == 0); /* row 0 is ignored */
+    /* every target ignored: MEAN is NaN (0 / 0, as PyTorch), SUM 0 */
+    const int64_t ig[] = {-100, -100};
+    gad_tensor *x2 = gad_zeros((int64_t[]){2, 3}, 2, GAD_F32);
+    CHECK(isnan(gad_item(gad_cross_entropy_ex(x2, idx64(ig, (int64_t[]){2}, 1), NULL, -100,
+                                              GAD_REDUCE_MEAN, 0))));
+    CHECK(gad_item(gad_cross_entropy_ex(x2, idx64(ig, (int64_t[]){2}, 1), NULL, -100,
+                                        GAD_REDUCE_SUM, 0.5)) == 0);
+    /* uniform logits: the loss is ln C whatever the smoothing */
+    const int64_t t1[] = {1, 2};
+    CHECK(fabs(gad_item(gad_cross_entropy_ex(x2, idx64(t1, (int64_t[]){2}, 1), NULL, -100,
+                                             GAD_REDUCE_MEAN, 0.7)) -
+               log(3.0)) < 1e-6);
+    /* an empty batch: NONE [0, 2], MEAN NaN */
+    gad_tensor *e = gad_zeros((int64_t[]){0, 3, 2}, 3, GAD_F64);
+    gad_tensor *te = gad_zeros((int64_t[]){0, 2}, 2, GAD_I64);
+    CHECK_SHAPE(gad_cross_entropy_ex(e, te, NULL, -100, GAD_REDUCE_NONE, 0), 0, 2);
+    CHECK(isnan(gad_item(gad_cross_entropy_ex(e, te, NULL, -100, GAD_REDUCE_MEAN, 0))));
+    /* errors name the op */
+    const int64_t bad[] = {1, 3};
+    CHECK(!gad_cross_entropy_ex(x2, idx64(bad, (int64_t[]){2}, 1), NULL, -100,
+                                GAD_REDUCE_MEAN, 0));
+    CHECK_ERR_MSG(GAD_ERR_INDEX, "cross_entropy_ex", "class 3 of row 1");
+    CHECK(!gad_cross_entropy_ex(x2, idx64(t1, (int64_t[]){2}, 1), NULL, -100,
+                                GAD_REDUCE_MEAN, 1.5));
+    CHECK_ERR_MSG(GAD_ERR_DOMAIN, "cross_entropy_ex", "label_smoothing");
+    gad_rng_free(rng);
+    gad_scope_end();
+}
+
+typedef struct bce_ctx {
+    gad_reduction red;
+    int hw, hp;
+} bce_ctx;
+
+static gad_tensor *fn_bce(void *vctx, gad_tensor *const *in, int n) {
+    (void)n;
+    bce_ctx *c = vctx;
+    return gad_binary_cross_entropy_with_logits(in[0], in[1], c->hw ? in[2] : NULL,
+                                                c->hp ? in[2 + c->hw] : NULL, c->red);
+}
+
+TEST(bce_with_logits) {
+    gad_scope_begin();
+    const gad_reduction reds[] = {GAD_REDUCE_MEAN, GAD_REDUCE_SUM, GAD_REDUCE_NONE};
+    for (int i = 0; i < 3; i++)
+        for (int hw = 0; hw < 2; hw++)
+            for (int hp = 0; hp < 2; hp++) {
+                gad_tensor *in[4];
+                int n = 0;
+                in[n++] = leaf64((int64_t[]){3, 4}, 2, 21);
+                in[n++] = gad_requires_grad(gad_sigmoid(gad_detach(leaf64((int64_t[]){3, 4}, 2, 22))));
+                if (hw) in[n++] = gad_requires_grad(gad_add_scalar(gad_square(gad_detach(
+                                      leaf64((int64_t[]){3, 1}, 2, 23))), 0.2));
+                if (hp) in[n++] = gad_requires_grad(gad_add_scalar(gad_square(gad_detach(
+                                      leaf64((int64_t[]){4}, 1, 24))), 0.2));
+                bce_ctx c = {reds[i], hw, hp};
+                CHECK_GRADCHECK(fn_bce, &c, in, n);
+            }
+    /* stable far from 0: x = +-1000 give finite values, |x| for the wrong label */
+    const double xv[] = {1000, -1000, 1000, -1000}, yv[] = {1, 0, 0, 1};
+    gad_tensor *l = gad_binary_cross_entropy_with_logits(
+        f64v(xv, (int64_t[]){4}, 1), f64v(yv, (int64_t[]){4}, 1), NULL, NULL, GAD_REDUCE_NONE);
+    CHECK_VALUES(l, 1e-12, 0, 0, 1000, 1000);
+    /* errors */
+    CHECK(!gad_binary_cross_entropy_with_logits(f64v(xv, (int64_t[]){4}, 1),
+                                                f64v(yv, (int64_t[]){2, 2}, 2), NULL, NULL,
+                                                GAD_REDUCE_MEAN));
+    CHECK_ERR_MSG(GAD_ERR_SHAPE, "bce_with_logits", "[2,2]");
+    gad_scope_end();
+}
+
 int main(void) {
     RUN(linear_values);
     RUN(linear_grad);
@@ -1113,6 +1252,9 @@ int main(void) {
     RUN(dropout_statistics);
     RUN(dropout_eval_and_errors);
     RUN(initializers);
+    RUN(cross_entropy_ex_grad);
+    RUN(cross_entropy_ex_cases);
+    RUN(bce_with_logits);
     RUN(classify_blobs);
     RUN(null_keeps_first_error);
     RUN(no_leaks_without_scope);

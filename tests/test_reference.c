@@ -332,6 +332,15 @@ static gad_tensor *apply(const ref_case *c) {
     if (!strcmp(op, "rope")) return gad_rope(in[0], c->nin > 1 ? in[1] : NULL, c->dp[0], (int)ip[0]);
     gad_tensor *y = apply_norm(c); /* normalization (issue 28) */
     if (y) return y;
+    /* losses (issue 27): cross_entropy_ex's ignore_index, reduction, whether
+     * a weight is given; bce's reduction, weight, pos_weight */
+    if (!strcmp(op, "cross_entropy_ex"))
+        return gad_cross_entropy_ex(in[0], in[1], ip[2] ? in[2] : NULL, ip[0],
+                                    (gad_reduction)ip[1], c->dp[0]);
+    if (!strcmp(op, "bce_logits"))
+        return gad_binary_cross_entropy_with_logits(in[0], in[1], ip[1] ? in[2] : NULL,
+                                                    ip[2] ? in[2 + (int)ip[1]] : NULL,
+                                                    (gad_reduction)ip[0]);
     return NULL;
 }
 

@@ -3,6 +3,8 @@
  * Written on the public API only (DESIGN §1), like layers.c: arguments are
  * checked up front so that an error names the loss, then tracked ops
  * compute it, so that the gradient comes from theirs. */
+#include <stdlib.h>
+
 #include "gad.h"
 #include "ops/ops_int.h" /* gad__index_in_range: targets checked on their device */
 
@@ -139,6 +141,278 @@ gad_tensor *gad_cross_entropy(gad_tensor *logits, gad_tensor *targets,
     }
     gad_scope_begin();
     gad_tensor *y = gad_keep(nll(gad_log_softmax(logits, -1), targets, red));
+    gad_scope_end();
+    return y;
+}
+
+/* ------------------------------------- cross_entropy_ex (PyTorch's options) */
+/* F.cross_entropy with every option: class indices (ignore_index, class
+ * weights) or probabilities, label smoothing, the class dim 1 of [N, C,
+ * d...]. Composed on the tape: logits are moved to [M, C] (class last,
+ * M = N * d...), log_softmax'd once, and the reductions follow PyTorch's
+ * formulas (aten's cross_entropy_loss_label_smoothing): with smoothing e
+ * over C classes, loss_i = (1 - e) w[t_i] nll_i + (e / C) sum_c w_c
+ * (-log p_ic), ignored rows 0; MEAN divides both terms by the sum of
+ * w[t_i] over the rows not ignored (NaN when there are none). The common
+ * case of a language model (f32, MEAN, no smoothing, no class weights)
+ * is one gad_masked_ce node, whose weights are 0 on ignored rows. */
+
+/* x [C] or [N, C, d...] as [M, C], class last (a copy when d is not empty). */
+static gad_tensor *classes_last(gad_tensor *x, int64_t M, int64_t C) {
+    int r = gad_rank(x);
+    if (r > 2) {
+        int perm[GAD_MAX_RANK];
+        perm[0] = 0;
+        for (int i = 2; i < r; i++) perm[i - 1] = i;
+        perm[r - 1] = 1;
+        x = gad_permute(x, perm, r);
+    }
+    return gad_reshape(x, (int64_t[]){M, C}, 2);
+}
+
+/* A host array of M values as a tensor of logits' dtype on its device. */
+static gad_tensor *host_vector(const double *v, int64_t M, gad_tensor *like) {
+    gad_tensor *t = gad_from_f64(v, (int64_t[]){M}, 1);
+    if (t && gad_dtype(like) != GAD_F64) t = gad_cast(t, gad_dtype(like));
+    return t ? gad_to_device(t, gad_device_of(like)) : NULL;
+}
+
+static int check_ce_ex(const char *op, gad_tensor *logits, gad_tensor *target,
+                       gad_tensor *weight, gad_reduction red, double smoothing,
+                       int64_t *C_out, int64_t *M_out) {
+    char sx[SHAPE_CAP], st[SHAPE_CAP];
+    if (!logits || !target) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "logits or target is NULL");
+        return -1;
+    }
+    if (weight ? GAD_LIVE(op, logits, target, weight) : GAD_LIVE(op, logits, target)) return -1;
+    gad_dtype_t dt = gad_dtype(logits);
+    if (dt != GAD_F32 && dt != GAD_F64) {
+        gad_error_set(GAD_ERR_DTYPE, op, "logits must be f32 or f64, got %s",
+                      gad_dtype_name(dt));
+        return -1;
+    }
+    gad_dtype_t tt = gad_dtype(target);
+    int probs = tt == GAD_F32 || tt == GAD_F64;
+    if (!probs && tt != GAD_I64) {
+        gad_error_set(GAD_ERR_DTYPE, op,
+                      "target must be i64 class indices or %s probabilities, got %s",
+                      gad_dtype_name(dt), gad_dtype_name(tt));
+        return -1;
+    }
+    if (probs && tt != dt) {
+        gad_error_set(GAD_ERR_DTYPE, op,
+                      "probability target is %s but logits are %s (use gad_cast)",
+                      gad_dtype_name(tt), gad_dtype_name(dt));
+        return -1;
+    }
+    int r = gad_rank(logits);
+    const int64_t *xs = gad_shape(logits), *ts = gad_shape(target);
+    if (r < 1) {
+        gad_error_set(GAD_ERR_SHAPE, op, "logits %s must be [C] or [N,C,d...]",
+                      shape_str(sx, logits));
+        return -1;
+    }
+    int64_t C = r == 1 ? xs[0] : xs[1];
+    /* indices: logits' shape without the class dim; probabilities: logits' */
+    int ok = gad_rank(target) == (probs ? r : r - 1);
+    for (int i = 0, j = 0; ok && i < r; i++) {
+        if (!probs && i == (r == 1 ? 0 : 1)) continue;
+        ok = ts[j++] == xs[i];
+    }
+    if (!ok) {
+        gad_error_set(GAD_ERR_SHAPE, op, "target %s does not fit logits %s (%s)",
+                      shape_str(st, target), shape_str(sx, logits),
+                      probs ? "probabilities have the logits' shape"
+                            : "class indices have the logits' shape without dim 1");
+        return -1;
+    }
+    if (C == 0) {
+        gad_error_set(GAD_ERR_SHAPE, op, "logits %s have no classes", shape_str(sx, logits));
+        return -1;
+    }
+    if (weight && (gad_rank(weight) != 1 || gad_shape(weight)[0] != C)) {
+        gad_error_set(GAD_ERR_SHAPE, op, "weight %s must be [%lld], one per class",
+                      shape_str(st, weight), (long long)C);
+        return -1;
+    }
+    if (weight && gad_dtype(weight) != dt) {
+        gad_error_set(GAD_ERR_DTYPE, op, "weight is %s but logits are %s (use gad_cast)",
+                      gad_dtype_name(gad_dtype(weight)), gad_dtype_name(dt));
+        return -1;
+    }
+    if (!(smoothing >= 0 && smoothing <= 1)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "label_smoothing %g must be in [0, 1]", smoothing);
+        return -1;
+    }
+    if (check_reduction(op, red)) return -1;
+    *C_out = C;
+    *M_out = C ? gad_numel(logits) / C : 0;
+    return 0;
+}
+
+gad_tensor *gad_cross_entropy_ex(gad_tensor *logits, gad_tensor *target, gad_tensor *weight,
+                                 int64_t ignore_index, gad_reduction red,
+                                 double label_smoothing) {
+    const char *op = "cross_entropy_ex";
+    GAD_COMPOSITE(op);
+    int64_t C = 0, M = 0;
+    if (check_ce_ex(op, logits, target, weight, red, label_smoothing, &C, &M)) return NULL;
+    const double e = label_smoothing;
+    int probs = gad_dtype(target) != GAD_I64;
+    double *w = NULL, *rowc = NULL, *valid = NULL;
+    int64_t *safe = NULL;
+    /* the host's view of the class weights and (indices) of the targets */
+    if (weight) {
+        w = malloc((size_t)C * sizeof *w);
+        if (!w) return gad_error_set(GAD_ERR_MEMORY, op, "no memory for %lld weights",
+                                     (long long)C);
+        if (gad_read_f64(weight, w, (size_t)C) != GAD_OK) {
+            free(w);
+            return NULL;
+        }
+    }
+    double denom = (double)M; /* MEAN's divisor */
+    if (!probs) {
+        size_t n = M > 0 ? (size_t)M : 1; /* never a NULL array below */
+        safe = malloc(n * sizeof *safe);
+        rowc = malloc(n * sizeof *rowc);
+        valid = malloc(n * sizeof *valid);
+        if (!safe || !rowc || !valid) {
+            free(w), free(safe), free(rowc), free(valid);
+            return gad_error_set(GAD_ERR_MEMORY, op, "no memory for %lld targets", (long long)M);
+        }
+        gad_scope_begin();
+        gad_status st = M > 0 ? gad_read_i64(gad_contiguous(target), safe, (size_t)M) : GAD_OK;
+        gad_scope_end();
+        if (st != GAD_OK) {
+            free(w), free(safe), free(rowc), free(valid);
+            return NULL;
+        }
+        denom = 0;
+        for (int64_t i = 0; i < M; i++) {
+            int64_t t = safe[i];
+            if (t == ignore_index) {
+                safe[i] = 0, rowc[i] = 0, valid[i] = 0;
+                continue;
+            }
+            if (t < 0 || t >= C) {
+                free(w), free(safe), free(rowc), free(valid);
+                return gad_error_set(GAD_ERR_INDEX, op,
+                                     "class %lld of row %lld out of bounds [0, %lld) "
+                                     "(ignore_index %lld)",
+                                     (long long)t, (long long)i, (long long)C,
+                                     (long long)ignore_index);
+            }
+            rowc[i] = w ? w[t] : 1.0, valid[i] = 1;
+            denom += rowc[i];
+        }
+    }
+    gad_scope_begin();
+    gad_tensor *x = classes_last(gad_rank(logits) == 1 ? gad_unsqueeze(logits, 0) : logits,
+                                 M, C);
+    gad_tensor *wrow = weight ? gad_reshape(gad_detach(weight), (int64_t[]){1, C}, 2) : NULL;
+    gad_tensor *per = NULL, *y = NULL; /* per: the M losses */
+    if (probs) {
+        gad_tensor *p = classes_last(gad_rank(target) == 1 ? gad_unsqueeze(target, 0) : target,
+                                     M, C);
+        if (e > 0) p = gad_add_scalar(gad_mul_scalar(p, 1 - e), e / (double)C);
+        gad_tensor *pl = gad_mul(p, gad_log_softmax(x, 1));
+        if (wrow) pl = gad_mul(pl, wrow);
+        per = gad_neg(gad_sum(pl, (int[]){1}, 1, 0));
+    } else if (M > 0 && gad_dtype(logits) == GAD_F32 && !weight && e == 0 &&
+               red == GAD_REDUCE_MEAN && denom > 0) {
+        /* one fused node: mean over the rows not ignored */
+        gad_tensor *tg = gad_to_device(gad_from_i64(safe, (int64_t[]){M}, 1),
+                                       gad_device_of(logits));
+        y = gad_masked_ce(x, tg, host_vector(valid, M, logits));
+    } else {
+        gad_tensor *lp = gad_log_softmax(x, 1);
+        gad_tensor *tg = gad_to_device(gad_from_i64(safe, (int64_t[]){M}, 1),
+                                       gad_device_of(logits));
+        per = gad_mul(gad_neg(gad_take(lp, 1, tg)), host_vector(rowc, M, logits));
+        if (e > 0) {
+            gad_tensor *wl = wrow ? gad_mul(lp, wrow) : lp;
+            gad_tensor *sm = gad_mul(gad_neg(gad_sum(wl, (int[]){1}, 1, 0)),
+                                     host_vector(valid, M, logits));
+            per = gad_add(gad_mul_scalar(per, 1 - e), gad_mul_scalar(sm, e / (double)C));
+        }
+    }
+    if (!y) {
+        if (red == GAD_REDUCE_NONE) {
+            int r = gad_rank(logits), k = 0;
+            int64_t shape[GAD_MAX_RANK];
+            for (int i = 0; i < r; i++)
+                if (i != (r == 1 ? 0 : 1)) shape[k++] = gad_shape(logits)[i];
+            y = gad_reshape(per, shape, k);
+        } else {
+            y = gad_sum_all(per);
+            if (red == GAD_REDUCE_MEAN) y = gad_mul_scalar(y, 1.0 / denom);
+        }
+    }
+    gad_keep(y);
+    gad_scope_end();
+    free(w), free(safe), free(rowc), free(valid);
+    return y;
+}
+
+/* ------------------------------------------- binary_cross_entropy_with_logits */
+/* -w [p y log s(x) + (1 - y) log(1 - s(x))] with s the sigmoid and p the
+ * pos_weight, in the stable form PyTorch uses: (1 - y) x + (1 + (p - 1) y)
+ * softplus(-x), where softplus never takes exp of a large argument. */
+
+/* 1 when b broadcasts to a's shape without growing it. */
+static int broadcasts_to(const gad_tensor *b, const gad_tensor *a) {
+    int ra = gad_rank(a), rb = gad_rank(b);
+    if (rb > ra) return 0;
+    for (int i = 0; i < rb; i++) {
+        int64_t db = gad_shape(b)[rb - 1 - i], da = gad_shape(a)[ra - 1 - i];
+        if (db != 1 && db != da) return 0;
+    }
+    return 1;
+}
+
+gad_tensor *gad_binary_cross_entropy_with_logits(gad_tensor *x, gad_tensor *target,
+                                                 gad_tensor *weight, gad_tensor *pos_weight,
+                                                 gad_reduction red) {
+    const char *op = "bce_with_logits"; /* the full name is longer than an error's op */
+    GAD_COMPOSITE(op);
+    char sx[SHAPE_CAP], st[SHAPE_CAP];
+    if (!x || !target) return gad_error_set(GAD_ERR_DOMAIN, op, "x or target is NULL");
+    if (GAD_LIVE(op, x, target)) return NULL;
+    if (weight && GAD_LIVE(op, weight)) return NULL;
+    if (pos_weight && GAD_LIVE(op, pos_weight)) return NULL;
+    gad_dtype_t dt = gad_dtype(x);
+    if (dt != GAD_F32 && dt != GAD_F64)
+        return gad_error_set(GAD_ERR_DTYPE, op, "x must be f32 or f64, got %s",
+                             gad_dtype_name(dt));
+    gad_tensor *const extra[3] = {target, weight, pos_weight};
+    const char *names[3] = {"target", "weight", "pos_weight"};
+    for (int k = 0; k < 3; k++) {
+        if (!extra[k]) continue;
+        if (gad_dtype(extra[k]) != dt)
+            return gad_error_set(GAD_ERR_DTYPE, op, "%s is %s but x is %s (use gad_cast)",
+                                 names[k], gad_dtype_name(gad_dtype(extra[k])),
+                                 gad_dtype_name(dt));
+        int fits = k == 0 ? gad_rank(target) == gad_rank(x) && broadcasts_to(target, x) &&
+                                broadcasts_to(x, target)
+                          : broadcasts_to(extra[k], x);
+        if (!fits)
+            return gad_error_set(GAD_ERR_SHAPE, op, "%s %s %s x %s", names[k],
+                                 shape_str(st, extra[k]),
+                                 k == 0 ? "must have the shape of" : "does not broadcast to",
+                                 shape_str(sx, x));
+    }
+    if (check_reduction(op, red)) return NULL;
+    gad_scope_begin();
+    gad_tensor *sp = gad_softplus(gad_neg(x)); /* -log s(x) */
+    gad_tensor *coef = pos_weight ? gad_add_scalar(gad_mul(gad_add_scalar(pos_weight, -1.0),
+                                                           target), 1.0)
+                                  : NULL;
+    gad_tensor *l = gad_add(gad_mul(gad_add_scalar(gad_neg(target), 1.0), x),
+                            coef ? gad_mul(coef, sp) : sp);
+    if (weight) l = gad_mul(l, weight);
+    gad_tensor *y = gad_keep(reduce(l, red));
     gad_scope_end();
     return y;
 }

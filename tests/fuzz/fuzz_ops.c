@@ -1379,6 +1379,35 @@ static gad_tensor *n_loss(prog *p) {
     return gad_categorical_log_prob(x, targets);
 }
 
+/* losses with PyTorch's options (issue 27): cross_entropy_ex (class
+ * indices of x's shape without dim 1 or any tensor, a weight, smoothing
+ * up to 1.2 (above 1: the domain error), ignore_index 0 or -100) and
+ * bce_with_logits (weight and pos_weight any tensors). */
+static gad_tensor *n_loss_ex(prog *p) {
+    unsigned m = u8(&p->in);
+    gad_tensor *x = arg(p);
+    gad_reduction red = red_of(p);
+    if (m & 1) {
+        gad_tensor *t = (m & 2) && x ? aux_normal(p, gad_shape(x), gad_rank(x), fdt(x), 1)
+                                     : arg(p);
+        gad_tensor *w = (m & 4) ? arg(p) : NULL, *pw = (m & 8) ? arg(p) : NULL;
+        return gad_binary_cross_entropy_with_logits(x, t, w, pw, red);
+    }
+    gad_tensor *t;
+    if ((m & 2) && x && gad_rank(x) >= 2) {
+        int64_t s[GAD_MAX_RANK];
+        int k = 0;
+        for (int i = 0; i < gad_rank(x); i++)
+            if (i != 1) s[k++] = gad_shape(x)[i];
+        t = aux_index(p, s, k, gad_shape(x)[1]);
+    } else {
+        t = arg(p);
+    }
+    gad_tensor *w = (m & 4) ? arg(p) : NULL;
+    double ls = (m & 8) ? (double)(m >> 4) / 15.0 * 1.2 : 0;
+    return gad_cross_entropy_ex(x, t, w, (m & 16) ? 0 : -100, red, ls);
+}
+
 static gad_tensor *n_norm(prog *p) {
     unsigned which = u8(&p->in) % 4;
     if (p->smooth && which == 3) which = 0; /* no whiten */
@@ -1965,6 +1994,8 @@ static const op_entry smooth_ops[] = {
     {"attention", f_attention}, {"rope", f_rope},
     {"chnorm", n_chnorm}, /* normalization (issue 28) */
     {"math", e_math},
+    /* losses with PyTorch's options (issue 27) */
+    {"loss_ex", n_loss_ex},
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 

@@ -685,3 +685,54 @@ for dt in (torch.float64, torch.float32):
     case("pow_zeros", "pow", dt,
          [(torch.tensor([0.0, 0.0, 2.0, 1.5]), 1), (torch.tensor([2.0, 0.0, 0.0, 3.0]), 1)],
          torch.pow)
+# losses with PyTorch's options (issue 27): cross_entropy_ex (iparams:
+# ignore_index, gad's reduction, whether a class weight is given; dparams:
+# label_smoothing) and bce_logits (iparams: reduction, weight, pos_weight).
+# gad's reductions: MEAN 0, SUM 1, NONE 2.
+RED = {0: "mean", 1: "sum", 2: "none"}
+for dt in (torch.float64, torch.float32):
+    F_ = torch.nn.functional
+    cw = U(5, lo=0.2, hi=2.0)
+    ti = torch.tensor([4, 0, -100, 2, 2, 1])
+    t3 = torch.tensor([[0, 3, -1], [2, -1, 4]])
+    tp = torch.softmax(U(6, 5) * 2, dim=1)
+    for red in (0, 1, 2):
+        for ls in (0.0, 0.2):
+            for hw in (0, 1):
+                ins = [(U(6, 5) * 2, 1), (ti, 0)] + ([(cw, 0)] if hw else [])
+                case("ce_ex_idx_r%d_ls%d_w%d" % (red, ls > 0, hw), "cross_entropy_ex", dt, ins,
+                     lambda x, t, *w, r=red, s=ls: F_.cross_entropy(
+                         x, t, weight=w[0] if w else None, ignore_index=-100,
+                         reduction=RED[r], label_smoothing=s),
+                     iparams=[-100, red, hw], dparams=[ls])
+                # [N, C, d] with ignore_index -1
+                ins = [(U(2, 5, 3) * 2, 1), (t3, 0)] + ([(cw, 0)] if hw else [])
+                case("ce_ex_nd_r%d_ls%d_w%d" % (red, ls > 0, hw), "cross_entropy_ex", dt, ins,
+                     lambda x, t, *w, r=red, s=ls: F_.cross_entropy(
+                         x, t, weight=w[0] if w else None, ignore_index=-1,
+                         reduction=RED[r], label_smoothing=s),
+                     iparams=[-1, red, hw], dparams=[ls])
+                # probability targets (differentiable too)
+                ins = [(U(6, 5) * 2, 1), (tp, 1)] + ([(cw, 0)] if hw else [])
+                case("ce_ex_prob_r%d_ls%d_w%d" % (red, ls > 0, hw), "cross_entropy_ex", dt, ins,
+                     lambda x, t, *w, r=red, s=ls: F_.cross_entropy(
+                         x, t, weight=w[0] if w else None, reduction=RED[r], label_smoothing=s),
+                     iparams=[-100, red, hw], dparams=[ls])
+    # unbatched: logits [C], a class index []
+    case("ce_ex_unbatched", "cross_entropy_ex", dt, [(U(5) * 2, 1), (torch.tensor(3), 0)],
+         lambda x, t: F_.cross_entropy(x, t, reduction="none", label_smoothing=0.1),
+         iparams=[-100, 2, 0], dparams=[0.1])
+    # bce with logits, x up to +-40 (the stable form's range)
+    xb = U(4, 3, lo=-40, hi=40)
+    yb = torch.rand(4, 3, dtype=torch.float64)
+    wb, pw = U(4, 1, lo=0.2, hi=2.0), U(3, lo=0.2, hi=3.0)
+    for red in (0, 1, 2):
+        for hw in (0, 1):
+            for hp in (0, 1):
+                ins = [(xb, 1), (yb, 1)] + ([(wb, 0)] if hw else []) + ([(pw, 0)] if hp else [])
+                case("bce_logits_r%d_w%d_p%d" % (red, hw, hp), "bce_logits", dt, ins,
+                     lambda x, y, *rest, r=red, a=hw, b=hp:
+                         F_.binary_cross_entropy_with_logits(
+                             x, y, weight=rest[0] if a else None,
+                             pos_weight=rest[a] if b else None, reduction=RED[r]),
+                     iparams=[red, hw, hp])
