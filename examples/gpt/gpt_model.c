@@ -155,66 +155,29 @@ int model_init(model *m, int64_t d, int64_t layers, uint64_t seed) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Attention and positions: one function each                               */
+/* Attention and positions                                                   */
 /* ------------------------------------------------------------------------ */
+/* Each one node of gad's: gad_rope rotates the pairs (x[i], x[i + hd/2])
+ * of the position 0..T-1 on axis -2, and gad_scaled_dot_product_attention
+ * is causal softmax(q k^T / sqrt(hd)) v computed blockwise (FlashAttention-2),
+ * without a [T, T] matrix per head. (Composed of matmul, a -inf mask and
+ * softmax, the same model trained at about half the speed: bench/RESULTS.md.) */
 
-/* The tables of rope for positions 0..T-1 (the split-halves layout: dim i
- * of the first half and dim i of the second form a pair, rotated by
- * pos * base^(-2i/hd)), cos and sin [T, hd/2], and the causal mask [T, T]
- * (0 on and below the diagonal, -inf above), constants in the scope. */
-typedef struct tables {
-    gad_tensor *cos, *sin, *mask;
-} tables;
+static gad_tensor *rope(gad_tensor *x) { return gad_rope(x, NULL, ROPE_BASE, 0); }
 
-static int make_tables(int64_t T, int64_t hd, tables *tb) {
-    int64_t h2 = hd / 2;
-    float *c = alloc_array(T * h2, sizeof *c), *s = alloc_array(T * h2, sizeof *s);
-    float *mk = alloc_array(T * T, sizeof *mk);
-    int rc = c && s && mk ? 0 : -1;
-    for (int64_t t = 0; t < T && rc == 0; t++) {
-        for (int64_t i = 0; i < h2; i++) {
-            double ang = (double)t * pow(ROPE_BASE, -2.0 * (double)i / (double)hd);
-            c[t * h2 + i] = (float)cos(ang);
-            s[t * h2 + i] = (float)sin(ang);
-        }
-        for (int64_t u = 0; u < T; u++) mk[t * T + u] = u <= t ? 0.0f : -INFINITY;
-    }
-    if (rc == 0) {
-        tb->cos = gad_from_f32(c, (int64_t[]){T, h2}, 2);
-        tb->sin = gad_from_f32(s, (int64_t[]){T, h2}, 2);
-        tb->mask = gad_from_f32(mk, (int64_t[]){T, T}, 2);
-    }
-    free(c), free(s), free(mk);
-    return rc;
-}
-
-/* The rotary embedding of x [B, H, T, hd]: each pair (x1, x2) of the two
- * halves turns into (x1 cos - x2 sin, x2 cos + x1 sin). */
-static gad_tensor *rope(gad_tensor *x, const tables *tb) {
-    int64_t hd = gad_shape(x)[3], h2 = hd / 2;
-    gad_tensor *x1 = gad_slice(x, (gad_range[]){GAD_ALL, GAD_ALL, GAD_ALL, GAD_RANGE(0, h2)}, 4);
-    gad_tensor *x2 = gad_slice(x, (gad_range[]){GAD_ALL, GAD_ALL, GAD_ALL, GAD_RANGE(h2, hd)}, 4);
-    gad_tensor *y1 = gad_sub(gad_mul(x1, tb->cos), gad_mul(x2, tb->sin));
-    gad_tensor *y2 = gad_add(gad_mul(x2, tb->cos), gad_mul(x1, tb->sin));
-    return gad_cat((gad_tensor *[]){y1, y2}, 2, 3);
-}
-
-/* Causal attention, softmax(q k^T / sqrt(hd) + mask) v, over [B, H, T, hd]. */
-static gad_tensor *attention(gad_tensor *q, gad_tensor *k, gad_tensor *v, const tables *tb) {
-    double scale = 1.0 / sqrt((double)gad_shape(q)[3]);
-    gad_tensor *s = gad_add(gad_mul_scalar(gad_matmul(q, gad_transpose(k)), scale), tb->mask);
-    return gad_matmul(gad_softmax(s, -1), v);
+static gad_tensor *attention(gad_tensor *q, gad_tensor *k, gad_tensor *v) {
+    return gad_scaled_dot_product_attention(q, k, v, NULL, 1, 0.0, 0.0, NULL);
 }
 
 /* One block on h [B, T, D]. */
-static gad_tensor *block_forward(gad_tensor *h, const block *w, int64_t heads, const tables *tb) {
+static gad_tensor *block_forward(gad_tensor *h, const block *w, int64_t heads) {
     int64_t B = gad_shape(h)[0], T = gad_shape(h)[1], D = gad_shape(h)[2], hd = D / heads;
     gad_tensor *a = gad_mul(gad_rms_norm(h, NORM_EPS), w->w[G1]);
     /* [B, T, 3D] -> [B, T, 3, H, hd] -> [3, B, H, T, hd] */
     gad_tensor *qkv = gad_view(gad_matmul(a, w->w[WQKV]), (int64_t[]){B, T, 3, heads, hd}, 5);
     qkv = gad_permute(qkv, (int[]){2, 0, 3, 1, 4}, 5);
-    gad_tensor *q = rope(gad_select(qkv, 0, 0), tb), *k = rope(gad_select(qkv, 0, 1), tb);
-    gad_tensor *o = attention(q, k, gad_select(qkv, 0, 2), tb);
+    gad_tensor *q = rope(gad_select(qkv, 0, 0)), *k = rope(gad_select(qkv, 0, 1));
+    gad_tensor *o = attention(q, k, gad_select(qkv, 0, 2));
     o = gad_reshape(gad_permute(o, (int[]){0, 2, 1, 3}, 4), (int64_t[]){B, T, D}, 3);
     h = gad_add(h, gad_matmul(o, w->w[WO]));
     gad_tensor *f = gad_mul(gad_rms_norm(h, NORM_EPS), w->w[G2]);
@@ -223,15 +186,10 @@ static gad_tensor *block_forward(gad_tensor *h, const block *w, int64_t heads, c
 
 gad_tensor *model_logits(const model *m, gad_tensor *idx) {
     if (!idx || gad_rank(idx) != 2) return NULL;
-    int64_t T = gad_shape(idx)[1], heads = heads_of(m->d);
-    tables tb;
-    if (make_tables(T, m->d / heads, &tb) != 0) {
-        fail("out of memory for the position tables");
-        return NULL;
-    }
+    int64_t heads = heads_of(m->d);
     const block *blocks = m->blocks;
     gad_tensor *h = gad_embedding_fused(m->emb, idx);
-    for (int64_t l = 0; l < m->layers; l++) h = block_forward(h, &blocks[l], heads, &tb);
+    for (int64_t l = 0; l < m->layers; l++) h = block_forward(h, &blocks[l], heads);
     h = gad_mul(gad_rms_norm(h, NORM_EPS), m->gain);
     return gad_add(gad_matmul(h, gad_transpose(m->emb)), m->bout);
 }
