@@ -160,8 +160,9 @@ int model_init(model *m, int64_t d, int64_t layers, uint64_t seed) {
 /* Each one node of gad's: gad_rope rotates the pairs (x[i], x[i + hd/2])
  * of the position 0..T-1 on axis -2, and gad_scaled_dot_product_attention
  * is causal softmax(q k^T / sqrt(hd)) v computed blockwise (FlashAttention-2),
- * without a [T, T] matrix per head. (Composed of matmul, a -inf mask and
- * softmax, the same model trained at about half the speed: bench/RESULTS.md.) */
+ * without a [T, T] matrix per head (composed of matmul, a -inf mask and
+ * softmax instead, the tape would keep the scores and the probabilities of
+ * every head). */
 
 static gad_tensor *rope(gad_tensor *x) { return gad_rope(x, NULL, ROPE_BASE, 0); }
 
