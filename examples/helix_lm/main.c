@@ -70,6 +70,8 @@ static void usage(FILE *f) {
                      o->cmds & CMD_SAMPLE ? "s" : "", o->cmds & CMD_EVAL ? "e" : "");
         fprintf(f, "  %-19s %s%s\n", left, cmds, o->help);
     }
+    config d = default_config(); /* the architecture's (model.h) */
+    fprintf(f, "  (defaults: --out %s, --lr %g, --min-lr %g)\n", d.out, d.lr, d.min_lr);
     fprintf(f,
             "\n"
             "Training writes DIR/checkpoint.safetensors (atomically, every --ckpt-every\n"
