@@ -8,8 +8,9 @@ safetensors package needed). Same model, same AdamW (lr 1e-3, betas 0.9 /
 0.99, eps 1e-8, weight decay 0.01 on the matrices and the embedding), same
 clipping (global norm 1), 2 threads on both sides.
 
-    /work/venv/bin/python bench/gpt_torch.py [--rounds 3] [--steps 20]
-        [--loss-steps 200] [--sizes example,small] [--no-compile]
+    /work/venv/bin/python bench/gpt_torch.py [--rounds 3] [--steps 10]
+        [--loss-steps 100] [--sizes example,small] [--no-compile] [--no-loss]
+        [--gad-env GAD_SPIN_US=0]
 
 For each size (example: D=256, 4 layers, 8 heads, T=128, batch 16; small:
 D=128, 4 layers, 4 heads, T=64, batch 16) it times, in alternation, round
@@ -158,7 +159,11 @@ def val_loss(model, text, vals, T, B):
 def gad_run(args, mode, sz, steps):
     cmd = [args.gad, mode, "--d", str(sz["d"]), "--layers", str(sz["layers"]), "--batch",
            str(sz["batch"]), "--seq", str(sz["seq"]), "--steps", str(steps), "--threads", "2"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    env = dict(os.environ)
+    for kv in args.gad_env:
+        k, _, v = kv.partition("=")
+        env[k] = v
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -182,12 +187,15 @@ def torch_time(name, model, fwd, text, offs, sz, steps, w0):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--loss-steps", type=int, default=200)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--loss-steps", type=int, default=100)
     ap.add_argument("--sizes", default="example,small")
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--no-loss", action="store_true")
     ap.add_argument("--gad", default=os.path.join(ROOT, "build", "bench", "gpt-bench"))
+    ap.add_argument("--gad-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="environment of gad's runs, e.g. GAD_SPIN_US=0 (no spinning "
+                         "workers: gad's counterpart of OMP_WAIT_POLICY=PASSIVE)")
     args = ap.parse_args()
     torch.set_num_threads(2)
     torch.manual_seed(0)
