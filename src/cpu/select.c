@@ -392,31 +392,31 @@ static void cpu_tri(const gad_tensor *x, int64_t diag, int upper, gad_tensor *y)
 
 /* -------------------------------------------------------------- clamp */
 
-/* max then min as gad's maximum/minimum rows write them: a NaN on either
- * side wins, and the selects become vector blends. */
+/* max then min with a NaN on either side winning, as gad's maximum and
+ * minimum rows: written as four plain selects, which become vector blends
+ * (with (a > l || a != a) ? a : l GCC kept branches, mispredicted on most
+ * data: 10x slower). */
+#define CLAMP_ONE(T, X, L, H, OUT)                                             \
+    do {                                                                       \
+        const T a_ = (X), l_ = (L), h_ = (H);                                  \
+        T m_ = a_ > l_ ? a_ : l_;                                              \
+        m_ = a_ != a_ ? a_ : m_;                                               \
+        const T r_ = m_ < h_ ? m_ : h_;                                        \
+        (OUT) = m_ != m_ ? m_ : r_;                                            \
+    } while (0)
 #define CLAMP_RUN(T, NAME)                                                     \
-    static GAD_ALWAYS_INLINE void NAME(int64_t n, const T *x, int64_t sx, const T *lo, \
-                                       int64_t sl,                             \
-                     const T *hi, int64_t sh, T *y) {                          \
+    static GAD_ALWAYS_INLINE void NAME(int64_t n, const T *x, int64_t sx,      \
+                                       const T *lo, int64_t sl, const T *hi,   \
+                                       int64_t sh, T *y) {                     \
         if (sx == 1 && sl == 1 && sh == 1) {                                   \
-            for (int64_t i = 0; i < n; i++) {                                  \
-                T a = x[i], l = lo[i], h = hi[i];                              \
-                T m = (a > l || a != a) ? a : l;                               \
-                y[i] = (m < h || m != m) ? m : h;                              \
-            }                                                                  \
+            for (int64_t i = 0; i < n; i++)                                    \
+                CLAMP_ONE(T, x[i], lo[i], hi[i], y[i]);                        \
         } else if (sx == 1 && sl == 0 && sh == 0) {                            \
             const T l = lo[0], h = hi[0];                                      \
-            for (int64_t i = 0; i < n; i++) {                                  \
-                T a = x[i];                                                    \
-                T m = (a > l || a != a) ? a : l;                               \
-                y[i] = (m < h || m != m) ? m : h;                              \
-            }                                                                  \
+            for (int64_t i = 0; i < n; i++) CLAMP_ONE(T, x[i], l, h, y[i]);    \
         } else {                                                               \
-            for (int64_t i = 0; i < n; i++) {                                  \
-                T a = x[i * sx], l = lo[i * sl], h = hi[i * sh];               \
-                T m = (a > l || a != a) ? a : l;                               \
-                y[i] = (m < h || m != m) ? m : h;                              \
-            }                                                                  \
+            for (int64_t i = 0; i < n; i++)                                    \
+                CLAMP_ONE(T, x[i * sx], lo[i * sl], hi[i * sh], y[i]);         \
         }                                                                      \
     }
 
