@@ -1,10 +1,11 @@
 /* select.c: the CPU's comparison and selection family (backend/select.h):
  * comparisons and tests writing bool masks, where, any/all over rows and
  * the matrix triangles, for every dtype, clamp by tensors for floats, and
- * its sub-table, which the
- * CPU's table points to. The contiguous runs are plain loops over arrays
- * that the compiler vectorises (clones for AVX2 and AVX-512); large
- * tensors are split over gad's pool. */
+ * its sub-table, which the CPU's table points to. The contiguous runs are
+ * plain loops over arrays that the compiler vectorises, inlined into the
+ * range functions so that their AVX2 and AVX-512 clones (GAD_CLONES)
+ * vectorise them for those targets; large tensors are split over gad's
+ * pool. */
 #include "backend/select.h"
 #include "cpu/cpu.h"
 #include "iter.h"
@@ -43,7 +44,7 @@
     } while (0)
 
 #define CMP_RUN(T, NAME)                                                       \
-    static void NAME(gad_cmp_op op, int64_t n, const T *a, int64_t sa,         \
+    static GAD_ALWAYS_INLINE void NAME(gad_cmp_op op, int64_t n, const T *a, int64_t sa, \
                      const T *b, int64_t sb, uint8_t *y) {                     \
         switch (op) {                                                          \
         case GAD_CMP_EQ: CMP_LOOP(T, x == z); break;                           \
@@ -60,7 +61,7 @@
 
 /* floats have no & | ^: the logical ops come as bool (the ops convert) */
 #define CMP_RUN_F(T, NAME)                                                     \
-    static void NAME(gad_cmp_op op, int64_t n, const T *a, int64_t sa,         \
+    static GAD_ALWAYS_INLINE void NAME(gad_cmp_op op, int64_t n, const T *a, int64_t sa, \
                      const T *b, int64_t sb, uint8_t *y) {                     \
         switch (op) {                                                          \
         case GAD_CMP_EQ: CMP_LOOP(T, x == z); break;                           \
@@ -159,7 +160,8 @@ static void cpu_compare(gad_cmp_op op, const gad_tensor *a, const gad_tensor *b,
 
 /* isnan by x != x, isinf by |x| == inf: compare forms that vectorise */
 #define TEST_RUN_F(T, NAME, INF)                                               \
-    static void NAME(gad_test_op op, int64_t n, const T *p, int64_t sx, uint8_t *y) { \
+    static GAD_ALWAYS_INLINE void NAME(gad_test_op op, int64_t n, const T *p, int64_t sx, \
+                                       uint8_t *y) {                           \
         switch (op) {                                                          \
         case GAD_TEST_NONZERO: TEST_LOOP(T, x != 0); break;                    \
         case GAD_TEST_ZERO: TEST_LOOP(T, x == 0); break;                       \
@@ -169,7 +171,8 @@ static void cpu_compare(gad_cmp_op op, const gad_tensor *a, const gad_tensor *b,
         }                                                                      \
     }
 #define TEST_RUN_I(T, NAME)                                                    \
-    static void NAME(gad_test_op op, int64_t n, const T *p, int64_t sx, uint8_t *y) { \
+    static GAD_ALWAYS_INLINE void NAME(gad_test_op op, int64_t n, const T *p, int64_t sx, \
+                                       uint8_t *y) {                           \
         switch (op) {                                                          \
         case GAD_TEST_NONZERO: TEST_LOOP(T, x != 0); break;                    \
         case GAD_TEST_ZERO: TEST_LOOP(T, x == 0); break;                       \
@@ -230,7 +233,8 @@ static void cpu_test(gad_test_op op, const gad_tensor *x, gad_tensor *y) {
  * arithmetic: NaN payloads and -0 pass unchanged); the contiguous run is
  * a select the compiler turns into vector blends. */
 #define WHERE_RUN(T, NAME)                                                     \
-    static void NAME(int64_t n, const uint8_t *c, int64_t sc, const T *a, int64_t sa, \
+    static GAD_ALWAYS_INLINE void NAME(int64_t n, const uint8_t *c, int64_t sc, const T *a, \
+                                       int64_t sa,                             \
                      const T *b, int64_t sb, T *y) {                           \
         if (sc == 1 && sa == 1 && sb == 1) {                                   \
             for (int64_t i = 0; i < n; i++) y[i] = c[i] ? a[i] : b[i];         \
@@ -388,30 +392,31 @@ static void cpu_tri(const gad_tensor *x, int64_t diag, int upper, gad_tensor *y)
 
 /* -------------------------------------------------------------- clamp */
 
-/* max then min as gad's maximum/minimum rows write them: a NaN on either
- * side wins, and the selects become vector blends. */
+/* max then min with a NaN on either side winning, as gad's maximum and
+ * minimum rows: written as four plain selects, which become vector blends
+ * (with (a > l || a != a) ? a : l GCC kept branches, mispredicted on most
+ * data: 10x slower). */
+#define CLAMP_ONE(T, X, L, H, OUT)                                             \
+    do {                                                                       \
+        const T a_ = (X), l_ = (L), h_ = (H);                                  \
+        T m_ = a_ > l_ ? a_ : l_;                                              \
+        m_ = a_ != a_ ? a_ : m_;                                               \
+        const T r_ = m_ < h_ ? m_ : h_;                                        \
+        (OUT) = m_ != m_ ? m_ : r_;                                            \
+    } while (0)
 #define CLAMP_RUN(T, NAME)                                                     \
-    static void NAME(int64_t n, const T *x, int64_t sx, const T *lo, int64_t sl, \
-                     const T *hi, int64_t sh, T *y) {                          \
+    static GAD_ALWAYS_INLINE void NAME(int64_t n, const T *x, int64_t sx,      \
+                                       const T *lo, int64_t sl, const T *hi,   \
+                                       int64_t sh, T *y) {                     \
         if (sx == 1 && sl == 1 && sh == 1) {                                   \
-            for (int64_t i = 0; i < n; i++) {                                  \
-                T a = x[i], l = lo[i], h = hi[i];                              \
-                T m = (a > l || a != a) ? a : l;                               \
-                y[i] = (m < h || m != m) ? m : h;                              \
-            }                                                                  \
+            for (int64_t i = 0; i < n; i++)                                    \
+                CLAMP_ONE(T, x[i], lo[i], hi[i], y[i]);                        \
         } else if (sx == 1 && sl == 0 && sh == 0) {                            \
             const T l = lo[0], h = hi[0];                                      \
-            for (int64_t i = 0; i < n; i++) {                                  \
-                T a = x[i];                                                    \
-                T m = (a > l || a != a) ? a : l;                               \
-                y[i] = (m < h || m != m) ? m : h;                              \
-            }                                                                  \
+            for (int64_t i = 0; i < n; i++) CLAMP_ONE(T, x[i], l, h, y[i]);    \
         } else {                                                               \
-            for (int64_t i = 0; i < n; i++) {                                  \
-                T a = x[i * sx], l = lo[i * sl], h = hi[i * sh];               \
-                T m = (a > l || a != a) ? a : l;                               \
-                y[i] = (m < h || m != m) ? m : h;                              \
-            }                                                                  \
+            for (int64_t i = 0; i < n; i++)                                    \
+                CLAMP_ONE(T, x[i * sx], lo[i * sl], hi[i * sh], y[i]);         \
         }                                                                      \
     }
 
