@@ -27,7 +27,7 @@
  * are the general set a new back end provides first. The fused kernels come
  * in families, each a small sub-table of its own (forward and backward
  * together) declared in its family's header (backend/scan.h, rms_norm.h,
- * masked_ce.h, embedding.h, helix.h) and pointed to from here: a new family
+ * masked_ce.h, embedding.h, helix.h, conv.h) and pointed to from here: a new family
  * adds one pointer, and the back ends that do not have it leave it NULL.
  *
  * Only mem is required (gad__backend_register). Any other entry, a family's
