@@ -32,6 +32,8 @@
  * masked_ce.h, embedding.h, helix.h, attention.h) and pointed to from here:
  * a new family adds one pointer, and the back ends that do not have it
  * leave it NULL.
+ * masked_ce.h, embedding.h, helix.h, conv.h) and pointed to from here: a new family
+ * adds one pointer, and the back ends that do not have it leave it NULL.
  *
  * Only mem is required (gad__backend_register). Any other entry, a family's
  * pointer or an entry inside a family may be NULL: the op that needs it
