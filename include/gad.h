@@ -1351,7 +1351,8 @@ typedef struct gad_fold_opts {
  * error); row c kh kw + i kw + j holds tap (i, j) of channel c. fold
  * (col2im) is its transpose: cols [N, C kh kw, L] (or 2-D) summed into
  * [N, C, H, W] of output_size (H, W), overlaps added. Each is the other's
- * VJP (both are made of tracked slices). */
+ * VJP (ops of their own on the pool family's im2col and col2im, twice
+ * differentiable). */
 gad_tensor *gad_unfold(gad_tensor *x, const gad_fold_opts *o);
 gad_tensor *gad_fold(gad_tensor *cols, const int64_t *output_size, const gad_fold_opts *o);
 

@@ -24,6 +24,13 @@ typedef struct gad_pool_geom {
     int64_t divisor;
 } gad_pool_geom;
 
+/* The sliding blocks of unfold/fold (im2col/col2im) over a plane of
+ * [H, W]: kernel k, stride s, padding p, dilation d per axis ([0] H, [1]
+ * W), all already normalised (s, d >= 1), and the blocks L per axis. */
+typedef struct gad_fold_geom {
+    int64_t H, W, k[2], s[2], p[2], d[2], L[2];
+} gad_fold_geom;
+
 typedef struct gad_be_pool {
     /* y [P, Ho, Wo] = the max of each window of x [P, H, W]; idx (i64, of
      * y's shape, or NULL) = its flat position in the plane (h * W + w).
@@ -45,6 +52,12 @@ typedef struct gad_be_pool {
      * whole. f32 or f64. */
     void (*pad)(const gad_tensor *x, gad_tensor *y, const int64_t *const map[3],
                 const int64_t in[3], const int64_t out[3], int64_t lo);
+    /* im2col (unfold): cols [P, kh kw, Lh Lw] = the taps of the blocks of
+     * x [P, H, W], zeros where a tap reads padding. f32 or f64. */
+    void (*im2col)(const gad_tensor *x, gad_tensor *cols, const gad_fold_geom *g);
+    /* col2im (fold), im2col's transpose: x [P, H, W] = the sum of what
+     * cols [P, kh kw, Lh Lw] holds for each position (written whole). */
+    void (*col2im)(const gad_tensor *cols, gad_tensor *x, const gad_fold_geom *g);
 } gad_be_pool;
 
 #endif

@@ -168,6 +168,87 @@ static void FN(pool_avg_bwd)(const T *gy, T *gx, int64_t P, const gad_pool_geom 
     gad__parallel_for(P, 32768 / (work + 1) + 1, FN(avg_bwd_range), &c);
 }
 
+/* im2col and col2im (unfold, fold): threads own planes; for each tap the
+ * blocks whose column reads inside the row are [lo, hi) (fold_span), so the
+ * inner loops run without a bounds test (stride 1: a straight copy or add
+ * that vectorises). */
+typedef struct {
+    const T *src;
+    T *dst;
+    const gad_fold_geom *g;
+} FN(fold_ctx);
+
+static void FN(im2col_range)(void *vc, int64_t p0, int64_t p1) {
+    const FN(fold_ctx) *c = vc;
+    const gad_fold_geom *g = c->g;
+    int64_t H = g->H, W = g->W, Lh = g->L[0], Lw = g->L[1], sh = g->s[0], sw = g->s[1];
+    int64_t kk = g->k[0] * g->k[1], L = Lh * Lw;
+    for (int64_t p = p0; p < p1; p++) {
+        const T *x = c->src + p * H * W;
+        T *col = c->dst + p * kk * L;
+        for (int64_t i = 0; i < g->k[0]; i++)
+            for (int64_t j = 0; j < g->k[1]; j++) {
+                int64_t th = i * g->d[0] - g->p[0], tw = j * g->d[1] - g->p[1], lo, hi;
+                fold_span(tw, sw, W, Lw, &lo, &hi);
+                T *row = col + (i * g->k[1] + j) * L;
+                for (int64_t oh = 0; oh < Lh; oh++, row += Lw) {
+                    int64_t h = oh * sh + th;
+                    if (h < 0 || h >= H || lo >= hi) {
+                        for (int64_t ow = 0; ow < Lw; ow++) row[ow] = 0;
+                        continue;
+                    }
+                    const T *xr = x + h * W + tw;
+                    for (int64_t ow = 0; ow < lo; ow++) row[ow] = 0;
+                    if (sw == 1)
+                        for (int64_t ow = lo; ow < hi; ow++) row[ow] = xr[ow];
+                    else
+                        for (int64_t ow = lo; ow < hi; ow++) row[ow] = xr[ow * sw];
+                    for (int64_t ow = hi; ow < Lw; ow++) row[ow] = 0;
+                }
+            }
+    }
+}
+
+static void FN(col2im_range)(void *vc, int64_t p0, int64_t p1) {
+    const FN(fold_ctx) *c = vc;
+    const gad_fold_geom *g = c->g;
+    int64_t H = g->H, W = g->W, Lh = g->L[0], Lw = g->L[1], sh = g->s[0], sw = g->s[1];
+    int64_t kk = g->k[0] * g->k[1], L = Lh * Lw;
+    for (int64_t p = p0; p < p1; p++) {
+        T *x = c->dst + p * H * W;
+        const T *col = c->src + p * kk * L;
+        for (int64_t e = 0; e < H * W; e++) x[e] = 0;
+        for (int64_t i = 0; i < g->k[0]; i++)
+            for (int64_t j = 0; j < g->k[1]; j++) {
+                int64_t th = i * g->d[0] - g->p[0], tw = j * g->d[1] - g->p[1], lo, hi;
+                fold_span(tw, sw, W, Lw, &lo, &hi);
+                if (lo >= hi) continue;
+                const T *row = col + (i * g->k[1] + j) * L;
+                for (int64_t oh = 0; oh < Lh; oh++, row += Lw) {
+                    int64_t h = oh * sh + th;
+                    if (h < 0 || h >= H) continue;
+                    T *xr = x + h * W + tw;
+                    if (sw == 1)
+                        for (int64_t ow = lo; ow < hi; ow++) xr[ow] += row[ow];
+                    else
+                        for (int64_t ow = lo; ow < hi; ow++) xr[ow * sw] += row[ow];
+                }
+            }
+    }
+}
+
+static void FN(pool_im2col)(const T *x, T *cols, int64_t P, const gad_fold_geom *g) {
+    FN(fold_ctx) c = {.src = x, .dst = cols, .g = g};
+    int64_t work = g->k[0] * g->k[1] * g->L[0] * g->L[1] + 1;
+    gad__parallel_for(P, 32768 / work + 1, FN(im2col_range), &c);
+}
+
+static void FN(pool_col2im)(const T *cols, T *x, int64_t P, const gad_fold_geom *g) {
+    FN(fold_ctx) c = {.src = cols, .dst = x, .g = g};
+    int64_t work = g->k[0] * g->k[1] * g->L[0] * g->L[1] + g->H * g->W + 1;
+    gad__parallel_for(P, 32768 / work + 1, FN(col2im_range), &c);
+}
+
 #undef FN
 #undef CAT
 #undef CAT_

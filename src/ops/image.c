@@ -10,11 +10,12 @@
  * else a scatter_add per padded axis through the axis's index map, so that
  * pad is twice differentiable.
  *
+ * unfold and fold are ops of their own (UNFOLD, FOLD) on the pool family's
+ * im2col and col2im, each the other's VJP (so twice differentiable).
+ *
  * The others are compositions of tracked ops (no entry of their own):
  * interpolate of index_select along each axis with weights, pixel_shuffle
- * of a reshape, a permute and a reshape, unfold of strided slices of the
- * padded input stacked, fold of slice_scatters summed (the transpose of
- * unfold's slices), so fold and unfold are each other's VJP. */
+ * of a reshape, a permute and a reshape. */
 #include "ops_int.h"
 #include "backend/pool.h"
 
@@ -488,6 +489,75 @@ static int blocks(const char *op, const gad_fold_opts *o, int64_t H, int64_t W, 
 #define DIL(o, a) ((o)->dilation[a] ? (o)->dilation[a] : 1)
 #define STR(o, a) ((o)->stride[a] ? (o)->stride[a] : 1)
 
+/* The node parameters of the blocks o over a plane of H x W. */
+static gad_np_fold fold_np(const gad_fold_opts *o, int64_t H, int64_t W) {
+    gad_np_fold p = {.H = H, .W = W};
+    for (int a = 0; a < 2; a++) {
+        p.k[a] = o->kernel[a];
+        p.s[a] = STR(o, a);
+        p.p[a] = o->padding[a];
+        p.d[a] = DIL(o, a);
+    }
+    return p;
+}
+
+static gad_fold_geom fold_geom(const gad_np_fold *p) {
+    gad_fold_geom g = {.H = p->H, .W = p->W};
+    for (int a = 0; a < 2; a++) {
+        int64_t n = a ? p->W : p->H;
+        g.k[a] = p->k[a];
+        g.s[a] = p->s[a];
+        g.p[a] = p->p[a];
+        g.d[a] = p->d[a];
+        g.L[a] = (n + 2 * p->p[a] - p->d[a] * (p->k[a] - 1) - 1) / p->s[a] + 1;
+    }
+    return g;
+}
+
+/* unfold (checked) by the back end's im2col: x [N, C, H, W] or [C, H, W]
+ * -> [N, C kk, L] or [C kk, L]. */
+static gad_tensor *unfold_run(const char *op, gad_tensor *x, const gad_np_fold *p) {
+    GAD_NEED(op, x);
+    if (GAD_LACKS_FAM(op, x, pool, im2col)) return NULL;
+    gad_fold_geom g = fold_geom(p);
+    int r = x->rank;
+    int64_t kk = p->k[0] * p->k[1], C = x->shape[r - 3];
+    int64_t out[3] = {x->shape[0], C * kk, g.L[0] * g.L[1]};
+    gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, r == 4 ? out : out + 1, r - 1);
+    gad_tensor *xc = y ? gad__contig(op, x) : NULL;
+    if (!xc) {
+        gad_release(y);
+        return NULL;
+    }
+    GAD_BE(x)->pool->im2col(xc, y, &g);
+    gad_release(xc);
+    y = gad__track(y, GAD_OP(UNFOLD), &x, 1, NULL, 0);
+    if (y && y->node) *GAD_NODE_P(y->node, fold) = *p;
+    return gad__own(y);
+}
+
+/* fold (checked) by the back end's col2im: cols [N, C kk, L] or [C kk, L]
+ * -> [N, C, H, W] or [C, H, W]. */
+static gad_tensor *fold_run(const char *op, gad_tensor *cols, const gad_np_fold *p) {
+    GAD_NEED(op, cols);
+    if (GAD_LACKS_FAM(op, cols, pool, col2im)) return NULL;
+    gad_fold_geom g = fold_geom(p);
+    int r = cols->rank;
+    int64_t kk = p->k[0] * p->k[1];
+    int64_t out[4] = {cols->shape[0], cols->shape[r - 2] / kk, p->H, p->W};
+    gad_tensor *y = gad__tensor_new(op, cols->dev, cols->dtype, r == 3 ? out : out + 1, r + 1);
+    gad_tensor *cc = y ? gad__contig(op, cols) : NULL;
+    if (!cc) {
+        gad_release(y);
+        return NULL;
+    }
+    GAD_BE(cols)->pool->col2im(cc, y, &g);
+    gad_release(cc);
+    y = gad__track(y, GAD_OP(FOLD), &cols, 1, NULL, 0);
+    if (y && y->node) *GAD_NODE_P(y->node, fold) = *p;
+    return gad__own(y);
+}
+
 gad_tensor *gad_unfold(gad_tensor *x, const gad_fold_opts *o) {
     const char *op = "unfold";
     GAD_NEED(op, x);
@@ -499,30 +569,8 @@ gad_tensor *gad_unfold(gad_tensor *x, const gad_fold_opts *o) {
     int r = x->rank;
     int64_t L[2];
     if (blocks(op, o, x->shape[r - 2], x->shape[r - 1], L)) return NULL;
-    int64_t kk = o->kernel[0] * o->kernel[1], C = x->shape[r - 3];
-    if (kk > 4096)
-        return gad__err(GAD_ERR_SHAPE, op, "kernel of %lld taps: at most 4096",
-                        (long long)kk);
-    gad_tensor **parts = gad__alloc((size_t)kk * sizeof *parts);
-    if (!parts) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate");
-    gad_scope_begin();
-    gad_tensor *xp = gad_pad(x, (const int64_t[]){o->padding[1], o->padding[1], o->padding[0],
-                                                  o->padding[0]},
-                             4, GAD_PAD_CONSTANT, 0);
-    gad_range rg[4] = {GAD_ALL, GAD_ALL, GAD_ALL, GAD_ALL};
-    for (int64_t i = 0; i < o->kernel[0]; i++)
-        for (int64_t j = 0; j < o->kernel[1]; j++) {
-            int64_t h0 = i * DIL(o, 0), w0 = j * DIL(o, 1);
-            rg[r - 2] = GAD_RANGE_STEP(h0, h0 + (L[0] - 1) * STR(o, 0) + 1, STR(o, 0));
-            rg[r - 1] = GAD_RANGE_STEP(w0, w0 + (L[1] - 1) * STR(o, 1) + 1, STR(o, 1));
-            parts[i * o->kernel[1] + j] = gad_slice(xp, rg, r);
-        }
-    gad_tensor *st = gad_stack(parts, (int)kk, r - 2); /* [N, C, kk, Lh, Lw] */
-    int64_t out[3] = {x->shape[0], C * kk, L[0] * L[1]};
-    gad_tensor *y = gad_keep(r == 4 ? gad_reshape(st, out, 3) : gad_reshape(st, out + 1, 2));
-    gad_scope_end();
-    gad__free(parts, (size_t)kk * sizeof *parts);
-    return y;
+    gad_np_fold p = fold_np(o, x->shape[r - 2], x->shape[r - 1]);
+    return unfold_run(op, x, &p);
 }
 
 gad_tensor *gad_fold(gad_tensor *cols, const int64_t *output_size, const gad_fold_opts *o) {
@@ -551,24 +599,76 @@ gad_tensor *gad_fold(gad_tensor *cols, const int64_t *output_size, const gad_fol
                         "%lldx%lld",
                         r - 1, gad__shape_str(b, cols->shape, r), (long long)(L[0] * L[1]),
                         (long long)L[0], (long long)L[1], (long long)H, (long long)W);
-    int64_t N = r == 3 ? cols->shape[0] : 1, C = CK / kk;
-    int64_t Hp = H + 2 * o->padding[0], Wp = W + 2 * o->padding[1];
-    gad_scope_begin();
-    gad_tensor *c5 = gad_reshape(cols, (const int64_t[]){N, C, kk, L[0], L[1]}, 5), *acc = NULL;
-    for (int64_t i = 0; i < o->kernel[0] && c5; i++)
-        for (int64_t j = 0; j < o->kernel[1]; j++) {
-            gad_tensor *s = gad_select(c5, 2, i * o->kernel[1] + j);
-            gad_tensor *pl = gad__slice_scatter(
-                s, (const int64_t[]){N, C, Hp, Wp}, 4,
-                (const int64_t[]){0, 0, i * DIL(o, 0), j * DIL(o, 1)},
-                (const int64_t[]){1, 1, STR(o, 0), STR(o, 1)});
-            acc = acc ? gad_add(acc, pl) : pl;
-        }
-    gad_range rg[4] = {GAD_ALL, GAD_ALL, GAD_RANGE(o->padding[0], o->padding[0] + H),
-                       GAD_RANGE(o->padding[1], o->padding[1] + W)};
-    gad_tensor *y = gad_slice(acc, rg, 4);
-    if (r == 2) y = gad_reshape(y, (const int64_t[]){C, H, W}, 3);
-    y = gad_keep(y);
-    gad_scope_end();
-    return y;
+    gad_np_fold p = fold_np(o, H, W);
+    return fold_run(op, cols, &p);
+}
+
+/* Each is the other's transpose, so each VJP is the other op (tracked:
+ * twice differentiable). */
+int gad__vjp_unfold(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    gin[0] = fold_run("fold", gy, GAD_NODE_P(n, fold));
+    return gin[0] ? 0 : -1;
+}
+
+int gad__vjp_fold(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    gin[0] = unfold_run("unfold", gy, GAD_NODE_P(n, fold));
+    return gin[0] ? 0 : -1;
+}
+
+/* The cases: the image [N, C, H, W] (rank 3: no batch), then kernel,
+ * stride, padding, dilation per axis. i[0..9]: the node's parameters in
+ * gad_np_fold's order; i[10]: fold (1) or unfold. */
+typedef struct fold_case {
+    int rank;
+    int64_t shape[4];
+    int64_t k[2], s[2], p[2], d[2];
+} fold_case;
+
+static const fold_case fold_cases[] = {
+    {4, {2, 2, 4, 5}, {2, 3}, {1, 1}, {0, 1}, {1, 1}},
+    {4, {1, 3, 6, 5}, {3, 2}, {2, 1}, {1, 0}, {1, 2}},
+    {3, {2, 5, 5}, {2, 2}, {2, 3}, {1, 1}, {2, 1}},
+    {4, {0, 2, 3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}},
+};
+
+static gad_tensor *apply_fold(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    gad_np_fold p;
+    memcpy(&p, s->i, sizeof p);
+    return s->i[10] ? fold_run("fold", in[0], &p) : unfold_run("unfold", in[0], &p);
+}
+
+static int fold_sample(gad_op_sample *s, gad_rng *r, int v, int fold) {
+    if (v >= (int)(sizeof fold_cases / sizeof *fold_cases)) return 0;
+    const fold_case *c = &fold_cases[v];
+    *s = (gad_op_sample){.n = 1, .apply = apply_fold, .smooth = 1};
+    int64_t H = c->shape[c->rank - 2], W = c->shape[c->rank - 1];
+    gad_np_fold p = {.H = H, .W = W};
+    for (int a = 0; a < 2; a++) {
+        p.k[a] = c->k[a];
+        p.s[a] = c->s[a];
+        p.p[a] = c->p[a];
+        p.d[a] = c->d[a];
+    }
+    memcpy(s->i, &p, sizeof p);
+    s->i[10] = fold;
+    snprintf(s->what, sizeof s->what, "%s [%lld..%lld,%lld] k=%lldx%lld s=%lldx%lld",
+             fold ? "fold" : "unfold", (long long)c->shape[0], (long long)H, (long long)W,
+             (long long)p.k[0], (long long)p.k[1], (long long)p.s[0], (long long)p.s[1]);
+    gad_tensor *x = gad__sample_leaf(r, c->shape, c->rank, -2, 2, 0);
+    if (!x || !fold) return (s->in[0] = x) != NULL;
+    gad_tensor *y = unfold_run("unfold", gad_detach(x), &p);
+    s->in[0] = y ? gad__sample_leaf(r, y->shape, y->rank, -1, 1, 0) : NULL;
+    return s->in[0] != NULL;
+}
+
+int gad__sample_unfold(gad_op_sample *s, gad_rng *r, int v) {
+    return fold_sample(s, r, v, 0);
+}
+
+int gad__sample_fold(gad_op_sample *s, gad_rng *r, int v) {
+    return fold_sample(s, r, v, 1);
 }

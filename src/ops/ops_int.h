@@ -125,6 +125,12 @@ typedef struct gad_np_pad {
     int64_t lo[GAD_MAX_RANK], mode;
     double value;
 } gad_np_pad;
+/* unfold and fold (issue 28): the plane [H, W] (unfold's input, fold's
+ * output) and the blocks: kernel, stride (>= 1), padding, dilation (>= 1)
+ * per axis ([0] H, [1] W) */
+typedef struct gad_np_fold {
+    int64_t H, W, k[2], s[2], p[2], d[2];
+} gad_np_fold;
 /* rms_norm, helix_block */
 typedef struct gad_np_eps {
     double eps;
@@ -163,6 +169,8 @@ GAD_NP_FITS(pool, MAX_POOL_BACKWARD);
 GAD_NP_FITS(pool, AVG_POOL);
 GAD_NP_FITS(pool, AVG_POOL_BACKWARD);
 GAD_NP_FITS(pad, PAD);
+GAD_NP_FITS(fold, UNFOLD);
+GAD_NP_FITS(fold, FOLD);
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */
