@@ -1325,8 +1325,9 @@ typedef enum gad_interp_mode {
  * src = min(floor(dst * scale), in - 1), scale = in / out. Linear and
  * bilinear: PyTorch's source index (align_corners: dst (in - 1) / (out - 1);
  * else (dst + 0.5) scale - 0.5 clamped at 0) and weights, in x's precision.
- * align_corners with nearest is a domain error, as PyTorch's. Made of
- * index_select and products: differentiable twice. */
+ * align_corners with nearest is a domain error, as PyTorch's. An op of
+ * its own on the pool family's kernel; its VJP (the weighted scatter) is
+ * another, so twice differentiable. */
 gad_tensor *gad_interpolate(gad_tensor *x, const int64_t *size, const double *scale_factor,
                             int n, gad_interp_mode mode, int align_corners);
 

@@ -155,7 +155,7 @@ typedef struct gad_backend {
     F(embedding, fwd) F(embedding, bwd) F(helix, fwd) F(helix, bwd)        \
     /* pooling (issue 28) */                                                  \
     F(pool, max_fwd) F(pool, max_bwd) F(pool, avg_fwd) F(pool, avg_bwd) F(pool, pad)           \
-        F(pool, im2col) F(pool, col2im)
+        F(pool, im2col) F(pool, col2im) F(pool, interp_fwd) F(pool, interp_bwd)
 
 /* An index error a back end found on its device and reports later, at a
  * synchronising call (a deferred index_check or masked_ce prep): the op that

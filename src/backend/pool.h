@@ -31,6 +31,20 @@ typedef struct gad_fold_geom {
     int64_t H, W, k[2], s[2], p[2], d[2], L[2];
 } gad_fold_geom;
 
+/* One axis of an interpolation: output o reads positions i0[o] and i1[o]
+ * with the weights w0[o], w1[o] (nearest: i0 alone, weight 1). */
+typedef struct gad_interp_axis {
+    int64_t n_in, n_out;
+    const int64_t *i0, *i1;
+    const double *w0, *w1;
+} gad_interp_axis;
+
+/* An interpolation of planes [H, W] (1-d: H a unit axis, h's weight 1). */
+typedef struct gad_interp_geom {
+    gad_interp_axis h, w;
+    int nearest;
+} gad_interp_geom;
+
 typedef struct gad_be_pool {
     /* y [P, Ho, Wo] = the max of each window of x [P, H, W]; idx (i64, of
      * y's shape, or NULL) = its flat position in the plane (h * W + w).
@@ -58,6 +72,13 @@ typedef struct gad_be_pool {
     /* col2im (fold), im2col's transpose: x [P, H, W] = the sum of what
      * cols [P, kh kw, Lh Lw] holds for each position (written whole). */
     void (*col2im)(const gad_tensor *cols, gad_tensor *x, const gad_fold_geom *g);
+    /* interpolate: y [P, Ho, Wo] = PyTorch's upsample of x [P, H, W]:
+     * w0_h (w0_w x[h0, w0] + w1_w x[h0, w1]) + w1_h (...row h1); nearest
+     * x[h0, w0]. f32 or f64. */
+    void (*interp_fwd)(const gad_tensor *x, gad_tensor *y, const gad_interp_geom *g);
+    /* its transpose: gx [P, H, W] (written whole) = gy's values scattered
+     * with the same weights. */
+    void (*interp_bwd)(const gad_tensor *gy, gad_tensor *gx, const gad_interp_geom *g);
 } gad_be_pool;
 
 #endif

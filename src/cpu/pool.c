@@ -121,7 +121,23 @@ static void cpu_col2im(const gad_tensor *cols, gad_tensor *x, const gad_fold_geo
     else pool_col2im_f64(P(cols), P(x), n, g);
 }
 
-const gad_be_pool gad__cpu_pool = {.im2col = cpu_im2col,
+static void cpu_interp_fwd(const gad_tensor *x, gad_tensor *y, const gad_interp_geom *g) {
+    if (!y->numel) return;
+    int64_t n = planes(x, g->h.n_in * g->w.n_in);
+    if (F32(x)) pool_interp_f32(P(x), P(y), n, g, 0);
+    else pool_interp_f64(P(x), P(y), n, g, 0);
+}
+
+static void cpu_interp_bwd(const gad_tensor *gy, gad_tensor *gx, const gad_interp_geom *g) {
+    if (!gx->numel) return;
+    int64_t n = planes(gx, g->h.n_in * g->w.n_in);
+    if (F32(gx)) pool_interp_f32(P(gy), P(gx), n, g, 1);
+    else pool_interp_f64(P(gy), P(gx), n, g, 1);
+}
+
+const gad_be_pool gad__cpu_pool = {.interp_fwd = cpu_interp_fwd,
+                                   .interp_bwd = cpu_interp_bwd,
+                                   .im2col = cpu_im2col,
                                    .col2im = cpu_col2im,
                                    .max_fwd = cpu_max_fwd,
                                    .max_bwd = cpu_max_bwd,

@@ -131,6 +131,13 @@ typedef struct gad_np_pad {
 typedef struct gad_np_fold {
     int64_t H, W, k[2], s[2], p[2], d[2];
 } gad_np_fold;
+/* interpolate and its backward (issue 28): the mode (gad_interp_mode),
+ * align_corners, the spatial dims (1 or 2) and the scale factors (0: the
+ * scale from the sizes; for 1-d sf[0] is the one) */
+typedef struct gad_np_interp {
+    int64_t mode, align, nd;
+    double sf[2];
+} gad_np_interp;
 /* rms_norm, helix_block */
 typedef struct gad_np_eps {
     double eps;
@@ -171,6 +178,8 @@ GAD_NP_FITS(pool, AVG_POOL_BACKWARD);
 GAD_NP_FITS(pad, PAD);
 GAD_NP_FITS(fold, UNFOLD);
 GAD_NP_FITS(fold, FOLD);
+GAD_NP_FITS(interp, INTERPOLATE);
+GAD_NP_FITS(interp, INTERPOLATE_BACKWARD);
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */
