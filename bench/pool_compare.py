@@ -14,7 +14,8 @@ import torch.nn.functional as F
 torch.set_num_threads(2)
 
 SHAPES = {"maxpool": (32, 64, 112, 112), "avgpool": (32, 64, 112, 112),
-          "gap": (32, 512, 7, 7), "padrefl": (32, 64, 56, 56)}
+          "gap": (32, 512, 7, 7), "padrefl": (32, 64, 56, 56),
+          "unfold": (8, 64, 56, 56), "bilinear": (16, 64, 56, 56)}
 
 
 def torch_case(case, reps):
@@ -23,7 +24,10 @@ def torch_case(case, reps):
     f = {"maxpool": lambda x: F.max_pool2d(x, 3, 2, 1),
          "avgpool": lambda x: F.avg_pool2d(x, 2),
          "gap": lambda x: F.adaptive_avg_pool2d(x, 1),
-         "padrefl": lambda x: F.pad(x, (1, 1, 1, 1), mode="reflect")}[case]
+         "padrefl": lambda x: F.pad(x, (1, 1, 1, 1), mode="reflect"),
+         "unfold": lambda x: F.unfold(x, 3, padding=1),
+         "bilinear": lambda x: F.interpolate(x, size=(112, 112), mode="bilinear",
+                                             align_corners=False)}[case]
     w = None
     ts = []
     for i in range(reps + 3):

@@ -1596,8 +1596,9 @@ typedef enum gad_interp_mode {
  * src = min(floor(dst * scale), in - 1), scale = in / out. Linear and
  * bilinear: PyTorch's source index (align_corners: dst (in - 1) / (out - 1);
  * else (dst + 0.5) scale - 0.5 clamped at 0) and weights, in x's precision.
- * align_corners with nearest is a domain error, as PyTorch's. Made of
- * index_select and products: differentiable twice. */
+ * align_corners with nearest is a domain error, as PyTorch's. An op of
+ * its own on the pool family's kernel; its VJP (the weighted scatter) is
+ * another, so twice differentiable. */
 gad_tensor *gad_interpolate(gad_tensor *x, const int64_t *size, const double *scale_factor,
                             int n, gad_interp_mode mode, int align_corners);
 
@@ -1622,7 +1623,8 @@ typedef struct gad_fold_opts {
  * error); row c kh kw + i kw + j holds tap (i, j) of channel c. fold
  * (col2im) is its transpose: cols [N, C kh kw, L] (or 2-D) summed into
  * [N, C, H, W] of output_size (H, W), overlaps added. Each is the other's
- * VJP (both are made of tracked slices). */
+ * VJP (ops of their own on the pool family's im2col and col2im, twice
+ * differentiable). */
 gad_tensor *gad_unfold(gad_tensor *x, const gad_fold_opts *o);
 gad_tensor *gad_fold(gad_tensor *cols, const int64_t *output_size, const gad_fold_opts *o);
 

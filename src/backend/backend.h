@@ -196,7 +196,7 @@ typedef struct gad_backend {
     F(sort, sort) F(sort, topk) F(sort, argmin)                                \
     F(cumulative, cumsum) F(cumulative, cumprod) F(cumulative, cumprod_bwd)    \
     F(sampling, multinomial) F(sampling, logits_filter)                        \
-    F(pool, max_fwd) F(pool, max_bwd) F(pool, avg_fwd) F(pool, avg_bwd) F(pool, pad)\
+    F(pool, max_fwd) F(pool, max_bwd) F(pool, avg_fwd) F(pool, avg_bwd) F(pool, pad) F(pool, im2col) F(pool, col2im) F(pool, interp_fwd) F(pool, interp_bwd)\
     F(conv, fwd) F(conv, bwd_data) F(conv, bwd_weight)                         \
     F(attention, fwd) F(attention, bwd) F(attention, dropout_mask) F(attention, rope)\
     F(norm, stats) F(norm, fwd) F(norm, bwd)                                   \

@@ -24,6 +24,27 @@ typedef struct gad_pool_geom {
     int64_t divisor;
 } gad_pool_geom;
 
+/* The sliding blocks of unfold/fold (im2col/col2im) over a plane of
+ * [H, W]: kernel k, stride s, padding p, dilation d per axis ([0] H, [1]
+ * W), all already normalised (s, d >= 1), and the blocks L per axis. */
+typedef struct gad_fold_geom {
+    int64_t H, W, k[2], s[2], p[2], d[2], L[2];
+} gad_fold_geom;
+
+/* One axis of an interpolation: output o reads positions i0[o] and i1[o]
+ * with the weights w0[o], w1[o] (nearest: i0 alone, weight 1). */
+typedef struct gad_interp_axis {
+    int64_t n_in, n_out;
+    const int64_t *i0, *i1;
+    const double *w0, *w1;
+} gad_interp_axis;
+
+/* An interpolation of planes [H, W] (1-d: H a unit axis, h's weight 1). */
+typedef struct gad_interp_geom {
+    gad_interp_axis h, w;
+    int nearest;
+} gad_interp_geom;
+
 typedef struct gad_be_pool {
     /* y [P, Ho, Wo] = the max of each window of x [P, H, W]; idx (i64, of
      * y's shape, or NULL) = its flat position in the plane (h * W + w).
@@ -45,6 +66,19 @@ typedef struct gad_be_pool {
      * whole. f32 or f64. */
     void (*pad)(const gad_tensor *x, gad_tensor *y, const int64_t *const map[3],
                 const int64_t in[3], const int64_t out[3], int64_t lo);
+    /* im2col (unfold): cols [P, kh kw, Lh Lw] = the taps of the blocks of
+     * x [P, H, W], zeros where a tap reads padding. f32 or f64. */
+    void (*im2col)(const gad_tensor *x, gad_tensor *cols, const gad_fold_geom *g);
+    /* col2im (fold), im2col's transpose: x [P, H, W] = the sum of what
+     * cols [P, kh kw, Lh Lw] holds for each position (written whole). */
+    void (*col2im)(const gad_tensor *cols, gad_tensor *x, const gad_fold_geom *g);
+    /* interpolate: y [P, Ho, Wo] = PyTorch's upsample of x [P, H, W]:
+     * w0_h (w0_w x[h0, w0] + w1_w x[h0, w1]) + w1_h (...row h1); nearest
+     * x[h0, w0]. f32 or f64. */
+    void (*interp_fwd)(const gad_tensor *x, gad_tensor *y, const gad_interp_geom *g);
+    /* its transpose: gx [P, H, W] (written whole) = gy's values scattered
+     * with the same weights. */
+    void (*interp_bwd)(const gad_tensor *gy, gad_tensor *gx, const gad_interp_geom *g);
 } gad_be_pool;
 
 #endif

@@ -9,6 +9,14 @@
 #include <math.h>
 #include <string.h>
 
+/* The blocks o in [lo, hi) (of L) whose column o * s + t lies in [0, n). */
+static inline void fold_span(int64_t t, int64_t s, int64_t n, int64_t L, int64_t *lo,
+                             int64_t *hi) {
+    int64_t a = t >= 0 ? 0 : (-t + s - 1) / s, b = n - 1 - t < 0 ? 0 : (n - 1 - t) / s + 1;
+    *lo = a < L ? a : L;
+    *hi = b < L ? b : L;
+}
+
 #define GAD_STAMP "pool_tmpl.h"
 #include "cpu/stamp.h"
 
@@ -99,7 +107,39 @@ static void cpu_pad(const gad_tensor *x, gad_tensor *y, const int64_t *const map
     gad__parallel_for(x->numel / (in[0] * in[1] * in[2]), 32768 / (plane + 1) + 1, pad_range, &c);
 }
 
-const gad_be_pool gad__cpu_pool = {.max_fwd = cpu_max_fwd,
+static void cpu_im2col(const gad_tensor *x, gad_tensor *cols, const gad_fold_geom *g) {
+    if (!cols->numel) return;
+    int64_t n = planes(x, g->H * g->W);
+    if (F32(x)) pool_im2col_f32(P(x), P(cols), n, g);
+    else pool_im2col_f64(P(x), P(cols), n, g);
+}
+
+static void cpu_col2im(const gad_tensor *cols, gad_tensor *x, const gad_fold_geom *g) {
+    if (!x->numel) return;
+    int64_t n = planes(x, g->H * g->W);
+    if (F32(x)) pool_col2im_f32(P(cols), P(x), n, g);
+    else pool_col2im_f64(P(cols), P(x), n, g);
+}
+
+static void cpu_interp_fwd(const gad_tensor *x, gad_tensor *y, const gad_interp_geom *g) {
+    if (!y->numel) return;
+    int64_t n = planes(x, g->h.n_in * g->w.n_in);
+    if (F32(x)) pool_interp_f32(P(x), P(y), n, g, 0);
+    else pool_interp_f64(P(x), P(y), n, g, 0);
+}
+
+static void cpu_interp_bwd(const gad_tensor *gy, gad_tensor *gx, const gad_interp_geom *g) {
+    if (!gx->numel) return;
+    int64_t n = planes(gx, g->h.n_in * g->w.n_in);
+    if (F32(gx)) pool_interp_f32(P(gy), P(gx), n, g, 1);
+    else pool_interp_f64(P(gy), P(gx), n, g, 1);
+}
+
+const gad_be_pool gad__cpu_pool = {.interp_fwd = cpu_interp_fwd,
+                                   .interp_bwd = cpu_interp_bwd,
+                                   .im2col = cpu_im2col,
+                                   .col2im = cpu_col2im,
+                                   .max_fwd = cpu_max_fwd,
                                    .max_bwd = cpu_max_bwd,
                                    .avg_fwd = cpu_avg_fwd,
                                    .avg_bwd = cpu_avg_bwd,

@@ -168,6 +168,160 @@ static void FN(pool_avg_bwd)(const T *gy, T *gx, int64_t P, const gad_pool_geom 
     gad__parallel_for(P, 32768 / (work + 1) + 1, FN(avg_bwd_range), &c);
 }
 
+/* im2col and col2im (unfold, fold): threads own planes; for each tap the
+ * blocks whose column reads inside the row are [lo, hi) (fold_span), so the
+ * inner loops run without a bounds test (stride 1: a straight copy or add
+ * that vectorises). */
+typedef struct {
+    const T *src;
+    T *dst;
+    const gad_fold_geom *g;
+} FN(fold_ctx);
+
+static void FN(im2col_range)(void *vc, int64_t p0, int64_t p1) {
+    const FN(fold_ctx) *c = vc;
+    const gad_fold_geom *g = c->g;
+    int64_t H = g->H, W = g->W, Lh = g->L[0], Lw = g->L[1], sh = g->s[0], sw = g->s[1];
+    int64_t kk = g->k[0] * g->k[1], L = Lh * Lw;
+    for (int64_t p = p0; p < p1; p++) {
+        const T *x = c->src + p * H * W;
+        T *col = c->dst + p * kk * L;
+        for (int64_t i = 0; i < g->k[0]; i++)
+            for (int64_t j = 0; j < g->k[1]; j++) {
+                int64_t th = i * g->d[0] - g->p[0], tw = j * g->d[1] - g->p[1], lo, hi;
+                fold_span(tw, sw, W, Lw, &lo, &hi);
+                T *row = col + (i * g->k[1] + j) * L;
+                for (int64_t oh = 0; oh < Lh; oh++, row += Lw) {
+                    int64_t h = oh * sh + th;
+                    if (h < 0 || h >= H || lo >= hi) {
+                        for (int64_t ow = 0; ow < Lw; ow++) row[ow] = 0;
+                        continue;
+                    }
+                    const T *xr = x + h * W + tw;
+                    for (int64_t ow = 0; ow < lo; ow++) row[ow] = 0;
+                    if (sw == 1)
+                        for (int64_t ow = lo; ow < hi; ow++) row[ow] = xr[ow];
+                    else
+                        for (int64_t ow = lo; ow < hi; ow++) row[ow] = xr[ow * sw];
+                    for (int64_t ow = hi; ow < Lw; ow++) row[ow] = 0;
+                }
+            }
+    }
+}
+
+static void FN(col2im_range)(void *vc, int64_t p0, int64_t p1) {
+    const FN(fold_ctx) *c = vc;
+    const gad_fold_geom *g = c->g;
+    int64_t H = g->H, W = g->W, Lh = g->L[0], Lw = g->L[1], sh = g->s[0], sw = g->s[1];
+    int64_t kk = g->k[0] * g->k[1], L = Lh * Lw;
+    for (int64_t p = p0; p < p1; p++) {
+        T *x = c->dst + p * H * W;
+        const T *col = c->src + p * kk * L;
+        for (int64_t e = 0; e < H * W; e++) x[e] = 0;
+        for (int64_t i = 0; i < g->k[0]; i++)
+            for (int64_t j = 0; j < g->k[1]; j++) {
+                int64_t th = i * g->d[0] - g->p[0], tw = j * g->d[1] - g->p[1], lo, hi;
+                fold_span(tw, sw, W, Lw, &lo, &hi);
+                if (lo >= hi) continue;
+                const T *row = col + (i * g->k[1] + j) * L;
+                for (int64_t oh = 0; oh < Lh; oh++, row += Lw) {
+                    int64_t h = oh * sh + th;
+                    if (h < 0 || h >= H) continue;
+                    T *xr = x + h * W + tw;
+                    if (sw == 1)
+                        for (int64_t ow = lo; ow < hi; ow++) xr[ow] += row[ow];
+                    else
+                        for (int64_t ow = lo; ow < hi; ow++) xr[ow * sw] += row[ow];
+                }
+            }
+    }
+}
+
+static void FN(pool_im2col)(const T *x, T *cols, int64_t P, const gad_fold_geom *g) {
+    FN(fold_ctx) c = {.src = x, .dst = cols, .g = g};
+    int64_t work = g->k[0] * g->k[1] * g->L[0] * g->L[1] + 1;
+    gad__parallel_for(P, 32768 / work + 1, FN(im2col_range), &c);
+}
+
+static void FN(pool_col2im)(const T *cols, T *x, int64_t P, const gad_fold_geom *g) {
+    FN(fold_ctx) c = {.src = cols, .dst = x, .g = g};
+    int64_t work = g->k[0] * g->k[1] * g->L[0] * g->L[1] + g->H * g->W + 1;
+    gad__parallel_for(P, 32768 / work + 1, FN(col2im_range), &c);
+}
+
+/* interpolate (PyTorch's upsample_nearest/linear/bilinear order of the
+ * products): threads own planes; the backward adds each gradient into its
+ * (at most four) sources of the plane, so no two threads write alike. */
+typedef struct {
+    const T *src;
+    T *dst;
+    const gad_interp_geom *g;
+} FN(interp_ctx);
+
+static void FN(interp_fwd_range)(void *vc, int64_t p0, int64_t p1) {
+    const FN(interp_ctx) *c = vc;
+    const gad_interp_geom *g = c->g;
+    const gad_interp_axis *h = &g->h, *w = &g->w;
+    int64_t H = h->n_in, W = w->n_in, Ho = h->n_out, Wo = w->n_out;
+    for (int64_t p = p0; p < p1; p++) {
+        const T *x = c->src + p * H * W;
+        T *y = c->dst + p * Ho * Wo;
+        for (int64_t oh = 0; oh < Ho; oh++, y += Wo) {
+            const T *r0 = x + h->i0[oh] * W, *r1 = x + h->i1[oh] * W;
+            if (g->nearest) {
+                for (int64_t ow = 0; ow < Wo; ow++) y[ow] = r0[w->i0[ow]];
+                continue;
+            }
+            T a0 = (T)h->w0[oh], a1 = (T)h->w1[oh];
+            if (a1 == 0)
+                for (int64_t ow = 0; ow < Wo; ow++)
+                    y[ow] = a0 * ((T)w->w0[ow] * r0[w->i0[ow]] + (T)w->w1[ow] * r0[w->i1[ow]]);
+            else
+                for (int64_t ow = 0; ow < Wo; ow++) {
+                    T b0 = (T)w->w0[ow], b1 = (T)w->w1[ow];
+                    int64_t j0 = w->i0[ow], j1 = w->i1[ow];
+                    y[ow] = a0 * (b0 * r0[j0] + b1 * r0[j1]) + a1 * (b0 * r1[j0] + b1 * r1[j1]);
+                }
+        }
+    }
+}
+
+static void FN(interp_bwd_range)(void *vc, int64_t p0, int64_t p1) {
+    const FN(interp_ctx) *c = vc;
+    const gad_interp_geom *g = c->g;
+    const gad_interp_axis *h = &g->h, *w = &g->w;
+    int64_t H = h->n_in, W = w->n_in, Ho = h->n_out, Wo = w->n_out;
+    for (int64_t p = p0; p < p1; p++) {
+        T *x = c->dst + p * H * W;
+        const T *gy = c->src + p * Ho * Wo;
+        for (int64_t e = 0; e < H * W; e++) x[e] = 0;
+        for (int64_t oh = 0; oh < Ho; oh++, gy += Wo) {
+            T *r0 = x + h->i0[oh] * W, *r1 = x + h->i1[oh] * W;
+            if (g->nearest) {
+                for (int64_t ow = 0; ow < Wo; ow++) r0[w->i0[ow]] += gy[ow];
+                continue;
+            }
+            T a0 = (T)h->w0[oh], a1 = (T)h->w1[oh];
+            for (int64_t ow = 0; ow < Wo; ow++) {
+                T b0 = (T)w->w0[ow], b1 = (T)w->w1[ow], v = gy[ow];
+                int64_t j0 = w->i0[ow], j1 = w->i1[ow];
+                r0[j0] += a0 * b0 * v;
+                r0[j1] += a0 * b1 * v;
+                if (a1 != 0) {
+                    r1[j0] += a1 * b0 * v;
+                    r1[j1] += a1 * b1 * v;
+                }
+            }
+        }
+    }
+}
+
+static void FN(pool_interp)(const T *src, T *dst, int64_t P, const gad_interp_geom *g, int bwd) {
+    FN(interp_ctx) c = {.src = src, .dst = dst, .g = g};
+    int64_t work = g->h.n_in * g->w.n_in + g->h.n_out * g->w.n_out + 1;
+    gad__parallel_for(P, 32768 / work + 1, bwd ? FN(interp_bwd_range) : FN(interp_fwd_range), &c);
+}
+
 #undef FN
 #undef CAT
 #undef CAT_

@@ -10,11 +10,13 @@
  * else a scatter_add per padded axis through the axis's index map, so that
  * pad is twice differentiable.
  *
- * The others are compositions of tracked ops (no entry of their own):
- * interpolate of index_select along each axis with weights, pixel_shuffle
- * of a reshape, a permute and a reshape, unfold of strided slices of the
- * padded input stacked, fold of slice_scatters summed (the transpose of
- * unfold's slices), so fold and unfold are each other's VJP. */
+ * unfold and fold are ops of their own (UNFOLD, FOLD) on the pool family's
+ * im2col and col2im, each the other's VJP (so twice differentiable).
+ *
+ * interpolate is an op (INTERPOLATE) on the pool family's interp_fwd, its
+ * VJP another (INTERPOLATE_BACKWARD: the weighted scatter, interp_bwd),
+ * each the other's transpose. pixel_shuffle/unshuffle are a reshape, a
+ * permute and a reshape (views, no entry of their own). */
 #include "ops_int.h"
 #include "backend/pool.h"
 
@@ -268,20 +270,12 @@ int gad__sample_pad(gad_op_sample *s, gad_rng *r, int v) {
  * for linear the source dst * scale (align_corners) or (dst + 0.5) * scale
  * - 0.5 clamped at 0, its floor i0, i1 = i0 + 1 (but at the edge) and the
  * weights 1 - l, l. In the input's precision (float for f32), as PyTorch's
- * opmath. */
-static gad_tensor *interp_axis(gad_tensor *x, int axis, int64_t out, double sf, int linear,
-                               int align) {
-    int64_t in = x->shape[axis], r = x->rank;
-    int f32 = x->dtype == GAD_F32;
-    size_t bytes = (size_t)(out ? out : 1) * sizeof(int64_t);
-    int64_t *i0 = gad__alloc(bytes), *i1 = gad__alloc(bytes);
-    double *l1 = gad__alloc((size_t)(out ? out : 1) * sizeof(double));
-    if (!i0 || !i1 || !l1) {
-        gad__free(i0, bytes);
-        gad__free(i1, bytes);
-        gad__free(l1, (size_t)(out ? out : 1) * sizeof(double));
-        return gad__err(GAD_ERR_MEMORY, "interpolate", "cannot allocate the index maps");
-    }
+ * opmath. m: 2 out i64 then 2 out doubles. */
+static void interp_maps(gad_interp_axis *ax, int64_t in, int64_t out, double sf, int linear,
+                        int align, int f32, void *m) {
+    int64_t *i0 = m, *i1 = i0 + out;
+    double *w0 = (double *)(i1 + out), *w1 = w0 + out;
+    *ax = (gad_interp_axis){.n_in = in, .n_out = out, .i0 = i0, .i1 = i1, .w0 = w0, .w1 = w1};
     double sd = sf > 0 ? 1.0 / sf : (double)in / (double)out;
     float sfl = sf > 0 ? (float)(1.0 / sf) : (float)in / (float)out;
     if (linear && align) {
@@ -291,7 +285,9 @@ static gad_tensor *interp_axis(gad_tensor *x, int axis, int64_t out, double sf, 
     for (int64_t o = 0; o < out; o++) {
         if (!linear) {
             int64_t i = f32 ? (int64_t)floorf((float)o * sfl) : (int64_t)floor((double)o * sd);
-            i0[o] = i < in - 1 ? i : in - 1;
+            i0[o] = i1[o] = i < in - 1 ? i : in - 1;
+            w0[o] = 1;
+            w1[o] = 0;
             continue;
         }
         double src;
@@ -308,31 +304,136 @@ static gad_tensor *interp_axis(gad_tensor *x, int axis, int64_t out, double sf, 
         l = l < 0 ? 0 : l > 1 ? 1 : l;
         i0[o] = i;
         i1[o] = i + (i < in - 1 ? 1 : 0);
-        l1[o] = f32 ? (double)(float)l : l;
+        w1[o] = f32 ? (double)(float)l : l;
+        w0[o] = f32 ? (double)(1.0f - (float)l) : 1.0 - l;
     }
-    int64_t wshape[GAD_MAX_RANK];
-    int wr = (int)(r - axis);
-    wshape[0] = out;
-    for (int k = 1; k < wr; k++) wshape[k] = 1;
-    gad_tensor *y = gad_index_select(x, axis, on_dev(gad_from_i64(i0, &out, 1), x->dev));
-    if (linear) {
-        double *l0 = gad__alloc((size_t)(out ? out : 1) * sizeof(double));
-        if (l0) {
-            for (int64_t o = 0; o < out; o++)
-                l0[o] = f32 ? (double)(1.0f - (float)l1[o]) : 1.0 - l1[o];
-            gad_tensor *w0 = on_dev(gad_cast(gad_from_f64(l0, wshape, wr), x->dtype), x->dev);
-            gad_tensor *w1 = on_dev(gad_cast(gad_from_f64(l1, wshape, wr), x->dtype), x->dev);
-            gad_tensor *b = gad_index_select(x, axis, on_dev(gad_from_i64(i1, &out, 1), x->dev));
-            y = gad_add(gad_mul(y, w0), gad_mul(b, w1));
-            gad__free(l0, (size_t)(out ? out : 1) * sizeof(double));
-        } else {
-            y = gad__err(GAD_ERR_MEMORY, "interpolate", "cannot allocate the weights");
-        }
+}
+
+/* The interpolation p from x's planes (x [N, C, (H,) W]) to y's, through
+ * the pool family's kernel: forward (bwd 0: src x, dst y) or its transpose
+ * (bwd 1: src gy, dst gx); the node INTERPOLATE or INTERPOLATE_BACKWARD.
+ * dst_shape: the output's shape. */
+static gad_tensor *interp_run(const char *op, gad_tensor *src, const int64_t *dst_shape,
+                              const gad_np_interp *p, int bwd) {
+    GAD_NEED(op, src);
+    if (bwd ? GAD_LACKS_FAM(op, src, pool, interp_bwd) : GAD_LACKS_FAM(op, src, pool, interp_fwd))
+        return NULL;
+    int r = src->rank, nd = (int)p->nd;
+    const int64_t *xs = bwd ? dst_shape : src->shape, *ys = bwd ? src->shape : dst_shape;
+    int64_t in[2] = {1, xs[r - 1]}, out[2] = {1, ys[r - 1]};
+    if (nd == 2) {
+        in[0] = xs[r - 2];
+        out[0] = ys[r - 2];
     }
-    gad__free(i0, bytes);
-    gad__free(i1, bytes);
-    gad__free(l1, (size_t)(out ? out : 1) * sizeof(double));
-    return y;
+    size_t bytes = (size_t)(2 * (out[0] + out[1])) * (sizeof(int64_t) + sizeof(double));
+    void *m = gad__alloc(bytes);
+    if (!m) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate the index maps");
+    gad_interp_geom g = {.nearest = p->mode == GAD_INTERP_NEAREST};
+    int f32 = src->dtype == GAD_F32;
+    char *mh = m, *mw = mh + (size_t)(2 * out[0]) * (sizeof(int64_t) + sizeof(double));
+    interp_maps(&g.h, in[0], out[0], nd == 2 ? p->sf[0] : 0, !g.nearest, (int)p->align, f32, mh);
+    interp_maps(&g.w, in[1], out[1], p->sf[nd - 1], !g.nearest, (int)p->align, f32, mw);
+    gad_tensor *y = gad__tensor_new(op, src->dev, src->dtype, dst_shape, r);
+    gad_tensor *sc = y ? gad__contig(op, src) : NULL;
+    if (sc) {
+        if (bwd) GAD_BE(src)->pool->interp_bwd(sc, y, &g);
+        else GAD_BE(src)->pool->interp_fwd(sc, y, &g);
+    }
+    gad_release(sc);
+    gad__free(m, bytes);
+    if (!sc) {
+        gad_release(y);
+        return NULL;
+    }
+    y = gad__track(y, bwd ? GAD_OP(INTERPOLATE_BACKWARD) : GAD_OP(INTERPOLATE), &src, 1, NULL, 0);
+    if (y && y->node) *GAD_NODE_P(y->node, interp) = *p;
+    return gad__own(y);
+}
+
+/* Each is the other's transpose (linear in its input): twice
+ * differentiable. */
+int gad__vjp_interpolate(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    gin[0] = interp_run("interpolate_backward", gy, n->parents[0]->shape,
+                        GAD_NODE_P(n, interp), 1);
+    return gin[0] ? 0 : -1;
+}
+
+int gad__vjp_interpolate_backward(gad_node *n, gad_tensor *gy, const bool *need,
+                                  gad_tensor **gin) {
+    (void)need;
+    gin[0] = interp_run("interpolate", gy, n->parents[0]->shape, GAD_NODE_P(n, interp), 0);
+    return gin[0] ? 0 : -1;
+}
+
+/* The cases: x's shape, the mode, align_corners, the output size, the
+ * scale factors (0: by size). i[0..2]: mode, align, nd; i[3..4]: the
+ * output size; i[5]: backward; d[0..1]: the scale factors. */
+typedef struct interp_case {
+    int rank;
+    int64_t shape[4];
+    int mode, align;
+    int64_t out[2];
+    double sf[2];
+} interp_case;
+
+static const interp_case interp_cases[] = {
+    {4, {2, 2, 3, 4}, GAD_INTERP_BILINEAR, 0, {5, 7}, {0, 0}},
+    {4, {1, 2, 4, 3}, GAD_INTERP_BILINEAR, 1, {6, 2}, {0, 0}},
+    {4, {1, 1, 3, 3}, GAD_INTERP_BILINEAR, 0, {6, 4}, {2.0, 1.5}},
+    {3, {2, 3, 5}, GAD_INTERP_LINEAR, 0, {1, 8}, {0, 0}},
+    {3, {1, 2, 6}, GAD_INTERP_LINEAR, 1, {1, 4}, {0, 0}},
+    {4, {2, 1, 3, 5}, GAD_INTERP_NEAREST, 0, {7, 3}, {0, 0}},
+    {3, {1, 2, 4}, GAD_INTERP_NEAREST, 0, {1, 10}, {2.5, 0}},
+    {4, {0, 2, 3, 3}, GAD_INTERP_BILINEAR, 0, {4, 4}, {0, 0}},
+};
+
+static gad_tensor *apply_interp(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    gad_np_interp p = {.mode = s->i[0], .align = s->i[1], .nd = s->i[2],
+                       .sf = {s->d[0], s->d[1]}};
+    int64_t shape[GAD_MAX_RANK];
+    int r = in[0]->rank;
+    memcpy(shape, in[0]->shape, (size_t)r * sizeof *shape);
+    shape[r - 1] = s->i[4];
+    if (p.nd == 2) shape[r - 2] = s->i[3];
+    return interp_run(s->i[5] ? "interpolate_backward" : "interpolate", in[0], shape, &p,
+                      (int)s->i[5]);
+}
+
+static int interp_sample(gad_op_sample *s, gad_rng *r, int v, int bwd) {
+    if (v >= (int)(sizeof interp_cases / sizeof *interp_cases)) return 0;
+    const interp_case *c = &interp_cases[v];
+    static const char *const names[3] = {"nearest", "linear", "bilinear"};
+    *s = (gad_op_sample){.n = 1, .apply = apply_interp, .smooth = 1};
+    int nd = c->rank - 2;
+    s->i[0] = c->mode;
+    s->i[1] = c->align;
+    s->i[2] = nd;
+    s->d[0] = c->sf[0];
+    s->d[1] = c->sf[1];
+    snprintf(s->what, sizeof s->what, "%s%s %s -> %lldx%lld", bwd ? "backward of " : "",
+             names[c->mode], c->align ? "align" : "", (long long)c->out[0], (long long)c->out[1]);
+    int64_t ys[4];
+    memcpy(ys, c->shape, sizeof ys);
+    ys[c->rank - 1] = c->out[1];
+    if (nd == 2) ys[c->rank - 2] = c->out[0];
+    /* the forward: i[3..4] the output's plane; the backward: x's */
+    const int64_t *to = bwd ? c->shape : ys;
+    s->i[3] = nd == 2 ? to[c->rank - 2] : 1;
+    s->i[4] = to[c->rank - 1];
+    s->i[5] = bwd;
+    s->in[0] = gad__sample_leaf(r, bwd ? ys : c->shape, c->rank, -2, 2, 0);
+    return s->in[0] != NULL;
+}
+
+int gad__sample_interpolate(gad_op_sample *s, gad_rng *r, int v) {
+    return interp_sample(s, r, v, 0);
+}
+
+int gad__sample_interpolate_backward(gad_op_sample *s, gad_rng *r, int v) {
+    return interp_sample(s, r, v, 1);
 }
 
 gad_tensor *gad_interpolate(gad_tensor *x, const int64_t *size, const double *scale_factor,
@@ -363,7 +464,7 @@ gad_tensor *gad_interpolate(gad_tensor *x, const int64_t *size, const double *sc
         return gad__err(GAD_ERR_DOMAIN, op,
                         "align_corners can only be set with the interpolating modes "
                         "(linear, bilinear)");
-    int64_t out[2];
+    int64_t out[2] = {1, 1};
     for (int i = 0; i < n; i++) {
         int64_t in = x->shape[2 + i];
         if (scale_factor) {
@@ -383,14 +484,11 @@ gad_tensor *gad_interpolate(gad_tensor *x, const int64_t *size, const double *sc
                             "%s and output size %lld for dim %d",
                             gad__shape_str(b, x->shape, x->rank), (long long)out[i], 2 + i);
     }
-    gad_scope_begin();
-    gad_tensor *y = x;
-    for (int i = 0; i < n && y; i++)
-        y = interp_axis(y, 2 + i, out[i], scale_factor ? scale_factor[i] : 0,
-                        mode != GAD_INTERP_NEAREST, align_corners);
-    y = gad_keep(y == x ? gad_view(x, x->shape, x->rank) : y);
-    gad_scope_end();
-    return y;
+    gad_np_interp p = {.mode = mode, .align = align_corners != 0, .nd = n};
+    int64_t shape[4] = {x->shape[0], x->shape[1], out[0], out[1]};
+    if (scale_factor)
+        for (int i = 0; i < n; i++) p.sf[i] = scale_factor[i];
+    return interp_run(op, x, shape, &p, 0);
 }
 
 /* -------------------------------------------------------- pixel shuffle */
@@ -488,6 +586,75 @@ static int blocks(const char *op, const gad_fold_opts *o, int64_t H, int64_t W, 
 #define DIL(o, a) ((o)->dilation[a] ? (o)->dilation[a] : 1)
 #define STR(o, a) ((o)->stride[a] ? (o)->stride[a] : 1)
 
+/* The node parameters of the blocks o over a plane of H x W. */
+static gad_np_fold fold_np(const gad_fold_opts *o, int64_t H, int64_t W) {
+    gad_np_fold p = {.H = H, .W = W};
+    for (int a = 0; a < 2; a++) {
+        p.k[a] = o->kernel[a];
+        p.s[a] = STR(o, a);
+        p.p[a] = o->padding[a];
+        p.d[a] = DIL(o, a);
+    }
+    return p;
+}
+
+static gad_fold_geom fold_geom(const gad_np_fold *p) {
+    gad_fold_geom g = {.H = p->H, .W = p->W};
+    for (int a = 0; a < 2; a++) {
+        int64_t n = a ? p->W : p->H;
+        g.k[a] = p->k[a];
+        g.s[a] = p->s[a];
+        g.p[a] = p->p[a];
+        g.d[a] = p->d[a];
+        g.L[a] = (n + 2 * p->p[a] - p->d[a] * (p->k[a] - 1) - 1) / p->s[a] + 1;
+    }
+    return g;
+}
+
+/* unfold (checked) by the back end's im2col: x [N, C, H, W] or [C, H, W]
+ * -> [N, C kk, L] or [C kk, L]. */
+static gad_tensor *unfold_run(const char *op, gad_tensor *x, const gad_np_fold *p) {
+    GAD_NEED(op, x);
+    if (GAD_LACKS_FAM(op, x, pool, im2col)) return NULL;
+    gad_fold_geom g = fold_geom(p);
+    int r = x->rank;
+    int64_t kk = p->k[0] * p->k[1], C = x->shape[r - 3];
+    int64_t out[3] = {x->shape[0], C * kk, g.L[0] * g.L[1]};
+    gad_tensor *y = gad__tensor_new(op, x->dev, x->dtype, r == 4 ? out : out + 1, r - 1);
+    gad_tensor *xc = y ? gad__contig(op, x) : NULL;
+    if (!xc) {
+        gad_release(y);
+        return NULL;
+    }
+    GAD_BE(x)->pool->im2col(xc, y, &g);
+    gad_release(xc);
+    y = gad__track(y, GAD_OP(UNFOLD), &x, 1, NULL, 0);
+    if (y && y->node) *GAD_NODE_P(y->node, fold) = *p;
+    return gad__own(y);
+}
+
+/* fold (checked) by the back end's col2im: cols [N, C kk, L] or [C kk, L]
+ * -> [N, C, H, W] or [C, H, W]. */
+static gad_tensor *fold_run(const char *op, gad_tensor *cols, const gad_np_fold *p) {
+    GAD_NEED(op, cols);
+    if (GAD_LACKS_FAM(op, cols, pool, col2im)) return NULL;
+    gad_fold_geom g = fold_geom(p);
+    int r = cols->rank;
+    int64_t kk = p->k[0] * p->k[1];
+    int64_t out[4] = {cols->shape[0], cols->shape[r - 2] / kk, p->H, p->W};
+    gad_tensor *y = gad__tensor_new(op, cols->dev, cols->dtype, r == 3 ? out : out + 1, r + 1);
+    gad_tensor *cc = y ? gad__contig(op, cols) : NULL;
+    if (!cc) {
+        gad_release(y);
+        return NULL;
+    }
+    GAD_BE(cols)->pool->col2im(cc, y, &g);
+    gad_release(cc);
+    y = gad__track(y, GAD_OP(FOLD), &cols, 1, NULL, 0);
+    if (y && y->node) *GAD_NODE_P(y->node, fold) = *p;
+    return gad__own(y);
+}
+
 gad_tensor *gad_unfold(gad_tensor *x, const gad_fold_opts *o) {
     const char *op = "unfold";
     GAD_NEED(op, x);
@@ -499,30 +666,8 @@ gad_tensor *gad_unfold(gad_tensor *x, const gad_fold_opts *o) {
     int r = x->rank;
     int64_t L[2];
     if (blocks(op, o, x->shape[r - 2], x->shape[r - 1], L)) return NULL;
-    int64_t kk = o->kernel[0] * o->kernel[1], C = x->shape[r - 3];
-    if (kk > 4096)
-        return gad__err(GAD_ERR_SHAPE, op, "kernel of %lld taps: at most 4096",
-                        (long long)kk);
-    gad_tensor **parts = gad__alloc((size_t)kk * sizeof *parts);
-    if (!parts) return gad__err(GAD_ERR_MEMORY, op, "cannot allocate");
-    gad_scope_begin();
-    gad_tensor *xp = gad_pad(x, (const int64_t[]){o->padding[1], o->padding[1], o->padding[0],
-                                                  o->padding[0]},
-                             4, GAD_PAD_CONSTANT, 0);
-    gad_range rg[4] = {GAD_ALL, GAD_ALL, GAD_ALL, GAD_ALL};
-    for (int64_t i = 0; i < o->kernel[0]; i++)
-        for (int64_t j = 0; j < o->kernel[1]; j++) {
-            int64_t h0 = i * DIL(o, 0), w0 = j * DIL(o, 1);
-            rg[r - 2] = GAD_RANGE_STEP(h0, h0 + (L[0] - 1) * STR(o, 0) + 1, STR(o, 0));
-            rg[r - 1] = GAD_RANGE_STEP(w0, w0 + (L[1] - 1) * STR(o, 1) + 1, STR(o, 1));
-            parts[i * o->kernel[1] + j] = gad_slice(xp, rg, r);
-        }
-    gad_tensor *st = gad_stack(parts, (int)kk, r - 2); /* [N, C, kk, Lh, Lw] */
-    int64_t out[3] = {x->shape[0], C * kk, L[0] * L[1]};
-    gad_tensor *y = gad_keep(r == 4 ? gad_reshape(st, out, 3) : gad_reshape(st, out + 1, 2));
-    gad_scope_end();
-    gad__free(parts, (size_t)kk * sizeof *parts);
-    return y;
+    gad_np_fold p = fold_np(o, x->shape[r - 2], x->shape[r - 1]);
+    return unfold_run(op, x, &p);
 }
 
 gad_tensor *gad_fold(gad_tensor *cols, const int64_t *output_size, const gad_fold_opts *o) {
@@ -551,24 +696,76 @@ gad_tensor *gad_fold(gad_tensor *cols, const int64_t *output_size, const gad_fol
                         "%lldx%lld",
                         r - 1, gad__shape_str(b, cols->shape, r), (long long)(L[0] * L[1]),
                         (long long)L[0], (long long)L[1], (long long)H, (long long)W);
-    int64_t N = r == 3 ? cols->shape[0] : 1, C = CK / kk;
-    int64_t Hp = H + 2 * o->padding[0], Wp = W + 2 * o->padding[1];
-    gad_scope_begin();
-    gad_tensor *c5 = gad_reshape(cols, (const int64_t[]){N, C, kk, L[0], L[1]}, 5), *acc = NULL;
-    for (int64_t i = 0; i < o->kernel[0] && c5; i++)
-        for (int64_t j = 0; j < o->kernel[1]; j++) {
-            gad_tensor *s = gad_select(c5, 2, i * o->kernel[1] + j);
-            gad_tensor *pl = gad__slice_scatter(
-                s, (const int64_t[]){N, C, Hp, Wp}, 4,
-                (const int64_t[]){0, 0, i * DIL(o, 0), j * DIL(o, 1)},
-                (const int64_t[]){1, 1, STR(o, 0), STR(o, 1)});
-            acc = acc ? gad_add(acc, pl) : pl;
-        }
-    gad_range rg[4] = {GAD_ALL, GAD_ALL, GAD_RANGE(o->padding[0], o->padding[0] + H),
-                       GAD_RANGE(o->padding[1], o->padding[1] + W)};
-    gad_tensor *y = gad_slice(acc, rg, 4);
-    if (r == 2) y = gad_reshape(y, (const int64_t[]){C, H, W}, 3);
-    y = gad_keep(y);
-    gad_scope_end();
-    return y;
+    gad_np_fold p = fold_np(o, H, W);
+    return fold_run(op, cols, &p);
+}
+
+/* Each is the other's transpose, so each VJP is the other op (tracked:
+ * twice differentiable). */
+int gad__vjp_unfold(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    gin[0] = fold_run("fold", gy, GAD_NODE_P(n, fold));
+    return gin[0] ? 0 : -1;
+}
+
+int gad__vjp_fold(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    (void)need;
+    gin[0] = unfold_run("unfold", gy, GAD_NODE_P(n, fold));
+    return gin[0] ? 0 : -1;
+}
+
+/* The cases: the image [N, C, H, W] (rank 3: no batch), then kernel,
+ * stride, padding, dilation per axis. i[0..9]: the node's parameters in
+ * gad_np_fold's order; i[10]: fold (1) or unfold. */
+typedef struct fold_case {
+    int rank;
+    int64_t shape[4];
+    int64_t k[2], s[2], p[2], d[2];
+} fold_case;
+
+static const fold_case fold_cases[] = {
+    {4, {2, 2, 4, 5}, {2, 3}, {1, 1}, {0, 1}, {1, 1}},
+    {4, {1, 3, 6, 5}, {3, 2}, {2, 1}, {1, 0}, {1, 2}},
+    {3, {2, 5, 5}, {2, 2}, {2, 3}, {1, 1}, {2, 1}},
+    {4, {0, 2, 3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}},
+};
+
+static gad_tensor *apply_fold(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    gad_np_fold p;
+    memcpy(&p, s->i, sizeof p);
+    return s->i[10] ? fold_run("fold", in[0], &p) : unfold_run("unfold", in[0], &p);
+}
+
+static int fold_sample(gad_op_sample *s, gad_rng *r, int v, int fold) {
+    if (v >= (int)(sizeof fold_cases / sizeof *fold_cases)) return 0;
+    const fold_case *c = &fold_cases[v];
+    *s = (gad_op_sample){.n = 1, .apply = apply_fold, .smooth = 1};
+    int64_t H = c->shape[c->rank - 2], W = c->shape[c->rank - 1];
+    gad_np_fold p = {.H = H, .W = W};
+    for (int a = 0; a < 2; a++) {
+        p.k[a] = c->k[a];
+        p.s[a] = c->s[a];
+        p.p[a] = c->p[a];
+        p.d[a] = c->d[a];
+    }
+    memcpy(s->i, &p, sizeof p);
+    s->i[10] = fold;
+    snprintf(s->what, sizeof s->what, "%s [%lld..%lld,%lld] k=%lldx%lld s=%lldx%lld",
+             fold ? "fold" : "unfold", (long long)c->shape[0], (long long)H, (long long)W,
+             (long long)p.k[0], (long long)p.k[1], (long long)p.s[0], (long long)p.s[1]);
+    gad_tensor *x = gad__sample_leaf(r, c->shape, c->rank, -2, 2, 0);
+    if (!x || !fold) return (s->in[0] = x) != NULL;
+    gad_tensor *y = unfold_run("unfold", gad_detach(x), &p);
+    s->in[0] = y ? gad__sample_leaf(r, y->shape, y->rank, -1, 1, 0) : NULL;
+    return s->in[0] != NULL;
+}
+
+int gad__sample_unfold(gad_op_sample *s, gad_rng *r, int v) {
+    return fold_sample(s, r, v, 0);
+}
+
+int gad__sample_fold(gad_op_sample *s, gad_rng *r, int v) {
+    return fold_sample(s, r, v, 1);
 }

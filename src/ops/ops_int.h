@@ -150,6 +150,19 @@ typedef struct gad_np_pad {
     int64_t lo[GAD_MAX_RANK], mode;
     double value;
 } gad_np_pad;
+/* unfold and fold (issue 28): the plane [H, W] (unfold's input, fold's
+ * output) and the blocks: kernel, stride (>= 1), padding, dilation (>= 1)
+ * per axis ([0] H, [1] W) */
+typedef struct gad_np_fold {
+    int64_t H, W, k[2], s[2], p[2], d[2];
+} gad_np_fold;
+/* interpolate and its backward (issue 28): the mode (gad_interp_mode),
+ * align_corners, the spatial dims (1 or 2) and the scale factors (0: the
+ * scale from the sizes; for 1-d sf[0] is the one) */
+typedef struct gad_np_interp {
+    int64_t mode, align, nd;
+    double sf[2];
+} gad_np_interp;
 /* rms_norm, helix_block */
 typedef struct gad_np_eps {
     double eps;
@@ -227,6 +240,10 @@ GAD_NP_FITS(conv, CONV_WEIGHT);
 GAD_NP_FITS(sdpa, SDPA);
 GAD_NP_FITS(rope, ROPE);
 GAD_NP_FITS(bnorm, BATCH_NORM); /* normalization (issue 28) */
+GAD_NP_FITS(fold, UNFOLD);
+GAD_NP_FITS(fold, FOLD);
+GAD_NP_FITS(interp, INTERPOLATE);
+GAD_NP_FITS(interp, INTERPOLATE_BACKWARD);
 #undef GAD_NP_FITS
 
 /* ------------------------------------------------------------- helpers */
