@@ -44,6 +44,10 @@
 #include "gad.h"
 #include "util.h" /* helix_lm's: fail, now_seconds, join_path, make_dirs, write_atomic */
 
+/* The program name util.c's messages start with (a model of helix_lm's
+ * program names itself the same way). */
+const char lm_name[] = "cnn";
+
 #define SEED 2024
 #define C1 16
 #define C2 32
@@ -370,7 +374,6 @@ static int bench(int steps) {
 }
 
 int main(int argc, char **argv) {
-    prog = "cnn";
     const char *data = "digits", *dir = "cnn_run";
     int quick = 0, epochs = -1, threads = 0, bench_steps = 0;
     for (int i = 1; i < argc; i++) {

@@ -28,12 +28,8 @@
  * in families, each a small sub-table of its own (forward and backward
  * together) declared in its family's header (backend/scan.h, rms_norm.h,
  * masked_ce.h, ...: one per name in GAD_BE_FAMILIES below) and pointed to
- * from here: a new family adds one pointer, and the back ends that do not have it leave it NULL.
- * masked_ce.h, embedding.h, helix.h, attention.h) and pointed to from here:
- * a new family adds one pointer, and the back ends that do not have it
- * leave it NULL.
- * masked_ce.h, embedding.h, helix.h, conv.h) and pointed to from here: a new family
- * adds one pointer, and the back ends that do not have it leave it NULL.
+ * from here: a new family adds one pointer, and the back ends that do not
+ * have it leave it NULL.
  *
  * Only mem is required (gad__backend_register). Any other entry, a family's
  * pointer or an entry inside a family may be NULL: the op that needs it
@@ -192,13 +188,17 @@ typedef struct gad_backend {
     F(masked_ce, prep) F(masked_ce, fwd) F(masked_ce, bwd)                     \
     F(embedding, fwd) F(embedding, bwd)                                        \
     F(helix, fwd) F(helix, bwd)                                                \
-    F(select, compare) F(select, test) F(select, where) F(select, any) F(select, tri) F(select, clamp)\
+    F(select, compare) F(select, test) F(select, where) F(select, any)         \
+    F(select, tri) F(select, clamp)                                            \
     F(sort, sort) F(sort, topk) F(sort, argmin)                                \
     F(cumulative, cumsum) F(cumulative, cumprod) F(cumulative, cumprod_bwd)    \
     F(sampling, multinomial) F(sampling, logits_filter)                        \
-    F(pool, max_fwd) F(pool, max_bwd) F(pool, avg_fwd) F(pool, avg_bwd) F(pool, pad) F(pool, im2col) F(pool, col2im) F(pool, interp_fwd) F(pool, interp_bwd)\
+    F(pool, max_fwd) F(pool, max_bwd) F(pool, avg_fwd) F(pool, avg_bwd)        \
+    F(pool, pad) F(pool, im2col) F(pool, col2im) F(pool, interp_fwd)           \
+    F(pool, interp_bwd)                                                        \
     F(conv, fwd) F(conv, bwd_data) F(conv, bwd_weight)                         \
-    F(attention, fwd) F(attention, bwd) F(attention, dropout_mask) F(attention, rope)\
+    F(attention, fwd) F(attention, bwd) F(attention, dropout_mask)             \
+    F(attention, rope)                                                         \
     F(norm, stats) F(norm, fwd) F(norm, bwd)                                   \
     /* one family a line */
 
