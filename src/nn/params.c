@@ -200,60 +200,47 @@ gad_tensor *gad__params_find(const gad_params *ps, const char *name) {
     return i >= 0 ? ps->buffers[i] : NULL;
 }
 
-int gad_params_buffer_count(const gad_params *ps) {
-    if (!ps) {
-        gad_error_set(GAD_ERR_DOMAIN, "params_buffer_count", "the set is NULL");
-        return -1;
-    }
-    return ps->nb;
-}
-
-static int check_buffer_index(const char *op, const gad_params *ps, int i) {
+/* The count of ps's parameters, or of its buffers; -1 and an error when ps
+ * is NULL. */
+static int count_of(const char *op, const gad_params *ps, int buffers) {
     if (!ps) {
         gad_error_set(GAD_ERR_DOMAIN, op, "the set is NULL");
         return -1;
     }
-    if (i < 0 || i >= ps->nb) {
-        gad_error_set(GAD_ERR_INDEX, op, "index %d is outside [0, %d)", i, ps->nb);
+    return buffers ? ps->nb : ps->n;
+}
+
+/* 0 when i indexes ps's parameters (or buffers), else -1 and an error. */
+static int check_index(const char *op, const gad_params *ps, int i, int buffers) {
+    int n = count_of(op, ps, buffers);
+    if (n < 0) return -1;
+    if (i < 0 || i >= n) {
+        gad_error_set(GAD_ERR_INDEX, op, "index %d is outside [0, %d)", i, n);
         return -1;
     }
     return 0;
+}
+
+int gad_params_buffer_count(const gad_params *ps) {
+    return count_of("params_buffer_count", ps, 1);
 }
 
 const char *gad_params_buffer_name(const gad_params *ps, int i) {
-    return check_buffer_index("params_buffer_name", ps, i) ? NULL : ps->bnames[i];
+    return check_index("params_buffer_name", ps, i, 1) ? NULL : ps->bnames[i];
 }
 
 gad_tensor *gad_params_buffer_at(const gad_params *ps, int i) {
-    return check_buffer_index("params_buffer_at", ps, i) ? NULL : ps->buffers[i];
+    return check_index("params_buffer_at", ps, i, 1) ? NULL : ps->buffers[i];
 }
 
-int gad_params_count(const gad_params *ps) {
-    if (!ps) {
-        gad_error_set(GAD_ERR_DOMAIN, "params_count", "the set is NULL");
-        return -1;
-    }
-    return ps->n;
-}
-
-static int check_index(const char *op, const gad_params *ps, int i) {
-    if (!ps) {
-        gad_error_set(GAD_ERR_DOMAIN, op, "the set is NULL");
-        return -1;
-    }
-    if (i < 0 || i >= ps->n) {
-        gad_error_set(GAD_ERR_INDEX, op, "index %d is outside [0, %d)", i, ps->n);
-        return -1;
-    }
-    return 0;
-}
+int gad_params_count(const gad_params *ps) { return count_of("params_count", ps, 0); }
 
 const char *gad_params_name(const gad_params *ps, int i) {
-    return check_index("params_name", ps, i) ? NULL : ps->names[i];
+    return check_index("params_name", ps, i, 0) ? NULL : ps->names[i];
 }
 
 gad_tensor *gad_params_at(const gad_params *ps, int i) {
-    return check_index("params_at", ps, i) ? NULL : ps->tensors[i];
+    return check_index("params_at", ps, i, 0) ? NULL : ps->tensors[i];
 }
 
 gad_tensor *gad_params_get(const gad_params *ps, const char *name) {
