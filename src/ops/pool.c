@@ -318,6 +318,14 @@ static gad_tensor *adaptive(const char *op, gad_tensor *x, int64_t oh, int64_t o
                         "elements of output_size must be >= 0, got (%lld, %lld)",
                         (long long)oh, (long long)ow);
     if (check_input(op, x, 2)) return NULL;
+    if (!max && oh == 1 && ow == 1 && x->shape[x->rank - 1] * x->shape[x->rank - 2] > 0) {
+        /* Global average pooling (a CNN's head) is the mean over each
+         * plane: the reduction is faster than the window loop on the small
+         * planes it meets (7x7: 1.6x torch's time through the loop). */
+        GAD_COMPOSITE(op);
+        static const int plane[2] = {-2, -1};
+        return gad_mean(x, plane, 2, 1);
+    }
     gad_np_pool p = {.kernel = {oh, ow}, .stride = {1, 1}, .dil = {1, 1}, .adaptive = 1, .nd = 2};
     return pool_run(op, x, &p, max, indices);
 }
