@@ -108,7 +108,19 @@ int gad__vjp_matmul(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **
         int br = b1 ? 2 : pb->rank;
         if (b1) bs[0] = pb->shape[0], bs[1] = 1;
         else memcpy(bs, pb->shape, (size_t)br * sizeof *bs);
-        gad_tensor *dB = gad__unbroadcast(gad_matmul(gad_transpose(A), G), bs, br);
+        gad_tensor *dB;
+        if (br == 2 && A->rank > 2) {
+            /* a batch of a's against one matrix b (x @ W): the sum over
+             * the batch of A_i^T G_i is one product of the batch's rows
+             * stacked, A [rows, k]^T G [rows, n], not a [batch, k, n]
+             * stack of products summed afterwards */
+            int64_t k = A->shape[A->rank - 1], rows = k ? gad_numel(A) / k : 0;
+            gad_tensor *A2 = gad_reshape(A, (int64_t[]){rows, k}, 2);
+            gad_tensor *G2 = gad_reshape(G, (int64_t[]){rows, np->n}, 2);
+            dB = gad_matmul(gad_transpose(A2), G2);
+        } else {
+            dB = gad__unbroadcast(gad_matmul(gad_transpose(A), G), bs, br);
+        }
         if (!(gin[1] = gad_reshape(dB, pb->shape, pb->rank))) return -1;
     }
     return 0;
