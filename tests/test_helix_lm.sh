@@ -365,8 +365,9 @@ echo "version 1: eval and sample read it; resume says it cannot"
 fi
 
 # a model of width 8192 and 64 layers (120 GB) described by a 125 KB file:
-# rejected by its shapes before anything is allocated, in under 3 s, in
-# 1 GB of address space (when the build allows a limit: ASan does not)
+# rejected by its shapes before anything is allocated, in 1 GB of address
+# space (when the build allows a limit: ASan does not) and before the kill
+# at 20 s (the work of a 120 GB model would take far longer)
 craft "$SRC" "$H/wide.safetensors" drop=opt. hp.d=I64:8192 hp.layers=I64:64 ||
     fail "cannot write the crafted checkpoint wide"
 mkdir -p "$H/wide" && cp "$H/wide.safetensors" "$H/wide/checkpoint.safetensors"
@@ -377,13 +378,10 @@ else
     echo "(the build needs more address space than 1 GB: the wide model runs without the limit)"
 fi
 for cmd in eval sample "train --resume --bytes 0"; do
-    t0=$(now_ms)
     # shellcheck disable=SC2086
     expect_error "a 125 KB checkpoint of a 120 GB model: $cmd" \
         "parameter 'emb' is \[256, 32\] but the configuration (d 8192, layers 64) makes it \[256, 8192\]" \
         timeout -s KILL 20 sh -c "$VLIMIT exec \"\$0\" $cmd --out \"\$1\" --threads 1" "$BIN" "$H/wide"
-    t=$(($(now_ms) - t0))
-    [ "$t" -lt 3000 ] || fail "a 125 KB checkpoint of a 120 GB model: $cmd took $t ms"
 done
 echo "a 125 KB file describing a 120 GB model: rejected by its shapes, in little time and memory"
 
