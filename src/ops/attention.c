@@ -526,3 +526,24 @@ int gad__sample_rope(gad_op_sample *s, gad_rng *r, int v) {
     if (v % 2) strncat(s->what, " interleaved", sizeof s->what - strlen(s->what) - 1);
     return s->in[0] && (v != 2 || s->in[1]);
 }
+
+/* ---- composite (ops.def's COMPOSITE row): sinusoidal_positions, a
+ * constant of no tensor input; i[0..1]: T and d, i[2]: f64, d[0]: base */
+static gad_tensor *apply_positions(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)in, (void)n;
+    return gad_sinusoidal_positions(s->i[0], s->i[1], s->d[0], s->i[2] ? GAD_F64 : GAD_F32);
+}
+
+int gad__sample_sinusoidal_positions(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t c[][3] = {{5, 8, 1}, {3, 2, 0}, {0, 4, 1}, {7, 6, 1}};
+    static const double base[] = {10000, 10000, 100, 3};
+    (void)r;
+    if (v >= 4) return 0;
+    *s = (gad_op_sample){.n = 0, .apply = apply_positions};
+    for (int k = 0; k < 3; k++) s->i[k] = c[v][k];
+    s->d[0] = base[v];
+    snprintf(s->what, sizeof s->what, "T %lld d %lld base %g", (long long)c[v][0],
+             (long long)c[v][1], base[v]);
+    return 1;
+}

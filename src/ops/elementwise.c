@@ -241,6 +241,7 @@ static gad_tensor *gelu_erf_grad(gad_tensor *x) {
 }
 
 gad_tensor *gad_gelu_ex(gad_tensor *x, const char *approximate) {
+    GAD_COMPOSITE("gelu_ex"); /* a missing kernel names gelu_ex */
     GAD_NEED("gelu_ex", x);
     if (!approximate || !strcmp(approximate, "none")) return gad_gelu_erf(x);
     if (!strcmp(approximate, "tanh")) return gad_gelu(x);
@@ -490,4 +491,24 @@ static gad_tensor *apply_unary(void *self, gad_tensor *const *in, int n) {
 #include "backend/elementwise.def"
     default: return NULL;
     }
+}
+
+/* ---- composite (ops.def's COMPOSITE row): gelu_ex, either approximation */
+static gad_tensor *apply_gelu_ex(void *self, gad_tensor *const *in, int n) {
+    static const char *const approx[] = {"none", "tanh", NULL};
+    (void)n;
+    return gad_gelu_ex(in[0], approx[((gad_op_sample *)self)->i[0]]);
+}
+
+int gad__sample_gelu_ex(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t shapes[][3] = {{3, 4}, {2, 3, 2}, {0}, {5}};
+    static const int ranks[] = {2, 3, 0, 1};
+    if (v >= 6) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_gelu_ex, .smooth = 1};
+    s->i[0] = v % 3;
+    s->in[0] = gad__sample_leaf(r, shapes[v % 4], ranks[v % 4], -3, 3, 0);
+    int k = gad__shape_str(s->what, shapes[v % 4], ranks[v % 4]) ? (int)strlen(s->what) : 0;
+    snprintf(s->what + k, sizeof s->what - (size_t)k, " approximate %s",
+             v % 3 == 0 ? "none" : v % 3 == 1 ? "tanh" : "NULL");
+    return s->in[0] != NULL;
 }

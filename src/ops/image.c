@@ -769,3 +769,42 @@ int gad__sample_unfold(gad_op_sample *s, gad_rng *r, int v) {
 int gad__sample_fold(gad_op_sample *s, gad_rng *r, int v) {
     return fold_sample(s, r, v, 1);
 }
+
+/* ---- composites (ops.def's COMPOSITE rows): pixel_shuffle and
+ * pixel_unshuffle (reshape and permute); i[0]: the row, i[1]: the factor */
+static gad_tensor *apply_shuffle(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    return s->i[0] == GAD_OP_PIXEL_SHUFFLE ? gad_pixel_shuffle(in[0], s->i[1])
+                                           : gad_pixel_unshuffle(in[0], s->i[1]);
+}
+
+static int shuffle_sample(gad_op_sample *s, gad_rng *r, int v, int op) {
+    static const struct {
+        int rank;
+        int64_t shape[5], shape_un[5], f;
+    } c[] = {
+        {4, {1, 8, 2, 3}, {1, 2, 4, 6}, 2},
+        {4, {2, 9, 2, 1}, {2, 1, 3, 6}, 3},
+        {3, {4, 2, 2}, {1, 4, 2}, 2},
+        {5, {2, 1, 4, 1, 2}, {2, 1, 1, 2, 4}, 2},
+        {4, {0, 4, 2, 2}, {0, 1, 2, 2}, 2},
+        {4, {1, 3, 2, 2}, {1, 3, 2, 2}, 1},
+    };
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_shuffle, .smooth = 1};
+    s->i[0] = op;
+    s->i[1] = c[v].f;
+    const int64_t *shape = op == GAD_OP_PIXEL_SHUFFLE ? c[v].shape : c[v].shape_un;
+    s->in[0] = gad__sample_leaf(r, shape, c[v].rank, -2, 2, 0);
+    int k = gad__shape_str(s->what, shape, c[v].rank) ? (int)strlen(s->what) : 0;
+    snprintf(s->what + k, sizeof s->what - (size_t)k, " factor %lld", (long long)c[v].f);
+    return s->in[0] != NULL;
+}
+
+int gad__sample_pixel_shuffle(gad_op_sample *s, gad_rng *r, int v) {
+    return shuffle_sample(s, r, v, GAD_OP_PIXEL_SHUFFLE);
+}
+int gad__sample_pixel_unshuffle(gad_op_sample *s, gad_rng *r, int v) {
+    return shuffle_sample(s, r, v, GAD_OP_PIXEL_UNSHUFFLE);
+}

@@ -460,3 +460,23 @@ int gad__sample_cat(gad_op_sample *s, gad_rng *r, int v) {
     snprintf(s->what, sizeof s->what, "case #%d", v);
     return 1;
 }
+
+/* ---- composite (ops.def's COMPOSITE row): stack of n tensors on i[0] */
+static gad_tensor *apply_stack(void *self, gad_tensor *const *in, int n) {
+    return gad_stack(in, n, (int)((gad_op_sample *)self)->i[0]);
+}
+
+int gad__sample_stack(gad_op_sample *s, gad_rng *r, int v) {
+    static const struct {
+        int n, rank, axis;
+        int64_t shape[3];
+    } c[] = {{2, 2, 0, {3, 4}}, {3, 2, -1, {2, 3}}, {2, 3, 1, {2, 0, 3}}, {1, 0, 0, {0}},
+             {2, 1, 1, {4}}};
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    *s = (gad_op_sample){.n = c[v].n, .apply = apply_stack, .smooth = 1};
+    s->i[0] = c[v].axis;
+    for (int i = 0; i < c[v].n; i++)
+        if (!(s->in[i] = gad__sample_leaf(r, c[v].shape, c[v].rank, -2, 2, 0))) return 0;
+    snprintf(s->what, sizeof s->what, "%d tensors, axis %d", c[v].n, c[v].axis);
+    return 1;
+}

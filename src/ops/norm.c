@@ -221,8 +221,9 @@ int gad__vjp_batch_norm(gad_node *n, gad_tensor *gy, const bool *need, gad_tenso
 
 /* y * w + b over channel axis 1 (w, b optional), tracked */
 static gad_tensor *affine(gad_tensor *y, gad_tensor *w, gad_tensor *b) {
-    if (w) y = gad_mul(y, per_channel(w, y));
-    if (b) y = gad_add(y, per_channel(b, y));
+    /* y NULL: a step failed (a missing kernel), its error pending */
+    if (y && w) y = gad_mul(y, per_channel(w, y));
+    if (y && b) y = gad_add(y, per_channel(b, y));
     return y;
 }
 
@@ -365,4 +366,65 @@ int gad__sample_batch_norm(gad_op_sample *s, gad_rng *r, int v) {
     snprintf(s->what + k, sizeof s->what - (size_t)k, " %s%s%s", train[v] ? "training" : "eval",
              aff[v] & 1 ? " w" : "", aff[v] & 2 ? " b" : "");
     return s->in[0] && s->in[1] && s->in[2] && s->in[3] && s->in[4];
+}
+
+/* ---- composites (ops.def's COMPOSITE rows): group_norm, instance_norm.
+ * i[0]: the row; i[1]: affine bits (1 weight, 2 bias); i[2]: groups, or
+ * for instance norm i[3]: running statistics, i[4]: use_input_stats */
+static gad_tensor *apply_comp(void *self, gad_tensor *const *in, int n) {
+    (void)n;
+    const gad_op_sample *s = self;
+    gad_tensor *w = s->i[1] & 1 ? in[1] : NULL, *b = s->i[1] & 2 ? in[2] : NULL;
+    if (s->i[0] == GAD_OP_GROUP_NORM) return gad_group_norm(in[0], s->i[2], w, b, s->d[0]);
+    gad_tensor *rm = s->i[3] ? in[3] : NULL, *rv = s->i[3] ? in[4] : NULL;
+    /* the running statistics change in place, which changes no output
+     * when use_input_stats: the sample may run many times */
+    return gad_instance_norm(in[0], rm, rv, w, b, (int)s->i[4], 0.1, s->d[0]);
+}
+
+static int comp_sample(gad_op_sample *s, gad_rng *r, int op, const int64_t *shape, int rank,
+                       int aff, int64_t groups, int run, int use_input) {
+    int64_t C = shape[1];
+    *s = (gad_op_sample){.n = op == GAD_OP_GROUP_NORM ? 3 : 5, .apply = apply_comp, .smooth = 1};
+    s->i[0] = op;
+    s->i[1] = aff;
+    s->i[2] = groups;
+    s->i[3] = run;
+    s->i[4] = use_input;
+    s->d[0] = 1e-5;
+    s->in[0] = gad__sample_leaf(r, shape, rank, -1.5, 1.5, 0);
+    s->in[1] = gad__sample_leaf(r, &C, 1, 0.5, 1.5, 0);
+    s->in[2] = gad__sample_leaf(r, &C, 1, -1, 1, 0);
+    if (op == GAD_OP_INSTANCE_NORM) {
+        s->in[3] = gad_detach(gad__sample_leaf(r, &C, 1, -0.5, 0.5, 0));
+        s->in[4] = gad_detach(gad__sample_leaf(r, &C, 1, 0.5, 2, 0));
+    }
+    int k = gad__shape_str(s->what, shape, rank) ? (int)strlen(s->what) : 0;
+    if (op == GAD_OP_GROUP_NORM)
+        snprintf(s->what + k, sizeof s->what - (size_t)k, " groups %lld%s%s", (long long)groups,
+                 aff & 1 ? " w" : "", aff & 2 ? " b" : "");
+    else
+        snprintf(s->what + k, sizeof s->what - (size_t)k, " %s%s%s%s",
+                 use_input ? "input stats" : "running stats", run ? " running" : "",
+                 aff & 1 ? " w" : "", aff & 2 ? " b" : "");
+    for (int i = 0; i < s->n; i++)
+        if (!s->in[i]) return 0;
+    return 1;
+}
+
+int gad__sample_group_norm(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t shapes[][4] = {{2, 4, 3, 0}, {2, 6, 2, 2}, {3, 4, 0, 0}, {2, 2, 5, 0},
+                                        {0, 4, 3, 0}};
+    static const int ranks[] = {3, 4, 2, 3, 3}, groups[] = {2, 3, 1, 2, 4}, aff[] = {3, 0, 1, 2, 3};
+    if (v >= 5) return 0;
+    return comp_sample(s, r, GAD_OP_GROUP_NORM, shapes[v], ranks[v], aff[v], groups[v], 0, 1);
+}
+
+int gad__sample_instance_norm(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t shapes[][4] = {{2, 3, 4, 0}, {1, 2, 3, 3}, {2, 2, 5, 0}, {3, 2, 2, 2}};
+    static const int ranks[] = {3, 4, 3, 4}, aff[] = {3, 0, 1, 2}, run[] = {1, 0, 1, 1},
+                     use[] = {1, 1, 0, 1};
+    if (v >= 4) return 0;
+    return comp_sample(s, r, GAD_OP_INSTANCE_NORM, shapes[v], ranks[v], aff[v], 0, run[v],
+                       use[v]);
 }

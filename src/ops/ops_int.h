@@ -22,17 +22,27 @@ typedef enum gad_op_id {
 #include "ops.def"
 #define NOGRAD(ID, name, family) GAD_OP_##ID,
 #include "ops.def"
+#define COMPOSITE(ID, name, family) GAD_OP_##ID,
+#include "ops.def"
     GAD_OP_COUNT_
 } gad_op_id;
 
-/* The first op without a gradient (1 + the number of X rows): the ops
- * 1 .. GAD_OP_NOGRAD_ - 1 record nodes, GAD_OP_NOGRAD_ .. GAD_OP_COUNT_ - 1
- * do not (NOGRAD rows, whose info.vjp is NULL). */
+/* The first op without a gradient (1 + the number of X rows) and the first
+ * composite (after the NOGRAD rows): the ops 1 .. GAD_OP_NOGRAD_ - 1 record
+ * nodes, GAD_OP_NOGRAD_ .. GAD_OP_COMPOSITE_ - 1 have no gradient and
+ * GAD_OP_COMPOSITE_ .. GAD_OP_COUNT_ - 1 record the nodes of the ops they
+ * call (both with info.vjp NULL). */
 enum {
     GAD_OP_NOGRAD_ = 1
 #define X(ID, name, family, pwords) +1
 #include "ops.def"
 };
+enum { GAD_OP_COMPOSITE_ = GAD_OP_COUNT_
+#define COMPOSITE(ID, name, family) -1
+#include "ops.def"
+};
+/* an op that may have a gradient: an X or a COMPOSITE row */
+#define GAD_OP_DIFFERENTIABLE(op) ((op) < GAD_OP_NOGRAD_ || (op) >= GAD_OP_COMPOSITE_)
 
 /* A gradcheck case of an op, made by its sample function: inputs (float ones
  * are f64 leaves unless held constant), the call, and its parameters. */
@@ -63,6 +73,8 @@ extern const gad_op_entry gad__ops[GAD_OP_COUNT_];
                         gad_tensor **gin);                                     \
     int gad__sample_##name(gad_op_sample *s, gad_rng *r, int variant);
 #define NOGRAD(ID, name, family)                                               \
+    int gad__sample_##name(gad_op_sample *s, gad_rng *r, int variant);
+#define COMPOSITE(ID, name, family)                                            \
     int gad__sample_##name(gad_op_sample *s, gad_rng *r, int variant);
 #include "ops.def"
 

@@ -554,3 +554,28 @@ int gad__sample_avg_pool_backward(gad_op_sample *s, gad_rng *r, int v) {
     if (v >= (int)(sizeof avg_cases / sizeof *avg_cases)) return 0;
     return pool_sample(s, r, GAD_OP_AVG_POOL_BACKWARD, &avg_cases[v]);
 }
+
+/* ---- composite (ops.def's COMPOSITE row): adaptive_avg_pool2d, through
+ * the public function; to 1x1 it is the mean over each plane (no avg_pool
+ * node). i[0..1]: the output's plane */
+static gad_tensor *apply_adaptive_avg(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    return gad_adaptive_avg_pool2d(in[0], s->i[0], s->i[1]);
+}
+
+int gad__sample_adaptive_avg_pool2d(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t shapes[][4] = {{2, 3, 4, 5}, {3, 2, 3, 0}, {0, 2, 3, 3}, {1, 1, 1, 1},
+                                        {2, 2, 5, 7}};
+    static const int ranks[] = {4, 3, 4, 4, 4};
+    static const int64_t out[][2] = {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {2, 3}};
+    if (v >= 5) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_adaptive_avg, .smooth = 1};
+    s->i[0] = out[v][0];
+    s->i[1] = out[v][1];
+    s->in[0] = gad__sample_leaf(r, shapes[v], ranks[v], -2, 2, 0);
+    int k = gad__shape_str(s->what, shapes[v], ranks[v]) ? (int)strlen(s->what) : 0;
+    snprintf(s->what + k, sizeof s->what - (size_t)k, " -> %lldx%lld", (long long)out[v][0],
+             (long long)out[v][1]);
+    return s->in[0] != NULL;
+}

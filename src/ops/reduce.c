@@ -435,3 +435,59 @@ int gad__sample_log_softmax(gad_op_sample *s, gad_rng *r, int v) {
 int gad__sample_argmax(gad_op_sample *s, gad_rng *r, int v) {
     return reduce_sample(s, r, v, GAD_OP_ARGMAX);
 }
+
+/* ---- composites (ops.def's COMPOSITE rows): variance, stddev, logsumexp */
+
+/* i[0]: the row, i[1]: keepdims, i[2]: the number of axes, i[3..]: them */
+static gad_tensor *apply_composite(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    int axes[GAD_MAX_RANK], k = (int)s->i[2];
+    for (int a = 0; a < k; a++) axes[a] = (int)s->i[3 + a];
+    switch (s->i[0]) {
+    case GAD_OP_VARIANCE: return gad_variance(in[0], axes, k, (int)s->i[1]);
+    case GAD_OP_STDDEV: return gad_stddev(in[0], axes, k, (int)s->i[1]);
+    default: return gad_logsumexp(in[0], axes[0], (int)s->i[1]);
+    }
+}
+
+static int composite_sample(gad_op_sample *s, gad_rng *r, int v, int op) {
+    static const struct {
+        int rank;
+        int64_t shape[3];
+        int naxes, axes[3], keep;
+    } cases[] = {
+        {2, {3, 4}, 1, {1}, 0}, {3, {2, 3, 4}, 2, {0, 2}, 1}, {3, {2, 3, 4}, 1, {-2}, 1},
+        {1, {5}, 1, {0}, 0},   {2, {0, 3}, 1, {1}, 0},
+    };
+    int nc = (int)(sizeof cases / sizeof cases[0]);
+    /* logsumexp takes one axis: case v is the v-th of those */
+    for (int c = 0, seen = 0; op == GAD_OP_LOGSUMEXP && c < nc; c++)
+        if (cases[c].naxes == 1 && seen++ == v) {
+            v = c;
+            break;
+        } else if (c == nc - 1) {
+            return 0;
+        }
+    if (v >= nc) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_composite, .smooth = 1};
+    s->i[0] = op;
+    s->i[1] = cases[v].keep;
+    s->i[2] = cases[v].naxes;
+    for (int a = 0; a < cases[v].naxes; a++) s->i[3 + a] = cases[v].axes[a];
+    s->in[0] = gad__sample_leaf(r, cases[v].shape, cases[v].rank, -2, 2, 0);
+    int k = gad__shape_str(s->what, cases[v].shape, cases[v].rank) ? (int)strlen(s->what) : 0;
+    snprintf(s->what + k, sizeof s->what - (size_t)k, " axis %d%s", cases[v].axes[0],
+             cases[v].keep ? " keepdims" : "");
+    return s->in[0] != NULL;
+}
+
+int gad__sample_variance(gad_op_sample *s, gad_rng *r, int v) {
+    return composite_sample(s, r, v, GAD_OP_VARIANCE);
+}
+int gad__sample_stddev(gad_op_sample *s, gad_rng *r, int v) {
+    return composite_sample(s, r, v, GAD_OP_STDDEV);
+}
+int gad__sample_logsumexp(gad_op_sample *s, gad_rng *r, int v) {
+    return composite_sample(s, r, v, GAD_OP_LOGSUMEXP);
+}

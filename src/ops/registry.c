@@ -7,6 +7,7 @@ const gad_op_entry gad__ops[GAD_OP_COUNT_] = {
 #define X(ID, name, family, pwords)                                            \
     [GAD_OP_##ID] = {{#name, gad__vjp_##name, pwords}, gad__sample_##name},
 #define NOGRAD(ID, name, family) [GAD_OP_##ID] = {{#name, NULL, 0}, gad__sample_##name},
+#define COMPOSITE(ID, name, family) [GAD_OP_##ID] = {{#name, NULL, 0}, gad__sample_##name},
 #include "ops.def"
 };
 
@@ -17,7 +18,8 @@ const gad_op_entry gad__ops[GAD_OP_COUNT_] = {
                    #name ": too many parameters for a node");
 #include "ops.def"
 
-/* the ops that record nodes (X rows); the NOGRAD rows come after them */
+/* the ops that record nodes (X rows); the NOGRAD and COMPOSITE rows come
+ * after them */
 int gad_op_count(void) { return GAD_OP_NOGRAD_ - 1; }
 
 const char *gad_op_name(int op) {

@@ -162,3 +162,25 @@ int gad__sample_sample_logits(gad_op_sample *s, gad_rng *r, int v) {
     for (int k = 0; k < 3; k++) s->d[k] = opts[v][k];
     return 1;
 }
+
+/* ---- composite (ops.def's COMPOSITE row): logits_filter, no gradient;
+ * d[0..2]: temperature, top_k, top_p */
+static gad_tensor *apply_logits_filter(void *self, gad_tensor *const *in, int n) {
+    gad_op_sample *s = self;
+    (void)n;
+    gad_sample_opts o = {s->d[0], (int64_t)s->d[1], s->d[2]};
+    return gad_logits_filter(in[0], &o);
+}
+
+int gad__sample_logits_filter(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t shapes[4][2] = {{9, 0}, {3, 12}, {2, 70}, {4, 6}};
+    static const int ranks[4] = {1, 2, 2, 2};
+    static const double opts[4][3] = {{1, 0, 0}, {0.7, 5, 0.9}, {1.3, 0, 0.5}, {0, 2, 0}};
+    if (v >= 4) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_logits_filter};
+    for (int k = 0; k < 3; k++) s->d[k] = opts[v][k];
+    s->in[0] = gad__sample_values(r, shapes[v], ranks[v], -2, 2, 0, 0);
+    snprintf(s->what, sizeof s->what, "T %g top_k %g top_p %g", opts[v][0], opts[v][1],
+             opts[v][2]);
+    return s->in[0] != NULL;
+}

@@ -753,3 +753,34 @@ int gad__sample_clamp_tensor(gad_op_sample *s, gad_rng *r, int v) {
     snprintf(s->what, sizeof s->what, "case #%d", v);
     return s->in[0] && (v == 2 || s->in[1]) && (v == 1 || s->in[2]);
 }
+
+/* ---- composites (ops.def's COMPOSITE rows): any_all, all_all, no gradient */
+static gad_tensor *apply_any_all(void *self, gad_tensor *const *in, int n) {
+    (void)n;
+    return ((gad_op_sample *)self)->i[0] == GAD_OP_ALL_ALL ? gad_all_all(in[0])
+                                                            : gad_any_all(in[0]);
+}
+
+static int sample_any_all(gad_op_sample *s, gad_rng *r, int v, int op) {
+    static const struct {
+        int rank;
+        int64_t shape[3];
+        int mask;
+    } c[] = {{2, {3, 4}, 1}, {3, {2, 3, 2}, 0}, {1, {0}, 1}, {0, {0}, 0}, {1, {300}, 1}};
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_any_all};
+    s->i[0] = op;
+    /* mostly true for all, mostly false for any: both answers occur */
+    double lo = op == GAD_OP_ALL_ALL ? -0.1 : -9;
+    gad_tensor *x = gad__sample_values(r, c[v].shape, c[v].rank, lo, 1, 0, 0);
+    s->in[0] = c[v].mask ? gad_gt_scalar(x, 0) : gad_masked_fill(x, gad_le_scalar(x, 0), 0);
+    snprintf(s->what, sizeof s->what, "%s case #%d", gad__ops[op].info.name, v);
+    return s->in[0] != NULL;
+}
+
+int gad__sample_any_all(gad_op_sample *s, gad_rng *r, int v) {
+    return sample_any_all(s, r, v, GAD_OP_ANY_ALL);
+}
+int gad__sample_all_all(gad_op_sample *s, gad_rng *r, int v) {
+    return sample_any_all(s, r, v, GAD_OP_ALL_ALL);
+}

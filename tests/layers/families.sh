@@ -3,8 +3,8 @@
 # Every row X(ID, name, family, pwords), elementwise.def's included, says
 # which file of src/ops holds the op; that file's object must define the
 # op's VJP and gradcheck sample (gad__vjp_<name>, gad__sample_<name>). A
-# row NOGRAD(ID, name, family), an op without a gradient, needs the sample
-# only.
+# row NOGRAD(ID, name, family), an op without a gradient, or
+# COMPOSITE(ID, name, family), an op made of others, needs the sample only.
 # ctest passes the gad_obj target's objects as one ;-separated list.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,8 +14,8 @@ trap 'rm -rf "$tmp"' EXIT
 for o in $(echo "$2" | tr ';' ' '); do
     case $o in */src/ops/*) echo "$o" ;; esac
 done >"$tmp/objs"
-# the rows, as the preprocessor sees them: "name family vjp|nograd"
-printf '#define X(ID, name, family, pwords) ROW name family vjp\n#define NOGRAD(ID, name, family) ROW name family nograd\n#include "ops/ops.def"\n' >"$tmp/rows.c"
+# the rows, as the preprocessor sees them: "name family vjp|nograd|composite"
+printf '#define X(ID, name, family, pwords) ROW name family vjp\n#define NOGRAD(ID, name, family) ROW name family nograd\n#define COMPOSITE(ID, name, family) ROW name family composite\n#include "ops/ops.def"\n' >"$tmp/rows.c"
 "$cc" -E -P -I "$root/src" -I "$root/src/core" -I "$root/include" "$tmp/rows.c" |
     awk '$1 == "ROW" {print $2, $3, $4}' >"$tmp/rows"
 [ -s "$tmp/rows" ] || { echo "families: no rows read from src/ops/ops.def"; exit 1; }

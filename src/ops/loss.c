@@ -1,12 +1,16 @@
-/* loss.c: mse_loss, nll_loss and cross_entropy (SPEC §3.4, §4.6, D5).
+/* loss.c: mse_loss, nll_loss, cross_entropy (SPEC §3.4, §4.6, D5) and the
+ * losses with PyTorch's options, cross_entropy_ex and bce_with_logits, with
+ * their registry samples (ops.def's COMPOSITE rows).
  *
  * Written on the public API only (DESIGN §1), like layers.c: arguments are
  * checked up front so that an error names the loss, then tracked ops
  * compute it, so that the gradient comes from theirs. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gad.h"
-#include "ops/ops_int.h" /* gad__index_in_range: targets checked on their device */
+#include "ops_int.h" /* gad__index_in_range: targets checked on their device */
 
 /* t's shape as "[2,3]" into buf, which holds SHAPE_CAP bytes. */
 enum { SHAPE_CAP = GAD_SHAPE_FORMAT_CAP };
@@ -186,6 +190,16 @@ static int check_ce_ex(const char *op, gad_tensor *logits, gad_tensor *target,
         return -1;
     }
     if (weight ? GAD_LIVE(op, logits, target, weight) : GAD_LIVE(op, logits, target)) return -1;
+    /* here, before the targets and weights are read on the host */
+    gad_tensor *other = gad_device_of(target) != gad_device_of(logits) ? target
+                        : weight && gad_device_of(weight) != gad_device_of(logits) ? weight
+                                                                                     : NULL;
+    if (other) {
+        gad_error_set(GAD_ERR_DEVICE, op, "logits are on %s, %s on %s",
+                      gad_device_name(gad_device_of(logits)), other == target ? "target" : "weight",
+                      gad_device_name(gad_device_of(other)));
+        return -1;
+    }
     gad_dtype_t dt = gad_dtype(logits);
     if (dt != GAD_F32 && dt != GAD_F64) {
         gad_error_set(GAD_ERR_DTYPE, op, "logits must be f32 or f64, got %s",
@@ -415,4 +429,110 @@ gad_tensor *gad_binary_cross_entropy_with_logits(gad_tensor *x, gad_tensor *targ
     gad_tensor *y = gad_keep(reduce(l, red));
     gad_scope_end();
     return y;
+}
+
+/* ================================================== samples (COMPOSITE rows)
+ * The op registry's cases for cross_entropy_ex and bce_with_logits
+ * (src/ops/ops.def): in[0] the logits, in[1] the target, then the tensors
+ * that i[1] (weight) and i[2] (pos_weight) say are there, packed. */
+
+static gad_tensor *apply_loss(void *self, gad_tensor *const *in, int n) {
+    const gad_op_sample *s = self;
+    (void)n;
+    int k = 2;
+    gad_tensor *w = s->i[1] ? in[k++] : NULL;
+    gad_tensor *pw = s->i[2] ? in[k++] : NULL;
+    if (s->i[0] == GAD_OP_CROSS_ENTROPY_EX)
+        return gad_cross_entropy_ex(in[0], in[1], w, s->i[4], (gad_reduction)s->i[3], s->d[0]);
+    return gad_binary_cross_entropy_with_logits(in[0], in[1], w, pw, (gad_reduction)s->i[3]);
+}
+
+static const char *const red_name[] = {"mean", "sum", "none"};
+
+int gad__sample_cross_entropy_ex(gad_op_sample *s, gad_rng *r, int v) {
+    /* logits' shape, target: -1 probabilities (a leaf) or the class indices
+     * (i64, of logits' shape without dim 1); weight; reduction; ignore_index;
+     * label smoothing */
+    static const struct {
+        int rank;
+        int64_t shape[4];
+        int probs, weight, red;
+        int64_t ignore;
+        double smooth;
+        int64_t t[8];
+    } c[] = {
+        {2, {4, 5}, 0, 1, GAD_REDUCE_MEAN, -100, 0.1, {1, -100, 4, 0}},
+        {3, {2, 3, 4}, 0, 0, GAD_REDUCE_SUM, 2, 0, {0, 2, 1, 1, 2, 0, 2, 1}},
+        {1, {5}, 0, 0, GAD_REDUCE_NONE, -100, 0, {3}},
+        {2, {3, 4}, 1, 1, GAD_REDUCE_MEAN, -100, 0.2, {0}},
+        {4, {2, 3, 2, 1}, 1, 0, GAD_REDUCE_NONE, -100, 0, {0}},
+        {2, {4, 5}, 0, 0, GAD_REDUCE_MEAN, -100, 0, {4, 0, 2, 2}},
+        {2, {3, 4}, 0, 1, GAD_REDUCE_NONE, 1, 0.3, {1, 3, 0}},
+    };
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    *s = (gad_op_sample){.n = 2, .apply = apply_loss, .smooth = 1};
+    s->i[0] = GAD_OP_CROSS_ENTROPY_EX;
+    s->i[1] = c[v].weight;
+    s->i[3] = c[v].red;
+    s->i[4] = c[v].ignore;
+    s->d[0] = c[v].smooth;
+    int rank = c[v].rank;
+    int64_t C = rank == 1 ? c[v].shape[0] : c[v].shape[1];
+    s->in[0] = gad__sample_leaf(r, c[v].shape, rank, -2, 2, 0);
+    if (c[v].probs) {
+        /* rows of probabilities along dim 1 */
+        s->in[1] = gad_requires_grad(gad_detach(
+            gad_softmax(gad__sample_values(r, c[v].shape, rank, -1, 1, 0, 0), 1)));
+    } else {
+        int64_t ts[3], tr = 0;
+        for (int d = 0; d < rank; d++)
+            if (d != 1 || rank == 1) ts[tr++] = c[v].shape[d];
+        if (rank == 1) tr = 0; /* [C]: a 0-d target */
+        s->in[1] = gad_from_i64(c[v].t, ts, (int)tr);
+    }
+    if (c[v].weight) s->in[s->n++] = gad__sample_values(r, &C, 1, 0.5, 2, 0, 0);
+    int k = gad__shape_str(s->what, c[v].shape, rank) ? (int)strlen(s->what) : 0;
+    snprintf(s->what + k, sizeof s->what - (size_t)k, " %s%s %s ignore %lld smoothing %g",
+             c[v].probs ? "probabilities" : "indices", c[v].weight ? " weight" : "",
+             red_name[c[v].red], (long long)c[v].ignore, c[v].smooth);
+    for (int i = 0; i < s->n; i++)
+        if (!s->in[i]) return 0;
+    return 1;
+}
+
+int gad__sample_bce_with_logits(gad_op_sample *s, gad_rng *r, int v) {
+    /* x's shape; target a leaf; weight's and pos_weight's shapes (rank -1:
+     * none); reduction */
+    static const struct {
+        int rank;
+        int64_t shape[3];
+        int tleaf, wrank;
+        int64_t w[2];
+        int prank;
+        int64_t p[2];
+        int red;
+    } c[] = {
+        {2, {3, 4}, 1, -1, {0}, 1, {4}, GAD_REDUCE_MEAN},
+        {2, {2, 3}, 0, 2, {2, 3}, -1, {0}, GAD_REDUCE_SUM},
+        {1, {5}, 1, 1, {1}, 1, {5}, GAD_REDUCE_NONE},
+        {3, {2, 2, 3}, 1, 2, {2, 1}, 0, {0}, GAD_REDUCE_MEAN},
+        {2, {0, 3}, 1, -1, {0}, -1, {0}, GAD_REDUCE_SUM},
+    };
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    *s = (gad_op_sample){.n = 2, .apply = apply_loss, .smooth = 1};
+    s->i[0] = GAD_OP_BCE_WITH_LOGITS;
+    s->i[1] = c[v].wrank >= 0;
+    s->i[2] = c[v].prank >= 0;
+    s->i[3] = c[v].red;
+    s->in[0] = gad__sample_leaf(r, c[v].shape, c[v].rank, -3, 3, 0);
+    s->in[1] = c[v].tleaf ? gad__sample_leaf(r, c[v].shape, c[v].rank, 0, 1, 0)
+                          : gad__sample_values(r, c[v].shape, c[v].rank, 0, 1, 0, 0);
+    if (c[v].wrank >= 0) s->in[s->n++] = gad__sample_leaf(r, c[v].w, c[v].wrank, 0.5, 2, 0);
+    if (c[v].prank >= 0) s->in[s->n++] = gad__sample_leaf(r, c[v].p, c[v].prank, 0.5, 3, 0);
+    int k = gad__shape_str(s->what, c[v].shape, c[v].rank) ? (int)strlen(s->what) : 0;
+    snprintf(s->what + k, sizeof s->what - (size_t)k, "%s%s %s", c[v].wrank >= 0 ? " weight" : "",
+             c[v].prank >= 0 ? " pos_weight" : "", red_name[c[v].red]);
+    for (int i = 0; i < s->n; i++)
+        if (!s->in[i]) return 0;
+    return 1;
 }
