@@ -736,3 +736,51 @@ for dt in (torch.float64, torch.float32):
                              x, y, weight=rest[0] if a else None,
                              pos_weight=rest[a] if b else None, reduction=RED[r]),
                      iparams=[red, hw, hp])
+
+# ---- composites (ops.def's COMPOSITE rows) that had no reference yet:
+# logits_filter (dparams: temperature, top_k, top_p; gad.h's rules, written
+# out in torch: top_k keeps values >= the k-th largest, top_p then keeps the
+# largest values whose softmax reaches p, ties with the last one kept);
+# sinusoidal_positions (iparams T, d; dparams base; no inputs);
+# bce_logits with weight and pos_weight differentiable.
+
+
+def logits_filter(x, temp, k, p):
+    if temp > 0:
+        x = x / temp
+    ninf = torch.tensor(-math.inf, dtype=x.dtype)
+    if 0 < k < x.shape[-1]:
+        kth = torch.topk(x, k, dim=-1).values[..., -1:]
+        x = torch.where(x < kth, ninf, x)
+    if 0 < p < 1:
+        sl = torch.sort(x, dim=-1, descending=True).values
+        cs = torch.cumsum(torch.softmax(sl, dim=-1), dim=-1)
+        n = (cs < p).sum(dim=-1, keepdim=True).clamp(max=x.shape[-1] - 1)
+        x = torch.where(x < sl.gather(-1, n), ninf, x)
+    return x
+
+
+def positions(T, d, base, dtype):
+    t = torch.arange(T, dtype=torch.float64)[:, None]
+    th = t * base ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
+    return torch.stack([torch.sin(th), torch.cos(th)], dim=-1).reshape(T, d).to(dtype)
+
+
+for dt in (torch.float64, torch.float32):
+    for name, shape, o in (("plain", (9,), (1.0, 0, 0.0)), ("topk", (3, 12), (0.7, 5, 0.0)),
+                           ("topp", (2, 16), (1.3, 0, 0.6)), ("both", (4, 10), (0.5, 6, 0.8)),
+                           ("greedy_t", (2, 7), (0.0, 3, 0.0))):
+        case("logits_filter_" + name, "logits_filter", dt, [(U(*shape), 0)],
+             lambda x, o=o: logits_filter(x, *o), dparams=list(o))
+    for T, d, base in ((6, 8, 10000.0), (5, 4, 100.0), (0, 6, 10000.0)):
+        case("sinusoidal_%dx%d" % (T, d), "sinusoidal_positions", dt, [],
+             lambda T=T, d=d, base=base, dt=dt: positions(T, d, base, dt),
+             iparams=[T, d], dparams=[base])
+    xb = U(3, 4, lo=-5, hi=5)
+    yb = torch.rand(3, 4, dtype=torch.float64)
+    wb, pw = U(3, 1, lo=0.2, hi=2.0), U(4, lo=0.2, hi=3.0)
+    case("bce_logits_grad_w_p", "bce_logits", dt, [(xb, 1), (yb, 1), (wb, 1), (pw, 1)],
+         # (torch 1.13's bce does not differentiate weight: its definition)
+         lambda x, y, w, p: -(w * (p * y * FN.logsigmoid(x) +
+                                   (1 - y) * FN.logsigmoid(-x))).mean(),
+         iparams=[0, 1, 1])
