@@ -130,12 +130,16 @@ static int check_unsupported(int row, int k, const char *what) {
     snprintf(want, sizeof want, "%s: not supported on test:0", want_op(row));
     int ok = e && e->kind == GAD_ERR_UNSUPPORTED && !strcmp(e->op, want_op(row)) &&
              strstr(e->text, want);
-    /* convolution: the row conv's samples call gad_conv1d/2d/3d, which name
-     * themselves (conv_transpose likewise) */
+    /* convolution and pooling: the rows' samples call the public functions
+     * (gad_conv1d/2d/3d, gad_max_pool1d/2d, gad_adaptive_max_pool2d, ...),
+     * which name themselves (conv_transpose and avg_pool likewise) */
     char nd[64];
-    for (int d = 1; d <= 3 && !ok && e && e->kind == GAD_ERR_UNSUPPORTED; d++) {
-        snprintf(nd, sizeof nd, "%s%dd", want_op(row), d);
-        if ((row == GAD_OP_CONV || row == GAD_OP_CONV_TRANSPOSE) && !strcmp(e->op, nd)) {
+    int wrapped = row == GAD_OP_CONV || row == GAD_OP_CONV_TRANSPOSE || row == GAD_OP_MAX_POOL ||
+                  row == GAD_OP_AVG_POOL;
+    for (int d = 1; d <= 4 && wrapped && !ok && e && e->kind == GAD_ERR_UNSUPPORTED; d++) {
+        if (d < 4) snprintf(nd, sizeof nd, "%s%dd", want_op(row), d);
+        else snprintf(nd, sizeof nd, "adaptive_%s2d", want_op(row));
+        if (!strcmp(e->op, nd)) {
             snprintf(want, sizeof want, "%s: not supported on test:0", nd);
             ok = strstr(e->text, want) != NULL;
         }

@@ -393,6 +393,12 @@ static gad_tensor *apply_interp(void *self, gad_tensor *const *in, int n) {
     (void)n;
     gad_np_interp p = {.mode = s->i[0], .align = s->i[1], .nd = s->i[2],
                        .sf = {s->d[0], s->d[1]}};
+    if (!s->i[5]) { /* the forward through gad_interpolate: a size or the scales */
+        int nd = (int)p.nd;
+        int64_t size[2] = {nd == 2 ? s->i[3] : s->i[4], s->i[4]};
+        return gad_interpolate(in[0], s->d[0] > 0 ? NULL : size, s->d[0] > 0 ? s->d : NULL,
+                               nd, (gad_interp_mode)p.mode, (int)p.align);
+    }
     int64_t shape[GAD_MAX_RANK];
     int r = in[0]->rank;
     memcpy(shape, in[0]->shape, (size_t)r * sizeof *shape);
@@ -735,7 +741,15 @@ static gad_tensor *apply_fold(void *self, gad_tensor *const *in, int n) {
     (void)n;
     gad_np_fold p;
     memcpy(&p, s->i, sizeof p);
-    return s->i[10] ? fold_run("fold", in[0], &p) : unfold_run("unfold", in[0], &p);
+    /* through the public functions (their checks of the blocks) */
+    gad_fold_opts o;
+    for (int a = 0; a < 2; a++) {
+        o.kernel[a] = p.k[a];
+        o.stride[a] = p.s[a];
+        o.padding[a] = p.p[a];
+        o.dilation[a] = p.d[a];
+    }
+    return s->i[10] ? gad_fold(in[0], (int64_t[]){p.H, p.W}, &o) : gad_unfold(in[0], &o);
 }
 
 static int fold_sample(gad_op_sample *s, gad_rng *r, int v, int fold) {

@@ -453,9 +453,28 @@ static gad_tensor *apply_pool(void *self, gad_tensor *const *in, int n) {
     (void)n;
     gad_np_pool p = sample_np(s);
     gad_tensor *x = in[0];
+    int max = s->i[0] == GAD_OP_MAX_POOL;
+    if (s->i[0] == GAD_OP_MAX_POOL || s->i[0] == GAD_OP_AVG_POOL) {
+        /* the forward through the public functions (their option checks
+         * and names), but for adaptive 1x1 averaging, which gad_adaptive_
+         * avg_pool2d computes as a mean (the adaptive_avg_pool2d row) */
+        if (p.adaptive && (max || p.kernel[0] != 1 || p.kernel[1] != 1))
+            return max ? gad_adaptive_max_pool2d(x, p.kernel[0], p.kernel[1], NULL)
+                       : gad_adaptive_avg_pool2d(x, p.kernel[0], p.kernel[1]);
+        if (p.adaptive) return pool_run("avg_pool", x, &p, 0, NULL);
+        gad_pool_opts o = {.ceil_mode = (int)p.ceil, .exclude_pad = (int)p.exclude_pad,
+                           .divisor_override = p.divisor};
+        for (int a = 0; a < (int)p.nd; a++) {
+            int from = p.nd == 2 ? a : 1; /* 1-d: the W axis */
+            o.kernel[a] = p.kernel[from];
+            o.stride[a] = p.stride[from];
+            o.padding[a] = p.pad[from];
+            o.dilation[a] = max ? p.dil[from] : 0;
+        }
+        return max ? (p.nd == 2 ? gad_max_pool2d : gad_max_pool1d)(x, &o, NULL)
+                   : (p.nd == 2 ? gad_avg_pool2d : gad_avg_pool1d)(x, &o);
+    }
     switch (s->i[0]) {
-    case GAD_OP_MAX_POOL: return pool_run("max_pool", x, &p, 1, NULL);
-    case GAD_OP_AVG_POOL: return pool_run("avg_pool", x, &p, 0, NULL);
     case GAD_OP_AVG_POOL_BACKWARD: {
         int64_t shape[GAD_MAX_RANK];
         memcpy(shape, x->shape, (size_t)x->rank * sizeof *shape);
