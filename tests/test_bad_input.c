@@ -1894,6 +1894,12 @@ GOOD(gelu_ex_default, "gad_gelu_ex", "NULL", "approximate NULL", "the exact form
      at(gad_gelu_ex(S64(1), NULL), 0) == at(gad_gelu_erf(S64(1)), 0))
 GOOD(gelu_ex_tanh, "gad_gelu_ex", "value", "approximate \"tanh\"", "gad_gelu",
      at(gad_gelu_ex(S64(1), "tanh"), 0) == at(gad_gelu(S64(1)), 0))
+TBAD(gelu_ex_i64, "gad_gelu_ex", "dtype", "x i64", E_DTYPE, "gelu_ex", "i64",
+     gad_gelu_ex(I64T(2, 3), "tanh"))
+GOOD(gelu_ex_empty, "gad_gelu_ex", "empty", "x [0,3]", "[0,3]",
+     SHAPE_IS(gad_gelu_ex(F32T(0, 3), "none"), 0, 3))
+GOOD(gelu_ex_nan, "gad_gelu_ex", "NaN/Inf", "x NaN, either form", "NaN",
+     isnan(at(gad_gelu_ex(S64(NAN), "none"), 0)) && isnan(at(gad_gelu_ex(S64(NAN), "tanh"), 0)))
 GOOD(log1p_edges, "gad_log1p", "NaN/Inf", "x -1 and -2", "-inf and NaN (no error)",
      at(gad_log1p(S32(-1)), 0) == -INFINITY && isnan(at(gad_log1p(S32(-2)), 0)))
 GOOD(asin_out, "gad_asin", "NaN/Inf", "x 2", "NaN (no error)", isnan(at(gad_asin(S32(2)), 0)))
@@ -2016,6 +2022,8 @@ GOOD(all_all_empty, "gad_all_all", "empty", "x [0,3]", "true (0-d)",
      SCALAR_IS(gad_all_all(F32T(0, 3))) && at(gad_all_all(F32T(0, 3)), 0) == 1)
 GOOD(all_all_rank0, "gad_all_all", "rank 0", "a 0-d 0", "false",
      at(gad_all_all(S64(0)), 0) == 0)
+GOOD(all_all_nan, "gad_all_all", "NaN/Inf", "a 0-d NaN", "true (NaN is not 0)",
+     at(gad_all_all(S64(NAN)), 0) == 1)
 
 #define TEST_ROWS(name, a, b, c)                                               \
     TBAD(name##_null, "gad_" #name, "NULL", "x NULL", E_DOMAIN, #name, NULL,   \
@@ -2326,6 +2334,8 @@ GOOD(logits_filter_ties, "gad_logits_filter", "odd", "top_k 1 of {3, 1, 3}",
      "{3, -inf, 3} (ties with the k-th kept)",
      at(gad_logits_filter(VALS32(3, 1, 3), SOPTS(1, 1, 0)), 2) == 3 &&
      at(gad_logits_filter(VALS32(3, 1, 3), SOPTS(1, 1, 0)), 1) == -INFINITY)
+TBAD(lf_empty, "gad_logits_filter", "empty", "logits [0]", E_SHAPE, "logits_filter", NULL,
+     gad_logits_filter(F32T(0), NULL))
 
 AREA("Linear algebra")
 
@@ -3017,6 +3027,9 @@ GOOD(bce_big, "gad_binary_cross_entropy_with_logits", "NaN/Inf", "x = -1e30, tar
 TBAD(bce_released, "gad_binary_cross_entropy_with_logits", "released", "x released",
      E_DOMAIN, "bce_with_logits", "use of a released tensor",
      gad_binary_cross_entropy_with_logits(dead(), F32T(2), NULL, NULL, GAD_REDUCE_MEAN))
+GOOD(bce_rank0, "gad_binary_cross_entropy_with_logits", "rank 0", "x and target 0-d, mean",
+     "0-d", SCALAR_IS(gad_binary_cross_entropy_with_logits(S64(0.5), S64(1), NULL, NULL,
+                                                            GAD_REDUCE_MEAN)))
 TBAD(ln_null, "gad_layer_norm", "NULL", "x NULL", E_DOMAIN, "layer_norm", NULL,
      gad_layer_norm(NULL, NULL, NULL, 1e-5))
 TBAD(ln_i64, "gad_layer_norm", "dtype", "x i64", E_DTYPE, "layer_norm", "i64",
@@ -3416,6 +3429,10 @@ TBAD(gn_w_shape, "gad_group_norm", "shape", "weight [2] for 4 channels", E_SHAPE
      "weight must be [4]", gad_group_norm(F32T(2, 4, 3), 2, F32T(2), NULL, 1e-5))
 GOOD(gn_empty, "gad_group_norm", "empty", "x [0,4,3]", "[0,4,3]",
      SHAPE_IS(gad_group_norm(F32T(0, 4, 3), 2, NULL, NULL, 1e-5), 0, 4, 3))
+TBAD(gn_eps_nan, "gad_group_norm", "NaN/Inf", "eps NaN", E_DOMAIN, "group_norm", "nan",
+     gad_group_norm(F32T(2, 4, 3), 2, NULL, NULL, NAN))
+TBAD(gn_rank1, "gad_group_norm", "rank", "x [4]", E_SHAPE, "group_norm", "[4]",
+     gad_group_norm(F32T(4), 1, NULL, NULL, 1e-5))
 TBAD(in_null, "gad_instance_norm", "NULL", "x NULL", E_DOMAIN, "instance_norm", NULL,
      gad_instance_norm(NULL, NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
 TBAD(in_spatial, "gad_instance_norm", "shape", "x [2,3] (one spatial element)", E_SHAPE,
@@ -3425,6 +3442,23 @@ TBAD(in_eval_norun, "gad_instance_norm", "NULL", "use_input_stats 0 without runn
      gad_instance_norm(F32T(2, 3, 4), NULL, NULL, NULL, NULL, 0, 0.1, 1e-5))
 TBAD(in_b_dtype, "gad_instance_norm", "dtype", "bias f64 for an f32 x", E_DTYPE, "instance_norm",
      "f64", gad_instance_norm(F32T(2, 3, 4), NULL, NULL, NULL, F64T(3), 1, 0.1, 1e-5))
+TBAD(in_i64, "gad_instance_norm", "dtype", "x i64", E_DTYPE, "instance_norm", "i64",
+     gad_instance_norm(I64T(2, 3, 4), NULL, NULL, NULL, NULL, 1, 0.1, 1e-5))
+TBAD(in_eps_nan, "gad_instance_norm", "NaN/Inf", "eps NaN", E_DOMAIN, "instance_norm", "nan",
+     gad_instance_norm(F32T(2, 3, 4), NULL, NULL, NULL, NULL, 1, 0.1, NAN))
+TBAD(in_eps_neg, "gad_instance_norm", "value", "eps -1", E_DOMAIN, "instance_norm", "-1",
+     gad_instance_norm(F32T(2, 3, 4), NULL, NULL, NULL, NULL, 1, 0.1, -1))
+TBAD(in_mom_nan, "gad_instance_norm", "NaN/Inf", "momentum NaN with running statistics",
+     E_DOMAIN, "instance_norm", "momentum",
+     gad_instance_norm(F32T(2, 3, 4), F32T(3), F32T(3), NULL, NULL, 1, NAN, 1e-5))
+TBAD(in_run_half, "gad_instance_norm", "NULL", "running_mean without running_var", E_DOMAIN,
+     "instance_norm", "together",
+     gad_instance_norm(F32T(2, 3, 4), F32T(3), NULL, NULL, NULL, 1, 0.1, 1e-5))
+TBAD(in_w_shape, "gad_instance_norm", "shape", "weight [2] for 3 channels", E_SHAPE,
+     "instance_norm", "weight", gad_instance_norm(F32T(2, 3, 4), NULL, NULL, F32T(2), NULL, 1,
+                                                   0.1, 1e-5))
+GOOD(in_empty, "gad_instance_norm", "empty", "x [0,3,4]", "[0,3,4]",
+     SHAPE_IS(gad_instance_norm(F32T(0, 3, 4), NULL, NULL, NULL, NULL, 1, 0.1, 1e-5), 0, 3, 4))
 
 AREA("Optimizers")
 
@@ -4793,6 +4827,8 @@ GOOD(aapool_zero, "gad_adaptive_avg_pool2d", "empty", "output size (0, 2)", "[1,
      SHAPE_IS(gad_adaptive_avg_pool2d(F32T(1, 1, 4, 4), 0, 2), 1, 1, 0, 2))
 GOOD(aapool_global, "gad_adaptive_avg_pool2d", "odd", "output 1x1 (global average pooling)",
      "[2,3,1,1]", SHAPE_IS(gad_adaptive_avg_pool2d(F32T(2, 3, 5, 7), 1, 1), 2, 3, 1, 1))
+GOOD(aap_one_nan, "gad_adaptive_avg_pool2d", "NaN/Inf", "output 1x1 of a plane with a NaN",
+     "NaN", isnan(at(gad_adaptive_avg_pool2d(gad_full(DIMS(1, 1, 2, 2), GAD_F32, NAN), 1, 1), 0)))
 TBAD(ampool_null, "gad_adaptive_max_pool2d", "NULL", "x NULL", E_DOMAIN, "adaptive_max_pool2d",
      NULL, gad_adaptive_max_pool2d(NULL, 1, 1, NULL))
 TBAD(ampool_rank, "gad_adaptive_max_pool2d", "rank", "x [4,4]", E_SHAPE, "adaptive_max_pool2d",
@@ -4872,12 +4908,18 @@ TBAD(pshuf_rank, "gad_pixel_shuffle", "rank", "x [4,2]", E_SHAPE, "pixel_shuffle
      gad_pixel_shuffle(F32T(4, 2), 2))
 GOOD(pshuf_unbatched, "gad_pixel_shuffle", "odd", "x [C,H,W], i64", "[1,4,4]",
      SHAPE_IS(gad_pixel_shuffle(I64T(4, 2, 2), 2), 1, 4, 4))
+GOOD(pshuf_empty, "gad_pixel_shuffle", "empty", "x [0,4,2,2], factor 2", "[0,1,4,4]",
+     SHAPE_IS(gad_pixel_shuffle(F32T(0, 4, 2, 2), 2), 0, 1, 4, 4))
 TBAD(punshuf_null, "gad_pixel_unshuffle", "NULL", "x NULL", E_DOMAIN, "pixel_unshuffle", NULL,
      gad_pixel_unshuffle(NULL, 2))
 TBAD(punshuf_div, "gad_pixel_unshuffle", "shape", "H 3, factor 2", E_SHAPE, "pixel_unshuffle",
      "divisible", gad_pixel_unshuffle(F32T(1, 1, 3, 2), 2))
 TBAD(punshuf_factor, "gad_pixel_unshuffle", "value", "factor -1", E_DOMAIN, "pixel_unshuffle",
      "factor", gad_pixel_unshuffle(F32T(1, 1, 2, 2), -1))
+TBAD(punshuf_rank, "gad_pixel_unshuffle", "rank", "x [4,2]", E_SHAPE, "pixel_unshuffle", "[4,2]",
+     gad_pixel_unshuffle(F32T(4, 2), 2))
+GOOD(punshuf_empty, "gad_pixel_unshuffle", "empty", "x [0,1,2,2], factor 2", "[0,4,1,1]",
+     SHAPE_IS(gad_pixel_unshuffle(F32T(0, 1, 2, 2), 2), 0, 4, 1, 1))
 TBAD(unfold_null, "gad_unfold", "NULL", "x NULL", E_DOMAIN, "unfold", NULL,
      gad_unfold(NULL, FO(.kernel = {2, 2})))
 TBAD(unfold_opts_null, "gad_unfold", "NULL", "options NULL", E_DOMAIN, "unfold", NULL,

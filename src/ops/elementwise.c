@@ -243,6 +243,7 @@ static gad_tensor *gelu_erf_grad(gad_tensor *x) {
 gad_tensor *gad_gelu_ex(gad_tensor *x, const char *approximate) {
     GAD_COMPOSITE("gelu_ex"); /* a missing kernel names gelu_ex */
     GAD_NEED("gelu_ex", x);
+    if (gad__need_float("gelu_ex", x)) return NULL;
     if (!approximate || !strcmp(approximate, "none")) return gad_gelu_erf(x);
     if (!strcmp(approximate, "tanh")) return gad_gelu(x);
     return gad__err(GAD_ERR_DOMAIN, "gelu_ex",
