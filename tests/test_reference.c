@@ -337,12 +337,17 @@ static gad_tensor *apply(const ref_case *c) {
     if (!strcmp(op, "cross_entropy_ex"))
         return gad_cross_entropy_ex(in[0], in[1], ip[2] ? in[2] : NULL, ip[0],
                                     (gad_reduction)ip[1], c->dp[0]);
-    /* composites (ops.def's COMPOSITE rows): the sampling filter, the
-     * position table (no inputs; the case's dtype) */
+    /* composites (ops.def's COMPOSITE rows): the sampling filter, the older
+     * losses, the position table (no inputs; the case's dtype) */
     if (!strcmp(op, "logits_filter")) {
         gad_sample_opts o = {c->dp[0], (int64_t)c->dp[1], c->dp[2]};
         return gad_logits_filter(in[0], &o);
     }
+    if (!strcmp(op, "index_select")) return gad_index_select(in[0], (int)ip[0], in[1]);
+    if (!strcmp(op, "mse_loss")) return gad_mse_loss(in[0], in[1], (gad_reduction)ip[0]);
+    if (!strcmp(op, "nll_loss")) return gad_nll_loss(in[0], in[1], (gad_reduction)ip[0]);
+    if (!strcmp(op, "cross_entropy"))
+        return gad_cross_entropy(in[0], in[1], (gad_reduction)ip[0]);
     if (!strcmp(op, "sinusoidal_positions"))
         return gad_sinusoidal_positions(ip[0], ip[1], c->dp[0], parse_dtype(c->dtype));
     if (!strcmp(op, "bce_logits"))

@@ -144,6 +144,7 @@ gad_tensor *gad_take(gad_tensor *x, int axis, gad_tensor *index) {
  * gather, whose VJP (scatter_add over the same view) is this op's. */
 gad_tensor *gad_index_select(gad_tensor *x, int axis, gad_tensor *index) {
     const char *op = "index_select";
+    GAD_COMPOSITE(op); /* a missing kernel names index_select */
     if (!x || !index) return gad__null_arg(op);
     int a;
     if (gad__need_i64(op, index) || gad__norm_axis(op, axis, x->rank, &a) ||
@@ -479,4 +480,28 @@ int gad__sample_stack(gad_op_sample *s, gad_rng *r, int v) {
         if (!(s->in[i] = gad__sample_leaf(r, c[v].shape, c[v].rank, -2, 2, 0))) return 0;
     snprintf(s->what, sizeof s->what, "%d tensors, axis %d", c[v].n, c[v].axis);
     return 1;
+}
+
+/* ---- composite (ops.def's COMPOSITE row): index_select on axis i[0] of an
+ * i64 index (any rank, repeats) */
+static gad_tensor *apply_index_select(void *self, gad_tensor *const *in, int n) {
+    (void)n;
+    return gad_index_select(in[0], (int)((gad_op_sample *)self)->i[0], in[1]);
+}
+
+int gad__sample_index_select(gad_op_sample *s, gad_rng *r, int v) {
+    static const struct {
+        int rank, axis, irank;
+        int64_t shape[3], ishape[2], idx[4];
+    } c[] = {{2, 0, 1, {4, 3}, {3}, {2, 0, 2}},
+             {3, -1, 2, {2, 3, 4}, {2, 2}, {3, 0, 1, 3}},
+             {2, 1, 1, {3, 2}, {0}, {0}},
+             {1, 0, 0, {5}, {0}, {4}}};
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    *s = (gad_op_sample){.n = 2, .apply = apply_index_select, .smooth = 1};
+    s->i[0] = c[v].axis;
+    s->in[0] = gad__sample_leaf(r, c[v].shape, c[v].rank, -2, 2, 0);
+    s->in[1] = gad_from_i64(c[v].idx, c[v].ishape, c[v].irank);
+    snprintf(s->what, sizeof s->what, "case #%d axis %d", v, c[v].axis);
+    return s->in[0] && s->in[1];
 }

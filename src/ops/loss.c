@@ -442,6 +442,10 @@ static gad_tensor *apply_loss(void *self, gad_tensor *const *in, int n) {
     int k = 2;
     gad_tensor *w = s->i[1] ? in[k++] : NULL;
     gad_tensor *pw = s->i[2] ? in[k++] : NULL;
+    if (s->i[0] == GAD_OP_MSE_LOSS) return gad_mse_loss(in[0], in[1], (gad_reduction)s->i[3]);
+    if (s->i[0] == GAD_OP_NLL_LOSS) return gad_nll_loss(in[0], in[1], (gad_reduction)s->i[3]);
+    if (s->i[0] == GAD_OP_CROSS_ENTROPY)
+        return gad_cross_entropy(in[0], in[1], (gad_reduction)s->i[3]);
     if (s->i[0] == GAD_OP_CROSS_ENTROPY_EX)
         return gad_cross_entropy_ex(in[0], in[1], w, s->i[4], (gad_reduction)s->i[3], s->d[0]);
     return gad_binary_cross_entropy_with_logits(in[0], in[1], w, pw, (gad_reduction)s->i[3]);
@@ -535,4 +539,41 @@ int gad__sample_bce_with_logits(gad_op_sample *s, gad_rng *r, int v) {
     for (int i = 0; i < s->n; i++)
         if (!s->in[i]) return 0;
     return 1;
+}
+
+/* mse_loss: a pred leaf and a target (constant) of one shape; nll_loss and cross_entropy:
+ * [B, C] (log-probabilities or logits) and i64 targets [B] */
+static int simple_loss(gad_op_sample *s, gad_rng *r, int v, int op) {
+    static const struct {
+        int64_t B, C;
+        int red;
+        int64_t t[4];
+    } c[] = {{4, 3, GAD_REDUCE_MEAN, {2, 0, 1, 2}}, {2, 5, GAD_REDUCE_SUM, {4, 0}},
+             {3, 1, GAD_REDUCE_NONE, {0, 0, 0}}, {0, 3, GAD_REDUCE_SUM, {0}}};
+    if (v >= (int)(sizeof c / sizeof c[0])) return 0;
+    *s = (gad_op_sample){.n = 2, .apply = apply_loss, .smooth = 1};
+    s->i[0] = op;
+    s->i[3] = c[v].red;
+    int64_t shape[2] = {c[v].B, c[v].C};
+    if (op == GAD_OP_MSE_LOSS) {
+        s->in[0] = gad__sample_leaf(r, shape, 2, -2, 2, 0);
+        s->in[1] = gad__sample_values(r, shape, 2, -2, 2, 0, 0); /* held constant */
+    } else {
+        s->in[0] = gad__sample_leaf(r, shape, 2, op == GAD_OP_NLL_LOSS ? -3 : -2,
+                                    op == GAD_OP_NLL_LOSS ? -0.1 : 2, 0);
+        s->in[1] = gad_from_i64(c[v].t, &c[v].B, 1);
+    }
+    snprintf(s->what, sizeof s->what, "[%lld,%lld] %s", (long long)c[v].B, (long long)c[v].C,
+             red_name[c[v].red]);
+    return s->in[0] && s->in[1];
+}
+
+int gad__sample_mse_loss(gad_op_sample *s, gad_rng *r, int v) {
+    return simple_loss(s, r, v, GAD_OP_MSE_LOSS);
+}
+int gad__sample_nll_loss(gad_op_sample *s, gad_rng *r, int v) {
+    return simple_loss(s, r, v, GAD_OP_NLL_LOSS);
+}
+int gad__sample_cross_entropy(gad_op_sample *s, gad_rng *r, int v) {
+    return simple_loss(s, r, v, GAD_OP_CROSS_ENTROPY);
 }

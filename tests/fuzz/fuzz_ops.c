@@ -1276,7 +1276,8 @@ static gad_tensor *i_gather(prog *p) {
         index = arg(p);
     }
     if (which == 0) return gad_gather(x, a, index);
-    if (which == 2) return gad_take(x, a, index);
+    /* index_select (a composite of take) on the same index */
+    if (which == 2) return (m & 4) ? gad_index_select(x, a, index) : gad_take(x, a, index);
     gad_tensor *src;
     if ((m & 2) && index) src = aux_normal(p, gad_shape(index), gad_rank(index),
                                            gad_dtype(x) == GAD_F64 ? GAD_F64 : GAD_F32, 1);

@@ -784,3 +784,23 @@ for dt in (torch.float64, torch.float32):
          lambda x, y, w, p: -(w * (p * y * FN.logsigmoid(x) +
                                    (1 - y) * FN.logsigmoid(-x))).mean(),
          iparams=[0, 1, 1])
+
+# ---- the older loss composites (mse_loss, nll_loss, cross_entropy;
+# iparams: the reduction, 0 mean 1 sum 2 none); mse's target is constant
+RED_ = ("mean", "sum", "none")
+for dt in (torch.float64, torch.float32):
+    for red in (0, 1, 2):
+        case("mse_loss_r%d" % red, "mse_loss", dt, [(U(3, 4), 1), (U(3, 4), 0)],
+             lambda x, t, r=red: FN.mse_loss(x, t, reduction=RED_[r]), iparams=[red])
+        t = torch.tensor([2, 0, 4, 4, 1])
+        case("nll_loss_r%d" % red, "nll_loss", dt,
+             [(torch.log_softmax(U(5, 6), dim=1), 1), (t, 0)],
+             lambda x, t, r=red: FN.nll_loss(x, t, reduction=RED_[r]), iparams=[red])
+        case("cross_entropy_r%d" % red, "cross_entropy", dt, [(U(5, 6) * 2, 1), (t, 0)],
+             lambda x, t, r=red: FN.cross_entropy(x, t, reduction=RED_[r]), iparams=[red])
+    # index_select (iparams: the axis), repeats in the index
+    case("index_select", "index_select", dt, [(U(4, 3), 1), (torch.tensor([3, 0, 3]), 0)],
+         lambda x, i: torch.index_select(x, 0, i), iparams=[0])
+    case("index_select_last", "index_select", dt,
+         [(U(2, 3, 4), 1), (torch.tensor([1, 1, 0, 3, 2]), 0)],
+         lambda x, i: torch.index_select(x, -1, i), iparams=[-1])
