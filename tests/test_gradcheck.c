@@ -246,9 +246,9 @@ TEST(no_gradient_ops_record_nothing) {
     gad_rng_free(rng);
 }
 
-/* The view helpers that share a registry entry (flatten, squeeze, view,
- * contiguous: reshape, permute, copy rows) and the _all reductions, as
- * functions; the composite ops have rows of their own (ops.def). */
+/* Chains of the view helpers and the _all reductions, and gad_view, which
+ * has no row (its input must be contiguous, which the layouts above are
+ * not); each helper has a COMPOSITE row of its own (ops.def). */
 static gad_tensor *composite(void *ctx, gad_tensor *const *in, int n) {
     (void)n;
     switch (*(int *)ctx) {

@@ -196,3 +196,24 @@ int gad__sample_stop_gradient(gad_op_sample *s, gad_rng *r, int v) {
     (void)s, (void)r, (void)v;
     return 0;
 }
+
+/* ---- composite (ops.def's COMPOSITE row): contiguous (a copy row when the
+ * input is not; the gradient checks' layouts make it so) */
+static gad_tensor *apply_contiguous(void *self, gad_tensor *const *in, int n) {
+    (void)self, (void)n;
+    return gad_contiguous(in[0]);
+}
+
+int gad__sample_contiguous(gad_op_sample *s, gad_rng *r, int v) {
+    static const int64_t shapes[][3] = {{3, 4}, {2, 3, 2}, {0, 3}};
+    static const int ranks[] = {2, 3, 2};
+    if (v >= 4) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_contiguous, .smooth = 1};
+    gad_tensor *x = gad__sample_leaf(r, shapes[v % 3], ranks[v % 3], -2, 2, 0);
+    if (v == 3 && x) /* a transposed leaf: the copy itself */
+        x = gad_requires_grad(gad_transpose(gad_detach(x)));
+    s->in[0] = x;
+    gad__shape_str(s->what, shapes[v % 3], ranks[v % 3]);
+    if (v == 3) strncat(s->what, " transposed", sizeof s->what - strlen(s->what) - 1);
+    return x != NULL;
+}

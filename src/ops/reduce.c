@@ -491,3 +491,29 @@ int gad__sample_stddev(gad_op_sample *s, gad_rng *r, int v) {
 int gad__sample_logsumexp(gad_op_sample *s, gad_rng *r, int v) {
     return composite_sample(s, r, v, GAD_OP_LOGSUMEXP);
 }
+
+/* ---- composites (ops.def's COMPOSITE rows): sum_all and mean_all, the sum
+ * and mean rows over every axis */
+static gad_tensor *apply_all(void *self, gad_tensor *const *in, int n) {
+    (void)n;
+    return ((gad_op_sample *)self)->i[0] == GAD_OP_SUM_ALL ? gad_sum_all(in[0])
+                                                            : gad_mean_all(in[0]);
+}
+
+static int all_sample(gad_op_sample *s, gad_rng *r, int v, int op) {
+    static const int64_t shapes[][3] = {{3, 4}, {2, 3, 2}, {0}, {0, 2}};
+    static const int ranks[] = {2, 3, 0, 2};
+    if (v >= 4 || (op == GAD_OP_MEAN_ALL && v == 3)) return 0; /* (mean of none: NaN) */
+    *s = (gad_op_sample){.n = 1, .apply = apply_all, .smooth = 1};
+    s->i[0] = op;
+    s->in[0] = gad__sample_leaf(r, shapes[v], ranks[v], -2, 2, 0);
+    gad__shape_str(s->what, shapes[v], ranks[v]);
+    return s->in[0] != NULL;
+}
+
+int gad__sample_sum_all(gad_op_sample *s, gad_rng *r, int v) {
+    return all_sample(s, r, v, GAD_OP_SUM_ALL);
+}
+int gad__sample_mean_all(gad_op_sample *s, gad_rng *r, int v) {
+    return all_sample(s, r, v, GAD_OP_MEAN_ALL);
+}

@@ -535,3 +535,67 @@ int gad__sample_slice_scatter(gad_op_sample *s, gad_rng *r, int v) {
     if (v >= 1) return 0;
     return view_sample(s, r, GAD_OP_SLICE_SCATTER, shape, 2, NULL, 0);
 }
+
+/* ---- composites (ops.def's COMPOSITE rows): the view helpers over
+ * reshape and permute. i[0]: the row, i[1..2]: axes */
+static gad_tensor *apply_helper(void *self, gad_tensor *const *in, int n) {
+    const gad_op_sample *s = self;
+    (void)n;
+    switch (s->i[0]) {
+    case GAD_OP_FLATTEN: return gad_flatten(in[0]);
+    case GAD_OP_TRANSPOSE: return gad_transpose(in[0]);
+    case GAD_OP_SWAPAXES: return gad_swapaxes(in[0], (int)s->i[1], (int)s->i[2]);
+    case GAD_OP_SQUEEZE: return gad_squeeze(in[0], (int)s->i[1]);
+    case GAD_OP_SQUEEZE_ALL: return gad_squeeze_all(in[0]);
+    default: return gad_unsqueeze(in[0], (int)s->i[1]);
+    }
+}
+
+static int helper_sample(gad_op_sample *s, gad_rng *r, int v, int op) {
+    static const struct {
+        int op, rank;
+        int64_t shape[4];
+        int a0, a1;
+    } c[] = {
+        {GAD_OP_FLATTEN, 3, {2, 3, 4}, 0, 0},   {GAD_OP_FLATTEN, 0, {0}, 0, 0},
+        {GAD_OP_FLATTEN, 2, {0, 3}, 0, 0},      {GAD_OP_TRANSPOSE, 2, {3, 4}, 0, 0},
+        {GAD_OP_TRANSPOSE, 3, {2, 3, 4}, 0, 0}, {GAD_OP_TRANSPOSE, 4, {2, 1, 3, 2}, 0, 0},
+        {GAD_OP_SWAPAXES, 3, {2, 3, 4}, 0, 2},  {GAD_OP_SWAPAXES, 3, {2, 3, 4}, -1, 1},
+        {GAD_OP_SWAPAXES, 2, {3, 2}, 1, 1},     {GAD_OP_SQUEEZE, 3, {3, 1, 2}, 1, 0},
+        {GAD_OP_SQUEEZE, 1, {1}, 0, 0},         {GAD_OP_SQUEEZE, 3, {3, 2, 1}, -1, 0},
+        {GAD_OP_SQUEEZE_ALL, 4, {1, 3, 1, 2}, 0, 0}, {GAD_OP_SQUEEZE_ALL, 2, {1, 1}, 0, 0},
+        {GAD_OP_UNSQUEEZE, 2, {3, 2}, 0, 0},    {GAD_OP_UNSQUEEZE, 2, {3, 2}, -1, 0},
+        {GAD_OP_UNSQUEEZE, 0, {0}, 0, 0},
+    };
+    int k = -1;
+    for (int i = 0, seen = 0; i < (int)(sizeof c / sizeof c[0]) && k < 0; i++)
+        if (c[i].op == op && seen++ == v) k = i;
+    if (k < 0) return 0;
+    *s = (gad_op_sample){.n = 1, .apply = apply_helper, .smooth = 1};
+    s->i[0] = op;
+    s->i[1] = c[k].a0;
+    s->i[2] = c[k].a1;
+    s->in[0] = gad__sample_leaf(r, c[k].shape, c[k].rank, -2, 2, 0);
+    int len = gad__shape_str(s->what, c[k].shape, c[k].rank) ? (int)strlen(s->what) : 0;
+    snprintf(s->what + len, sizeof s->what - (size_t)len, " axes %d %d", c[k].a0, c[k].a1);
+    return s->in[0] != NULL;
+}
+
+int gad__sample_flatten(gad_op_sample *s, gad_rng *r, int v) {
+    return helper_sample(s, r, v, GAD_OP_FLATTEN);
+}
+int gad__sample_transpose(gad_op_sample *s, gad_rng *r, int v) {
+    return helper_sample(s, r, v, GAD_OP_TRANSPOSE);
+}
+int gad__sample_swapaxes(gad_op_sample *s, gad_rng *r, int v) {
+    return helper_sample(s, r, v, GAD_OP_SWAPAXES);
+}
+int gad__sample_squeeze(gad_op_sample *s, gad_rng *r, int v) {
+    return helper_sample(s, r, v, GAD_OP_SQUEEZE);
+}
+int gad__sample_squeeze_all(gad_op_sample *s, gad_rng *r, int v) {
+    return helper_sample(s, r, v, GAD_OP_SQUEEZE_ALL);
+}
+int gad__sample_unsqueeze(gad_op_sample *s, gad_rng *r, int v) {
+    return helper_sample(s, r, v, GAD_OP_UNSQUEEZE);
+}
