@@ -3,9 +3,11 @@
  * wrappers from the seam's tensors to raw arrays, and its sub-table, which
  * the CPU's table points to. */
 #include "backend/conv.h"
+#include "cpu/conv_kern.h"
 #include "cpu/cpu.h"
 #include "cpu/fused.h"
 #include "cpu/gemm.h"
+#include "cpu/gemm_int.h"
 
 #include <stdatomic.h>
 #include <string.h>

@@ -96,6 +96,10 @@ typedef struct {
     int64_t P[3], psp, np, lo[3], kk; /* shifted: padded extents, taps */
     int64_t sin[3], sout[3];          /* shifted: its source and output extents */
     size_t shbytes;                   /* shifted: a thread's padded buffers */
+    int k8;            /* shifted fwd/bwd_data: the 8 x 48 kernel (conv_kern.h) */
+    int64_t mr, npr;   /* k8: rows rounded up to 8, positions to 48 */
+    int64_t wgs;       /* shifted: wt's elements per group */
+    const int64_t *shift; /* k8: each tap's shift */
     char *buf;   /* per thread: the patch tile, then GEMM's packing */
     size_t per, colbytes;
     atomic_llong next;
@@ -271,28 +275,55 @@ static void FN(pad_copy)(const FN(conv_ctx) *c, const T *src, int64_t ch, T *dst
             }
 }
 
+/* Bytes of the shifted fwd/bwd_data buffers of one thread: the padded
+ * source (K channels; k8: with slack for the last tile's reads past the
+ * end, which np + the largest shift = psp bounds by 48) and the padded
+ * output (M rows; k8: mr rows of npr). */
+static void FN(shifted_sizes)(const FN(conv_ctx) *c, int64_t K, int64_t M, size_t *a,
+                              size_t *b) {
+#if SFX_IS_F32 && defined(GEMM_X86)
+    int64_t slack = c->k8 ? CONV_K8_NR : 0;
+#else
+    int64_t slack = 0;
+#endif
+    int64_t cn = c->k8 ? c->mr * c->npr : M * (c->np ? c->np : 1);
+    *a = ((size_t)(K * c->psp + slack) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN;
+    *b = ((size_t)cn * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN;
+}
+
 /* One (image, group) of fwd or bwd_data on the shifted path: src [K,
- * sin] -> dst [M, sout] (+ bias [M]); wt: [taps][M][K]. */
+ * sin] -> dst [M, sout] (+ bias [M]); wt: [taps][M][K], or with k8
+ * [mr / 8][taps][K][8]. */
 static void FN(shifted_task)(FN(conv_ctx) *c, char *mine, const T *src, int64_t K,
                              const T *wt, int64_t M, T *dst, const T *bias) {
-    T *spad = (T *)mine;
-    T *cpad = (T *)(mine + ((size_t)(K * c->psp) * sizeof(T) + GAD_ALIGN - 1) /
-                               GAD_ALIGN * GAD_ALIGN);
+    size_t abytes, bbytes;
+    FN(shifted_sizes)(c, K, M, &abytes, &bbytes);
+    T *spad = (T *)mine, *cpad = (T *)(mine + abytes);
+    int64_t ldc = c->k8 ? c->npr : c->np;
     FN(pad_copy)(c, src, K, spad);
-    for (int64_t p0 = 0; p0 < c->np; p0 += c->tn) {
-        int64_t tn = p0 + c->tn < c->np ? c->tn : c->np - p0;
-        for (int64_t t = 0; t < c->kk; t++)
-            if (GEMM(0, 0, M, tn, K, 1, wt + t * M * K, K, spad + p0 + FN(tap_shift)(c, t),
-                     c->psp, t ? 1 : 0, cpad + p0, c->np))
-                atomic_store(&c->failed, 1);
-    }
+#if SFX_IS_F32 && defined(GEMM_X86)
+    if (c->k8) {
+        memset(spad + K * c->psp, 0, CONV_K8_NR * sizeof(T));
+        for (int64_t p0 = 0; p0 < c->npr; p0 += CONV_K8_NR)
+            for (int64_t m0 = 0; m0 < c->mr; m0 += CONV_K8_MR)
+                gad__conv_s8x48_avx512(c->kk, c->shift, K, wt + m0 * c->kk * K, spad + p0,
+                                       c->psp, cpad + m0 * ldc + p0, ldc);
+    } else
+#endif
+        for (int64_t p0 = 0; p0 < c->np; p0 += c->tn) {
+            int64_t tn = p0 + c->tn < c->np ? c->tn : c->np - p0;
+            for (int64_t t = 0; t < c->kk; t++)
+                if (GEMM(0, 0, M, tn, K, 1, wt + t * M * K, K,
+                         spad + p0 + FN(tap_shift)(c, t), c->psp, t ? 1 : 0, cpad + p0, c->np))
+                    atomic_store(&c->failed, 1);
+        }
     const int64_t *O = c->sout;
     int64_t osp = O[0] * O[1] * O[2];
     for (int64_t m = 0; m < M; m++) {
         T bv = bias ? bias[m] : 0;
         for (int64_t o0 = 0; o0 < O[0]; o0++)
             for (int64_t o1 = 0; o1 < O[1]; o1++) {
-                const T *sr = cpad + m * c->np + (o0 * c->P[1] + o1) * c->P[2];
+                const T *sr = cpad + m * ldc + (o0 * c->P[1] + o1) * c->P[2];
                 T *dr = dst + m * osp + (o0 * O[1] + o1) * O[2];
                 for (int64_t o2 = 0; o2 < O[2]; o2++) dr[o2] = sr[o2] + bv;
             }
@@ -310,15 +341,15 @@ static int64_t FN(wgrad_block)(const FN(conv_ctx) *c) {
 /* Bytes of one thread's shifted buffers: the padded source (K channels)
  * and the padded output (M), in c->shbytes; returned: GEMM's packing. */
 static size_t FN(shifted_bytes)(FN(conv_ctx) *c, int64_t K, int64_t M, int wgrad) {
-    size_t a = ((size_t)(K * c->psp) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN * GAD_ALIGN;
-    size_t b = ((size_t)(M * (c->np ? c->np : 1)) * sizeof(T) + GAD_ALIGN - 1) / GAD_ALIGN *
-               GAD_ALIGN;
+    size_t a, b;
+    FN(shifted_sizes)(c, K, M, &a, &b);
     /* wgrad: the padded x transposed too, and a block of patch rows */
     size_t r = wgrad ? (size_t)(FN(wgrad_block)(c) * c->kk * K) * sizeof(T) : 0;
     c->shbytes = a + b + (wgrad ? a + r : 0);
-    return wgrad ? gad__gemm_scratch_bytes(!SFX_IS_F32, 1, 0, M, c->kk * K,
-                                           FN(wgrad_block)(c), M, c->kk * K)
-                 : gad__gemm_scratch_bytes(!SFX_IS_F32, 0, 0, M, c->tn, K, K, c->psp);
+    return wgrad  ? gad__gemm_scratch_bytes(!SFX_IS_F32, 1, 0, M, c->kk * K,
+                                            FN(wgrad_block)(c), M, c->kk * K)
+           : c->k8 ? 0
+                   : gad__gemm_scratch_bytes(!SFX_IS_F32, 0, 0, M, c->tn, K, K, c->psp);
 }
 
 /* dst [n, ch] = src [ch, n] (row stride ld), in blocks that stay in L1. */
@@ -392,12 +423,12 @@ static void FN(conv_part)(void *vc, int t, int nt) {
                 FN(shifted_wgrad_task)(c, mine, k);
             } else if (c->ta) { /* bwd_data: gy's group -> dx's */
                 FN(shifted_task)(c, mine, c->a + (n * g->cout + grp * c->cout_g) * c->osp,
-                                 c->cout_g, c->wt + grp * c->kk * c->cin_g * c->cout_g,
+                                 c->cout_g, c->wt + grp * c->wgs,
                                  c->cin_g, c->y + (n * g->cin + grp * c->cin_g) * c->isp,
                                  c->bias ? c->bias + grp * c->cin_g : NULL);
             } else {
                 FN(shifted_task)(c, mine, c->a + (n * g->cin + grp * c->cin_g) * c->isp,
-                                 c->cin_g, c->wt + grp * c->kk * c->cout_g * c->cin_g,
+                                 c->cin_g, c->wt + grp * c->wgs,
                                  c->cout_g, c->y + (n * g->cout + grp * c->cout_g) * c->osp,
                                  c->bias ? c->bias + grp * c->cout_g : NULL);
             }
@@ -590,27 +621,63 @@ static int FN(use_shifted)(const FN(conv_ctx) *c) {
     return c->cin_g >= 8 && c->cout_g >= 8;
 }
 
-/* The weights rearranged per group and tap: out[grp][t][m][k] = w[grp's
- * output channel o][input channel i][tap], (m, k) = (o, i) for fwd, (i,
- * o) with the taps reversed for bwd_data. */
-static T *FN(tap_weights)(const char *op, const FN(conv_ctx) *c, const T *w, int trans) {
+/* Whether fwd or bwd_data (M output rows a group) takes the 8 x 48 kernel
+ * (f32 on AVX-512F): when the rows fill its tiles (a multiple of 8, or
+ * enough that the zero rows added are few) and there are at least two
+ * (image, group) tasks, since one task runs on one thread (a single image
+ * keeps the GEMMs, which spread themselves). Fixed by the sizes and the
+ * CPU, not the thread count. */
+static int FN(use_k8)(FN(conv_ctx) *c, int64_t M) {
+#if SFX_IS_F32 && defined(GEMM_X86)
+    if (gad__gemm_isa() != 3 || c->ntask < 2 || !(M % CONV_K8_MR == 0 || M > 32)) return 0;
+    c->k8 = 1;
+    c->mr = (M + CONV_K8_MR - 1) / CONV_K8_MR * CONV_K8_MR;
+    c->npr = (c->np + CONV_K8_NR - 1) / CONV_K8_NR * CONV_K8_NR;
+    return 1;
+#else
+    (void)c, (void)M;
+    return 0;
+#endif
+}
+
+/* The weights rearranged per group and tap, from w[grp's output channel
+ * o][input channel i][tap t], with (m, k) = (o, i) for fwd, (i, o) with the
+ * taps reversed for bwd_data: blk[t][m][k] for the GEMMs; with k8
+ * blk[m / 8][t][k][m % 8] (rows past M zero), followed by the taps'
+ * shifts. Sets c->wt, c->wgs, c->shift; *bytes: the allocation. */
+static T *FN(tap_weights)(const char *op, FN(conv_ctx) *c, const T *w, int trans,
+                          size_t *bytes) {
     const gad_conv_geom *g = c->g;
     int64_t kk = c->kk, co_g = c->cout_g, ci_g = c->cin_g;
-    size_t bytes = (size_t)(g->cout * ci_g * kk) * sizeof(T);
-    T *out = gad__alloc(bytes ? bytes : 1);
+    int64_t M = trans ? ci_g : co_g, K = trans ? co_g : ci_g;
+    int64_t wgs = kk * K * (c->k8 ? c->mr : M), n = (g->groups * wgs + 1) & ~(int64_t)1;
+    *bytes = (size_t)n * sizeof(T) + (c->k8 ? (size_t)kk * sizeof(int64_t) : 0);
+    T *out = gad__alloc(*bytes ? *bytes : 1);
     if (!out) {
-        gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes of convolution scratch", bytes);
+        gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes of convolution scratch",
+                 *bytes);
         return NULL;
+    }
+    if (c->k8) {
+        memset(out, 0, (size_t)n * sizeof(T));
+        int64_t *shift = (int64_t *)(out + n);
+        for (int64_t t = 0; t < kk; t++) shift[t] = FN(tap_shift)(c, t);
+        c->shift = shift;
     }
     for (int64_t grp = 0; grp < g->groups; grp++)
         for (int64_t o = 0; o < co_g; o++)
             for (int64_t i = 0; i < ci_g; i++)
                 for (int64_t t = 0; t < kk; t++) {
                     T v = w[((grp * co_g + o) * ci_g + i) * kk + t];
-                    T *blk = out + grp * kk * co_g * ci_g;
-                    if (trans) blk[((kk - 1 - t) * ci_g + i) * co_g + o] = v;
-                    else blk[(t * co_g + o) * ci_g + i] = v;
+                    T *blk = out + grp * wgs;
+                    int64_t m = trans ? i : o, k = trans ? o : i, tt = trans ? kk - 1 - t : t;
+                    if (c->k8)
+                        blk[((m / 8 * kk + tt) * K + k) * 8 + m % 8] = v;
+                    else
+                        blk[(tt * M + m) * K + k] = v;
                 }
+    c->wt = out;
+    c->wgs = wgs;
     return out;
 }
 
@@ -631,12 +698,13 @@ int FN(gad__conv_fwd)(const char *op, const T *x, const T *w, const T *bias, T *
     }
     if (FN(use_shifted)(&c)) {
         FN(shift_init)(&c, g->in, g->out, g->pad);
-        T *wt = FN(tap_weights)(op, &c, w, 0);
-        if (!wt) return -1;
-        c.wt = wt;
         c.ntask = g->n * g->groups;
+        FN(use_k8)(&c, c.cout_g);
+        size_t wbytes;
+        T *wt = FN(tap_weights)(op, &c, w, 0, &wbytes);
+        if (!wt) return -1;
         int rc = FN(conv_run)(op, &c, FN(shifted_bytes)(&c, c.cin_g, c.cout_g, 0));
-        gad__free(wt, (size_t)(g->cout * c.cin_g * c.kk) * sizeof(T));
+        gad__free(wt, wbytes);
         return rc;
     }
     c.ntask = g->n * g->groups * c.ntile;
@@ -663,11 +731,12 @@ int FN(gad__conv_bwd_data)(const char *op, const T *gy, const T *w, const T *bia
         int64_t lo[3];
         for (int d = 0; d < 3; d++) lo[d] = g->dil[d] * (g->k[d] - 1) - g->pad[d];
         FN(shift_init)(&c, g->out, g->in, lo);
-        T *wt = FN(tap_weights)(op, &c, w, 1);
+        FN(use_k8)(&c, c.cin_g);
+        size_t wbytes;
+        T *wt = FN(tap_weights)(op, &c, w, 1, &wbytes);
         if (!wt) return -1;
-        c.wt = wt;
         int rc = FN(conv_run)(op, &c, FN(shifted_bytes)(&c, c.cout_g, c.cin_g, 0));
-        gad__free(wt, (size_t)(g->cout * c.cin_g * c.kk) * sizeof(T));
+        gad__free(wt, wbytes);
         return rc;
     }
     return FN(conv_run)(op, &c, FN(gemm_bytes)(&c, c.ck, c.cout_g, c.ck, 1));
