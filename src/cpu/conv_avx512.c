@@ -39,4 +39,53 @@ gad__conv_s8x48_avx512(int64_t taps, const int64_t *shift, int64_t K, const floa
     }
     CK_ROWS(CK_STORE)
 }
+
+/* The weight gradient's 64 x kb tiles, kb = 1..6 columns (k), 4 vectors of
+ * rows (m) each: per position 4 loads of g and kb broadcasts of x. */
+#define WK_DECL(j)                                                             \
+    __m512 a##j##_0 = _mm512_setzero_ps(), a##j##_1 = a##j##_0, a##j##_2 = a##j##_0, \
+           a##j##_3 = a##j##_0;
+#define WK_STEP(j)                                                             \
+    {                                                                          \
+        __m512 xv_ = _mm512_set1_ps(x[j]);                                     \
+        a##j##_0 = _mm512_fmadd_ps(g0, xv_, a##j##_0);                         \
+        a##j##_1 = _mm512_fmadd_ps(g1, xv_, a##j##_1);                         \
+        a##j##_2 = _mm512_fmadd_ps(g2, xv_, a##j##_2);                         \
+        a##j##_3 = _mm512_fmadd_ps(g3, xv_, a##j##_3);                         \
+    }
+#define WK_ADD1(j, v, off)                                                     \
+    _mm512_storeu_ps(acc + (j)*lda + (off),                                    \
+                     _mm512_add_ps(_mm512_loadu_ps(acc + (j)*lda + (off)), a##j##_##v));
+#define WK_STORE(j) WK_ADD1(j, 0, 0) WK_ADD1(j, 1, 16) WK_ADD1(j, 2, 32) WK_ADD1(j, 3, 48)
+#define WK_FN(kb)                                                              \
+    __attribute__((target("avx512f"))) static void wk_##kb(                   \
+        int64_t np, const float *g, int64_t ldg, const float *x, int64_t ldx,  \
+        float *acc, int64_t lda) {                                             \
+        GEMM_ROWS##kb(WK_DECL)                                                 \
+        for (int64_t p = 0; p < np; p++) {                                     \
+            __m512 g0 = _mm512_loadu_ps(g), g1 = _mm512_loadu_ps(g + 16);      \
+            __m512 g2 = _mm512_loadu_ps(g + 32), g3 = _mm512_loadu_ps(g + 48); \
+            GEMM_ROWS##kb(WK_STEP)                                             \
+            g += ldg;                                                          \
+            x += ldx;                                                          \
+        }                                                                      \
+        GEMM_ROWS##kb(WK_STORE)                                                \
+    }
+WK_FN(1)
+WK_FN(2)
+WK_FN(3)
+WK_FN(4)
+WK_FN(5)
+WK_FN(6)
+
+__attribute__((target("avx512f"))) void
+gad__conv_swgrad64_avx512(int64_t np, int64_t K, const float *g, int64_t ldg,
+                          const float *x, int64_t ldx, float *acc, int64_t lda) {
+    static void (*const wk[6])(int64_t, const float *, int64_t, const float *, int64_t,
+                               float *, int64_t) = {wk_1, wk_2, wk_3, wk_4, wk_5, wk_6};
+    for (int64_t k0 = 0; k0 < K; k0 += 6) {
+        int64_t kb = K - k0 < 6 ? K - k0 : 6;
+        wk[kb - 1](np, g, ldg, x + k0, ldx, acc + k0 * lda, lda);
+    }
+}
 #endif

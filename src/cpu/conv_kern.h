@@ -16,4 +16,12 @@
 void gad__conv_s8x48_avx512(int64_t taps, const int64_t *shift, int64_t K, const float *a,
                             const float *b, int64_t ldb, float *c, int64_t ldc);
 
+/* acc[k * lda + m] += sum over p < np of g[p * ldg + m] * x[p * ldx + k],
+ * m < 64, k < K: a weight gradient's block for one tap, with gy and the
+ * shifted input both position-major; 64 x 6 tiles (4 vectors of m by 6
+ * broadcasts of k) summed over the positions in registers. Only call once
+ * gad__gemm_isa() has said 3. */
+void gad__conv_swgrad64_avx512(int64_t np, int64_t K, const float *g, int64_t ldg,
+                               const float *x, int64_t ldx, float *acc, int64_t lda);
+
 #endif

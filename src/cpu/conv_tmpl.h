@@ -99,7 +99,8 @@ typedef struct {
     int k8;            /* shifted fwd/bwd_data: the 8 x 48 kernel (conv_kern.h) */
     int64_t mr, npr;   /* k8: rows rounded up to 8, positions to 48 */
     int64_t wgs;       /* shifted: wt's elements per group */
-    const int64_t *shift; /* k8: each tap's shift */
+    int k8w;           /* shifted bwd_weight: the 64-row kernel (conv_kern.h) */
+    const int64_t *shift; /* k8, k8w: each tap's shift */
     char *buf;   /* per thread: the patch tile, then GEMM's packing */
     size_t per, colbytes;
     atomic_llong next;
@@ -393,6 +394,21 @@ static void FN(shifted_wgrad_task)(FN(conv_ctx) *c, char *mine, int64_t chunk) {
                 for (int64_t o1 = 0; o1 < O[1]; o1++)
                     FN(transpose)(gyg + (o0 * O[1] + o1) * O[2], M, O[2], c->osp,
                                   gT + ((o0 * c->P[1] + o1) * c->P[2]) * M);
+#if SFX_IS_F32 && defined(GEMM_X86)
+            if (c->k8w) { /* part [grp][tap][cin_g][cout_g] */
+                /* blocks of 64 positions: gy's and x's rows stay in L1 over
+                 * the taps and tiles */
+                for (int64_t p0 = 0; p0 < c->np; p0 += 64) {
+                    int64_t nb = p0 + 64 < c->np ? 64 : c->np - p0;
+                    for (int64_t t = 0; t < c->kk; t++)
+                        for (int64_t m0 = 0; m0 < M; m0 += 64)
+                            gad__conv_swgrad64_avx512(
+                                nb, K, gT + p0 * M + m0, M, sT + (p0 + c->shift[t]) * K, K,
+                                part + (grp * c->kk + t) * K * M + m0, M);
+                }
+                continue;
+            }
+#endif
             for (int64_t p0 = 0; p0 < c->np; p0 += pb) {
                 int64_t nb = p0 + pb < c->np ? pb : c->np - p0;
                 for (int64_t t = 0; t < c->kk; t++) {
@@ -640,6 +656,20 @@ static int FN(use_k8)(FN(conv_ctx) *c, int64_t M) {
 #endif
 }
 
+/* Whether bwd_weight's shifted path takes the 64-row kernel (f32 on
+ * AVX-512F, the output channels of a group a multiple of 64): fixed by the
+ * sizes and the CPU. */
+static int FN(use_k8w)(FN(conv_ctx) *c) {
+#if SFX_IS_F32 && defined(GEMM_X86)
+    if (gad__gemm_isa() != 3 || c->cout_g % 64 != 0) return 0;
+    c->k8w = 1;
+    return 1;
+#else
+    (void)c;
+    return 0;
+#endif
+}
+
 /* The weights rearranged per group and tap, from w[grp's output channel
  * o][input channel i][tap t], with (m, k) = (o, i) for fwd, (i, o) with the
  * taps reversed for bwd_data: blk[t][m][k] for the GEMMs; with k8
@@ -747,6 +777,7 @@ typedef struct {
     const T *part;
     int64_t nchunk, size;
     int64_t kk, ck; /* shifted: part is [cout][tap][cin_g], dw [cout][cin_g][tap] */
+    int64_t cout_g; /* shifted with k8: part is [group][tap][cin_g][cout_g] */
 } FN(sum_ctx);
 
 static void FN(sum_parts)(void *vc, int64_t lo, int64_t hi) {
@@ -756,6 +787,10 @@ static void FN(sum_parts)(void *vc, int64_t lo, int64_t hi) {
         if (s->kk) { /* dw's element i = (o, ci, t) is part's (o, t, ci) */
             int64_t o = i / s->ck, r = i % s->ck, ci = r / s->kk, t = r % s->kk;
             j = o * s->ck + t * (s->ck / s->kk) + ci;
+            if (s->cout_g) { /* or (grp, t, ci, m), o = grp * cout_g + m */
+                int64_t grp = o / s->cout_g, m = o % s->cout_g;
+                j = ((grp * s->kk + t) * (s->ck / s->kk) + ci) * s->cout_g + m;
+            }
         }
         T acc = s->part[j];
         for (int64_t k = 1; k < s->nchunk; k++) acc += s->part[k * s->size + j];
@@ -785,7 +820,22 @@ int FN(gad__conv_bwd_weight)(const char *op, const T *x, const T *gy, T *dw,
     nchunk = (g->n + per - 1) / per;
     c.a = x, c.b = gy, c.nchunk = nchunk, c.ntask = nchunk;
     int shifted = FN(use_shifted)(&c);
-    if (shifted) FN(shift_init)(&c, g->in, g->out, g->pad);
+    size_t sbytes = 0;
+    int64_t *shift = NULL;
+    if (shifted) {
+        FN(shift_init)(&c, g->in, g->out, g->pad);
+        if (FN(use_k8w)(&c)) {
+            sbytes = (size_t)c.kk * sizeof(int64_t);
+            shift = gad__alloc(sbytes);
+            if (!shift) {
+                gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes of convolution scratch",
+                         sbytes);
+                return -1;
+            }
+            for (int64_t t = 0; t < c.kk; t++) shift[t] = FN(tap_shift)(&c, t);
+            c.shift = shift;
+        }
+    }
     /* the shifted path's partials are in tap-major order: never dw itself */
     int own = nchunk > 1 || shifted;
     size_t pbytes = (size_t)(nchunk * wsize) * sizeof(T);
@@ -793,15 +843,18 @@ int FN(gad__conv_bwd_weight)(const char *op, const T *x, const T *gy, T *dw,
     if (!c.part) {
         gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes of convolution scratch",
                  pbytes);
+        if (shift) gad__free(shift, sbytes);
         return -1;
     }
     int rc = FN(conv_run)(op, &c, shifted ? FN(shifted_bytes)(&c, c.cin_g, c.cout_g, 1)
                                           : FN(gemm_bytes)(&c, c.cout_g, c.ck, 0, 2));
     if (rc == 0 && own) {
-        FN(sum_ctx) s = {dw, c.part, nchunk, wsize, shifted ? c.kk : 0, c.ck};
+        FN(sum_ctx) s = {dw, c.part, nchunk, wsize, shifted ? c.kk : 0, c.ck,
+                         c.k8w ? c.cout_g : 0};
         gad__parallel_for(wsize, 4096, FN(sum_parts), &s);
     }
     if (own) gad__free(c.part, pbytes);
+    if (shift) gad__free(shift, sbytes);
     return rc;
 }
 
