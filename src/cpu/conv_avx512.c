@@ -88,4 +88,47 @@ gad__conv_swgrad64_avx512(int64_t np, int64_t K, const float *g, int64_t ldg,
         wk[kb - 1](np, g, ldg, x + k0, ldx, acc + k0 * lda, lda);
     }
 }
+/* One 16 x 16 block: rows interleaved in pairs, then fours (within each
+ * 128-bit lane), then the lanes of fours and eights exchanged. */
+__attribute__((target("avx512f"))) static void tr16(const float *src, int64_t ld, float *dst,
+                                                    int64_t ldd) {
+    __m512 r[16], t[16], u[16], v[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * ld);
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    /* u[4q + j], lane L: column 4L + j of rows 4q .. 4q + 3 */
+    for (int q = 0; q < 16; q += 4) {
+        u[q] = _mm512_shuffle_ps(t[q], t[q + 2], 0x44);
+        u[q + 1] = _mm512_shuffle_ps(t[q], t[q + 2], 0xEE);
+        u[q + 2] = _mm512_shuffle_ps(t[q + 1], t[q + 3], 0x44);
+        u[q + 3] = _mm512_shuffle_ps(t[q + 1], t[q + 3], 0xEE);
+    }
+    for (int j = 0; j < 4; j++) {
+        v[j] = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);
+        v[4 + j] = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
+        v[8 + j] = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
+        v[12 + j] = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+    }
+    for (int j = 0; j < 4; j++) {
+        _mm512_storeu_ps(dst + j * ldd, _mm512_shuffle_f32x4(v[j], v[8 + j], 0x88));
+        _mm512_storeu_ps(dst + (8 + j) * ldd, _mm512_shuffle_f32x4(v[j], v[8 + j], 0xDD));
+        _mm512_storeu_ps(dst + (4 + j) * ldd, _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0x88));
+        _mm512_storeu_ps(dst + (12 + j) * ldd,
+                         _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0xDD));
+    }
+}
+
+__attribute__((target("avx512f"))) void
+gad__conv_transpose_avx512(const float *src, int64_t ch, int64_t n, int64_t ld, float *dst) {
+    int64_t c1 = ch & ~(int64_t)15, p1 = n & ~(int64_t)15;
+    for (int64_t c = 0; c < c1; c += 16) {
+        for (int64_t p = 0; p < p1; p += 16) tr16(src + c * ld + p, ld, dst + p * ch + c, ch);
+        for (int64_t p = p1; p < n; p++)
+            for (int64_t cc = c; cc < c + 16; cc++) dst[p * ch + cc] = src[cc * ld + p];
+    }
+    for (int64_t cc = c1; cc < ch; cc++)
+        for (int64_t p = 0; p < n; p++) dst[p * ch + cc] = src[cc * ld + p];
+}
 #endif

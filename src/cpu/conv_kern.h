@@ -24,4 +24,10 @@ void gad__conv_s8x48_avx512(int64_t taps, const int64_t *shift, int64_t K, const
 void gad__conv_swgrad64_avx512(int64_t np, int64_t K, const float *g, int64_t ldg,
                                const float *x, int64_t ldx, float *acc, int64_t lda);
 
+/* dst[p * ch + c] = src[c * ld + p] for c < ch, p < n: 16 x 16 blocks in
+ * registers, the edges element by element. Only call once gad__gemm_isa()
+ * has said 3. */
+void gad__conv_transpose_avx512(const float *src, int64_t ch, int64_t n, int64_t ld,
+                                float *dst);
+
 #endif

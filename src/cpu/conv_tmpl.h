@@ -355,6 +355,12 @@ static size_t FN(shifted_bytes)(FN(conv_ctx) *c, int64_t K, int64_t M, int wgrad
 
 /* dst [n, ch] = src [ch, n] (row stride ld), in blocks that stay in L1. */
 static void FN(transpose)(const T *src, int64_t ch, int64_t n, int64_t ld, T *dst) {
+#if SFX_IS_F32 && defined(GEMM_X86)
+    if (gad__gemm_isa() == 3) {
+        gad__conv_transpose_avx512(src, ch, n, ld, dst);
+        return;
+    }
+#endif
     for (int64_t p0 = 0; p0 < n; p0 += 64) {
         int64_t p1 = p0 + 64 < n ? p0 + 64 : n;
         for (int64_t c0 = 0; c0 < ch; c0 += 64) {
