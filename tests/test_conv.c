@@ -341,21 +341,24 @@ TEST(conv_transpose_grid) {
 /* A larger f32 case that crosses the kernels' tiles and threads, and 1x1
  * (the GEMM alone), against the loops. */
 TEST(conv_large) {
-    geom gs[5] = {
+    geom gs[6] = {
         {.nd = 2, .n = 3, .groups = 1, .cin = 24, .cout = 20, .in = {1, 37, 41}, .k = {1, 3, 3},
          .stride = {1, 1, 1}, .pad = {0, 1, 1}, .dil = {1, 1, 1}},
         /* the f32 8 x 48 kernel (AVX-512) with zero rows added: 36 -> 40 */
         {.nd = 2, .n = 3, .groups = 1, .cin = 16, .cout = 36, .in = {1, 19, 23}, .k = {1, 3, 3},
          .stride = {1, 1, 1}, .pad = {0, 1, 2}, .dil = {1, 1, 2}},
-        /* and bwd_weight's 64-row kernel, two groups */
+        /* and bwd_weight's kernel with 64-row tiles, two groups */
         {.nd = 2, .n = 3, .groups = 2, .cin = 14, .cout = 128, .in = {1, 11, 13}, .k = {1, 3, 3},
          .stride = {1, 1, 1}, .pad = {0, 1, 0}, .dil = {1, 1, 1}},
+        /* its 32- and 16-row tiles, 12 columns and a tail of 3 */
+        {.nd = 2, .n = 2, .groups = 1, .cin = 27, .cout = 48, .in = {1, 9, 10}, .k = {1, 3, 3},
+         .stride = {1, 1, 1}, .pad = {0, 1, 1}, .dil = {1, 1, 1}},
         {.nd = 2, .n = 2, .groups = 1, .cin = 16, .cout = 12, .in = {1, 30, 31}, .k = {1, 1, 1},
          .stride = {1, 1, 1}, .pad = {0, 0, 0}, .dil = {1, 1, 1}},
         {.nd = 2, .n = 2, .groups = 8, .cin = 8, .cout = 8, .in = {1, 33, 29}, .k = {1, 3, 3},
          .stride = {1, 2, 2}, .pad = {0, 1, 1}, .dil = {1, 1, 1}},
     };
-    for (int i = 0; i < (CONV_SANITIZED ? 3 : 5); i++) {
+    for (int i = 0; i < (CONV_SANITIZED ? 4 : 6); i++) {
         gad_conv_opts o = {.groups = gs[i].groups};
         for (int d = 0; d < 2; d++) {
             o.stride[d] = gs[i].stride[1 + d];

@@ -40,54 +40,82 @@ gad__conv_s8x48_avx512(int64_t taps, const int64_t *shift, int64_t K, const floa
     CK_ROWS(CK_STORE)
 }
 
-/* The weight gradient's 64 x kb tiles, kb = 1..6 columns (k), 4 vectors of
- * rows (m) each: per position 4 loads of g and kb broadcasts of x. */
-#define WK_DECL(j)                                                             \
-    __m512 a##j##_0 = _mm512_setzero_ps(), a##j##_1 = a##j##_0, a##j##_2 = a##j##_0, \
-           a##j##_3 = a##j##_0;
-#define WK_STEP(j)                                                             \
+/* The weight gradient's tiles: mv vectors of rows (m; 1, 2 or 4) by kb
+ * columns (k; up to 6 with 4 vectors, 12 with fewer), per position mv
+ * loads of g and kb broadcasts of x. */
+#define WK_Z _mm512_setzero_ps()
+#define WK_DECL4(j) __m512 a##j##_0 = WK_Z, a##j##_1 = WK_Z, a##j##_2 = WK_Z, a##j##_3 = WK_Z;
+#define WK_DECL2(j) __m512 a##j##_0 = WK_Z, a##j##_1 = WK_Z;
+#define WK_DECL1(j) __m512 a##j##_0 = WK_Z;
+#define WK_LOADG4                                                              \
+    __m512 g0 = _mm512_loadu_ps(g), g1 = _mm512_loadu_ps(g + 16);              \
+    __m512 g2 = _mm512_loadu_ps(g + 32), g3 = _mm512_loadu_ps(g + 48);
+#define WK_LOADG2 __m512 g0 = _mm512_loadu_ps(g), g1 = _mm512_loadu_ps(g + 16);
+#define WK_LOADG1 __m512 g0 = _mm512_loadu_ps(g);
+#define WK_FMA(j, q) a##j##_##q = _mm512_fmadd_ps(g##q, xv_, a##j##_##q);
+#define WK_STEP4(j)                                                            \
     {                                                                          \
         __m512 xv_ = _mm512_set1_ps(x[j]);                                     \
-        a##j##_0 = _mm512_fmadd_ps(g0, xv_, a##j##_0);                         \
-        a##j##_1 = _mm512_fmadd_ps(g1, xv_, a##j##_1);                         \
-        a##j##_2 = _mm512_fmadd_ps(g2, xv_, a##j##_2);                         \
-        a##j##_3 = _mm512_fmadd_ps(g3, xv_, a##j##_3);                         \
+        WK_FMA(j, 0) WK_FMA(j, 1) WK_FMA(j, 2) WK_FMA(j, 3)                    \
+    }
+#define WK_STEP2(j)                                                            \
+    {                                                                          \
+        __m512 xv_ = _mm512_set1_ps(x[j]);                                     \
+        WK_FMA(j, 0) WK_FMA(j, 1)                                              \
+    }
+#define WK_STEP1(j)                                                            \
+    {                                                                          \
+        __m512 xv_ = _mm512_set1_ps(x[j]);                                     \
+        WK_FMA(j, 0)                                                           \
     }
 #define WK_ADD1(j, v, off)                                                     \
     _mm512_storeu_ps(acc + (j)*lda + (off),                                    \
                      _mm512_add_ps(_mm512_loadu_ps(acc + (j)*lda + (off)), a##j##_##v));
-#define WK_STORE(j) WK_ADD1(j, 0, 0) WK_ADD1(j, 1, 16) WK_ADD1(j, 2, 32) WK_ADD1(j, 3, 48)
-#define WK_FN(kb)                                                              \
-    __attribute__((target("avx512f"))) static void wk_##kb(                   \
+#define WK_STORE4(j) WK_ADD1(j, 0, 0) WK_ADD1(j, 1, 16) WK_ADD1(j, 2, 32) WK_ADD1(j, 3, 48)
+#define WK_STORE2(j) WK_ADD1(j, 0, 0) WK_ADD1(j, 1, 16)
+#define WK_STORE1(j) WK_ADD1(j, 0, 0)
+#define WK_FN(mv, kb)                                                          \
+    __attribute__((target("avx512f"))) static void wk##mv##_##kb(             \
         int64_t np, const float *g, int64_t ldg, const float *x, int64_t ldx,  \
         float *acc, int64_t lda) {                                             \
-        GEMM_ROWS##kb(WK_DECL)                                                 \
+        GEMM_ROWS##kb(WK_DECL##mv)                                             \
         for (int64_t p = 0; p < np; p++) {                                     \
-            __m512 g0 = _mm512_loadu_ps(g), g1 = _mm512_loadu_ps(g + 16);      \
-            __m512 g2 = _mm512_loadu_ps(g + 32), g3 = _mm512_loadu_ps(g + 48); \
-            GEMM_ROWS##kb(WK_STEP)                                             \
+            WK_LOADG##mv                                                       \
+            GEMM_ROWS##kb(WK_STEP##mv)                                         \
             g += ldg;                                                          \
             x += ldx;                                                          \
         }                                                                      \
-        GEMM_ROWS##kb(WK_STORE)                                                \
+        GEMM_ROWS##kb(WK_STORE##mv)                                            \
     }
-WK_FN(1)
-WK_FN(2)
-WK_FN(3)
-WK_FN(4)
-WK_FN(5)
-WK_FN(6)
+#define WK_FN6(mv) WK_FN(mv, 1) WK_FN(mv, 2) WK_FN(mv, 3) WK_FN(mv, 4) WK_FN(mv, 5) WK_FN(mv, 6)
+#define WK_FN12(mv) WK_FN6(mv) WK_FN(mv, 7) WK_FN(mv, 8) WK_FN(mv, 9) WK_FN(mv, 10) \
+    WK_FN(mv, 11) WK_FN(mv, 12)
+WK_FN6(4)
+WK_FN12(2)
+WK_FN12(1)
+
+typedef void (*wk_fn)(int64_t, const float *, int64_t, const float *, int64_t, float *,
+                      int64_t);
+#define WK_T6(mv) wk##mv##_1, wk##mv##_2, wk##mv##_3, wk##mv##_4, wk##mv##_5, wk##mv##_6
+#define WK_T12(mv) WK_T6(mv), wk##mv##_7, wk##mv##_8, wk##mv##_9, wk##mv##_10, wk##mv##_11, \
+    wk##mv##_12
 
 __attribute__((target("avx512f"))) void
-gad__conv_swgrad64_avx512(int64_t np, int64_t K, const float *g, int64_t ldg,
-                          const float *x, int64_t ldx, float *acc, int64_t lda) {
-    static void (*const wk[6])(int64_t, const float *, int64_t, const float *, int64_t,
-                               float *, int64_t) = {wk_1, wk_2, wk_3, wk_4, wk_5, wk_6};
-    for (int64_t k0 = 0; k0 < K; k0 += 6) {
-        int64_t kb = K - k0 < 6 ? K - k0 : 6;
-        wk[kb - 1](np, g, ldg, x + k0, ldx, acc + k0 * lda, lda);
+gad__conv_swgrad_avx512(int64_t np, int64_t M, int64_t K, const float *g, int64_t ldg,
+                        const float *x, int64_t ldx, float *acc, int64_t lda) {
+    static const wk_fn w4[6] = {WK_T6(4)}, w2[12] = {WK_T12(2)}, w1[12] = {WK_T12(1)};
+    for (int64_t m0 = 0; m0 < M; ) {
+        int64_t rest = M - m0, mv = rest >= 64 ? 4 : rest >= 32 ? 2 : 1;
+        int64_t kbmax = mv == 4 ? 6 : 12;
+        const wk_fn *w = mv == 4 ? w4 : mv == 2 ? w2 : w1;
+        for (int64_t k0 = 0; k0 < K; k0 += kbmax) {
+            int64_t kb = K - k0 < kbmax ? K - k0 : kbmax;
+            w[kb - 1](np, g + m0, ldg, x + k0, ldx, acc + k0 * lda + m0, lda);
+        }
+        m0 += 16 * mv;
     }
 }
+
 /* One 16 x 16 block: rows interleaved in pairs, then fours (within each
  * 128-bit lane), then the lanes of fours and eights exchanged. */
 __attribute__((target("avx512f"))) static void tr16(const float *src, int64_t ld, float *dst,

@@ -17,12 +17,13 @@ void gad__conv_s8x48_avx512(int64_t taps, const int64_t *shift, int64_t K, const
                             const float *b, int64_t ldb, float *c, int64_t ldc);
 
 /* acc[k * lda + m] += sum over p < np of g[p * ldg + m] * x[p * ldx + k],
- * m < 64, k < K: a weight gradient's block for one tap, with gy and the
- * shifted input both position-major; 64 x 6 tiles (4 vectors of m by 6
- * broadcasts of k) summed over the positions in registers. Only call once
- * gad__gemm_isa() has said 3. */
-void gad__conv_swgrad64_avx512(int64_t np, int64_t K, const float *g, int64_t ldg,
-                               const float *x, int64_t ldx, float *acc, int64_t lda);
+ * m < M (a multiple of 16), k < K: a weight gradient's block for one tap,
+ * with gy and the shifted input both position-major; tiles of up to 64 rows
+ * (4 vectors of m) by 6 columns (broadcasts of k), or 32 or 16 rows by 12,
+ * summed over the positions in registers. Only call once gad__gemm_isa()
+ * has said 3. */
+void gad__conv_swgrad_avx512(int64_t np, int64_t M, int64_t K, const float *g, int64_t ldg,
+                             const float *x, int64_t ldx, float *acc, int64_t lda);
 
 /* dst[p * ch + c] = src[c * ld + p] for c < ch, p < n: 16 x 16 blocks in
  * registers, the edges element by element. Only call once gad__gemm_isa()

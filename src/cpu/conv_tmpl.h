@@ -99,7 +99,7 @@ typedef struct {
     int k8;            /* shifted fwd/bwd_data: the 8 x 48 kernel (conv_kern.h) */
     int64_t mr, npr;   /* k8: rows rounded up to 8, positions to 48 */
     int64_t wgs;       /* shifted: wt's elements per group */
-    int k8w;           /* shifted bwd_weight: the 64-row kernel (conv_kern.h) */
+    int k8w;           /* shifted bwd_weight: its kernel (conv_kern.h) */
     const int64_t *shift; /* k8, k8w: each tap's shift */
     char *buf;   /* per thread: the patch tile, then GEMM's packing */
     size_t per, colbytes;
@@ -407,10 +407,9 @@ static void FN(shifted_wgrad_task)(FN(conv_ctx) *c, char *mine, int64_t chunk) {
                 for (int64_t p0 = 0; p0 < c->np; p0 += 64) {
                     int64_t nb = p0 + 64 < c->np ? 64 : c->np - p0;
                     for (int64_t t = 0; t < c->kk; t++)
-                        for (int64_t m0 = 0; m0 < M; m0 += 64)
-                            gad__conv_swgrad64_avx512(
-                                nb, K, gT + p0 * M + m0, M, sT + (p0 + c->shift[t]) * K, K,
-                                part + (grp * c->kk + t) * K * M + m0, M);
+                        gad__conv_swgrad_avx512(nb, M, K, gT + p0 * M, M,
+                                                sT + (p0 + c->shift[t]) * K, K,
+                                                part + (grp * c->kk + t) * K * M, M);
                 }
                 continue;
             }
@@ -662,12 +661,12 @@ static int FN(use_k8)(FN(conv_ctx) *c, int64_t M) {
 #endif
 }
 
-/* Whether bwd_weight's shifted path takes the 64-row kernel (f32 on
- * AVX-512F, the output channels of a group a multiple of 64): fixed by the
- * sizes and the CPU. */
+/* Whether bwd_weight's shifted path takes its kernel (f32 on AVX-512F, the
+ * output channels of a group a multiple of 16): fixed by the sizes and the
+ * CPU. */
 static int FN(use_k8w)(FN(conv_ctx) *c) {
 #if SFX_IS_F32 && defined(GEMM_X86)
-    if (gad__gemm_isa() != 3 || c->cout_g % 64 != 0) return 0;
+    if (gad__gemm_isa() != 3 || c->cout_g % 16 != 0) return 0;
     c->k8w = 1;
     return 1;
 #else
