@@ -468,8 +468,9 @@ static int FN(conv_run)(const char *op, FN(conv_ctx) *c, size_t gemm) {
     c->per = (c->colbytes + gemm + GAD_ALIGN - 1) & ~(size_t)(GAD_ALIGN - 1);
     if (c->per == 0) c->per = GAD_ALIGN;
     int nt = gad__pool_nested() ? 1 : gad__nthreads();
-    /* fewer tasks than threads: one thread, whose GEMMs spread themselves */
-    if (nt > c->ntask) nt = 1;
+    /* fewer tasks than threads: one thread, whose GEMMs spread themselves,
+     * or with the kernels of conv_kern.h (no GEMM) a thread a task */
+    if (nt > c->ntask) nt = c->k8 || c->k8w ? (int)c->ntask : 1;
     if (nt < 1) nt = 1;
     c->buf = gad__alloc(c->per * (size_t)nt);
     if (!c->buf) {
@@ -662,11 +663,12 @@ static int FN(use_k8)(FN(conv_ctx) *c, int64_t M) {
 }
 
 /* Whether bwd_weight's shifted path takes its kernel (f32 on AVX-512F, the
- * output channels of a group a multiple of 16): fixed by the sizes and the
- * CPU. */
+ * output channels of a group a multiple of 16, at least two chunks: one
+ * chunk keeps the GEMMs, which spread themselves): fixed by the sizes and
+ * the CPU. */
 static int FN(use_k8w)(FN(conv_ctx) *c) {
 #if SFX_IS_F32 && defined(GEMM_X86)
-    if (gad__gemm_isa() != 3 || c->cout_g % 16 != 0) return 0;
+    if (gad__gemm_isa() != 3 || c->ntask < 2 || c->cout_g % 16 != 0) return 0;
     c->k8w = 1;
     return 1;
 #else
