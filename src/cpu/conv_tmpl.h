@@ -8,7 +8,10 @@
  * reads x in place (the GEMM alone). Every output element is made by one
  * task over a split fixed by the sizes alone, and bwd_weight's sum over the
  * batch runs in chunks fixed by the sizes and is added up in order, so that
- * results do not depend on the thread count. */
+ * results do not depend on the thread count. With stride 1 the products
+ * are sums of shifted GEMMs over a padded copy (below); in f32 on AVX-512
+ * the kernels of conv_kern.h take them instead of the GEMM where the
+ * channels fit their tiles. */
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -340,14 +343,16 @@ static int64_t FN(wgrad_block)(const FN(conv_ctx) *c) {
 }
 
 /* Bytes of one thread's shifted buffers: the padded source (K channels)
- * and the padded output (M), in c->shbytes; returned: GEMM's packing. */
+ * and the padded output (M), in c->shbytes; returned: GEMM's packing (none
+ * with the kernels of conv_kern.h, nor bwd_weight's block of patch rows). */
 static size_t FN(shifted_bytes)(FN(conv_ctx) *c, int64_t K, int64_t M, int wgrad) {
     size_t a, b;
     FN(shifted_sizes)(c, K, M, &a, &b);
     /* wgrad: the padded x transposed too, and a block of patch rows */
-    size_t r = wgrad ? (size_t)(FN(wgrad_block)(c) * c->kk * K) * sizeof(T) : 0;
+    size_t r = wgrad && !c->k8w ? (size_t)(FN(wgrad_block)(c) * c->kk * K) * sizeof(T) : 0;
     c->shbytes = a + b + (wgrad ? a + r : 0);
-    return wgrad  ? gad__gemm_scratch_bytes(!SFX_IS_F32, 1, 0, M, c->kk * K,
+    return c->k8w ? 0
+           : wgrad ? gad__gemm_scratch_bytes(!SFX_IS_F32, 1, 0, M, c->kk * K,
                                             FN(wgrad_block)(c), M, c->kk * K)
            : c->k8 ? 0
                    : gad__gemm_scratch_bytes(!SFX_IS_F32, 0, 0, M, c->tn, K, K, c->psp);
@@ -784,7 +789,7 @@ typedef struct {
     const T *part;
     int64_t nchunk, size;
     int64_t kk, ck; /* shifted: part is [cout][tap][cin_g], dw [cout][cin_g][tap] */
-    int64_t cout_g; /* shifted with k8: part is [group][tap][cin_g][cout_g] */
+    int64_t cout_g; /* shifted with k8w: part is [group][tap][cin_g][cout_g] */
 } FN(sum_ctx);
 
 static void FN(sum_parts)(void *vc, int64_t lo, int64_t hi) {
