@@ -3,10 +3,12 @@
  * written for the compiler to vectorize; each kernel is compiled for
  * AVX-512 and AVX2 as well as the baseline and picked at load time
  * (GAD_CLONES). f32 exp and tanh come from vmath.h, f64 from libm. The
- * kernels are elementwise_kern.h's; the math family's are compiled in
- * elementwise_math.c, the others here. */
-#define EW_EMIT_CORE(...) __VA_ARGS__
-#define EW_EMIT_MATH(...)
+ * kernels are elementwise_kern.h's: the f32 ones of all rows but the math
+ * family's are compiled here, the others in elementwise_cold.c. */
+#define EW_EMIT_CORE_f32(...) __VA_ARGS__
+#define EW_EMIT_CORE_f64(...)
+#define EW_EMIT_MATH_f32(...)
+#define EW_EMIT_MATH_f64(...)
 #define EW_TABLE_STORAGE static
 #define EW_UNARY_TABLE core_unary
 #define EW_BINARY_TABLE core_binary
@@ -26,18 +28,18 @@ static const bool grad_light[GAD_GK_COUNT_] = {
 #include "backend/elementwise.def"
 };
 
-/* The kernel of row k in the dtype: this file's or elementwise_math.c's. */
+/* The kernel of row k in the dtype: this file's or elementwise_cold.c's. */
 static inline ukern unary_kernel(gad_ukernel k, bool f64) {
     ukern f = core_unary[k][f64];
-    return f ? f : gad__ew_math_unary[k][f64];
+    return f ? f : gad__ew_cold_unary[k][f64];
 }
 static inline bkern binary_kernel(gad_bkernel k, bool f64) {
     bkern f = core_binary[k][f64];
-    return f ? f : gad__ew_math_binary[k][f64];
+    return f ? f : gad__ew_cold_binary[k][f64];
 }
 static inline bkern grad_kernel(gad_gkernel k, bool f64) {
     bkern f = core_grad[k][f64];
-    return f ? f : gad__ew_math_grad[k][f64];
+    return f ? f : gad__ew_cold_grad[k][f64];
 }
 
 /* ---------------------------------------------------------------- drivers */

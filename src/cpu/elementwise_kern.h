@@ -1,18 +1,21 @@
 /* elementwise_kern.h: the kernels of elementwise.def's rows, for
- * cpu/elementwise.c (every row but the math family's) and
- * cpu/elementwise_math.c (the math family's: sin ... pow, elu ... gelu_erf
- * and their helper kernels). An includer defines EW_EMIT_CORE(...) and
- * EW_EMIT_MATH(...), one to its arguments and the other to nothing, and
+ * cpu/elementwise.c (the f32 kernels of every row but the math family's)
+ * and cpu/elementwise_cold.c (the rest: the math family's rows, sin ... pow,
+ * elu ... gelu_erf and their helper kernels, and every row's f64 kernels).
+ * An includer defines EW_EMIT_<group>_<dtype>(...) for the groups CORE and
+ * MATH and the dtypes f32 and f64, each to its arguments or to nothing, and
  * EW_TABLE_STORAGE and the names of its tables, EW_UNARY_TABLE,
- * EW_BINARY_TABLE and EW_GRAD_TABLE, which then hold its own rows' kernels
- * (NULL for the others).
+ * EW_BINARY_TABLE and EW_GRAD_TABLE, which then hold its own kernels (NULL
+ * for the others).
  *
  * Why two files: the math rows, compiled for three CPUs each, are twice
- * the code of all the others, and programs rarely run them. In a file of
- * their own, linked after the rest of the library (CMakeLists.txt), they
- * sit apart from the kernels every program runs instead of between them,
- * and the pages a program touches, which the kernel maps a block at a
- * time, no longer carry them along (bench/RESULTS.md: W4's peak RSS). */
+ * the code of all the others, and most programs run neither them nor f64.
+ * In a file of their own, linked after the rest of the library
+ * (CMakeLists.txt), they sit apart from the kernels every program runs
+ * instead of between them, and the pages a program touches, which the
+ * kernel maps a block at a time, no longer carry them along
+ * (bench/RESULTS.md: W4's peak RSS). Each kernel's code is the same in
+ * either file. */
 #ifndef GAD_CPU_ELEMENTWISE_KERN_H
 #define GAD_CPU_ELEMENTWISE_KERN_H
 
@@ -28,16 +31,17 @@ typedef void (*ukern)(int64_t n, const void *x, int64_t sx, void *y,
 typedef void (*bkern)(int64_t, const void *, int64_t, const void *, int64_t, void *,
                       const gad_uparams *);
 
-/* elementwise_math.c's tables: the math rows' kernels, NULL elsewhere. */
-extern const ukern gad__ew_math_unary[GAD_UK_COUNT_][2];
-extern const bkern gad__ew_math_binary[GAD_BK_COUNT_][2];
-extern const bkern gad__ew_math_grad[GAD_GK_COUNT_][2];
+/* elementwise_cold.c's tables: its kernels, NULL elsewhere. */
+extern const ukern gad__ew_cold_unary[GAD_UK_COUNT_][2];
+extern const bkern gad__ew_cold_binary[GAD_BK_COUNT_][2];
+extern const bkern gad__ew_cold_grad[GAD_GK_COUNT_][2];
 
-/* The rows of the includer's group (elementwise.def sets GAD_EW_GROUP to
- * CORE or MATH before each block of rows). */
-#define EW_CAT_(a, b) a##b
-#define EW_CAT(a, b) EW_CAT_(a, b)
-#define EW_HERE(...) EW_CAT(EW_EMIT_, GAD_EW_GROUP)(__VA_ARGS__)
+/* The arguments, if the includer compiles the current rows' kernels of
+ * dtype dt (elementwise.def sets GAD_EW_GROUP to CORE or MATH before each
+ * block of rows). */
+#define EW_CAT3_(a, b, c) a##b##c
+#define EW_CAT3(a, b, c) EW_CAT3_(a, b, c)
+#define EW_HERE(dt, ...) EW_CAT3(EW_EMIT_, GAD_EW_GROUP, _##dt)(__VA_ARGS__)
 
 /* Helpers of the rows' expressions (src/ops/elementwise.def), in the
  * element type E. exp, tanh and sigmoid: gad's vectorizable f32 versions,
@@ -193,15 +197,18 @@ DEF_DGELU(double, f64)
         if (sizeof(E) == sizeof(float)) fix_unary(K, n, xp, sx, yp);           \
     }
 #define DEF_UNARY_BOTH(ID, fwd)                                                \
-    DEF_UNARY(uk_##ID##_f32, float, fwd, GAD_UK_##ID)                          \
-    DEF_UNARY(uk_##ID##_f64, double, fwd, GAD_UK_##ID)
-#define UNARY(ID, name, args, pwords, save, fwd, ...) EW_HERE(DEF_UNARY_BOTH(ID, fwd))
-#define UKERNEL(ID, fwd, cost) EW_HERE(DEF_UNARY_BOTH(ID, fwd))
+    EW_HERE(f32, DEF_UNARY(uk_##ID##_f32, float, fwd, GAD_UK_##ID))            \
+    EW_HERE(f64, DEF_UNARY(uk_##ID##_f64, double, fwd, GAD_UK_##ID))
+#define UNARY(ID, name, args, pwords, save, fwd, ...) DEF_UNARY_BOTH(ID, fwd)
+#define UKERNEL(ID, fwd, cost) DEF_UNARY_BOTH(ID, fwd)
 #include "backend/elementwise.def"
 
 EW_TABLE_STORAGE const ukern EW_UNARY_TABLE[GAD_UK_COUNT_][2] = {
-#define UNARY(ID, ...) EW_HERE([GAD_UK_##ID] = {uk_##ID##_f32, uk_##ID##_f64},)
-#define UKERNEL(ID, ...) EW_HERE([GAD_UK_##ID] = {uk_##ID##_f32, uk_##ID##_f64},)
+#define EW_UNARY_ENTRY(ID)                                                     \
+    EW_HERE(f32, [GAD_UK_##ID][0] = uk_##ID##_f32, )                           \
+    EW_HERE(f64, [GAD_UK_##ID][1] = uk_##ID##_f64, )
+#define UNARY(ID, ...) EW_UNARY_ENTRY(ID)
+#define UKERNEL(ID, ...) EW_UNARY_ENTRY(ID)
 #include "backend/elementwise.def"
 };
 
@@ -250,27 +257,31 @@ EW_TABLE_STORAGE const ukern EW_UNARY_TABLE[GAD_UK_COUNT_][2] = {
     (void)b;
 
 #define DEF_BINARY_BOTH(ID, fwd)                                               \
-    DEF_LOOP2(bk_##ID##_f32, float, a, b, NO_PARAMS, fwd, (void)0)             \
-    DEF_LOOP2(bk_##ID##_f64, double, a, b, NO_PARAMS, fwd, (void)0)
+    EW_HERE(f32, DEF_LOOP2(bk_##ID##_f32, float, a, b, NO_PARAMS, fwd, (void)0)) \
+    EW_HERE(f64, DEF_LOOP2(bk_##ID##_f64, double, a, b, NO_PARAMS, fwd, (void)0))
 #define DEF_GRAD_BOTH(ID, v, grad)                                             \
-    DEF_LOOP2(gk_##ID##_f32, float, g, v, GRAD_PARAMS, grad,                   \
-              fix_grad(GAD_GK_##ID, n, p0, s0, p1, s1, yp))                    \
-    DEF_LOOP2(gk_##ID##_f64, double, g, v, GRAD_PARAMS, grad, (void)0)
-#define BINARY(ID, name, fwd, ...) EW_HERE(DEF_BINARY_BOTH(ID, fwd))
-#define BKERNEL(ID, fwd) EW_HERE(DEF_BINARY_BOTH(ID, fwd))
+    EW_HERE(f32, DEF_LOOP2(gk_##ID##_f32, float, g, v, GRAD_PARAMS, grad,      \
+                           fix_grad(GAD_GK_##ID, n, p0, s0, p1, s1, yp)))      \
+    EW_HERE(f64, DEF_LOOP2(gk_##ID##_f64, double, g, v, GRAD_PARAMS, grad, (void)0))
+#define BINARY(ID, name, fwd, ...) DEF_BINARY_BOTH(ID, fwd)
+#define BKERNEL(ID, fwd) DEF_BINARY_BOTH(ID, fwd)
 #define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, grad, ...)         \
-    EW_HERE(GAD_EW_##vjp(DEF_GRAD_BOTH(ID, SAVED_##save, grad)))
+    GAD_EW_##vjp(DEF_GRAD_BOTH(ID, SAVED_##save, grad))
 #include "backend/elementwise.def"
 
 EW_TABLE_STORAGE const bkern EW_BINARY_TABLE[GAD_BK_COUNT_][2] = {
-#define BINARY(ID, ...) EW_HERE([GAD_BK_##ID] = {bk_##ID##_f32, bk_##ID##_f64},)
-#define BKERNEL(ID, ...) EW_HERE([GAD_BK_##ID] = {bk_##ID##_f32, bk_##ID##_f64},)
+#define EW_BINARY_ENTRY(ID)                                                    \
+    EW_HERE(f32, [GAD_BK_##ID][0] = bk_##ID##_f32, )                           \
+    EW_HERE(f64, [GAD_BK_##ID][1] = bk_##ID##_f64, )
+#define BINARY(ID, ...) EW_BINARY_ENTRY(ID)
+#define BKERNEL(ID, ...) EW_BINARY_ENTRY(ID)
 #include "backend/elementwise.def"
 };
 
 EW_TABLE_STORAGE const bkern EW_GRAD_TABLE[GAD_GK_COUNT_][2] = {
 #define UNARY(ID, name, args, pwords, save, fwd, cost, vjp, ...)               \
-    EW_HERE(GAD_EW_##vjp([GAD_GK_##ID] = {gk_##ID##_f32, gk_##ID##_f64},))
+    GAD_EW_##vjp(EW_HERE(f32, [GAD_GK_##ID][0] = gk_##ID##_f32, )              \
+                 EW_HERE(f64, [GAD_GK_##ID][1] = gk_##ID##_f64, ))
 #include "backend/elementwise.def"
 };
 
