@@ -236,6 +236,7 @@ static gad_tensor *apply(const ref_case *c) {
     if (!strcmp(op, "argsort")) return gad_argsort(in[0], (int)ip[0], (int)ip[1]);
     if (!strcmp(op, "topk")) return gad_topk(in[0], ip[0], (int)ip[1], (int)ip[2], 1, NULL);
     if (!strcmp(op, "argmin")) return gad_argmin(in[0], (int)ip[0], (int)ip[1]);
+    if (!strcmp(op, "argmax")) return gad_argmax(in[0], (int)ip[0], (int)ip[1]); /* i64 */
     if (!strcmp(op, "cumsum")) return gad_cumsum(in[0], (int)ip[0]);
     if (!strcmp(op, "cumprod")) return gad_cumprod(in[0], (int)ip[0]);
     if (!strcmp(op, "pool")) { /* pooling (issue 28): make_reference.py's iparams */

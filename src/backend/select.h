@@ -54,8 +54,8 @@ typedef struct gad_be_select {
      * last two dims, row i, column j) outside the band zeroed: kept are
      * j - i <= diag (tril), j - i >= diag (upper: triu). */
     void (*tri)(const gad_tensor *x, int64_t diag, int upper, gad_tensor *y);
-    /* y = min(max(x, lo), hi) elementwise, f32 or f64 (one dtype), NaN in
-     * any operand giving NaN (PyTorch's clamp); x, lo and hi any strides,
+    /* y = min(max(x, lo), hi) elementwise, f32, f64 or i64 (one dtype), NaN
+     * in any operand giving NaN (PyTorch's clamp); x, lo and hi any strides,
      * broadcast to y; lo or hi NULL: no bound on that side. */
     void (*clamp)(const gad_tensor *x, const gad_tensor *lo, const gad_tensor *hi,
                   gad_tensor *y);

@@ -1,7 +1,9 @@
 /* sort.h: the sort family of the seam (backend.h): sort, top-k and argmin
- * along one axis of a packed tensor (f32 or f64), PyTorch's order: values
- * ascending with NaN after +inf (descending: NaN first), -0 equal to +0,
- * equal values in their original order (stable). The CPU's: src/cpu/sort.c. */
+ * along one axis of a packed tensor, PyTorch's order: values ascending
+ * with NaN after +inf (descending: NaN first), -0 equal to +0, integers
+ * exactly, equal values in their original order (stable). Every dtype (f32,
+ * f64, i64, bool; the ops refuse bool where PyTorch does: topk, argmin).
+ * The CPU's: src/cpu/sort.c. */
 #ifndef GAD_BE_SORT_H
 #define GAD_BE_SORT_H
 
@@ -18,8 +20,9 @@ typedef struct gad_be_sort {
     int (*topk)(const char *op, const gad_tensor *x, int axis, int64_t k, int largest,
                 gad_tensor *values, gad_tensor *indices);
     /* y (i64, x's shape without axis) = the index of the first minimum
-     * along axis, or of the first NaN when there is one (PyTorch). */
-    void (*argmin)(const gad_tensor *x, int axis, gad_tensor *y);
+     * (largest: maximum) along axis, or of the first NaN when there is
+     * one (PyTorch). */
+    void (*argmin)(const gad_tensor *x, int axis, int largest, gad_tensor *y);
 } gad_be_sort;
 
 #endif

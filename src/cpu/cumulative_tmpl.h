@@ -1,21 +1,33 @@
 /* cumulative_tmpl.h: the cumulative family's kernels written once for an
  * element type T with suffix SFX (included by cumulative.c for float and
- * double). x is seen as [outer, n, inner] around the axis; a unit of work is
- * one outer index and up to CUM_LANES neighbouring inner positions, whose
- * running values stay in registers (double, for f32 too, as PyTorch's CPU
- * kernels accumulate) while the axis is walked, so the inner loop runs over
- * contiguous lanes. Units are split over threads, never a running value:
- * the result does not depend on the thread count. */
+ * double through stamp.h, and for int64_t and bool through stamp_int.h).
+ * x is seen as [outer, n, inner] around the axis; a unit of work is one
+ * outer index and up to CUM_LANES neighbouring inner positions, whose
+ * running values stay in registers (ACC: double, for f32 too, as PyTorch's
+ * CPU kernels accumulate; for integers uint64_t, which wraps as PyTorch's
+ * int64 does, without signed overflow) while the axis is walked, so the
+ * inner loop runs over contiguous lanes. Units are split over threads,
+ * never a running value: the result does not depend on the thread count.
+ * The output YT is T for floats and int64_t for integers (PyTorch's cumsum
+ * and cumprod of bool and int64 give int64). */
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(CAT(name, _), SFX)
 
+#if SFX_IS_INT
+#define ACC uint64_t
+#define YT int64_t
+#else
+#define ACC double
+#define YT T
+#endif
+
 #define CUM_LANES 64
 
 typedef struct {
     const T *x, *gy;
-    T *y;
+    YT *y;
     int64_t n, inner, chunks;
     int reverse;
 } FN(cum_ctx);
@@ -33,25 +45,25 @@ GAD_CLONES static void FN(cumsum_range)(void *vc, int64_t lo, int64_t hi) {
     if (in == 1) { /* along the last dim: one running value in a register */
         for (int64_t w = lo; w < hi; w++) {
             const T *x = c->x + w * n;
-            T *y = c->y + w * n;
-            double acc = 0;
+            YT *y = c->y + w * n;
+            ACC acc = 0;
             if (c->reverse)
-                for (int64_t i = n - 1; i >= 0; i--) y[i] = (T)(acc += (double)x[i]);
+                for (int64_t i = n - 1; i >= 0; i--) y[i] = (YT)(acc += (ACC)x[i]);
             else
-                for (int64_t i = 0; i < n; i++) y[i] = (T)(acc += (double)x[i]);
+                for (int64_t i = 0; i < n; i++) y[i] = (YT)(acc += (ACC)x[i]);
         }
         return;
     }
     for (int64_t w = lo; w < hi; w++) {
         int64_t L, base = FN(unit)(c, w, &L);
-        double acc[CUM_LANES] = {0};
+        ACC acc[CUM_LANES] = {0};
         for (int64_t t = 0; t < n; t++) {
             int64_t i = c->reverse ? n - 1 - t : t;
             const T *x = c->x + base + i * in;
-            T *y = c->y + base + i * in;
+            YT *y = c->y + base + i * in;
             for (int64_t l = 0; l < L; l++) {
-                acc[l] += (double)x[l];
-                y[l] = (T)acc[l];
+                acc[l] += (ACC)x[l];
+                y[l] = (YT)acc[l];
             }
         }
     }
@@ -63,27 +75,28 @@ GAD_CLONES static void FN(cumprod_range)(void *vc, int64_t lo, int64_t hi) {
     if (in == 1) {
         for (int64_t w = lo; w < hi; w++) {
             const T *x = c->x + w * n;
-            T *y = c->y + w * n;
-            double acc = 1;
-            for (int64_t i = 0; i < n; i++) y[i] = (T)(acc *= (double)x[i]);
+            YT *y = c->y + w * n;
+            ACC acc = 1;
+            for (int64_t i = 0; i < n; i++) y[i] = (YT)(acc *= (ACC)x[i]);
         }
         return;
     }
     for (int64_t w = lo; w < hi; w++) {
         int64_t L, base = FN(unit)(c, w, &L);
-        double acc[CUM_LANES];
+        ACC acc[CUM_LANES];
         for (int64_t l = 0; l < CUM_LANES; l++) acc[l] = 1;
         for (int64_t i = 0; i < n; i++) {
             const T *x = c->x + base + i * in;
-            T *y = c->y + base + i * in;
+            YT *y = c->y + base + i * in;
             for (int64_t l = 0; l < L; l++) {
-                acc[l] *= (double)x[l];
-                y[l] = (T)acc[l];
+                acc[l] *= (ACC)x[l];
+                y[l] = (YT)acc[l];
             }
         }
     }
 }
 
+#if !SFX_IS_INT
 /* gx_k = E_k S_k (cumulative.h): E forward into gx, then S backward. */
 GAD_CLONES static void FN(cumprod_bwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(cum_ctx) *c = vc;
@@ -113,6 +126,8 @@ GAD_CLONES static void FN(cumprod_bwd_range)(void *vc, int64_t lo, int64_t hi) {
     }
 }
 
+#endif
+
 static void FN(cum_run)(FN(cum_ctx) *c, int64_t outer, void (*fn)(void *, int64_t, int64_t)) {
     c->chunks = (c->inner + CUM_LANES - 1) / CUM_LANES;
     int64_t per = c->n * (c->inner < CUM_LANES ? c->inner : CUM_LANES);
@@ -120,24 +135,28 @@ static void FN(cum_run)(FN(cum_ctx) *c, int64_t outer, void (*fn)(void *, int64_
         gad__parallel_for(outer * c->chunks, 65536 / (per + 1) + 1, fn, c);
 }
 
-static void FN(cumsum_rows)(const T *x, T *y, int64_t outer, int64_t n, int64_t inner,
+static void FN(cumsum_rows)(const T *x, YT *y, int64_t outer, int64_t n, int64_t inner,
                             int reverse) {
     FN(cum_ctx) c = {.x = x, .y = y, .n = n, .inner = inner, .reverse = reverse};
     FN(cum_run)(&c, outer, FN(cumsum_range));
 }
 
-static void FN(cumprod_rows)(const T *x, T *y, int64_t outer, int64_t n, int64_t inner) {
+static void FN(cumprod_rows)(const T *x, YT *y, int64_t outer, int64_t n, int64_t inner) {
     FN(cum_ctx) c = {.x = x, .y = y, .n = n, .inner = inner};
     FN(cum_run)(&c, outer, FN(cumprod_range));
 }
 
+#if !SFX_IS_INT
 static void FN(cumprod_bwd_rows)(const T *x, const T *gy, T *gx, int64_t outer, int64_t n,
                                  int64_t inner) {
     FN(cum_ctx) c = {.x = x, .gy = gy, .y = gx, .n = n, .inner = inner};
     FN(cum_run)(&c, outer, FN(cumprod_bwd_range));
 }
+#endif
 
 #undef CUM_LANES
+#undef ACC
+#undef YT
 #undef FN
 #undef CAT
 #undef CAT_

@@ -1,6 +1,7 @@
 /* select.c: the CPU's comparison and selection family (backend/select.h):
  * comparisons and tests writing bool masks, where, any/all over rows and
- * the matrix triangles, for every dtype, clamp by tensors for floats, and
+ * the matrix triangles, for every dtype, clamp by tensors for f32, f64 and
+ * i64, and
  * its sub-table, which the CPU's table points to. The contiguous runs are
  * plain loops over arrays that the compiler vectorises, inlined into the
  * range functions so that their AVX2 and AVX-512 clones (GAD_CLONES)
@@ -420,12 +421,23 @@ static void cpu_tri(const gad_tensor *x, int64_t diag, int upper, gad_tensor *y)
         }                                                                      \
     }
 
+/* integers: no NaN, the plain max then min */
+#define CLAMP_ONE_I(T, X, L, H, OUT)                                           \
+    do {                                                                       \
+        const T a_ = (X), l_ = (L), h_ = (H);                                  \
+        const T m_ = a_ > l_ ? a_ : l_;                                        \
+        (OUT) = m_ < h_ ? m_ : h_;                                             \
+    } while (0)
+
 CLAMP_RUN(float, clamp_f32)
 CLAMP_RUN(double, clamp_f64)
+#undef CLAMP_ONE
+#define CLAMP_ONE CLAMP_ONE_I
+CLAMP_RUN(int64_t, clamp_i64)
 
 typedef struct clamp_ctx {
     gad_iter it; /* operands x, lo, hi */
-    int f32;
+    int dtype;
     const char *x, *lo, *hi;
     char *y;
 } clamp_ctx;
@@ -433,7 +445,7 @@ typedef struct clamp_ctx {
 GAD_CLONES static void clamp_range(void *vctx, int64_t lo, int64_t hi) {
     clamp_ctx *c = vctx;
     const gad_iter *it = &c->it;
-    int64_t inner = it->inner, nd = it->nd, es = c->f32 ? 4 : 8;
+    int64_t inner = it->inner, nd = it->nd, es = c->dtype == GAD_F32 ? 4 : 8;
     int64_t idx[GAD_MAX_RANK], off[GAD_ITER_MAXOPS];
     int64_t j = lo % inner, pos = lo;
     gad__iter_seek(it, lo / inner, idx, off);
@@ -443,12 +455,15 @@ GAD_CLONES static void clamp_range(void *vctx, int64_t lo, int64_t hi) {
         int64_t len = inner - j < hi - pos ? inner - j : hi - pos;
         const char *x = c->x + (off[0] + j * sx) * es, *l = c->lo + (off[1] + j * sl) * es,
                    *h = c->hi + (off[2] + j * sh) * es;
-        if (c->f32)
+        if (c->dtype == GAD_F32)
             clamp_f32(len, (const float *)x, sx, (const float *)l, sl, (const float *)h, sh,
                       (float *)c->y + pos);
-        else
+        else if (c->dtype == GAD_F64)
             clamp_f64(len, (const double *)x, sx, (const double *)l, sl, (const double *)h,
                       sh, (double *)c->y + pos);
+        else
+            clamp_i64(len, (const int64_t *)x, sx, (const int64_t *)l, sl, (const int64_t *)h,
+                      sh, (int64_t *)c->y + pos);
         pos += len;
         j = 0;
         gad__iter_next(it, idx, off);
@@ -458,17 +473,23 @@ GAD_CLONES static void clamp_range(void *vctx, int64_t lo, int64_t hi) {
 static void cpu_clamp(const gad_tensor *x, const gad_tensor *lo, const gad_tensor *hi,
                       gad_tensor *y) {
     if (y->numel == 0) return;
-    /* a missing bound is an infinite one, broadcast (stride 0) */
+    /* a missing bound is an infinite one (i64: the extreme), broadcast
+     * (stride 0) */
     static const float inf32[2] = {-INFINITY, INFINITY};
     static const double inf64[2] = {-INFINITY, INFINITY};
-    int f32 = y->dtype == GAD_F32;
-    clamp_ctx c = {.f32 = f32, .x = P(x), .y = P(y)};
+    static const int64_t ext64[2] = {INT64_MIN, INT64_MAX};
+    int dt = y->dtype;
+    const char *none = dt == GAD_F32   ? (const char *)inf32
+                       : dt == GAD_F64 ? (const char *)inf64
+                                       : (const char *)ext64;
+    size_t es = gad__dsize(dt);
+    clamp_ctx c = {.dtype = dt, .x = P(x), .y = P(y)};
     int64_t sx[GAD_MAX_RANK], sl[GAD_MAX_RANK] = {0}, sh[GAD_MAX_RANK] = {0};
     gad__broadcast_strides(x, y->shape, y->rank, sx);
     if (lo) gad__broadcast_strides(lo, y->shape, y->rank, sl);
     if (hi) gad__broadcast_strides(hi, y->shape, y->rank, sh);
-    c.lo = lo ? (const char *)P(lo) : f32 ? (const char *)&inf32[0] : (const char *)&inf64[0];
-    c.hi = hi ? (const char *)P(hi) : f32 ? (const char *)&inf32[1] : (const char *)&inf64[1];
+    c.lo = lo ? (const char *)P(lo) : none;
+    c.hi = hi ? (const char *)P(hi) : none + es;
     const int64_t *strides[3] = {sx, sl, sh};
     gad__iter_init(&c.it, y->shape, y->rank, 3, strides);
     gad__parallel_for(y->numel, SEL_GRAIN, clamp_range, &c);

@@ -1,23 +1,36 @@
 /* sort_tmpl.h: the sort family's kernels written once for an element type T
- * with suffix SFX (included by sort.c for float and double). Values become
- * unsigned keys whose integer order is PyTorch's order of the values (NaN
- * after +inf, -0 equal to +0), which a stable LSD radix sort then orders
- * with their positions (Knuth, TAOCP vol. 3, 5.2.5). Rows (one slice along
- * the axis each) are split over threads; a row is never split, so the
- * result does not depend on the thread count. */
+ * with suffix SFX (included by sort.c for float and double through stamp.h,
+ * and for int64_t and bool through stamp_int.h). Values become unsigned
+ * keys whose integer order is PyTorch's order of the values (NaN after
+ * +inf, -0 equal to +0; integers exactly), which a stable LSD radix sort
+ * then orders with their positions (Knuth, TAOCP vol. 3, 5.2.5). Rows (one
+ * slice along the axis each) are split over threads; a row is never split,
+ * so that the result does not depend on the thread count. */
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(CAT(name, _), SFX)
 
-#if SFX_IS_F32
+#if SFX_IS_INT
+typedef SFX_UNSIGNED FN(key);
+#define IS_NAN(v) 0 /* integers have none */
+#elif SFX_IS_F32
 typedef uint32_t FN(key);
+#define IS_NAN(v) ((v) != (v))
 #else
 typedef uint64_t FN(key);
+#define IS_NAN(v) ((v) != (v))
 #endif
 #define KT FN(key)
 #define KBITS ((int)(8 * sizeof(KT)))
 
+#if SFX_IS_INT
+/* The key of an integer: its bits with the sign bit flipped (two's
+ * complement order made unsigned order); a bool (0 or 1) is its own key. */
+static inline KT FN(key_of)(T v) {
+    return (KT)((KT)v ^ (SFX_SIGNED ? (KT)1 << (KBITS - 1) : 0));
+}
+#else
 /* The key of v: sign-magnitude bits made monotone (negatives inverted, the
  * sign bit set on the rest), -0 read as +0 and every NaN the largest key.
  * Branch-free, so that loops over a row vectorise. */
@@ -29,6 +42,7 @@ static inline KT FN(key_of)(T v) {
     KT k = (u & sign) ? (KT)~u : (KT)(u | sign);
     return v != v ? (KT)~(KT)0 : k;
 }
+#endif
 
 #if SFX_IS_F32
 /* f32 rows of fewer than 2^32 elements: the key in the high half of a
@@ -323,22 +337,24 @@ static int FN(topk_rows)(const T *x, T *v, int64_t *ix, int64_t outer, int64_t n
     return c.fail ? -1 : 0;
 }
 
+/* The first minimum (largest: maximum) of each row, or its first NaN. */
 GAD_CLONES static void FN(argmin_range)(void *vc, int64_t lo, int64_t hi) {
     FN(sort_ctx) *c = vc;
     int64_t n = c->n, in = c->inner;
+    int largest = c->desc;
     for (int64_t p = lo; p < hi; p++) {
         int64_t o = p / in, j = p % in;
         const T *x = c->x + o * n * in + j;
         T m = x[0];
         int64_t best = 0;
-        if (m == m)
+        if (!IS_NAN(m))
             for (int64_t i = 1; i < n; i++) {
                 T v = x[i * in];
-                if (v != v) { /* the first NaN wins */
+                if (IS_NAN(v)) { /* the first NaN wins */
                     best = i;
                     break;
                 }
-                if (v < m) {
+                if (largest ? v > m : v < m) {
                     m = v;
                     best = i;
                 }
@@ -347,11 +363,13 @@ GAD_CLONES static void FN(argmin_range)(void *vc, int64_t lo, int64_t hi) {
     }
 }
 
-static void FN(argmin_rows)(const T *x, int64_t *y, int64_t outer, int64_t n, int64_t inner) {
-    FN(sort_ctx) c = {.x = x, .ix = y, .outer = outer, .n = n, .inner = inner};
+static void FN(argmin_rows)(const T *x, int64_t *y, int64_t outer, int64_t n, int64_t inner,
+                            int largest) {
+    FN(sort_ctx) c = {.x = x, .ix = y, .outer = outer, .n = n, .inner = inner, .desc = largest};
     gad__parallel_for(outer * inner, 65536 / (n + 1) + 1, FN(argmin_range), &c);
 }
 
+#undef IS_NAN
 #undef KT
 #undef KBITS
 #undef FN

@@ -327,6 +327,12 @@ gad_tensor *gad__sdpa_unfused(gad_tensor *q, gad_tensor *k, gad_tensor *v, gad_t
 gad_tensor *gad__sdpa_dropout_factors(gad_tensor *q, gad_tensor *k, gad_tensor *v,
                                       double dropout_p, uint64_t seed);
 
+/* integer dtypes of the sort family (src/ops/sort.c): the index of the
+ * first minimum (largest: maximum) along axis for f32, f64 and i64; reduce.c's
+ * argmax sends i64 here (its own kernel takes floats). */
+gad_tensor *gad__arg_extreme(const char *op, gad_tensor *x, int axis, int keepdims,
+                             int largest);
+
 /* ------------------------------------------------------------- offload */
 
 /* g's matmul offload (offload.c, SPEC §8). gad__offload_wanted: the setting

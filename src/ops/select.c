@@ -406,8 +406,15 @@ int gad__vjp_triu(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 
 /* --------------------------------------------------------- clamp_tensor */
 
+/* PyTorch's clamp takes no bool ("clamp_cpu" not implemented for 'Bool'). */
+static int no_bool(const char *op, const gad_tensor *t) {
+    if (t->dtype != GAD_BOOL) return 0;
+    gad__err(GAD_ERR_DTYPE, op, "needs f32, f64 or i64 (as PyTorch's), got bool");
+    return -1;
+}
+
 /* One pass of the select family's clamp (min(max(x, lo), hi), NaN from
- * any side, as PyTorch's clamp). */
+ * any side, as PyTorch's clamp), for f32, f64 and i64. */
 gad_tensor *gad_clamp_tensor(gad_tensor *x, gad_tensor *lo, gad_tensor *hi) {
     const char *op = "clamp_tensor";
     GAD_COMPOSITE(op);
@@ -417,13 +424,14 @@ gad_tensor *gad_clamp_tensor(gad_tensor *x, gad_tensor *lo, gad_tensor *hi) {
     gad_tensor *t[3] = {x, lo, hi};
     int64_t shape[GAD_MAX_RANK];
     int rank;
-    if (GAD_LACKS_FAM(op, x, select, clamp) || unify(op, t, 3) || gad__need_float(op, t[0]) ||
+    if (GAD_LACKS_FAM(op, x, select, clamp) || unify(op, t, 3) || no_bool(op, t[0]) ||
         broadcast_all(op, t, 3, shape, &rank))
         return NULL;
     gad_tensor *y = gad__tensor_new(op, t[0]->dev, t[0]->dtype, shape, rank);
     if (!y) return NULL;
     SEL(y)->clamp(t[0], t[1], t[2], y);
-    y = gad__track(y, GAD_OP(CLAMP_TENSOR), t, 3, t, 3);
+    if (gad__is_float(y->dtype)) /* i64: no gradient */
+        y = gad__track(y, GAD_OP(CLAMP_TENSOR), t, 3, t, 3);
     return gad__own(y);
 }
 

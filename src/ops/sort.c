@@ -1,7 +1,10 @@
 /* sort.c: sort, argsort, topk, argmin, cumsum and cumprod along one axis
  * (SPEC §3.7), PyTorch's torch.sort, argsort, topk, argmin, cumsum and
- * cumprod, for f32 and f64, through the seam's sort and cumulative
- * families. The values of sort and topk are differentiable: their VJP puts
+ * cumprod, through the seam's sort and cumulative families, for PyTorch's
+ * CPU dtypes: sort and argsort every dtype, topk and argmin (and argmax of
+ * i64, for reduce.c) f32, f64 and i64, cumsum and cumprod every dtype with
+ * an i64 result for i64 and bool. Integer results are never on the tape.
+ * The float values of sort and topk are differentiable: their VJP puts
  * the gradient back at the positions the indices name (scatter_add into
  * zeros, itself on the tape). cumsum's VJP is a cumsum the other way;
  * cumprod's is the cumulative family's division-free kernel, or under
@@ -17,9 +20,21 @@ static gad_tensor *packed(const char *op, gad_tensor *t) {
     return gad__own(gad__contig(op, t));
 }
 
-/* A float x and a valid dim (normalised into *a). */
-static int dim_check(const char *op, gad_tensor *x, int dim, int *a) {
-    return gad__need_float(op, x) || gad__norm_axis(op, dim, x->rank, a) ? -1 : 0;
+/* A valid dim (normalised into *a); bool refused when no_bool is set (as
+ * PyTorch's topk, argmin and argmax refuse it). */
+static int dim_check(const char *op, gad_tensor *x, int dim, int *a, int no_bool) {
+    if (no_bool && x->dtype == GAD_BOOL) {
+        gad__err(GAD_ERR_DTYPE, op, "needs f32, f64 or i64 (as PyTorch's), got bool");
+        return -1;
+    }
+    return gad__norm_axis(op, dim, x->rank, a);
+}
+
+/* Integers have no gradient: a result of them stays off the tape. */
+static gad_tensor *track(gad_tensor *y, const gad_op_info *info, gad_tensor **in,
+                         gad_tensor **saved, int nsaved) {
+    if (!y || !gad__is_float(y->dtype)) return y;
+    return gad__track(y, info, in, 1, saved, nsaved);
 }
 
 /* ------------------------------------------------------------- sort */
@@ -30,7 +45,7 @@ static gad_tensor *sort_impl(const char *op, gad_tensor *x, int dim, int descend
     if (indices) *indices = NULL;
     GAD_NEED(op, x);
     int a;
-    if (dim_check(op, x, dim, &a) || GAD_LACKS_FAM(op, x, sort, sort)) return NULL;
+    if (dim_check(op, x, dim, &a, 0) || GAD_LACKS_FAM(op, x, sort, sort)) return NULL;
     gad_tensor *v = values ? gad__tensor_like(op, x) : NULL;
     gad_tensor *ix = !values || v ? gad__tensor_new(op, x->dev, GAD_I64, x->shape, x->rank) : NULL;
     gad_tensor *xc = ix ? gad__contig(op, x) : NULL;
@@ -42,7 +57,7 @@ static gad_tensor *sort_impl(const char *op, gad_tensor *x, int dim, int descend
     }
     gad_release(xc);
     if (!values) return gad__own(ix);
-    v = gad__track(v, GAD_OP(SORT), &x, 1, &ix, 1);
+    v = track(v, GAD_OP(SORT), &x, &ix, 1);
     if (v && v->node) GAD_NODE_P(v->node, axis)->axis = a;
     if (v && indices) *indices = gad__own(ix);
     else gad_release(ix);
@@ -66,7 +81,7 @@ gad_tensor *gad_topk(gad_tensor *x, int64_t k, int dim, int largest, int sorted,
     if (indices) *indices = NULL;
     GAD_NEED(op, x);
     int a;
-    if (dim_check(op, x, dim, &a)) return NULL;
+    if (dim_check(op, x, dim, &a, 1)) return NULL;
     if (k < 0 || k > x->shape[a]) {
         char b[GAD_SHAPE_BUF];
         return gad__err(GAD_ERR_INDEX, op, "k %lld out of range for dim %d of %s", (long long)k,
@@ -86,7 +101,7 @@ gad_tensor *gad_topk(gad_tensor *x, int64_t k, int dim, int largest, int sorted,
         return NULL;
     }
     gad_release(xc);
-    v = gad__track(v, GAD_OP(TOPK), &x, 1, &ix, 1);
+    v = track(v, GAD_OP(TOPK), &x, &ix, 1);
     if (v && v->node) GAD_NODE_P(v->node, axis)->axis = a;
     if (v && indices) *indices = gad__own(ix);
     else gad_release(ix);
@@ -113,15 +128,17 @@ int gad__vjp_topk(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 
 /* ----------------------------------------------------------- argmin */
 
-gad_tensor *gad_argmin(gad_tensor *x, int axis, int keepdims) {
-    const char *op = "argmin";
+/* The index of the first minimum (largest: maximum) along axis; argmax
+ * of i64 comes here from reduce.c (its own kernel takes floats). */
+gad_tensor *gad__arg_extreme(const char *op, gad_tensor *x, int axis, int keepdims,
+                             int largest) {
     GAD_NEED(op, x);
     int a;
-    if (dim_check(op, x, axis, &a)) return NULL;
+    if (dim_check(op, x, axis, &a, 1)) return NULL;
     if (x->shape[a] == 0) {
         char b[GAD_SHAPE_BUF];
-        return gad__err(GAD_ERR_SHAPE, op, "empty axis %d of %s has no minimum", axis,
-                        gad__shape_str(b, x->shape, x->rank));
+        return gad__err(GAD_ERR_SHAPE, op, "empty axis %d of %s has no %s", axis,
+                        gad__shape_str(b, x->shape, x->rank), largest ? "maximum" : "minimum");
     }
     if (GAD_LACKS_FAM(op, x, sort, argmin)) return NULL;
     int64_t shape[GAD_MAX_RANK];
@@ -135,18 +152,29 @@ gad_tensor *gad_argmin(gad_tensor *x, int axis, int keepdims) {
         gad_release(y);
         return NULL;
     }
-    if (y->numel) GAD_BE(x)->sort->argmin(xc, a, y);
+    if (y->numel) GAD_BE(x)->sort->argmin(xc, a, largest, y);
     gad_release(xc);
     return gad__own(y); /* an index: no gradient */
 }
 
+gad_tensor *gad_argmin(gad_tensor *x, int axis, int keepdims) {
+    return gad__arg_extreme("argmin", x, axis, keepdims, 0);
+}
+
 /* ------------------------------------------------------- cumsum, cumprod */
+
+/* cumsum's and cumprod's result: x's dtype for floats, i64 for i64 and
+ * bool (PyTorch's). */
+static gad_tensor *cum_out(const char *op, gad_tensor *x) {
+    return gad__tensor_new(op, x->dev, gad__is_float(x->dtype) ? x->dtype : GAD_I64, x->shape,
+                           x->rank);
+}
 
 static gad_tensor *cumsum_dir(const char *op, gad_tensor *x, int dim, int reverse) {
     GAD_NEED(op, x);
     int a;
-    if (dim_check(op, x, dim, &a) || GAD_LACKS_FAM(op, x, cumulative, cumsum)) return NULL;
-    gad_tensor *y = gad__tensor_like(op, x);
+    if (dim_check(op, x, dim, &a, 0) || GAD_LACKS_FAM(op, x, cumulative, cumsum)) return NULL;
+    gad_tensor *y = cum_out(op, x);
     gad_tensor *xc = y ? gad__contig(op, x) : NULL;
     if (!xc) {
         gad_release(y);
@@ -154,7 +182,7 @@ static gad_tensor *cumsum_dir(const char *op, gad_tensor *x, int dim, int revers
     }
     GAD_BE(x)->cumulative->cumsum(xc, a, reverse, y);
     gad_release(xc);
-    y = gad__track(y, GAD_OP(CUMSUM), &x, 1, NULL, 0);
+    y = track(y, GAD_OP(CUMSUM), &x, NULL, 0);
     if (y && y->node) {
         GAD_NODE_P(y->node, cumsum)->axis = a;
         GAD_NODE_P(y->node, cumsum)->reverse = reverse;
@@ -174,8 +202,8 @@ gad_tensor *gad_cumprod(gad_tensor *x, int dim) {
     const char *op = "cumprod";
     GAD_NEED(op, x);
     int a;
-    if (dim_check(op, x, dim, &a) || GAD_LACKS_FAM(op, x, cumulative, cumprod)) return NULL;
-    gad_tensor *y = gad__tensor_like(op, x);
+    if (dim_check(op, x, dim, &a, 0) || GAD_LACKS_FAM(op, x, cumulative, cumprod)) return NULL;
+    gad_tensor *y = cum_out(op, x);
     gad_tensor *xc = y ? gad__contig(op, x) : NULL;
     if (!xc) {
         gad_release(y);
@@ -183,7 +211,7 @@ gad_tensor *gad_cumprod(gad_tensor *x, int dim) {
     }
     GAD_BE(x)->cumulative->cumprod(xc, a, y);
     gad_release(xc);
-    y = gad__track(y, GAD_OP(CUMPROD), &x, 1, &x, 1);
+    y = track(y, GAD_OP(CUMPROD), &x, &x, 1);
     if (y && y->node) GAD_NODE_P(y->node, axis)->axis = a;
     return gad__own(y);
 }

@@ -804,3 +804,53 @@ for dt in (torch.float64, torch.float32):
     case("index_select_last", "index_select", dt,
          [(U(2, 3, 4), 1), (torch.tensor([1, 1, 0, 3, 2]), 0)],
          lambda x, i: torch.index_select(x, -1, i), iparams=[-1])
+# Integer dtypes of sort, topk, argmin/argmax, cumsum, cumprod and
+# clamp_tensor (issues 27/28's ops on i64 and bool). Fixed inputs and
+# fixed weights, so that this block draws nothing from the generator and
+# moves no values of the blocks above. iparams as the float cases'.
+ti = torch.tensor([[5, -3, 5, 0, 2**40, -2**40, 7, 5, -3],
+                   [0, 0, -1, 9, 9, -7, 3, 3, 1]])
+tb = torch.tensor([[1, 0, 1, 1, 0, 0, 1, 0, 1],
+                   [0, 0, 0, 1, 1, 0, 1, 1, 0]]).to(torch.bool)
+tl = torch.tensor([[(i * 7919) % 23 - 11 for i in range(70)], [(i * 31) % 5 for i in range(70)]])
+for nm, src in (("i64", ti), ("bool", tb)):
+    dt = src.dtype
+    for desc in (0, 1):
+        case("sort_%s_d%d" % (nm, desc), "sort", dt, [(src, 0)],
+             lambda t, d=desc: torch.sort(t, stable=True, dim=1, descending=bool(d))[0],
+             iparams=[1, desc], fixed_w=True)
+        case("argsort_%s_d%d" % (nm, desc), "argsort", dt, [(src, 0)],
+             lambda t, d=desc: torch.sort(t, stable=True, dim=1, descending=bool(d))[1],
+             iparams=[1, desc], fixed_w=True)
+    case("argsort_%s_dim0" % nm, "argsort", dt, [(src, 0)],
+         lambda t: torch.sort(t, stable=True, dim=0)[1], iparams=[0, 0], fixed_w=True)
+    case("cumsum_%s" % nm, "cumsum", dt, [(src, 0)], lambda t: torch.cumsum(t, 1),
+         iparams=[1], fixed_w=True)
+    case("cumsum_%s_dim0" % nm, "cumsum", dt, [(src, 0)], lambda t: torch.cumsum(t, 0),
+         iparams=[0], fixed_w=True)
+    case("cumprod_%s" % nm, "cumprod", dt, [(src[:, :6], 0)], lambda t: torch.cumprod(t, 1),
+         iparams=[1], fixed_w=True)
+case("argsort_i64_long", "argsort", torch.int64, [(tl, 0)],
+     lambda t: torch.sort(t, stable=True, dim=1, descending=True)[1], iparams=[1, 1], fixed_w=True)
+case("topk_i64_largest", "topk", torch.int64, [(ti, 0)], lambda t: torch.topk(t, 4, 1, True)[0],
+     iparams=[4, 1, 1], fixed_w=True)
+case("topk_i64_smallest_dim0", "topk", torch.int64, [(ti, 0)],
+     lambda t: torch.topk(t, 1, 0, False)[0], iparams=[1, 0, 0], fixed_w=True)
+case("topk_i64_long", "topk", torch.int64, [(tl, 0)], lambda t: torch.topk(t, 3, 1, True)[0],
+     iparams=[3, 1, 1], fixed_w=True)
+case("argmin_i64", "argmin", torch.int64, [(ti, 0)], lambda t: torch.argmin(t, 1),
+     iparams=[1, 0], fixed_w=True)
+case("argmin_i64_keep", "argmin", torch.int64, [(ti, 0)],
+     lambda t: torch.argmin(t, 0, keepdim=True), iparams=[0, 1], fixed_w=True)
+case("argmax_i64", "argmax", torch.int64, [(ti, 0)], lambda t: torch.argmax(t, 1),
+     iparams=[1, 0], fixed_w=True)
+case("argmax_i64_keep", "argmax", torch.int64, [(ti, 0)],
+     lambda t: torch.argmax(t, 0, keepdim=True), iparams=[0, 1], fixed_w=True)
+lo_i = torch.tensor([[-1, 0, 6, -50, 0, -2**41, 7, 6, 0]])
+hi_i = torch.tensor([[4], [2]])
+case("clamp_tensor_i64", "clamp_tensor", torch.int64, [(ti, 0), (lo_i, 0), (hi_i, 0)],
+     lambda t, a, b: torch.clamp(t, min=a, max=b), iparams=[1, 1], fixed_w=True)
+case("clamp_tensor_i64_min", "clamp_tensor", torch.int64, [(ti, 0), (lo_i, 0)],
+     lambda t, a: torch.clamp(t, min=a), iparams=[1, 0], fixed_w=True)
+case("clamp_tensor_i64_max", "clamp_tensor", torch.int64, [(ti, 0), (hi_i, 0)],
+     lambda t, b: torch.clamp(t, max=b), iparams=[0, 1], fixed_w=True)
