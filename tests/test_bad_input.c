@@ -2093,8 +2093,11 @@ TBAD(clamp_tensor_null, "gad_clamp_tensor", "NULL", "x NULL", E_DOMAIN, "clamp_t
      gad_clamp_tensor(NULL, F32T(2), NULL))
 TBAD(clamp_tensor_nobounds, "gad_clamp_tensor", "NULL", "min and max NULL", E_DOMAIN,
      "clamp_tensor", "both NULL", gad_clamp_tensor(F32T(2), NULL, NULL))
-TBAD(clamp_tensor_i64, "gad_clamp_tensor", "dtype", "i64 x and bounds", E_DTYPE,
-     "clamp_tensor", "i64", gad_clamp_tensor(I64T(2), I64T(2), NULL))
+TBAD(clamp_tensor_bool, "gad_clamp_tensor", "dtype", "bool x and min (PyTorch refuses it)",
+     E_DTYPE, "clamp_tensor", "bool", gad_clamp_tensor(BOOLT(2), BOOLT(2), NULL))
+GOOD(clamp_tensor_i64, "gad_clamp_tensor", "dtype", "i64 {-5, 9} by min 0, max 4", "{0, 4}",
+     at(gad_clamp_tensor(IDX(-5, 9), IDX(0), IDX(4)), 0) == 0 &&
+     at(gad_clamp_tensor(IDX(-5, 9), IDX(0), IDX(4)), 1) == 4)
 TBAD(clamp_tensor_mixed, "gad_clamp_tensor", "dtype", "f32 x, f64 max", E_DTYPE,
      "clamp_tensor", "f64", gad_clamp_tensor(F32T(2), NULL, F64T(2)))
 TBAD(clamp_tensor_shape, "gad_clamp_tensor", "shape", "x [2,3], min [2]", E_SHAPE,
@@ -2191,9 +2194,33 @@ GOOD(stddev_one, "gad_stddev", "odd", "axis 0 of [1,3] (one sample)", "[3] zeros
     ONE_AXIS_TAIL(name, __VA_ARGS__)
 
 ONE_AXIS_ROWS(amax, , 0)
+/* integer dtypes (PyTorch's): the one-axis ops that take i64 (and bool,
+ * unless a bool row says otherwise) have ONE_AXIS_HEAD's rows but the i64
+ * one */
+#define ONE_AXIS_INT_HEAD(name, ...)                                           \
+    TBAD(name##_null, "gad_" #name, "NULL", "x NULL", E_DOMAIN, #name, NULL,   \
+         gad_##name(NULL, 0 __VA_ARGS__))                                      \
+    TBAD(name##_axis, "gad_" #name, "axis", "axis 2 of a [2,3] tensor",        \
+         E_SHAPE, #name, "axis 2", gad_##name(F32T(2, 3), 2 __VA_ARGS__))      \
+    TBAD(name##_negaxis, "gad_" #name, "axis", "axis -3 of a [2,3] tensor",    \
+         E_SHAPE, #name, "axis -3", gad_##name(F32T(2, 3), -3 __VA_ARGS__))    \
+    TBAD(name##_rank0, "gad_" #name, "rank 0", "axis 0 of a scalar", E_SHAPE,  \
+         #name, "rank 0", gad_##name(S32(1), 0 __VA_ARGS__))
+#define ONE_AXIS_NO_BOOL(name, ...)                                            \
+    TBAD(name##_bool, "gad_" #name, "dtype", "x bool (PyTorch refuses it)",    \
+         E_DTYPE, #name, "bool", gad_##name(BOOLT(2, 3), 0 __VA_ARGS__))
+#define BOOLS(...) gad_cast(IDX(__VA_ARGS__), GAD_BOOL)
 GOOD(amax_nan, "gad_amax", "NaN/Inf", "an all-NaN row", "-inf (NaN is skipped)",
      at(gad_amax(VALS32(NAN, NAN), 0, 0), 0) == -INFINITY)
-ONE_AXIS_ROWS(argmax, , 1)
+ONE_AXIS_INT_HEAD(argmax, , 1)
+ONE_AXIS_NO_BOOL(argmax, , 1)
+TBAD(argmax_empty, "gad_argmax", "empty", "axis 1 of a [2,0] tensor", E_SHAPE, "argmax",
+     "[2,0]", gad_argmax(F32T(2, 0), 1, 1))
+TBAD(argmax_empty_i64, "gad_argmax", "empty", "axis 1 of an i64 [2,0] tensor", E_SHAPE,
+     "argmax", "[2,0]", gad_argmax(I64T(2, 0), 1, 1))
+ONE_AXIS_TAIL(argmax, , 1)
+GOOD(argmax_i64, "gad_argmax", "dtype", "i64 {3, 9, -1, 9}", "1 (the first maximum)",
+     at(gad_argmax(IDX(3, 9, -1, 9), 0, 0), 0) == 1)
 GOOD(argmax_nan, "gad_argmax", "NaN/Inf", "an all-NaN row; NaN before 1", "0; 1",
      at(gad_argmax(VALS32(NAN, NAN), 0, 0), 0) == 0 &&
      at(gad_argmax(VALS32(NAN, 1), 0, 0), 0) == 1)
@@ -2210,7 +2237,13 @@ ONE_AXIS_ROWS(softmax, )
 ONE_AXIS_ROWS(log_softmax, )
 
 AREA("Sorting, cumulative ops and sampling")
-ONE_AXIS_HEAD(sort, , 0, NULL)
+ONE_AXIS_INT_HEAD(sort, , 0, NULL)
+GOOD(sort_i64, "gad_sort", "dtype", "i64 {3, -1, 3, -2^40} ascending", "{-2^40, -1, 3, 3}",
+     at(gad_sort(IDX(3, -1, 3, -BIG), 0, 0, NULL), 0) == -(double)BIG &&
+     at(gad_sort(IDX(3, -1, 3, -BIG), 0, 0, NULL), 3) == 3)
+GOOD(sort_bool, "gad_sort", "dtype", "bool {1, 0, 1} descending", "{1, 1, 0}",
+     at(gad_sort(BOOLS(1, 0, 1), 0, 1, NULL), 1) == 1 &&
+     at(gad_sort(BOOLS(1, 0, 1), 0, 1, NULL), 2) == 0)
 GOOD(sort_empty, "gad_sort", "empty", "axis 1 of a [2,0] tensor", "[2,0]",
      SHAPE_IS(gad_sort(F32T(2, 0), 1, 0, NULL), 2, 0))
 GOOD(sort_nan, "gad_sort", "NaN/Inf", "{NaN, 1, -inf, -0, 0} ascending",
@@ -2218,7 +2251,10 @@ GOOD(sort_nan, "gad_sort", "NaN/Inf", "{NaN, 1, -inf, -0, 0} ascending",
      at(gad_sort(VALS32(NAN, 1, -INFINITY, -0.0f, 0), 0, 0, NULL), 0) == -INFINITY &&
      signbit(at(gad_sort(VALS32(NAN, 1, -INFINITY, -0.0f, 0), 0, 0, NULL), 1)) &&
      isnan(at(gad_sort(VALS32(NAN, 1, -INFINITY, -0.0f, 0), 0, 0, NULL), 4)))
-ONE_AXIS_HEAD(argsort, , 0)
+ONE_AXIS_INT_HEAD(argsort, , 0)
+GOOD(argsort_bool, "gad_argsort", "dtype", "bool {1, 0, 1, 0}", "{1, 3, 0, 2} (stable)",
+     at(gad_argsort(BOOLS(1, 0, 1, 0), 0, 0), 0) == 1 &&
+     at(gad_argsort(BOOLS(1, 0, 1, 0), 0, 0), 3) == 2)
 GOOD(argsort_empty, "gad_argsort", "empty", "axis 0 of a [0] tensor", "[0]",
      SHAPE_IS(gad_argsort(F32T(0), 0, 0), 0))
 GOOD(argsort_nan, "gad_argsort", "NaN/Inf", "{NaN, 1, -inf, -0, 0} descending",
@@ -2228,8 +2264,10 @@ GOOD(argsort_nan, "gad_argsort", "NaN/Inf", "{NaN, 1, -inf, -0, 0} descending",
      at(gad_argsort(VALS32(NAN, 1, -INFINITY, -0.0f, 0), 0, 1), 4) == 2)
 TBAD(topk_null, "gad_topk", "NULL", "x NULL", E_DOMAIN, "topk", NULL,
      gad_topk(NULL, 1, 0, 1, 1, NULL))
-TBAD(topk_i64, "gad_topk", "dtype", "x i64", E_DTYPE, "topk", "i64",
-     gad_topk(I64T(2, 3), 1, 0, 1, 1, NULL))
+TBAD(topk_bool, "gad_topk", "dtype", "x bool (PyTorch refuses it)", E_DTYPE, "topk", "bool",
+     gad_topk(BOOLT(2, 3), 1, 0, 1, 1, NULL))
+GOOD(topk_i64, "gad_topk", "dtype", "k 2 of i64 {5, -7, 5, 2}", "{5, 5}",
+     at(gad_topk(IDX(5, -7, 5, 2), 2, 0, 1, 1, NULL), 1) == 5)
 TBAD(topk_axis, "gad_topk", "axis", "dim 2 of a [2,3] tensor", E_SHAPE, "topk", "axis 2",
      gad_topk(F32T(2, 3), 1, 2, 1, 1, NULL))
 TBAD(topk_rank0, "gad_topk", "rank 0", "dim 0 of a scalar", E_SHAPE, "topk", "rank 0",
@@ -2244,16 +2282,28 @@ GOOD(topk_nan, "gad_topk", "NaN/Inf", "k 1 of {1, NaN, 3}, largest then smallest
      "NaN (the largest); 1",
      isnan(at(gad_topk(VALS32(1, NAN, 3), 1, 0, 1, 1, NULL), 0)) &&
      at(gad_topk(VALS32(1, NAN, 3), 1, 0, 0, 1, NULL), 0) == 1)
-ONE_AXIS_ROWS(argmin, , 1)
+ONE_AXIS_INT_HEAD(argmin, , 1)
+ONE_AXIS_NO_BOOL(argmin, , 1)
+TBAD(argmin_empty, "gad_argmin", "empty", "axis 1 of a [2,0] tensor", E_SHAPE, "argmin",
+     "[2,0]", gad_argmin(F32T(2, 0), 1, 1))
+ONE_AXIS_TAIL(argmin, , 1)
+GOOD(argmin_i64, "gad_argmin", "dtype", "i64 {3, -1, 4, -1}", "1 (the first minimum)",
+     at(gad_argmin(IDX(3, -1, 4, -1), 0, 0), 0) == 1)
 GOOD(argmin_nan, "gad_argmin", "NaN/Inf", "{0, NaN, -1}; {2, -inf, 5}",
      "1 (a NaN wins, as torch.argmin); 1",
      at(gad_argmin(VALS32(0, NAN, -1), 0, 0), 0) == 1 &&
      at(gad_argmin(VALS32(2, -INFINITY, 5), 0, 0), 0) == 1)
-ONE_AXIS_HEAD(cumsum, )
+ONE_AXIS_INT_HEAD(cumsum, )
+GOOD(cumsum_bool, "gad_cumsum", "dtype", "bool {1, 0, 1}", "i64 {1, 1, 2} (PyTorch's)",
+     gad_dtype(gad_cumsum(BOOLS(1, 0, 1), 0)) == GAD_I64 &&
+     at(gad_cumsum(BOOLS(1, 0, 1), 0), 2) == 2)
 ONE_AXIS_TAIL(cumsum, )
 GOOD(cumsum_empty_axis, "gad_cumsum", "empty", "axis 1 of a [2,0] tensor", "[2,0]",
      SHAPE_IS(gad_cumsum(F32T(2, 0), 1), 2, 0))
-ONE_AXIS_HEAD(cumprod, )
+ONE_AXIS_INT_HEAD(cumprod, )
+GOOD(cumprod_i64, "gad_cumprod", "dtype", "i64 {2^40, 2^40}", "i64, wrapped: {2^40, 0}",
+     gad_dtype(gad_cumprod(IDX(BIG, BIG), 0)) == GAD_I64 &&
+     at(gad_cumprod(IDX(BIG, BIG), 0), 1) == 0)
 ONE_AXIS_TAIL(cumprod, )
 GOOD(cumprod_zero, "gad_cumprod", "odd", "{2, 0, 3}", "{2, 0, 0}",
      at(gad_cumprod(VALS32(2, 0, 3), 0), 1) == 0 && at(gad_cumprod(VALS32(2, 0, 3), 0), 2) == 0)

@@ -4,8 +4,10 @@
  * gradient with zeros against its definition, and the sampling ops:
  * multinomial and gad_sample_logits checked by a chi-square goodness-of-fit
  * test at a fixed seed, the top-k / top-p masks exactly, draws the same for
- * a seed on one thread and on two. (Gradients: the registry's gradcheck;
- * values against PyTorch: test_reference.) */
+ * a seed on one thread and on two; the i64 and bool paths (sort, argsort,
+ * topk, argmin, argmax, cumsum, cumprod, clamp_tensor) exactly against
+ * integer references. (Gradients: the registry's gradcheck; values
+ * against PyTorch: test_reference.) */
 #include "test.h"
 
 #include <math.h>
@@ -257,6 +259,244 @@ TEST(cumsum_cumprod_match_running_loops) {
                 free(xv), free(yv);
                 gad_scope_end();
             }
+}
+
+/* ------------------------------------------------------- integer dtypes */
+
+/* n i64 values from a small set (ties) with the extremes among them, or n
+ * bools (0 and 1). */
+static int64_t *int_values(gad_rng *r, int64_t n, int boolean) {
+    static const int64_t pool[] = {INT64_MIN, INT64_MAX, -1, 0, 1, 256, -256, (int64_t)1 << 40};
+    int64_t *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u = gad_rng_next(r);
+        v[i] = boolean ? (int64_t)(u >> 7 & 1)
+               : u % 3 ? (int64_t)(u >> 50) - 8000
+                       : pool[(u >> 8) % 8];
+    }
+    return v;
+}
+
+static gad_tensor *int_tensor(const int64_t *v, const int64_t *s, int rank, int boolean) {
+    gad_tensor *t = gad_from_i64(v, s, rank);
+    return boolean ? gad_cast(t, GAD_BOOL) : t;
+}
+
+/* t's elements as i64 (a bool's as 0 and 1), exactly. */
+static int64_t *read_ints(gad_tensor *t) {
+    int64_t n = gad_numel(t);
+    int64_t *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    gad_tensor *c = gad_dtype(t) == GAD_I64 ? t : gad_cast(t, GAD_I64);
+    if (!c || gad_read_i64(c, v, (size_t)n) != GAD_OK) memset(v, 0xff, (size_t)n * sizeof *v);
+    return v;
+}
+
+/* A stable insertion sort of positions 0..n-1 of integers v (stride s). */
+static void ref_argsort_int(const int64_t *v, int64_t n, int64_t s, int desc, int64_t *ix) {
+    for (int64_t i = 0; i < n; i++) {
+        int64_t j = i;
+        while (j > 0 && (desc ? v[i * s] > v[ix[j - 1] * s] : v[i * s] < v[ix[j - 1] * s])) {
+            ix[j] = ix[j - 1];
+            j--;
+        }
+        ix[j] = i;
+    }
+}
+
+/* sort and argsort of i64 and bool, and topk of i64, against a stable
+ * reference on every kernel path (insertion, radix, heap); bool's topk,
+ * argmin and argmax are refused, as PyTorch refuses them. */
+TEST(int_sort_topk_match_a_stable_reference) {
+    gad_rng *r = gad_rng_new(11);
+    static const int64_t ks[] = {1, 3, 70};
+    int cases = 0;
+    for (size_t c = 0; c < sizeof sort_shapes / sizeof sort_shapes[0]; c++)
+        for (int boolean = 0; boolean < 2; boolean++)
+            for (int axis = 0; axis < sort_shapes[c].rank; axis++)
+                for (int desc = 0; desc < 2; desc++) {
+                    gad_scope_begin();
+                    const int64_t *s = sort_shapes[c].s;
+                    int rank = sort_shapes[c].rank;
+                    int64_t o, n, in, bad = 0, all = test_numel(s, rank);
+                    dims3(s, rank, axis, &o, &n, &in);
+                    int64_t *xv = int_values(r, all, boolean);
+                    gad_tensor *x = int_tensor(xv, s, rank, boolean), *ix;
+                    gad_tensor *v = gad_sort(x, axis, desc, &ix);
+                    gad_tensor *ia = gad_argsort(x, axis - rank, desc);
+                    CHECK_MSG(v && ix && ia && gad_dtype(v) == gad_dtype(x) &&
+                                  gad_dtype(ix) == GAD_I64 && gad_dtype(ia) == GAD_I64,
+                              "int sort: %s", gad_last_error() ? gad_last_error()->text : "");
+                    if (!v || !ix || !ia) {
+                        free(xv);
+                        gad_scope_end();
+                        continue;
+                    }
+                    int64_t *vv = read_ints(v), *iv = read_ints(ix), *av = read_ints(ia);
+                    int64_t *want = malloc((size_t)(n ? n : 1) * sizeof *want);
+                    for (int64_t p = 0; p < o * in; p++) {
+                        int64_t base = (p / in) * n * in + p % in;
+                        ref_argsort_int(xv + base, n, in, desc, want);
+                        for (int64_t i = 0; i < n; i++) {
+                            int64_t q = base + i * in;
+                            bad += iv[q] != want[i] || av[q] != want[i] ||
+                                   vv[q] != xv[base + want[i] * in];
+                        }
+                    }
+                    CHECK_MSG(bad == 0, "sort shape #%zu %s axis %d desc %d: %lld wrong", c,
+                              boolean ? "bool" : "i64", axis, desc, (long long)bad);
+                    free(vv), free(iv), free(av);
+                    for (size_t kk = 0; !boolean && kk < sizeof ks / sizeof ks[0]; kk++) {
+                        int64_t k = ks[kk];
+                        if (k > n) continue;
+                        gad_tensor *ti, *tv = gad_topk(x, k, axis, desc, 1, &ti);
+                        CHECK_MSG(tv && gad_dtype(tv) == GAD_I64, "topk i64: %s",
+                                  gad_last_error() ? gad_last_error()->text : "");
+                        if (!tv) continue;
+                        int64_t *a = read_ints(tv), *ai = read_ints(ti), tb = 0;
+                        for (int64_t p = 0; p < o * in; p++) {
+                            int64_t base = (p / in) * n * in + p % in;
+                            int64_t kb = (p / in) * k * in + p % in;
+                            ref_argsort_int(xv + base, n, in, desc, want);
+                            for (int64_t i = 0; i < k; i++)
+                                tb += ai[kb + i * in] != want[i] ||
+                                      a[kb + i * in] != xv[base + want[i] * in];
+                        }
+                        CHECK_MSG(tb == 0, "topk i64 shape #%zu axis %d k %lld largest %d", c,
+                                  axis, (long long)k, desc);
+                        free(a), free(ai);
+                    }
+                    if (boolean && c == 0 && axis == 0 && desc == 0) {
+                        gad_tensor *ti;
+                        CHECK(!gad_topk(x, 1, 0, 1, 1, &ti) && !ti);
+                        CHECK_ERR(GAD_ERR_DTYPE, "topk");
+                        CHECK(!gad_argmin(x, 0, 0));
+                        CHECK_ERR(GAD_ERR_DTYPE, "argmin");
+                        CHECK(!gad_argmax(x, 0, 0));
+                        CHECK_ERR(GAD_ERR_DTYPE, "argmax");
+                    }
+                    free(want), free(xv);
+                    cases++;
+                    gad_scope_end();
+                }
+    CHECK(cases == 40);
+    gad_rng_free(r);
+}
+
+/* argmin and argmax of i64: the first extreme along each axis. */
+TEST(int_argmin_argmax_first_extreme) {
+    gad_rng *r = gad_rng_new(12);
+    int64_t s[3] = {4, 33, 70};
+    int64_t *xv = int_values(r, test_numel(s, 3), 0);
+    for (int axis = 0; axis < 3; axis++)
+        for (int largest = 0; largest < 2; largest++) {
+            gad_scope_begin();
+            gad_tensor *x = gad_from_i64(xv, s, 3);
+            gad_tensor *y = largest ? gad_argmax(x, axis, 1) : gad_argmin(x, axis - 3, 0);
+            CHECK_MSG(y && gad_dtype(y) == GAD_I64 && gad_rank(y) == 3 - !largest, "%s: %s",
+                      largest ? "argmax" : "argmin",
+                      gad_last_error() ? gad_last_error()->text : "");
+            if (!y) {
+                gad_scope_end();
+                continue;
+            }
+            int64_t *yv = read_ints(y), o, n, in, bad = 0;
+            dims3(s, 3, axis, &o, &n, &in);
+            for (int64_t p = 0; p < o * in; p++) {
+                int64_t base = (p / in) * n * in + p % in, best = 0;
+                for (int64_t i = 1; i < n; i++) {
+                    int64_t v = xv[base + i * in], b = xv[base + best * in];
+                    if (largest ? v > b : v < b) best = i;
+                }
+                bad += yv[p] != best;
+            }
+            CHECK_MSG(bad == 0, "%s i64 axis %d: %lld wrong", largest ? "argmax" : "argmin",
+                      axis, (long long)bad);
+            free(yv);
+            gad_scope_end();
+        }
+    free(xv);
+    gad_rng_free(r);
+}
+
+/* cumsum and cumprod of i64 and bool give i64 (PyTorch's), the running
+ * values wrapping around as two's complement (computed here in uint64_t);
+ * the lanes of every axis, with products long enough to overflow. */
+TEST(int_cumsum_cumprod_wrap_as_int64) {
+    gad_rng *r = gad_rng_new(13);
+    int64_t s[3] = {3, 5, 130};
+    int64_t all = test_numel(s, 3);
+    for (int boolean = 0; boolean < 2; boolean++)
+        for (int prod = 0; prod < 2; prod++) {
+            int64_t *xv = int_values(r, all, boolean);
+            if (prod && !boolean) /* small factors: overflow after some 40 steps */
+                for (int64_t i = 0; i < all; i++) xv[i] = (xv[i] & 7) - 3;
+            for (int axis = 0; axis < 3; axis++) {
+                gad_scope_begin();
+                gad_tensor *x = int_tensor(xv, s, 3, boolean);
+                gad_tensor *y = prod ? gad_cumprod(x, axis) : gad_cumsum(x, axis);
+                CHECK_MSG(y && gad_dtype(y) == GAD_I64, "%s %s: %s",
+                          prod ? "cumprod" : "cumsum", boolean ? "bool" : "i64",
+                          gad_last_error() ? gad_last_error()->text : "");
+                if (!y) {
+                    gad_scope_end();
+                    continue;
+                }
+                int64_t *yv = read_ints(y), o, n, in, bad = 0;
+                dims3(s, 3, axis, &o, &n, &in);
+                for (int64_t p = 0; p < o * in; p++) {
+                    int64_t base = (p / in) * n * in + p % in;
+                    uint64_t acc = prod ? 1 : 0;
+                    for (int64_t i = 0; i < n; i++) {
+                        uint64_t xi = (uint64_t)xv[base + i * in];
+                        acc = prod ? acc * xi : acc + xi;
+                        bad += (uint64_t)yv[base + i * in] != acc;
+                    }
+                }
+                CHECK_MSG(bad == 0, "%s %s axis %d: %lld wrong", prod ? "cumprod" : "cumsum",
+                          boolean ? "bool" : "i64", axis, (long long)bad);
+                free(yv);
+                gad_scope_end();
+            }
+            free(xv);
+        }
+    gad_rng_free(r);
+}
+
+/* clamp_tensor of i64 by broadcast i64 bounds, one or both, against
+ * min(max(x, lo), hi); bool refused (PyTorch's clamp takes none). */
+TEST(int_clamp_tensor) {
+    gad_rng *r = gad_rng_new(14);
+    int64_t sx[2] = {6, 35}, sl[2] = {1, 35}, sh[2] = {6, 1};
+    int64_t *xv = int_values(r, 6 * 35, 0), *lv = int_values(r, 35, 0), *hv = int_values(r, 6, 0);
+    for (int which = 1; which < 4; which++) { /* 1: lo, 2: hi, 3: both */
+        gad_scope_begin();
+        gad_tensor *x = gad_from_i64(xv, sx, 2);
+        gad_tensor *lo = which & 1 ? gad_from_i64(lv, sl, 2) : NULL;
+        gad_tensor *hi = which & 2 ? gad_from_i64(hv, sh, 2) : NULL;
+        gad_tensor *y = gad_clamp_tensor(x, lo, hi);
+        CHECK_MSG(y && gad_dtype(y) == GAD_I64, "clamp_tensor i64: %s",
+                  gad_last_error() ? gad_last_error()->text : "");
+        if (y) {
+            int64_t *yv = read_ints(y), bad = 0;
+            for (int64_t i = 0; i < 6; i++)
+                for (int64_t j = 0; j < 35; j++) {
+                    int64_t want = xv[i * 35 + j];
+                    if (lo && want < lv[j]) want = lv[j];
+                    if (hi && want > hv[i]) want = hv[i];
+                    bad += yv[i * 35 + j] != want;
+                }
+            CHECK_MSG(bad == 0, "clamp_tensor i64 bounds %d: %lld wrong", which, (long long)bad);
+            free(yv);
+        }
+        gad_scope_end();
+    }
+    gad_scope_begin();
+    gad_tensor *b = gad_cast(gad_from_i64(xv, sx, 2), GAD_BOOL);
+    CHECK(!gad_clamp_tensor(b, b, NULL));
+    CHECK_ERR(GAD_ERR_DTYPE, "clamp_tensor");
+    gad_scope_end();
+    free(xv), free(lv), free(hv);
+    gad_rng_free(r);
 }
 
 /* gx_k = sum_{i >= k} gy_i prod_{j <= i, j != k} x_j, by its definition,
@@ -573,6 +813,10 @@ int main(void) {
     RUN(argmin_first_minimum_or_first_nan);
     RUN(cumsum_cumprod_match_running_loops);
     RUN(cumprod_gradient_with_zeros);
+    RUN(int_sort_topk_match_a_stable_reference);
+    RUN(int_argmin_argmax_first_extreme);
+    RUN(int_cumsum_cumprod_wrap_as_int64);
+    RUN(int_clamp_tensor);
     RUN(multinomial_with_replacement_fits_the_weights);
     RUN(multinomial_without_replacement_fits_sequential_draws);
     RUN(draws_depend_on_the_seed_alone);
