@@ -1158,12 +1158,15 @@ static gad_tensor *r_axis(prog *p) {
     }
 }
 
-/* sort, top-k, argmin, cumsum, cumprod; multinomial and the logits sampler
- * (issue 27). The draws use the program's generator, so both runs of a
+/* sort, top-k, argmin, cumsum, cumprod (of floats, i64 and bool);
+ * multinomial and the logits sampler (issue 27). The draws use the program's generator, so both runs of a
  * program draw the same. */
 static gad_tensor *r_sort(prog *p) {
-    unsigned which = u8(&p->in) % 6;
+    unsigned b = u8(&p->in), which = b % 6;
     gad_tensor *x = arg(p), *ix = NULL;
+    /* the integer dtypes (PyTorch's: i64 and bool; topk, argmin of bool
+     * refused) from the same byte, so that old programs keep their meaning */
+    if (b / 6 % 3) x = gad_cast(x, b / 6 % 3 == 1 ? GAD_I64 : GAD_BOOL);
     int a = axis_of(p, gad_rank(x));
     int flag = (int)(u8(&p->in) & 1);
     switch (which) {

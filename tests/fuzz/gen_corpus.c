@@ -264,6 +264,18 @@ static void ops_seeds(void) {
     op("sample"); put(0); R(3); put(2); put(0);               /* 7 multinomial n 2, no repl. */
     emit("sort_family");
 
+    /* --- the same ops on i64 and bool (the op byte / 6: 1 i64, 2 bool) */
+    begin(F_BACKWARD, 0, 6);
+    randn_c(8, 0, 0, 2, (int64_t)3, (int64_t)65);             /* 0 [3,65] (radix rows) */
+    op("sort"); put(6 + 0); R(0); AX(1, 2); put(1); put(1);   /* 1 i64 sort desc, indices */
+    op("sort"); put(12 + 1); R(0); AX(0, 2); put(0);          /* 2 bool argsort */
+    op("sort"); put(6 + 2); R(0); AX(-1, 2); put(1); put(2);  /* 3 i64 topk k 2 */
+    op("sort"); put(12 + 2); R(0); AX(-1, 2); put(1); put(2); /* 4 bool topk: an error */
+    op("sort"); put(6 + 3); R(0); AX(1, 2); put(0);           /* 5 i64 argmin */
+    op("sort"); put(12 + 4); R(0); AX(1, 2); put(0);          /* 6 bool cumsum */
+    op("sort"); put(6 + 5); R(0); AX(0, 2); put(0);           /* 7 i64 cumprod */
+    emit("sort_family_int");
+
     /* --- matmul big enough for two GEMM threads */
     begin(F_BACKWARD, 0, 4);
     randn_c(7, 0, 1, 2, (int64_t)64, (int64_t)64);            /* 0 [64,64] leaf */
