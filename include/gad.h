@@ -1037,8 +1037,10 @@ gad_tensor *gad_triu(gad_tensor *x, int64_t diagonal);
 /* min(max(x, min), max) elementwise with tensor bounds (torch.clamp with
  * tensors): x, min and max broadcast together and the result has their
  * broadcast shape. min or max may be NULL (not both: a domain error). One
- * float dtype. NaN in x or in a bound gives NaN; where min > max the
- * result is max. Differentiable in all three, with PyTorch's gradients: x
+ * dtype: f32, f64 or i64 (bool is a dtype error, as PyTorch's clamp; a
+ * 0-d bound of a higher kind promotes, as gad_where's operands). NaN in x
+ * or in a bound gives NaN; where min > max the result is max. Floats are
+ * differentiable in all three (i64: no gradient), with PyTorch's gradients: x
  * gets gy where min <= x <= max; min where x < min (and min < max, when max
  * is given); max where x > max (or max < min, when min is given); each
  * summed back to its operand's shape. */
@@ -1074,7 +1076,8 @@ gad_tensor *gad_stddev(gad_tensor *x, const int *axes, int n, int keepdims);
 gad_tensor *gad_amax(gad_tensor *x, int axis, int keepdims);
 
 /* Index (i64) of the maximum along one axis: the first on ties; NaN never
- * wins, so an all-NaN slice gives 0. An empty axis is a shape error. */
+ * wins, so an all-NaN slice gives 0. An empty axis is a shape error.
+ * f32, f64 and i64 (exactly; bool is a dtype error, as torch.argmax). */
 gad_tensor *gad_argmax(gad_tensor *x, int axis, int keepdims);
 
 /* log(sum(exp(x))) along axis, computed stably (the max is subtracted).
@@ -1086,18 +1089,23 @@ gad_tensor *gad_softmax(gad_tensor *x, int axis);
 gad_tensor *gad_log_softmax(gad_tensor *x, int axis);
 
 /* ---- Sorting, top-k, argmin, cumulative sums and products (issue 27) ----
- * Along one axis dim (negative counts from the end), f32 and f64, with
- * PyTorch's conventions; rank 0, a dim out of range or another dtype is an
- * error (shape, dtype). The order is PyTorch's: NaN above +inf (ascending:
- * last; descending: first), -0 equal to +0. */
+ * Along one axis dim (negative counts from the end), with PyTorch's
+ * conventions and its CPU dtypes: sort, argsort, cumsum and cumprod take
+ * f32, f64, i64 and bool; topk and argmin f32, f64 and i64 (bool is a
+ * dtype error, as in PyTorch); rank 0 or a dim out of range is a shape
+ * error. The order is PyTorch's: NaN above +inf (ascending: last;
+ * descending: first), -0 equal to +0; integers in their exact order
+ * (false < true). Results of i64 and bool are not differentiable. */
 
 /* x sorted along dim, ascending or (descending != 0) descending, and in
  * *indices (when not NULL; i64, x's shape, owned by the scope) the position
  * each value came from. The sort is stable (equal values keep their order,
- * in both directions): torch.sort(stable=True). The values are
- * differentiable (the gradient goes back to where each value came from). */
+ * in both directions): torch.sort(stable=True). The values have x's dtype
+ * (any); float values are differentiable (the gradient goes back to where
+ * each value came from). */
 gad_tensor *gad_sort(gad_tensor *x, int dim, int descending, gad_tensor **indices);
-/* sort's indices alone (i64, no gradient); stable, as torch.argsort(stable=True). */
+/* sort's indices alone (i64, no gradient); stable, as torch.argsort(stable=True).
+ * Any dtype. */
 gad_tensor *gad_argsort(gad_tensor *x, int dim, int descending);
 
 /* The k largest (largest != 0) or smallest values along dim, and in
@@ -1105,18 +1113,22 @@ gad_tensor *gad_argsort(gad_tensor *x, int dim, int descending);
  * NaN counts as the largest value (torch.topk). The result is always sorted
  * (best first), whatever `sorted` says (PyTorch leaves the order open when
  * it is 0), and among equal values the lower position comes first (PyTorch
- * leaves that open). k outside [0, size of dim] is an index error. The
- * values are differentiable. */
+ * leaves that open). k outside [0, size of dim] is an index error. f32,
+ * f64 and i64 (bool: a dtype error, as torch.topk on the CPU); float values
+ * are differentiable. */
 gad_tensor *gad_topk(gad_tensor *x, int64_t k, int dim, int largest, int sorted,
                      gad_tensor **indices);
 
 /* Index (i64) of the minimum along axis, the first on ties; a NaN wins (the
  * first NaN's index), as torch.argmin (gad_argmax, which follows g, skips
- * NaN instead). An empty axis is a shape error. */
+ * NaN instead). An empty axis is a shape error. f32, f64 and i64 (bool: a
+ * dtype error, as torch.argmin). */
 gad_tensor *gad_argmin(gad_tensor *x, int axis, int keepdims);
 
 /* Running sum and product along dim (torch.cumsum, torch.cumprod), x's shape;
- * f32 accumulates in double. Both differentiable; cumprod's gradient never
+ * f32 accumulates in double. i64 and bool x give an i64 result (PyTorch's:
+ * mask.cumsum(-1) counts), which wraps around on overflow as int64 does,
+ * with no gradient. Floats are differentiable; cumprod's gradient never
  * divides by x, so it is exact where x holds one or several zeros, and it is
  * differentiable again under GAD_CREATE_GRAPH (as cumsum's). */
 gad_tensor *gad_cumsum(gad_tensor *x, int dim);
@@ -1575,11 +1587,13 @@ typedef enum gad_pad_mode {
 /* torch.nn.functional.pad: pads[0..npads) in PyTorch's order, (left,
  * right) pairs from the last dim backwards. Constant mode (value) pads any
  * number of dims of any dtype, and a negative pad crops; reflect, replicate
- * and circular pad the last 1-3 dims (npads 2, 4 or 6) of a float input of
- * rank npads / 2 + 1 or + 2, pads >= 0, value ignored. Errors as PyTorch's:
+ * and circular pad the last 1-3 dims (npads 2, 4 or 6) of an input of
+ * rank npads / 2 + 1 or + 2, pads >= 0, value ignored: f32, f64 or i64, and
+ * bool in circular mode only (PyTorch's CPU dtypes). Errors as PyTorch's:
  * an odd npads or more pairs than dims, a reflect pad >= its dim, a circular
- * pad > its dim, a negative size after cropping; plus a non-constant pad of
- * an empty dim. Twice differentiable (the gradient folds the edges back). */
+ * pad > its dim, a negative size after cropping, a bool reflect/replicate
+ * pad; plus a non-constant pad of an empty dim. Floats are twice
+ * differentiable (the gradient folds the edges back). */
 gad_tensor *gad_pad(gad_tensor *x, const int64_t *pads, int npads, gad_pad_mode mode,
                     double value);
 

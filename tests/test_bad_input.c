@@ -4914,8 +4914,12 @@ TBAD(pad_mode, "gad_pad", "value", "mode 7", E_DOMAIN, "pad", "mode",
      gad_pad(F32T(2, 3), P4(1, 1, 0, 0), 2, (gad_pad_mode)7, 0))
 TBAD(pad_rank_refl, "gad_pad", "rank", "reflect of a 1-D x", E_SHAPE, "pad", "[3]",
      gad_pad(F32T(3), P4(1, 1, 0, 0), 2, GAD_PAD_REFLECT, 0))
-TBAD(pad_i64_refl, "gad_pad", "dtype", "reflect of an i64 x", E_DTYPE, "pad", "i64",
-     gad_pad(I64T(2, 3), P4(1, 1, 0, 0), 2, GAD_PAD_REFLECT, 0))
+TBAD(pad_bool_refl, "gad_pad", "dtype", "reflect of a bool x (PyTorch refuses it)", E_DTYPE,
+     "pad", "bool", gad_pad(BOOLT(2, 3), P4(1, 1, 0, 0), 2, GAD_PAD_REFLECT, 0))
+GOOD(pad_i64_refl, "gad_pad", "dtype", "reflect of an i64 x", "[2,5]",
+     SHAPE_IS(gad_pad(I64T(2, 3), P4(1, 1, 0, 0), 2, GAD_PAD_REFLECT, 0), 2, 5))
+GOOD(pad_bool_circ, "gad_pad", "dtype", "circular of a bool x", "[2,5]",
+     SHAPE_IS(gad_pad(BOOLT(2, 3), P4(1, 1, 0, 0), 2, GAD_PAD_CIRCULAR, 0), 2, 5))
 TBAD(pad_empty_repl, "gad_pad", "empty", "replicate of an empty dim", E_SHAPE, "pad", "empty",
      gad_pad(F32T(2, 0), P4(1, 1, 0, 0), 2, GAD_PAD_REPLICATE, 0))
 GOOD(pad_i64_const, "gad_pad", "dtype", "constant pad of an i64 x", "[2,5]",

@@ -147,8 +147,8 @@ TEST(pad_errors) {
     CHECK_ERR(GAD_ERR_SHAPE, "pad"); /* a 1-D input: non-constant modes take 2D or 3D */
     CHECK(!gad_pad(x, (int64_t[]){1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 10, GAD_PAD_CONSTANT, 0));
     CHECK_ERR(GAD_ERR_SHAPE, "pad");
-    CHECK(!gad_pad(gad_zeros((int64_t[]){2, 2}, 2, GAD_I64), p1, 2, GAD_PAD_REFLECT, 0));
-    CHECK_ERR(GAD_ERR_DTYPE, "pad");
+    CHECK(!gad_pad(gad_zeros((int64_t[]){2, 2}, 2, GAD_BOOL), p1, 2, GAD_PAD_REFLECT, 0));
+    CHECK_ERR(GAD_ERR_DTYPE, "pad"); /* i64 pads in every mode, bool in circular only */
     gad_tensor *xi = gad_pad(gad_zeros((int64_t[]){2, 2}, 2, GAD_I64), p1, 4, GAD_PAD_CONSTANT, 7);
     CHECK(xi && gad_numel(xi) == 16);
     gad_scope_end();
@@ -415,8 +415,54 @@ TEST(unfold_fold_grads) {
     gad_scope_end();
 }
 
+/* The non-constant modes on i64 (every mode) and bool (circular; reflect
+ * and replicate refused, as PyTorch's kernels take no Bool): exact values
+ * through ref_src, i64 values beyond 2^53 included. */
+TEST(pad_integer_dtypes) {
+    static const int64_t shape[4] = {2, 3, 4, 5}, pads[6] = {2, 1, 0, 3, 1, 1};
+    int64_t nx = test_numel(shape, 4), xv[120];
+    for (int64_t i = 0; i < nx; i++) xv[i] = (i % 7) * ((int64_t)1 << 54) + i - 60;
+    for (int boolean = 0; boolean < 2; boolean++)
+        for (int mode = GAD_PAD_REFLECT; mode <= GAD_PAD_CIRCULAR; mode++) {
+            gad_scope_begin();
+            gad_tensor *x = gad_from_i64(xv, shape, 4);
+            if (boolean) x = gad_gt_scalar(x, 0);
+            gad_tensor *y = gad_pad(x, pads, 6, (gad_pad_mode)mode, 0);
+            if (boolean && mode != GAD_PAD_CIRCULAR) {
+                CHECK(y == NULL);
+                CHECK_ERR(GAD_ERR_DTYPE, "pad");
+                gad_scope_end();
+                continue;
+            }
+            int64_t os[4] = {2, 3 + 2, 4 + 3, 5 + 3}, lo[4] = {0, 1, 0, 2};
+            CHECK_MSG(test_same_shape(y, os, 4) && gad_dtype(y) == gad_dtype(x),
+                      "pad %s mode %d: %s", boolean ? "bool" : "i64", mode,
+                      gad_last_error() ? gad_last_error()->text : "");
+            if (!y) {
+                gad_clear_error();
+                gad_scope_end();
+                continue;
+            }
+            int64_t n = test_numel(os, 4), bad = 0, idx[4], src[4];
+            int64_t *yv = malloc((size_t)n * sizeof *yv);
+            gad_tensor *yi = boolean ? gad_cast(y, GAD_I64) : y;
+            CHECK(gad_read_i64(yi, yv, (size_t)n) == GAD_OK);
+            for (int64_t f = 0; f < n; f++) {
+                test_unflat(f, os, 4, idx);
+                for (int d = 0; d < 4; d++) src[d] = ref_src(mode, idx[d], shape[d], lo[d]);
+                int64_t want = xv[test_flat(src, shape, 4)];
+                bad += yv[f] != (boolean ? (int64_t)(want > 0) : want);
+            }
+            CHECK_MSG(bad == 0, "pad %s mode %d: %lld wrong", boolean ? "bool" : "i64", mode,
+                      (long long)bad);
+            free(yv);
+            gad_scope_end();
+        }
+}
+
 int main(void) {
     RUN(pad_grid);
+    RUN(pad_integer_dtypes);
     RUN(pad_errors);
     RUN(interpolate_grid);
     RUN(interpolate_grads);

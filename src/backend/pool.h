@@ -63,7 +63,7 @@ typedef struct gad_be_pool {
      * three axes): y [P, Do, Ho, Wo] = x [P, D, H, W] read through the maps
      * map[0] [Do], map[1] [Ho] and map[2] [Wo] of input positions (unpadded
      * axes: n = 1, map {0}); columns [lo, lo + W) of each row are x's row
-     * whole. f32 or f64. */
+     * whole. Elements moved as bits: any dtype. */
     void (*pad)(const gad_tensor *x, gad_tensor *y, const int64_t *const map[3],
                 const int64_t in[3], const int64_t out[3], int64_t lo);
     /* im2col (unfold): cols [P, kh kw, Lh Lw] = the taps of the blocks of

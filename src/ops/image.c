@@ -125,7 +125,12 @@ gad_tensor *gad_pad(gad_tensor *x, const int64_t *pads, int npads, gad_pad_mode 
         return gad__err(GAD_ERR_SHAPE, op, "padding length %d too large for input %s", npads,
                         gad__shape_str(b, x->shape, r));
     if (mode != GAD_PAD_CONSTANT) {
-        if (gad__need_float(op, x)) return NULL;
+        /* PyTorch's CPU dtypes: i64 in every mode, bool in circular only
+         * (its reflection and replication kernels take no Bool) */
+        if (x->dtype == GAD_BOOL && mode != GAD_PAD_CIRCULAR)
+            return gad__err(GAD_ERR_DTYPE, op,
+                            "%s padding needs f32, f64 or i64 (as PyTorch's), got bool",
+                            mode_names[mode]);
         if (k < 1 || k > 3 || r < k + 1 || r > k + 2)
             return gad__err(GAD_ERR_SHAPE, op,
                             "%s padding of %d dims takes a %dD or %dD input, got %s "
