@@ -263,16 +263,18 @@ TEST(cumsum_cumprod_match_running_loops) {
 
 /* ------------------------------------------------------- integer dtypes */
 
-/* n i64 values from a small set (ties) with the extremes among them, or n
- * bools (0 and 1). */
-static int64_t *int_values(gad_rng *r, int64_t n, int boolean) {
+/* n i64 values from a small set (ties) with the extremes among them (kind
+ * 0), ids in [-4096, 4096) (kind 1: keys spanning less than 2^32, the
+ * packed radix sort), or bools (kind 2: 0 and 1). */
+static int64_t *int_values(gad_rng *r, int64_t n, int kind) {
     static const int64_t pool[] = {INT64_MIN, INT64_MAX, -1, 0, 1, 256, -256, (int64_t)1 << 40};
     int64_t *v = malloc((size_t)(n ? n : 1) * sizeof *v);
     for (int64_t i = 0; i < n; i++) {
         uint64_t u = gad_rng_next(r);
-        v[i] = boolean ? (int64_t)(u >> 7 & 1)
-               : u % 3 ? (int64_t)(u >> 50) - 8000
-                       : pool[(u >> 8) % 8];
+        v[i] = kind == 2 ? (int64_t)(u >> 7 & 1)
+               : kind == 1 ? (int64_t)(u >> 51) - 4096
+               : u % 3     ? (int64_t)(u >> 50) - 8000
+                           : pool[(u >> 8) % 8];
     }
     return v;
 }
@@ -311,15 +313,16 @@ TEST(int_sort_topk_match_a_stable_reference) {
     static const int64_t ks[] = {1, 3, 70};
     int cases = 0;
     for (size_t c = 0; c < sizeof sort_shapes / sizeof sort_shapes[0]; c++)
-        for (int boolean = 0; boolean < 2; boolean++)
+        for (int kind = 0; kind < 3; kind++)
             for (int axis = 0; axis < sort_shapes[c].rank; axis++)
                 for (int desc = 0; desc < 2; desc++) {
+                    int boolean = kind == 2;
                     gad_scope_begin();
                     const int64_t *s = sort_shapes[c].s;
                     int rank = sort_shapes[c].rank;
                     int64_t o, n, in, bad = 0, all = test_numel(s, rank);
                     dims3(s, rank, axis, &o, &n, &in);
-                    int64_t *xv = int_values(r, all, boolean);
+                    int64_t *xv = int_values(r, all, kind);
                     gad_tensor *x = int_tensor(xv, s, rank, boolean), *ix;
                     gad_tensor *v = gad_sort(x, axis, desc, &ix);
                     gad_tensor *ia = gad_argsort(x, axis - rank, desc);
@@ -342,8 +345,8 @@ TEST(int_sort_topk_match_a_stable_reference) {
                                    vv[q] != xv[base + want[i] * in];
                         }
                     }
-                    CHECK_MSG(bad == 0, "sort shape #%zu %s axis %d desc %d: %lld wrong", c,
-                              boolean ? "bool" : "i64", axis, desc, (long long)bad);
+                    CHECK_MSG(bad == 0, "sort shape #%zu kind %d axis %d desc %d: %lld wrong", c,
+                              kind, axis, desc, (long long)bad);
                     free(vv), free(iv), free(av);
                     for (size_t kk = 0; !boolean && kk < sizeof ks / sizeof ks[0]; kk++) {
                         int64_t k = ks[kk];
@@ -378,7 +381,7 @@ TEST(int_sort_topk_match_a_stable_reference) {
                     cases++;
                     gad_scope_end();
                 }
-    CHECK(cases == 40);
+    CHECK(cases == 60);
     gad_rng_free(r);
 }
 
@@ -427,7 +430,7 @@ TEST(int_cumsum_cumprod_wrap_as_int64) {
     int64_t all = test_numel(s, 3);
     for (int boolean = 0; boolean < 2; boolean++)
         for (int prod = 0; prod < 2; prod++) {
-            int64_t *xv = int_values(r, all, boolean);
+            int64_t *xv = int_values(r, all, 2 * boolean);
             if (prod && !boolean) /* small factors: overflow after some 40 steps */
                 for (int64_t i = 0; i < all; i++) xv[i] = (xv[i] & 7) - 3;
             for (int axis = 0; axis < 3; axis++) {

@@ -44,11 +44,13 @@ static inline KT FN(key_of)(T v) {
 }
 #endif
 
-#if SFX_IS_F32
-/* f32 rows of fewer than 2^32 elements: the key in the high half of a
- * 64-bit word and the position in the low half, so that a pass of the
- * radix sort moves 8 bytes per element instead of 12; the passes read the
- * key's 4 bytes only (equal keys keep their order: LSD passes are stable).
+#if SFX_IS_F32 || SFX_IS_INT
+/* f32 rows of fewer than 2^32 elements (and integer rows whose keys span
+ * less than 2^32): the key in the high half of a 64-bit word and the
+ * position in the low half, so that a pass of the radix sort moves 8 bytes
+ * per element instead of 12 (integers: 16); the passes read the key's 4
+ * bytes only (equal keys keep their order: LSD passes are stable), and a
+ * byte that never differs costs its count only.
  * Returns the sorted words (a or t). */
 static uint64_t *FN(sort_packed)(uint64_t *a, uint64_t *t, int64_t n) {
     if (n <= 48) { /* insertion: whole words, positions rising within a key */
@@ -204,6 +206,32 @@ GAD_CLONES static void FN(sort_range)(void *vc, int64_t lo, int64_t hi) {
             k[i] = FN(key_of)(x[i * in]) ^ flip;
             ix[i] = i;
         }
+#if SFX_IS_INT
+        /* keys taken from the row's least key: ids, counts and masks span
+         * less than 2^32, which packs key and position in one word (the
+         * scratch holds 2n words: 2n (8 + sizeof(KT)) bytes) */
+        KT kmin = k[0], kmax = k[0];
+        for (int64_t i = 1; i < n; i++) {
+            kmin = k[i] < kmin ? k[i] : kmin;
+            kmax = k[i] > kmax ? k[i] : kmax;
+        }
+        if (n > 0 && n <= (int64_t)UINT32_MAX && ((uint64_t)(KT)(kmax - kmin) >> 32) == 0) {
+            uint64_t *a = (uint64_t *)mem, *t = a + n;
+            for (int64_t i = 0; i < n; i++) /* a and t lie before k in the scratch */
+                a[i] = (uint64_t)(KT)(k[i] - kmin) << 32 | (uint64_t)i;
+            uint64_t *sd = FN(sort_packed)(a, t, n);
+            int64_t *oi = c->ix + o * n * in + j;
+            T *ov = c->v ? c->v + o * n * in + j : NULL;
+            for (int64_t i = 0; i < n; i++) oi[i * in] = (int64_t)(uint32_t)sd[i];
+            if (ov) /* the value back from its key (exact for integers) */
+                for (int64_t i = 0; i < n; i++) {
+                    KT kk = (KT)((KT)((KT)(sd[i] >> 32) + kmin) ^ flip);
+                    ov[i * in] =
+                        (T)(SFX_SIGNED ? (KT)(kk ^ ((KT)1 << (KBITS - 1))) : kk);
+                }
+            continue;
+        }
+#endif
         FN(sort_pairs)(k, ix, tk, ti, n, &ks, &is);
         (void)ks;
         int64_t *oi = c->ix + o * n * in + j;
