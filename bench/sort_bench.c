@@ -2,8 +2,10 @@
  * figures of issue 27 (bench/sort_bench.py is torch's; bench/sort_compare
  * runs both alternately). Transformer-sized cases, f32: top-k k = 50 and
  * the logits sampler over [16, 50257] logits, sort of 1M floats, cumsum
- * over [16, 50257] and [4096, 1024]. One JSON line per case: the median,
- * min and max of the per-call times in ms after warm-up. */
+ * over [16, 50257] and [4096, 1024]; and the integer paths: sort, argsort,
+ * top-k and argmax of i64 ids, cumsum of a bool mask and of i64 counts.
+ * One JSON line per case: the median, min and max of the per-call times in
+ * ms after warm-up. */
 #include "gad.h"
 
 #include <stdio.h>
@@ -75,6 +77,14 @@ static gad_tensor *sample_p(gad_tensor *x, gad_rng *r) {
     gad_sample_opts o = {0.8, 0, 0.9};
     return gad_sample_logits(x, &o, r);
 }
+static gad_tensor *argsort_last(gad_tensor *x, gad_rng *r) {
+    (void)r;
+    return gad_argsort(x, -1, 0);
+}
+static gad_tensor *argmax_last(gad_tensor *x, gad_rng *r) {
+    (void)r;
+    return gad_argmax(x, -1, 0);
+}
 static gad_tensor *multinomial1(gad_tensor *x, gad_rng *r) {
     return gad_multinomial(x, 1, 1, r);
 }
@@ -97,6 +107,18 @@ int main(int argc, char **argv) {
     CASE("multinomial_16x50257", multinomial1, probs);
     CASE("sample_topk50_topp0.9_16x50257", sample, logits);
     CASE("sample_topp0.9_16x50257", sample_p, logits);
+    /* integers: ids in about +-30000 (ties), a mask, small counts */
+    int64_t mk[2] = {16, 2048};
+    gad_tensor *ids = gad_keep(gad_cast(gad_mul_scalar(logits, 1e4), GAD_I64));
+    gad_tensor *ids1m = gad_keep(gad_cast(gad_mul_scalar(v1m, 3e4), GAD_I64));
+    gad_tensor *cnt = gad_keep(gad_cast(gad_mul_scalar(a, 100), GAD_I64));
+    gad_tensor *mask = gad_keep(gad_gt_scalar(gad_rng_normal_tensor(r, mk, 2, GAD_F32, 0, 1), -1));
+    CASE("i64_sort_1M", sort_all, ids1m);
+    CASE("i64_argsort_16x50257", argsort_last, ids);
+    CASE("i64_topk50_16x50257", topk50, ids);
+    CASE("i64_argmax_16x50257", argmax_last, ids);
+    CASE("bool_cumsum_16x2048_last", cumsum_last, mask);
+    CASE("i64_cumsum_4096x1024_dim0", cumsum_first, cnt);
     gad_rng_free(r);
     return 0;
 }
