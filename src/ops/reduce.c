@@ -229,7 +229,8 @@ gad_tensor *gad_amax(gad_tensor *x, int axis, int keepdims) {
     return amax_like("amax", x, axis, keepdims, false);
 }
 gad_tensor *gad_argmax(gad_tensor *x, int axis, int keepdims) {
-    if (x && !gad__bad_tensor(x) && x->dtype == GAD_I64) /* the sort family's kernel */
+    /* i64 through the sort family's kernel, which also words bool's error */
+    if (x && !gad__bad_tensor(x) && (x->dtype == GAD_I64 || x->dtype == GAD_BOOL))
         return gad__arg_extreme("argmax", x, axis, keepdims, 1);
     return amax_like("argmax", x, axis, keepdims, true);
 }
