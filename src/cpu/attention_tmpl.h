@@ -74,12 +74,14 @@ static void FN(apply_dropout)(const gad_attn_geom *g, int64_t bh, int64_t i0, in
 
 /* Lanes of the row reductions below: kept apart so that the compiler
  * vectorises them without reordering a sum (one partial per lane). */
-#define LANES 16
+#define LANES 16 /* the reductions below are written for 16 */
 
 /* max(m0, s[0..n)) over the numbers (a NaN is skipped: exp_sum then
  * makes the row's sum, and so its output, NaN, as PyTorch's); NaN when
  * the row holds a NaN and nothing above -inf, so that the row is not
- * taken for masked. */
+ * taken for masked. The lanes meet in a tree (max is exact in any order):
+ * a chain of LANES dependent maxes per row and block had cost as much as
+ * the exps. */
 static inline T FN(row_max)(const T *s, int64_t n, T m0) {
     T mv[LANES];
     for (int e = 0; e < LANES; e++) mv[e] = m0;
@@ -87,16 +89,21 @@ static inline T FN(row_max)(const T *s, int64_t n, T m0) {
     for (; j + LANES <= n; j += LANES)
         for (int e = 0; e < LANES; e++) mv[e] = s[j + e] > mv[e] ? s[j + e] : mv[e];
     for (; j < n; j++) mv[0] = s[j] > mv[0] ? s[j] : mv[0];
-    T m = mv[0];
-    for (int e = 1; e < LANES; e++) m = mv[e] > m ? mv[e] : m;
+    /* fixed trip counts, so that each level is one vector operation */
+    for (int e = 0; e < 8; e++) mv[e] = mv[e + 8] > mv[e] ? mv[e + 8] : mv[e];
+    for (int e = 0; e < 4; e++) mv[e] = mv[e + 4] > mv[e] ? mv[e + 4] : mv[e];
+    for (int e = 0; e < 2; e++) mv[e] = mv[e + 2] > mv[e] ? mv[e + 2] : mv[e];
+    T m = mv[1] > mv[0] ? mv[1] : mv[0];
     if (m == (T)-INFINITY)
         for (j = 0; j < n; j++)
             if (s[j] != s[j]) return s[j];
     return m;
 }
 
-/* s[j] = exp(s[j] - m) (0 for a masked -inf), and their sum. */
-static inline T FN(exp_sum)(T *s, int64_t n, T m) {
+/* s[j] = exp(s[j] - m) (0 for a masked -inf); la[e] = la[e] alpha + the
+ * sum of lane e's values. The row's sum stays in LANES partials across
+ * its key blocks and meets once, at the end (lane_sum). */
+static inline void FN(exp_sum)(T *s, int64_t n, T m, T alpha, T *la) {
     T acc[LANES] = {0};
     int64_t j = 0;
     for (; j + LANES <= n; j += LANES)
@@ -110,9 +117,15 @@ static inline T FN(exp_sum)(T *s, int64_t n, T m) {
         s[j] = v;
         acc[0] += v;
     }
-    T sum = 0;
-    for (int e = 0; e < LANES; e++) sum += acc[e];
-    return sum;
+    for (int e = 0; e < LANES; e++) la[e] = la[e] * alpha + acc[e];
+}
+
+/* The sum of a row's LANES partials, pairwise. */
+static inline T FN(lane_sum)(T *la) {
+    for (int e = 0; e < 8; e++) la[e] += la[e + 8];
+    for (int e = 0; e < 4; e++) la[e] += la[e + 4];
+    for (int e = 0; e < 2; e++) la[e] += la[e + 2];
+    return la[0] + la[1];
 }
 
 /* The row stride of a transposed head of Tn keys: a multiple of 16
@@ -169,7 +182,7 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(attn_ctx) *c = vc;
     const gad_attn_geom *g = c->g;
     int64_t d = g->d, dv = g->dv, G = g->Hq / g->Hk, kt_head = -1, ldt = FN(attn_ldt)(g->Tk);
-    size_t bytes = (size_t)(BR * BC + 2 * BR + ldt * d) * sizeof(T);
+    size_t bytes = (size_t)(BR * BC + BR * (3 + LANES) + ldt * d) * sizeof(T);
     T *S = gad__alloc(bytes);
     if (!S) {
         atomic_store(&c->fail, 1);
@@ -182,7 +195,10 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
         gad__free(S, bytes);
         return;
     }
-    T *mx = S + BR * BC, *l = mx + BR, *Kt = l + BR; /* Kt: [d, Tk], head kt_head's */
+    /* mx, l: each row's running max and its sum in LANES partials; mn, al:
+     * its new max and exp(old - new) in a block; Kt: [d, Tk], head
+     * kt_head's */
+    T *mx = S + BR * BC, *mn = mx + BR, *al = mn + BR, *l = al + BR, *Kt = l + BR * LANES;
     for (int64_t t = lo; t < hi; t++) {
         int64_t bh = t / c->nqb, i0 = (t % c->nqb) * BR;
         int64_t nr = g->Tq - i0 < BR ? g->Tq - i0 : BR;
@@ -195,10 +211,8 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
         }
         T *O = c->out + (bh * g->Tq + i0) * dv;
         memset(O, 0, (size_t)(nr * dv) * sizeof(T));
-        for (int64_t r = 0; r < nr; r++) {
-            mx[r] = (T)-INFINITY;
-            l[r] = 0;
-        }
+        for (int64_t r = 0; r < nr; r++) mx[r] = (T)-INFINITY;
+        memset(l, 0, (size_t)(nr * LANES) * sizeof(T));
         int64_t kend = g->causal && i0 + nr < g->Tk ? i0 + nr : g->Tk;
         for (int64_t j0 = 0; j0 < kend; j0 += BC) {
             int64_t nc = kend - j0 < BC ? kend - j0 : BC;
@@ -207,20 +221,20 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
                 break;
             }
             FN(apply_mask)(c, bh, i0, nr, j0, nc, S);
-            for (int64_t r = 0; r < nr; r++) {
-                T *s = S + r * BC, m = FN(row_max)(s, nc, mx[r]);
-                if (m == (T)-INFINITY) { /* every key so far masked */
-                    for (int64_t j = 0; j < nc; j++) s[j] = 0;
-                    continue;
-                }
-                T alpha = EXP(mx[r] - m); /* exp(-inf) = 0 the first time */
-                l[r] = l[r] * alpha + FN(exp_sum)(s, nc, m);
-                mx[r] = m;
-                if (alpha != 1) {
-                    T *o = O + r * dv;
-                    for (int64_t e = 0; e < dv; e++) o[e] *= alpha;
-                }
+            /* the online softmax by passes over the block's rows, each
+             * row independent of the last, rather than row by row */
+            for (int64_t r = 0; r < nr; r++) mn[r] = FN(row_max)(S + r * BC, nc, mx[r]);
+            for (int64_t r = 0; r < nr; r++) /* 1 while every key so far is masked */
+                al[r] = mn[r] == (T)-INFINITY ? 1 : EXP(mx[r] - mn[r]);
+            for (int64_t r = 0; r < nr; r++) { /* exp(-inf) = 0: masked keys */
+                FN(exp_sum)(S + r * BC, nc, mn[r], al[r], l + r * LANES);
+                mx[r] = mn[r];
             }
+            for (int64_t r = 0; r < nr; r++)
+                if (al[r] != 1) {
+                    T *o = O + r * dv, a = al[r];
+                    for (int64_t e = 0; e < dv; e++) o[e] *= a;
+                }
             if (g->dropout_p > 0) FN(apply_dropout)(g, bh, i0, nr, j0, nc, S);
             if (GEMM(0, 0, nr, dv, nc, 1, S, BC, V + j0 * dv, dv, 1, O, dv)) {
                 atomic_store(&c->fail, 1);
@@ -229,13 +243,14 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
         }
         T *L = c->lse_out + bh * g->Tq + i0;
         for (int64_t r = 0; r < nr; r++) {
-            if (l[r] == 0) {
+            T lr = FN(lane_sum)(l + r * LANES);
+            if (lr == 0) {
                 L[r] = (T)-INFINITY;
                 memset(O + r * dv, 0, (size_t)dv * sizeof(T));
                 continue;
             }
-            L[r] = mx[r] + (T)log(l[r]);
-            T inv = 1 / l[r], *o = O + r * dv;
+            L[r] = mx[r] + (T)log(lr);
+            T inv = 1 / lr, *o = O + r * dv;
             for (int64_t e = 0; e < dv; e++) o[e] *= inv;
         }
     }
