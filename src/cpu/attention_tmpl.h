@@ -216,27 +216,30 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
         int64_t kend = g->causal && i0 + nr < g->Tk ? i0 + nr : g->Tk;
         for (int64_t j0 = 0; j0 < kend; j0 += BC) {
             int64_t nc = kend - j0 < BC ? kend - j0 : BC;
-            if (GEMM(0, 0, nr, nc, d, (T)g->scale, Q, d, Kt + j0, ldt, 0, S, BC)) {
+            /* causal: rows r0.. only; those before see none of these keys */
+            int64_t r0 = g->causal && j0 > i0 ? j0 - i0 : 0, nb = nr - r0;
+            T *Sr = S + r0 * BC;
+            if (GEMM(0, 0, nb, nc, d, (T)g->scale, Q + r0 * d, d, Kt + j0, ldt, 0, Sr, BC)) {
                 atomic_store(&c->fail, 1);
                 break;
             }
-            FN(apply_mask)(c, bh, i0, nr, j0, nc, S);
+            FN(apply_mask)(c, bh, i0 + r0, nb, j0, nc, Sr);
             /* the online softmax by passes over the block's rows, each
              * row independent of the last, rather than row by row */
-            for (int64_t r = 0; r < nr; r++) mn[r] = FN(row_max)(S + r * BC, nc, mx[r]);
-            for (int64_t r = 0; r < nr; r++) /* 1 while every key so far is masked */
+            for (int64_t r = r0; r < nr; r++) mn[r] = FN(row_max)(S + r * BC, nc, mx[r]);
+            for (int64_t r = r0; r < nr; r++) /* 1 while every key so far is masked */
                 al[r] = mn[r] == (T)-INFINITY ? 1 : EXP(mx[r] - mn[r]);
-            for (int64_t r = 0; r < nr; r++) { /* exp(-inf) = 0: masked keys */
+            for (int64_t r = r0; r < nr; r++) { /* exp(-inf) = 0: masked keys */
                 FN(exp_sum)(S + r * BC, nc, mn[r], al[r], l + r * LANES);
                 mx[r] = mn[r];
             }
-            for (int64_t r = 0; r < nr; r++)
+            for (int64_t r = r0; r < nr; r++)
                 if (al[r] != 1) {
                     T *o = O + r * dv, a = al[r];
                     for (int64_t e = 0; e < dv; e++) o[e] *= a;
                 }
-            if (g->dropout_p > 0) FN(apply_dropout)(g, bh, i0, nr, j0, nc, S);
-            if (GEMM(0, 0, nr, dv, nc, 1, S, BC, V + j0 * dv, dv, 1, O, dv)) {
+            if (g->dropout_p > 0) FN(apply_dropout)(g, bh, i0 + r0, nb, j0, nc, Sr);
+            if (GEMM(0, 0, nb, dv, nc, 1, Sr, BC, V + j0 * dv, dv, 1, O + r0 * dv, dv)) {
                 atomic_store(&c->fail, 1);
                 break;
             }
@@ -310,8 +313,10 @@ GAD_CLONES static void FN(attn_bwd_range)(void *vc, int64_t lo, int64_t hi) {
             }
             for (int64_t j0 = 0; j0 < Tk; j0 += BC) {
                 int64_t nc = Tk - j0 < BC ? Tk - j0 : BC;
-                /* causal: rows before j0 see none of these keys */
-                int64_t ifirst = g->causal ? j0 / BRB * BRB : 0;
+                /* causal: rows before j0 see none of these keys (blocks
+                 * start at j0, not at a multiple of BRB, so that none of
+                 * them is computed) */
+                int64_t ifirst = g->causal ? j0 : 0;
                 for (int64_t i0 = ifirst; i0 < Tq; i0 += BRB) {
                     int64_t nr = Tq - i0 < BRB ? Tq - i0 : BRB;
                     if (GEMM(0, 0, nr, nc, d, (T)g->scale, Q + i0 * d, d, Kt + j0, ldt, 0, P,
