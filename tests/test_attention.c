@@ -136,6 +136,9 @@ static const acase cases[] = {
     {1, 2, 2, 3, 0, 4, 4, 0, 0, 0},      {1, 2, 2, 0, 4, 4, 4, 1, 0, 0},
     {2, 1, 1, 5, 6, 0, 3, 0, 0, 0},      {2, 3, 3, 65, 129, 8, 8, 0, 4, 0},
     {2, 4, 2, 130, 70, 8, 8, 0, 5, 0},   {1, 2, 2, 100, 40, 8, 4, 0, 6, 0},
+    /* causal over several query and key blocks (the kernels skip the rows
+     * that see none of a key block) */
+    {1, 2, 1, 300, 300, 8, 8, 1, 0, 0},  {1, 1, 1, 200, 333, 8, 8, 1, 0, 0},
 };
 
 TEST(against_composition_f64) {

@@ -75,49 +75,45 @@ static void FN(apply_dropout)(const gad_attn_geom *g, int64_t bh, int64_t i0, in
 /* Lanes of the row reductions below: kept apart so that the compiler
  * vectorises them without reordering a sum (one partial per lane). */
 #define LANES 16 /* the reductions below are written for 16 */
+#if BC % LANES
+#error "attention: BC must be a multiple of LANES"
+#endif
 
 /* max(m0, s[0..n)) over the numbers (a NaN is skipped: exp_sum then
  * makes the row's sum, and so its output, NaN, as PyTorch's); NaN when
  * the row holds a NaN and nothing above -inf, so that the row is not
- * taken for masked. The lanes meet in a tree (max is exact in any order):
- * a chain of LANES dependent maxes per row and block had cost as much as
- * the exps. */
+ * taken for masked. n is a multiple of LANES (the forward pads a row's
+ * block with -inf), so that the lanes stay one vector; they meet in a
+ * tree (max is exact in any order): a chain of LANES dependent maxes per
+ * row and block had cost as much as the exps. */
 static inline T FN(row_max)(const T *s, int64_t n, T m0) {
     T mv[LANES];
     for (int e = 0; e < LANES; e++) mv[e] = m0;
-    int64_t j = 0;
-    for (; j + LANES <= n; j += LANES)
+    for (int64_t j = 0; j < n; j += LANES)
         for (int e = 0; e < LANES; e++) mv[e] = s[j + e] > mv[e] ? s[j + e] : mv[e];
-    for (; j < n; j++) mv[0] = s[j] > mv[0] ? s[j] : mv[0];
     /* fixed trip counts, so that each level is one vector operation */
     for (int e = 0; e < 8; e++) mv[e] = mv[e + 8] > mv[e] ? mv[e + 8] : mv[e];
     for (int e = 0; e < 4; e++) mv[e] = mv[e + 4] > mv[e] ? mv[e + 4] : mv[e];
     for (int e = 0; e < 2; e++) mv[e] = mv[e + 2] > mv[e] ? mv[e + 2] : mv[e];
     T m = mv[1] > mv[0] ? mv[1] : mv[0];
     if (m == (T)-INFINITY)
-        for (j = 0; j < n; j++)
+        for (int64_t j = 0; j < n; j++)
             if (s[j] != s[j]) return s[j];
     return m;
 }
 
 /* s[j] = exp(s[j] - m) (0 for a masked -inf); la[e] = la[e] alpha + the
  * sum of lane e's values. The row's sum stays in LANES partials across
- * its key blocks and meets once, at the end (lane_sum). */
-static inline void FN(exp_sum)(T *s, int64_t n, T m, T alpha, T *la) {
-    T acc[LANES] = {0};
-    int64_t j = 0;
-    for (; j + LANES <= n; j += LANES)
+ * its key blocks and meets once, at the end (lane_sum). n is a multiple
+ * of LANES. */
+static inline void FN(exp_sum)(T *restrict s, int64_t n, T m, T alpha, T *restrict la) {
+    for (int e = 0; e < LANES; e++) la[e] *= alpha;
+    for (int64_t j = 0; j < n; j += LANES)
         for (int e = 0; e < LANES; e++) {
             T x = s[j + e], v = x == (T)-INFINITY ? 0 : EXP(x - m);
             s[j + e] = v;
-            acc[e] += v;
+            la[e] += v;
         }
-    for (; j < n; j++) {
-        T v = s[j] == (T)-INFINITY ? 0 : EXP(s[j] - m);
-        s[j] = v;
-        acc[0] += v;
-    }
-    for (int e = 0; e < LANES; e++) la[e] = la[e] * alpha + acc[e];
 }
 
 /* The sum of a row's LANES partials, pairwise. */
@@ -224,13 +220,17 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
                 break;
             }
             FN(apply_mask)(c, bh, i0 + r0, nb, j0, nc, Sr);
+            int64_t ncp = (nc + LANES - 1) / LANES * LANES; /* <= BC */
+            if (ncp > nc) /* keys past the end: masked */
+                for (int64_t r = r0; r < nr; r++)
+                    for (int64_t j = nc; j < ncp; j++) S[r * BC + j] = (T)-INFINITY;
             /* the online softmax by passes over the block's rows, each
              * row independent of the last, rather than row by row */
-            for (int64_t r = r0; r < nr; r++) mn[r] = FN(row_max)(S + r * BC, nc, mx[r]);
+            for (int64_t r = r0; r < nr; r++) mn[r] = FN(row_max)(S + r * BC, ncp, mx[r]);
             for (int64_t r = r0; r < nr; r++) /* 1 while every key so far is masked */
                 al[r] = mn[r] == (T)-INFINITY ? 1 : EXP(mx[r] - mn[r]);
             for (int64_t r = r0; r < nr; r++) { /* exp(-inf) = 0: masked keys */
-                FN(exp_sum)(S + r * BC, nc, mn[r], al[r], l + r * LANES);
+                FN(exp_sum)(S + r * BC, ncp, mn[r], al[r], l + r * LANES);
                 mx[r] = mn[r];
             }
             for (int64_t r = r0; r < nr; r++)
