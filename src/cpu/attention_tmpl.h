@@ -124,6 +124,37 @@ static inline T FN(lane_sum)(T *la) {
     return la[0] + la[1];
 }
 
+/* The backward's P row: p[j] = exp(p[j] - lse), 0 where p[j] or lse is
+ * -inf (a masked key, a row that sees none). */
+static inline void FN(exp_rows)(T *restrict p, int64_t n, T lse) {
+    if (lse == (T)-INFINITY) {
+        memset(p, 0, (size_t)n * sizeof(T));
+        return;
+    }
+    for (int64_t j = 0; j < n; j++) p[j] = p[j] == (T)-INFINITY ? 0 : EXP(p[j] - lse);
+}
+
+/* exp_rows, and dp[j] = scale p[j] (dp[j] - Di) (dS) in the same pass (a
+ * NaN in dp stays NaN where p is 0, as it did in two passes). */
+static inline void FN(exp_ds)(T *restrict p, T *restrict dp, int64_t n, T lse, T Di, T scale) {
+    for (int64_t j = 0; j < n; j++) {
+        T v = p[j] == (T)-INFINITY || lse == (T)-INFINITY ? 0 : EXP(p[j] - lse);
+        p[j] = v;
+        dp[j] = scale * v * (dp[j] - Di);
+    }
+}
+
+/* a . b over n, in LANES partials that meet pairwise. */
+static inline T FN(row_dot)(const T *a, const T *b, int64_t n) {
+    T acc[LANES] = {0};
+    int64_t j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int e = 0; e < LANES; e++) acc[e] += a[j + e] * b[j + e];
+    T at = 0;
+    for (; j < n; j++) at += a[j] * b[j];
+    return FN(lane_sum)(acc) + at;
+}
+
 /* The row stride of a transposed head of Tn keys: a multiple of 16
  * elements that is not one of 4 KiB (rows 4 KiB apart fall in the same L1
  * sets, and the GEMM then packs instead of reading them as they are). */
@@ -306,11 +337,8 @@ GAD_CLONES static void FN(attn_bwd_range)(void *vc, int64_t lo, int64_t hi) {
             const T *dO = c->go + bh * Tq * dv, *L = c->lse + bh * Tq;
             T *dQ = c->dq + bh * Tq * d;
             memset(dQ, 0, (size_t)(Tq * d) * sizeof(T));
-            for (int64_t i = 0; i < Tq; i++) { /* D_i = dO_i . O_i */
-                T s = 0;
-                for (int64_t e = 0; e < dv; e++) s += dO[i * dv + e] * O[i * dv + e];
-                D[i] = s;
-            }
+            for (int64_t i = 0; i < Tq; i++) /* D_i = dO_i . O_i */
+                D[i] = FN(row_dot)(dO + i * dv, O + i * dv, dv);
             for (int64_t j0 = 0; j0 < Tk; j0 += BC) {
                 int64_t nc = Tk - j0 < BC ? Tk - j0 : BC;
                 /* causal: rows before j0 see none of these keys (blocks
@@ -326,22 +354,23 @@ GAD_CLONES static void FN(attn_bwd_range)(void *vc, int64_t lo, int64_t hi) {
                         goto out;
                     }
                     FN(apply_mask)(c, bh, i0, nr, j0, nc, P);
-                    for (int64_t r = 0; r < nr; r++) {
-                        T lse = L[i0 + r], *p = P + r * BC;
-                        for (int64_t j = 0; j < nc; j++)
-                            p[j] = p[j] == (T)-INFINITY || lse == (T)-INFINITY
-                                       ? 0 : EXP(p[j] - lse);
-                    }
-                    if (drop) { /* Pd = P Z; dP = dP Z */
+                    if (drop) {
+                        for (int64_t r = 0; r < nr; r++)
+                            FN(exp_rows)(P + r * BC, nc, L[i0 + r]);
+                        /* Pd = P Z; dP = dP Z */
                         for (int64_t r = 0; r < nr; r++)
                             for (int64_t j = 0; j < nc; j++) Pd[r * BC + j] = P[r * BC + j];
                         FN(apply_dropout)(g, bh, i0, nr, j0, nc, Pd);
                         FN(apply_dropout)(g, bh, i0, nr, j0, nc, dP);
-                    }
-                    for (int64_t r = 0; r < nr; r++) { /* dS = scale P (dP - D) */
-                        T Di = D[i0 + r], *p = P + r * BC, *dp = dP + r * BC;
-                        for (int64_t j = 0; j < nc; j++)
-                            dp[j] = (T)g->scale * p[j] * (dp[j] - Di);
+                        for (int64_t r = 0; r < nr; r++) { /* dS = scale P (dP - D) */
+                            T Di = D[i0 + r], *p = P + r * BC, *dp = dP + r * BC;
+                            for (int64_t j = 0; j < nc; j++)
+                                dp[j] = (T)g->scale * p[j] * (dp[j] - Di);
+                        }
+                    } else { /* both in one pass over the block */
+                        for (int64_t r = 0; r < nr; r++)
+                            FN(exp_ds)(P + r * BC, dP + r * BC, nc, L[i0 + r], D[i0 + r],
+                                       (T)g->scale);
                     }
                     if (GEMM(1, 0, nc, dv, nr, 1, Pd, BC, dO + i0 * dv, dv, 1, dV + j0 * dv,
                              dv) ||
