@@ -13,18 +13,24 @@
 #include <stdatomic.h>
 #include <string.h>
 
-/* Query rows and keys per block: a [BR, BC] block of scores and the
- * [BR, d] / [BC, d] panels of q and k stay in the L2 cache for d <= 128.
- * 128 x 64 took the least CPU time of 32..128 x 64..128 on B=8 H=8 T=2048
- * d=64 (a K block is packed once per BR queries). */
+/* Query rows and keys per block: a [BR, BCF] block of scores (forward)
+ * or [BRB, BC] (backward) and the panels of q and k stay in the L2 cache
+ * for d <= 128. The backward's 128 x 64 took the least CPU time of 32..256
+ * x 48..128 on B=8 H=8 T=2048 d=64 causal; the forward's 32 x 128 took 6%
+ * less than 128 x 64 there (8% at T=512): its per-row work (max, rescale,
+ * sum) comes once per 128 keys, and a causal query block wastes at most
+ * a 32 x 32 triangle. BCF is a multiple of 16 (attention_tmpl.h's LANES). */
 #ifndef BR
-#define BR 128
+#define BR 32
 #endif
 #ifndef BC
 #define BC 64
 #endif
 #ifndef BRB
 #define BRB 128
+#endif
+#ifndef BCF
+#define BCF 128
 #endif
 
 /* Philox4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers:

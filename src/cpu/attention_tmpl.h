@@ -3,11 +3,11 @@
  * SFX (included by attention.c for float and double).
  *
  * The FlashAttention-2 formulation (Dao, 2023): the forward walks the keys
- * a block of BC at a time for a block of BR queries, keeping each row's
+ * a block of BCF at a time for a block of BR queries, keeping each row's
  * running max m and sum l (the online softmax) and rescaling the output
  * rows as m grows; it saves only lse = m + log l per row. The backward
- * recomputes P = exp(S - lse) block by block. Neither holds more than a
- * [BR, BC] block of scores per thread. The block products go through
+ * recomputes P = exp(S - lse) block by block ([BRB, BC]). Neither holds
+ * more than a block of scores per thread. The block products go through
  * gad's own GEMM (one thread each, inside the pool's region). */
 
 #define CAT_(a, b) a##b
@@ -31,10 +31,10 @@ typedef struct {
     atomic_int fail;
 } FN(attn_ctx);
 
-/* S[r][c] (nr x nc, row stride BC) gets the mask of rows i0.., columns
+/* S[r][c] (nr x nc, row stride ld) gets the mask of rows i0.., columns
  * j0.. of head bh, and -inf above the causal diagonal. */
 static void FN(apply_mask)(const FN(attn_ctx) * c, int64_t bh, int64_t i0, int64_t nr,
-                           int64_t j0, int64_t nc, T *S) {
+                           int64_t j0, int64_t nc, T *S, int64_t ld) {
     const gad_tensor *m = c->mask;
     if (m) {
         int64_t rs = m->strides[m->rank - 2], cs = m->strides[m->rank - 1];
@@ -43,27 +43,28 @@ static void FN(apply_mask)(const FN(attn_ctx) * c, int64_t bh, int64_t i0, int64
             const uint8_t *mb = (const uint8_t *)gad__ptr(m) + off;
             for (int64_t r = 0; r < nr; r++)
                 for (int64_t j = 0; j < nc; j++)
-                    if (!mb[r * rs + j * cs]) S[r * BC + j] = (T)-INFINITY;
+                    if (!mb[r * rs + j * cs]) S[r * ld + j] = (T)-INFINITY;
         } else {
             const T *mf = (const T *)gad__ptr(m) + off;
             for (int64_t r = 0; r < nr; r++)
-                for (int64_t j = 0; j < nc; j++) S[r * BC + j] += mf[r * rs + j * cs];
+                for (int64_t j = 0; j < nc; j++) S[r * ld + j] += mf[r * rs + j * cs];
         }
     }
     if (c->g->causal)
         for (int64_t r = 0; r < nr; r++) {
             int64_t from = i0 + r - j0 + 1; /* first masked column */
-            for (int64_t j = from < 0 ? 0 : from; j < nc; j++) S[r * BC + j] = (T)-INFINITY;
+            for (int64_t j = from < 0 ? 0 : from; j < nc; j++) S[r * ld + j] = (T)-INFINITY;
         }
 }
 
-/* P (nr x nc) *= the dropout factors of rows i0.., columns j0.. */
+/* P (nr x nc, row stride ld) *= the dropout factors of rows i0.., columns
+ * j0.. */
 static void FN(apply_dropout)(const gad_attn_geom *g, int64_t bh, int64_t i0, int64_t nr,
-                              int64_t j0, int64_t nc, T *P) {
+                              int64_t j0, int64_t nc, T *P, int64_t ld) {
     T keep = (T)(1.0 / (1.0 - g->dropout_p));
     uint32_t thr = gad__attn_drop_threshold(g->dropout_p);
     for (int64_t r = 0; r < nr; r++) {
-        T *p = P + r * BC;
+        T *p = P + r * ld;
         for (int64_t j = 0; j < nc; j += 4) {
             uint32_t u[4];
             gad__philox_at(g->seed, bh, i0 + r, j0 + j, u);
@@ -75,8 +76,8 @@ static void FN(apply_dropout)(const gad_attn_geom *g, int64_t bh, int64_t i0, in
 /* Lanes of the row reductions below: kept apart so that the compiler
  * vectorises them without reordering a sum (one partial per lane). */
 #define LANES 16 /* the reductions below are written for 16 */
-#if BC % LANES
-#error "attention: BC must be a multiple of LANES"
+#if BCF % LANES
+#error "attention: BCF must be a multiple of LANES"
 #endif
 
 /* max(m0, s[0..n)) over the numbers (a NaN is skipped: exp_sum then
@@ -169,7 +170,7 @@ static inline int64_t FN(attn_ldt)(int64_t Tn) {
 static void *FN(lend_gemm_scratch)(const gad_attn_geom *g, size_t *bytes) {
     const int64_t d = g->d, dv = g->dv, Tk = FN(attn_ldt)(g->Tk);
     const int64_t shapes[][7] = {/* ta, tb, M, N, K, lda, ldb */
-                                 {0, 0, BR, BC, d, d, Tk},    {0, 0, BR, dv, BC, BC, dv},
+                                 {0, 0, BR, BCF, d, d, Tk},   {0, 0, BR, dv, BCF, BCF, dv},
                                  {0, 0, BRB, BC, d, d, Tk},   {0, 0, BRB, BC, dv, dv, Tk},
                                  {1, 0, BC, dv, BRB, BC, dv}, {0, 0, BRB, d, BC, BC, d},
                                  {1, 0, BC, d, BRB, BC, d}};
@@ -209,7 +210,7 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
     FN(attn_ctx) *c = vc;
     const gad_attn_geom *g = c->g;
     int64_t d = g->d, dv = g->dv, G = g->Hq / g->Hk, kt_head = -1, ldt = FN(attn_ldt)(g->Tk);
-    size_t bytes = (size_t)(BR * BC + BR * (3 + LANES) + ldt * d) * sizeof(T);
+    size_t bytes = (size_t)(BR * BCF + BR * (3 + LANES) + ldt * d) * sizeof(T);
     T *S = gad__alloc(bytes);
     if (!S) {
         atomic_store(&c->fail, 1);
@@ -225,7 +226,7 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
     /* mx, l: each row's running max and its sum in LANES partials; mn, al:
      * its new max and exp(old - new) in a block; Kt: [d, Tk], head
      * kt_head's */
-    T *mx = S + BR * BC, *mn = mx + BR, *al = mn + BR, *l = al + BR, *Kt = l + BR * LANES;
+    T *mx = S + BR * BCF, *mn = mx + BR, *al = mn + BR, *l = al + BR, *Kt = l + BR * LANES;
     for (int64_t t = lo; t < hi; t++) {
         int64_t bh = t / c->nqb, i0 = (t % c->nqb) * BR;
         int64_t nr = g->Tq - i0 < BR ? g->Tq - i0 : BR;
@@ -241,27 +242,27 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
         for (int64_t r = 0; r < nr; r++) mx[r] = (T)-INFINITY;
         memset(l, 0, (size_t)(nr * LANES) * sizeof(T));
         int64_t kend = g->causal && i0 + nr < g->Tk ? i0 + nr : g->Tk;
-        for (int64_t j0 = 0; j0 < kend; j0 += BC) {
-            int64_t nc = kend - j0 < BC ? kend - j0 : BC;
+        for (int64_t j0 = 0; j0 < kend; j0 += BCF) {
+            int64_t nc = kend - j0 < BCF ? kend - j0 : BCF;
             /* causal: rows r0.. only; those before see none of these keys */
             int64_t r0 = g->causal && j0 > i0 ? j0 - i0 : 0, nb = nr - r0;
-            T *Sr = S + r0 * BC;
-            if (GEMM(0, 0, nb, nc, d, (T)g->scale, Q + r0 * d, d, Kt + j0, ldt, 0, Sr, BC)) {
+            T *Sr = S + r0 * BCF;
+            if (GEMM(0, 0, nb, nc, d, (T)g->scale, Q + r0 * d, d, Kt + j0, ldt, 0, Sr, BCF)) {
                 atomic_store(&c->fail, 1);
                 break;
             }
-            FN(apply_mask)(c, bh, i0 + r0, nb, j0, nc, Sr);
-            int64_t ncp = (nc + LANES - 1) / LANES * LANES; /* <= BC */
+            FN(apply_mask)(c, bh, i0 + r0, nb, j0, nc, Sr, BCF);
+            int64_t ncp = (nc + LANES - 1) / LANES * LANES; /* <= BCF */
             if (ncp > nc) /* keys past the end: masked */
                 for (int64_t r = r0; r < nr; r++)
-                    for (int64_t j = nc; j < ncp; j++) S[r * BC + j] = (T)-INFINITY;
+                    for (int64_t j = nc; j < ncp; j++) S[r * BCF + j] = (T)-INFINITY;
             /* the online softmax by passes over the block's rows, each
              * row independent of the last, rather than row by row */
-            for (int64_t r = r0; r < nr; r++) mn[r] = FN(row_max)(S + r * BC, ncp, mx[r]);
+            for (int64_t r = r0; r < nr; r++) mn[r] = FN(row_max)(S + r * BCF, ncp, mx[r]);
             for (int64_t r = r0; r < nr; r++) /* 1 while every key so far is masked */
                 al[r] = mn[r] == (T)-INFINITY ? 1 : EXP(mx[r] - mn[r]);
             for (int64_t r = r0; r < nr; r++) { /* exp(-inf) = 0: masked keys */
-                FN(exp_sum)(S + r * BC, ncp, mn[r], al[r], l + r * LANES);
+                FN(exp_sum)(S + r * BCF, ncp, mn[r], al[r], l + r * LANES);
                 mx[r] = mn[r];
             }
             for (int64_t r = r0; r < nr; r++)
@@ -269,8 +270,8 @@ GAD_CLONES static void FN(attn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
                     T *o = O + r * dv, a = al[r];
                     for (int64_t e = 0; e < dv; e++) o[e] *= a;
                 }
-            if (g->dropout_p > 0) FN(apply_dropout)(g, bh, i0 + r0, nb, j0, nc, Sr);
-            if (GEMM(0, 0, nb, dv, nc, 1, Sr, BC, V + j0 * dv, dv, 1, O + r0 * dv, dv)) {
+            if (g->dropout_p > 0) FN(apply_dropout)(g, bh, i0 + r0, nb, j0, nc, Sr, BCF);
+            if (GEMM(0, 0, nb, dv, nc, 1, Sr, BCF, V + j0 * dv, dv, 1, O + r0 * dv, dv)) {
                 atomic_store(&c->fail, 1);
                 break;
             }
@@ -353,15 +354,15 @@ GAD_CLONES static void FN(attn_bwd_range)(void *vc, int64_t lo, int64_t hi) {
                         atomic_store(&c->fail, 1);
                         goto out;
                     }
-                    FN(apply_mask)(c, bh, i0, nr, j0, nc, P);
+                    FN(apply_mask)(c, bh, i0, nr, j0, nc, P, BC);
                     if (drop) {
                         for (int64_t r = 0; r < nr; r++)
                             FN(exp_rows)(P + r * BC, nc, L[i0 + r]);
                         /* Pd = P Z; dP = dP Z */
                         for (int64_t r = 0; r < nr; r++)
                             for (int64_t j = 0; j < nc; j++) Pd[r * BC + j] = P[r * BC + j];
-                        FN(apply_dropout)(g, bh, i0, nr, j0, nc, Pd);
-                        FN(apply_dropout)(g, bh, i0, nr, j0, nc, dP);
+                        FN(apply_dropout)(g, bh, i0, nr, j0, nc, Pd, BC);
+                        FN(apply_dropout)(g, bh, i0, nr, j0, nc, dP, BC);
                         for (int64_t r = 0; r < nr; r++) { /* dS = scale P (dP - D) */
                             T Di = D[i0 + r], *p = P + r * BC, *dp = dP + r * BC;
                             for (int64_t j = 0; j < nc; j++)
