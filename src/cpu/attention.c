@@ -15,7 +15,7 @@
 
 /* Query rows and keys per block: a [BR, BCF] block of scores (forward)
  * or [BRB, BC] (backward) and the panels of q and k stay in the L2 cache
- * for d <= 128. The backward's 128 x 64 took the least CPU time of 32..256
+ * for d <= 128. The backward's 128 x 64 took the least CPU time of 96..256
  * x 48..128 on B=8 H=8 T=2048 d=64 causal; the forward's 32 x 128 took 6%
  * less than 128 x 64 there (8% at T=512): its per-row work (max, rescale,
  * sum) comes once per 128 keys, and a causal query block wastes at most
