@@ -158,28 +158,48 @@ static int check_x(const char *op, gad_tensor *x) {
     return 0;
 }
 
+/* The checks batch_norm and instance_norm share: x, eps, the per-channel
+ * tensors and the running statistics, which go together, are needed when
+ * the batch's statistics are not used (`without`: when that is) and are
+ * updated with a finite momentum. Sets x's [N, C, S]; 1 on an error
+ * (recorded). */
+static int check_stats_args(const char *op, gad_tensor *x, gad_tensor *running_mean,
+                            gad_tensor *running_var, gad_tensor *weight, gad_tensor *bias,
+                            int batch_stats, double momentum, double eps, const char *without,
+                            int64_t *N, int64_t *C, int64_t *S) {
+    if (check_x(op, x) || check_eps(op, eps)) return 1;
+    ncs(x, N, C, S);
+    if (check_chan(op, "weight", weight, x, *C) || check_chan(op, "bias", bias, x, *C) ||
+        check_chan(op, "running_mean", running_mean, x, *C) ||
+        check_chan(op, "running_var", running_var, x, *C) ||
+        check_running(op, "running_mean", running_mean) ||
+        check_running(op, "running_var", running_var))
+        return 1;
+    if (!running_mean != !running_var) {
+        gad__err(GAD_ERR_DOMAIN, op, "running_mean and running_var go together (one is NULL)");
+        return 1;
+    }
+    if (!batch_stats && !running_mean) {
+        gad__err(GAD_ERR_DOMAIN, op, "running_mean and running_var are needed %s", without);
+        return 1;
+    }
+    if (batch_stats && running_mean && !isfinite(momentum)) {
+        gad__err(GAD_ERR_DOMAIN, op, "momentum must be finite, got %g", momentum);
+        return 1;
+    }
+    return 0;
+}
+
 gad_tensor *gad_batch_norm(gad_tensor *x, gad_tensor *running_mean, gad_tensor *running_var,
                            gad_tensor *weight, gad_tensor *bias, int training, double momentum,
                            double eps) {
     const char *op = "batch_norm";
     GAD_COMPOSITE(op); /* evaluation's invstd comes from ordinary ops */
     GAD_NEED(op, x);
-    if (check_x(op, x) || check_eps(op, eps)) return NULL;
     int64_t N, C, S;
-    ncs(x, &N, &C, &S);
-    if (check_chan(op, "weight", weight, x, C) || check_chan(op, "bias", bias, x, C) ||
-        check_chan(op, "running_mean", running_mean, x, C) ||
-        check_chan(op, "running_var", running_var, x, C) ||
-        check_running(op, "running_mean", running_mean) ||
-        check_running(op, "running_var", running_var))
+    if (check_stats_args(op, x, running_mean, running_var, weight, bias, training, momentum,
+                         eps, "in evaluation mode", &N, &C, &S))
         return NULL;
-    if (!running_mean != !running_var)
-        return gad__err(GAD_ERR_DOMAIN, op, "running_mean and running_var go together (one is NULL)");
-    if (!training && !running_mean)
-        return gad__err(GAD_ERR_DOMAIN, op,
-                        "running_mean and running_var are needed in evaluation mode");
-    if (training && running_mean && !isfinite(momentum))
-        return gad__err(GAD_ERR_DOMAIN, op, "momentum must be finite, got %g", momentum);
     if (training && N * S == 1) {
         char b[GAD_SHAPE_BUF];
         return gad__err(GAD_ERR_SHAPE, op,
@@ -276,22 +296,10 @@ gad_tensor *gad_instance_norm(gad_tensor *x, gad_tensor *running_mean, gad_tenso
     const char *op = "instance_norm";
     GAD_COMPOSITE(op);
     GAD_NEED(op, x);
-    if (check_x(op, x) || check_eps(op, eps)) return NULL;
     int64_t N, C, S;
-    ncs(x, &N, &C, &S);
-    if (check_chan(op, "weight", weight, x, C) || check_chan(op, "bias", bias, x, C) ||
-        check_chan(op, "running_mean", running_mean, x, C) ||
-        check_chan(op, "running_var", running_var, x, C) ||
-        check_running(op, "running_mean", running_mean) ||
-        check_running(op, "running_var", running_var))
+    if (check_stats_args(op, x, running_mean, running_var, weight, bias, use_input_stats,
+                         momentum, eps, "when use_input_stats is 0", &N, &C, &S))
         return NULL;
-    if (!running_mean != !running_var)
-        return gad__err(GAD_ERR_DOMAIN, op, "running_mean and running_var go together (one is NULL)");
-    if (!use_input_stats && !running_mean)
-        return gad__err(GAD_ERR_DOMAIN, op,
-                        "running_mean and running_var are needed when use_input_stats is 0");
-    if (use_input_stats && running_mean && !isfinite(momentum))
-        return gad__err(GAD_ERR_DOMAIN, op, "momentum must be finite, got %g", momentum);
     if (use_input_stats && S <= 1) {
         char b[GAD_SHAPE_BUF];
         return gad__err(GAD_ERR_SHAPE, op,
