@@ -114,18 +114,26 @@ typedef struct gad_tensor gad_tensor;
 
 /* Element types. f32 is the compute type; f64 serves reference checks; i64
  * holds indices; bool (one byte, always 0 or 1) holds masks: comparisons
- * return it, gad_where and gad_masked_fill take it. Most ops take floats
- * only (a bool input is a dtype error there, as an i64 one is). */
+ * return it, gad_where and gad_masked_fill take it. f16 (IEEE 754 binary16)
+ * and bf16 (bfloat16: f32's sign and exponent, 7 mantissa bits) halve a
+ * tensor's memory; i32 and u8 hold integer data read from checkpoints and
+ * data sets. Most ops take floats only (a bool input is a dtype error
+ * there, as an i64 one is). The numbers are fixed: files and other
+ * programs may store them. */
 typedef enum gad_dtype_t {
     GAD_DTYPE_INVALID = -1, /* what gad_dtype(NULL) returns */
     GAD_F32 = 0,
     GAD_F64 = 1,
     GAD_I64 = 2,
-    GAD_BOOL = 3
+    GAD_BOOL = 3,
+    GAD_F16 = 4,
+    GAD_BF16 = 5,
+    GAD_I32 = 6,
+    GAD_U8 = 7
 } gad_dtype_t;
 
-/* The name of a dtype: "f32", "f64", "i64" or "bool" ("?" for an invalid
- * value). */
+/* The name of a dtype: "f32", "f64", "i64", "bool", "f16", "bf16", "i32"
+ * or "u8" ("?" for an invalid value). */
 const char *gad_dtype_name(gad_dtype_t dtype);
 
 /* Size in bytes of one element of dtype (0 for an invalid value). */

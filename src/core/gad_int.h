@@ -214,12 +214,19 @@ struct gad_tensor {
     uint8_t dev;    /* the device of st, copied here for the ops' checks */
 };
 
+/* The element size of a valid dtype (gad.h fixes the numbers: f32, f64,
+ * i64, bool, f16, bf16, i32, u8), one nibble each. */
 static inline size_t gad__dsize(int dtype) {
-    return dtype == GAD_F32 ? 4 : dtype == GAD_BOOL ? 1 : 8;
+    return (size_t)((0x14221884u >> (4 * (dtype & 7))) & 0xf);
 }
 
 static inline bool gad__dtype_valid(int dtype) {
-    return dtype == GAD_F32 || dtype == GAD_F64 || dtype == GAD_I64 || dtype == GAD_BOOL;
+    return dtype >= GAD_F32 && dtype <= GAD_U8;
+}
+
+/* f16 or bf16: stored in two bytes, computed in f32 (src/core/half.h). */
+static inline bool gad__is_half(int dtype) {
+    return dtype == GAD_F16 || dtype == GAD_BF16;
 }
 
 static inline bool gad__is_float(int dtype) {

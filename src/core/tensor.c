@@ -11,6 +11,10 @@ const char *gad_dtype_name(gad_dtype_t dtype) {
     case GAD_F64: return "f64";
     case GAD_I64: return "i64";
     case GAD_BOOL: return "bool";
+    case GAD_F16: return "f16";
+    case GAD_BF16: return "bf16";
+    case GAD_I32: return "i32";
+    case GAD_U8: return "u8";
     default: return "?";
     }
 }
