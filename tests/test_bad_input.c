@@ -1089,8 +1089,8 @@ TBAD(zeros_noshape, "gad_zeros", "NULL", "shape NULL with rank 1", E_SHAPE, "zer
      NULL, gad_zeros(NULL, 1, GAD_F32))
 TBAD(zeros_rank9, "gad_zeros", "rank", "rank 9", E_SHAPE, "zeros", "rank 9",
      gad_zeros(DIMS(1, 1, 1, 1, 1, 1, 1, 1, 1), GAD_F32))
-TBAD(zeros_dtype, "gad_zeros", "dtype", "dtype 7 (not a dtype)", E_DTYPE, "zeros",
-     "7", gad_zeros(DIMS(2), (gad_dtype_t)7))
+TBAD(zeros_dtype, "gad_zeros", "dtype", "dtype 8 (not a dtype)", E_DTYPE, "zeros",
+     "8", gad_zeros(DIMS(2), (gad_dtype_t)8))
 TBAD(zeros_dtype_invalid, "gad_zeros", "dtype", "GAD_DTYPE_INVALID", E_DTYPE, "zeros",
      "-1", gad_zeros(DIMS(2), GAD_DTYPE_INVALID))
 TBAD(zeros_huge, "gad_zeros", "huge", "shape [2^40,2^40]", E_SHAPE, "zeros",
@@ -1138,8 +1138,8 @@ GOOD(full_i64_trunc, "gad_full", "value", "i64 with value -2.7", "-2 (truncated)
      at(gad_full(DIMS(1), GAD_I64, -2.7), 0) == -2)
 TBAD(scalar_i64_nan, "gad_scalar", "NaN/Inf", "i64 with value NaN", E_DOMAIN, "scalar",
      "nan", gad_scalar(NAN, GAD_I64))
-TBAD(scalar_dtype, "gad_scalar", "dtype", "dtype 5 (not a dtype)", E_DTYPE, "scalar",
-     NULL, gad_scalar(1, (gad_dtype_t)5))
+TBAD(scalar_dtype, "gad_scalar", "dtype", "dtype 9 (not a dtype)", E_DTYPE, "scalar",
+     NULL, gad_scalar(1, (gad_dtype_t)9))
 GOOD(scalar_f64_inf, "gad_scalar", "NaN/Inf", "f64 with value inf", "a scalar inf",
      isinf(at(gad_scalar(INFINITY, GAD_F64), 0)))
 GOOD(scalar_f32_nan, "gad_scalar_f32", "NaN/Inf", "value NaN", "a scalar NaN",
@@ -1167,8 +1167,8 @@ TBAD(arange_inf, "gad_arange", "NaN/Inf", "end inf", E_SHAPE, "arange", "inf",
      gad_arange(0, INFINITY, 1, GAD_F64))
 TBAD(arange_nanstep, "gad_arange", "NaN/Inf", "step NaN", E_SHAPE, "arange", "nan",
      gad_arange(0, 1, NAN, GAD_F64))
-TBAD(arange_dtype, "gad_arange", "dtype", "dtype 4 (not a dtype)", E_DTYPE, "arange",
-     NULL, gad_arange(0, 5, 1, (gad_dtype_t)4))
+TBAD(arange_dtype, "gad_arange", "dtype", "dtype 10 (not a dtype)", E_DTYPE, "arange",
+     NULL, gad_arange(0, 5, 1, (gad_dtype_t)10))
 TBAD(arange_i64_step, "gad_arange", "value", "i64 with step 0.5 (truncates to 0)",
      E_SHAPE, "arange", "0.5", gad_arange(0, 5, 0.5, GAD_I64))
 TBAD(arange_huge, "gad_arange", "huge", "(0, 1e18, 1): 10^18 elements", E_SHAPE,
@@ -1194,8 +1194,8 @@ GOOD(linspace_nan, "gad_linspace", "NaN/Inf", "end NaN",
      all_nan(gad_linspace(0, NAN, 3, GAD_F64)) && all_nan(gad_linspace(0, NAN, 3, GAD_F32)))
 TBAD(eye_neg, "gad_eye", "value", "n = -1", E_SHAPE, "eye", "[-1,-1]",
      gad_eye(-1, GAD_F32))
-TBAD(eye_dtype, "gad_eye", "dtype", "dtype 6 (not a dtype)", E_DTYPE, "eye", NULL,
-     gad_eye(3, (gad_dtype_t)6))
+TBAD(eye_dtype, "gad_eye", "dtype", "dtype 11 (not a dtype)", E_DTYPE, "eye", NULL,
+     gad_eye(3, (gad_dtype_t)11))
 TBAD(eye_huge, "gad_eye", "huge", "n = 2^40", E_SHAPE, "eye", "overflows",
      gad_eye(BIG, GAD_F64))
 GOOD(eye_zero, "gad_eye", "empty", "n = 0", "a [0,0] tensor",
@@ -1521,8 +1521,8 @@ TBAD(clone_null, "gad_clone", "NULL", "t NULL", E_DOMAIN, "clone", NULL, gad_clo
 GOOD(clone_rank0, "gad_clone", "rank 0", "a scalar", "a scalar", SCALAR_IS(gad_clone(S64(2))))
 TBAD(cast_null, "gad_cast", "NULL", "t NULL", E_DOMAIN, "cast", NULL,
      gad_cast(NULL, GAD_F32))
-TBAD(cast_dtype, "gad_cast", "dtype", "dtype 7 (not a dtype)", E_DTYPE, "cast", "7",
-     gad_cast(F32T(2), (gad_dtype_t)7))
+TBAD(cast_dtype, "gad_cast", "dtype", "dtype 12 (not a dtype)", E_DTYPE, "cast", "12",
+     gad_cast(F32T(2), (gad_dtype_t)12))
 TBAD(cast_invalid, "gad_cast", "dtype", "GAD_DTYPE_INVALID", E_DTYPE, "cast", "-1",
      gad_cast(F32T(2), GAD_DTYPE_INVALID))
 GOOD(cast_nan, "gad_cast", "NaN/Inf", "f32 NaN, inf, -inf to i64",

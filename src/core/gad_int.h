@@ -224,6 +224,9 @@ static inline bool gad__dtype_valid(int dtype) {
     return dtype >= GAD_F32 && dtype <= GAD_U8;
 }
 
+/* One element of dtype at p as a double (exact but for i64 beyond 2^53). */
+double gad__elem_f64(int dtype, const void *p);
+
 /* f16 or bf16: stored in two bytes, computed in f32 (src/core/half.h). */
 static inline bool gad__is_half(int dtype) {
     return dtype == GAD_F16 || dtype == GAD_BF16;

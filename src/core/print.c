@@ -1,5 +1,6 @@
 /* print.c: a NumPy-like repr of a tensor. */
 #include "gad_int.h"
+#include "half.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,17 +48,25 @@ static void sb_pad(sbuf *b, size_t n) {
 static int fmt_elem(char *out, size_t cap, const gad_tensor *t, const char *p) {
     if (t->dtype == GAD_I64)
         return snprintf(out, cap, "%lld", (long long)*(const int64_t *)p);
+    if (t->dtype == GAD_I32 || t->dtype == GAD_U8)
+        return snprintf(out, cap, "%.0f", gad__elem_f64(t->dtype, p));
     if (t->dtype == GAD_BOOL) /* PyTorch's words */
         return snprintf(out, cap, "%s", *(const uint8_t *)p ? "True" : "False");
-    double v = t->dtype == GAD_F32 ? *(const float *)p : *(const double *)p;
+    double v = gad__elem_f64(t->dtype, p);
+    /* the shortest decimal that reads back as the same value in t's dtype:
+     * halves compare after rounding to f32 then to the half */
     if (isnan(v)) return snprintf(out, cap, "nan");
     if (isinf(v)) return snprintf(out, cap, v < 0 ? "-inf" : "inf");
     if (v == 0) return snprintf(out, cap, signbit(v) ? "-0." : "0.");
-    int maxp = t->dtype == GAD_F32 ? 9 : 17, prec = 1, n = 0;
+    int maxp = t->dtype == GAD_F64 ? 17 : t->dtype == GAD_F32 ? 9 : 5, prec = 1, n = 0;
     for (; prec < maxp; prec++) {
         snprintf(out, cap, "%.*g", prec, v);
         double back = strtod(out, NULL);
-        if (t->dtype == GAD_F32 ? (float)back == (float)v : back == v) break;
+        if (t->dtype == GAD_F64 ? back == v
+            : t->dtype == GAD_F32 ? (float)back == (float)v
+            : t->dtype == GAD_F16 ? gad__f32_to_f16((float)back) == *(const uint16_t *)p
+                                  : gad__f32_to_bf16((float)back) == *(const uint16_t *)p)
+            break;
     }
     double a = fabs(v);
     if (a >= 1e-4 && a < 1e16) {

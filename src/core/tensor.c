@@ -1,6 +1,7 @@
 /* tensor.c: the tensor object: creation, layout, copy-on-write, packing,
  * accessors and dtype conversion (SPEC §1.2-1.9). */
 #include "gad_int.h"
+#include "half.h"
 #include "iter.h"
 
 #include <math.h>
@@ -22,6 +23,20 @@ const char *gad_dtype_name(gad_dtype_t dtype) {
 size_t gad_dtype_size(gad_dtype_t dtype) {
     return gad__dtype_valid(dtype) ? gad__dsize(dtype) : 0;
 }
+
+double gad__elem_f64(int dtype, const void *p) {
+    switch (dtype) {
+    case GAD_F32: return *(const float *)p;
+    case GAD_F64: return *(const double *)p;
+    case GAD_I64: return (double)*(const int64_t *)p;
+    case GAD_F16: return gad__f16_to_f32(*(const uint16_t *)p);
+    case GAD_BF16: return gad__bf16_to_f32(*(const uint16_t *)p);
+    case GAD_I32: return *(const int32_t *)p;
+    default: return *(const uint8_t *)p; /* u8, bool */
+    }
+}
+
+static inline void convert_elem(int from, const char *p, int to, void *dst, int64_t k);
 
 static int check_dtype(const char *op, int dtype) {
     if (gad__dtype_valid(dtype)) return 0;
@@ -114,9 +129,14 @@ void gad__host_fill(void *p, int dtype, int64_t n, double v) {
         for (int64_t i = 0; i < n; i++) d[i] = v;
     } else if (dtype == GAD_BOOL) { /* nonzero (NaN included) is true */
         memset(p, v != 0, (size_t)n);
-    } else {
+    } else if (dtype == GAD_I64) {
         int64_t k = (int64_t)v, *d = p;
         for (int64_t i = 0; i < n; i++) d[i] = k;
+    } else { /* one element converted as gad_cast does, then copied */
+        char one[8];
+        convert_elem(GAD_F64, (const char *)&v, dtype, one, 0);
+        size_t es = gad__dsize(dtype);
+        for (int64_t i = 0; i < n; i++) memcpy((char *)p + (size_t)i * es, one, es);
     }
 }
 
@@ -297,14 +317,9 @@ int64_t gad_dim(const gad_tensor *t, int axis) {
     return t->shape[a];
 }
 
-/* Convert one element to double / int64. */
+/* One element as double (exact for every dtype but i64 beyond 2^53). */
 static inline double elem_f64(const gad_tensor *t, const char *p) {
-    switch (t->dtype) {
-    case GAD_F32: return *(const float *)p;
-    case GAD_F64: return *(const double *)p;
-    case GAD_BOOL: return *(const uint8_t *)p;
-    default: return (double)*(const int64_t *)p;
-    }
+    return gad__elem_f64(t->dtype, p);
 }
 
 /* float -> i64: truncate toward zero, saturate, NaN -> 0 (SPEC §1.9). */
@@ -313,6 +328,58 @@ static inline int64_t f2i(double v) {
     if (v >= 9223372036854775807.0) return INT64_MAX;
     if (v <= -9223372036854775808.0) return INT64_MIN;
     return (int64_t)v;
+}
+
+/* An integer element (i64, i32, u8, bool) as int64. */
+static inline int64_t int_elem(int dtype, const char *p) {
+    switch (dtype) {
+    case GAD_I64: return *(const int64_t *)p;
+    case GAD_I32: return *(const int32_t *)p;
+    default: return *(const uint8_t *)p; /* u8, bool */
+    }
+}
+
+static inline bool is_int(int dtype) {
+    return dtype == GAD_I64 || dtype == GAD_I32 || dtype == GAD_U8 || dtype == GAD_BOOL;
+}
+
+/* Store one element of dtype `from` at p into dst[k] of dtype `to`, as
+ * gad_cast defines it (SPEC §1.9): to bool, nonzero (NaN included); float
+ * to an integer truncates toward zero, saturates and sends NaN to 0; an
+ * integer to a narrower one keeps the low bits (C's and PyTorch's wrap);
+ * to a half, through f32 (one rounding from f32, i64 and i32 first rounded
+ * to f32, f64 too: PyTorch's conversions, double rounding included). */
+static inline void convert_elem(int from, const char *p, int to, void *dst, int64_t k) {
+    if (to == GAD_BOOL) {
+        ((uint8_t *)dst)[k] = is_int(from) ? int_elem(from, p) != 0 : gad__elem_f64(from, p) != 0;
+        return;
+    }
+    if (to == GAD_I64 || to == GAD_I32 || to == GAD_U8) {
+        int64_t v;
+        if (is_int(from)) {
+            v = int_elem(from, p);
+        } else {
+            double d = gad__elem_f64(from, p);
+            if (to == GAD_I32)
+                d = isnan(d) ? 0 : d >= 2147483647.0 ? 2147483647.0 : d <= -2147483648.0 ? -2147483648.0 : d;
+            else if (to == GAD_U8)
+                d = isnan(d) || d <= 0 ? 0 : d >= 255.0 ? 255.0 : d;
+            v = f2i(d);
+        }
+        if (to == GAD_I64) ((int64_t *)dst)[k] = v;
+        else if (to == GAD_I32) ((int32_t *)dst)[k] = (int32_t)(uint32_t)(uint64_t)v;
+        else ((uint8_t *)dst)[k] = (uint8_t)(uint64_t)v;
+        return;
+    }
+    /* to a float: i64 -> f32 in one rounding, not two through double */
+    float f = from == GAD_I64 ? (float)*(const int64_t *)p
+            : from == GAD_I32 ? (float)*(const int32_t *)p : (float)gad__elem_f64(from, p);
+    switch (to) {
+    case GAD_F64: ((double *)dst)[k] = gad__elem_f64(from, p); break;
+    case GAD_F32: ((float *)dst)[k] = f; break;
+    case GAD_F16: ((uint16_t *)dst)[k] = gad__f32_to_f16(f); break;
+    default: ((uint16_t *)dst)[k] = gad__f32_to_bf16(f); break;
+    }
 }
 
 double gad_item(gad_tensor *t) {
@@ -375,20 +442,7 @@ void gad__host_convert(const gad_tensor *t, void *dst, int to) {
     for (int64_t o = 0; o < it.outer; o++) {
         for (int64_t j = 0; j < it.inner; j++, k++) {
             const char *p = base + (off[0] + j * sx) * (int64_t)es; /* strides may be < 0 */
-            if (to == GAD_BOOL) { /* nonzero, NaN included */
-                ((uint8_t *)dst)[k] = t->dtype == GAD_I64 ? *(const int64_t *)p != 0
-                                                          : elem_f64(t, p) != 0;
-            } else if (to == GAD_I64) {
-                ((int64_t *)dst)[k] = t->dtype == GAD_I64    ? *(const int64_t *)p
-                                      : t->dtype == GAD_BOOL ? *(const uint8_t *)p
-                                                             : f2i(elem_f64(t, p));
-            } else if (to == GAD_F32) {
-                /* i64 -> f32 in one rounding, not two through double */
-                ((float *)dst)[k] = t->dtype == GAD_I64 ? (float)*(const int64_t *)p
-                                                        : (float)elem_f64(t, p);
-            } else {
-                ((double *)dst)[k] = elem_f64(t, p);
-            }
+            convert_elem(t->dtype, p, to, dst, k);
         }
         gad__iter_next(&it, idx, off);
     }

@@ -365,7 +365,7 @@ static gad_tensor *arg(prog *p) {
 static gad_dtype_t dtype_of(prog *p) {
     unsigned b = u8(&p->in);
     if (b == 0xFF) return GAD_DTYPE_INVALID;
-    if (b == 0xFE) return (gad_dtype_t)7;
+    if (b == 0xFE) return (gad_dtype_t)8; /* one past the last */
     return (gad_dtype_t)(b % 3);
 }
 
