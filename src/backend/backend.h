@@ -200,6 +200,7 @@ typedef struct gad_backend {
     F(attention, fwd) F(attention, bwd) F(attention, dropout_mask)             \
     F(attention, rope)                                                         \
     F(norm, stats) F(norm, fwd) F(norm, bwd)                                   \
+    F(norm, group_fwd) F(norm, group_bwd)                                      \
     /* one family a line */
 
 /* An index error a back end found on its device and reports later, at a

@@ -1,5 +1,6 @@
 /* norm.c: the CPU's normalization family (batch norm's statistics, its
- * affine normalization and its backward; backend/norm.h): the kernels,
+ * affine normalization and its backward; group norm's fused forward and
+ * backward; backend/norm.h): the kernels,
  * stamped for f32 and f64 from norm_tmpl.h, the wrappers from the seam's
  * tensors to raw arrays, and the sub-table that the CPU's table points to. */
 #include "backend/norm.h"
@@ -51,5 +52,33 @@ static void cpu_norm_bwd(const gad_tensor *x, const gad_tensor *g, const gad_ten
                           S);
 }
 
+static void cpu_group_fwd(const gad_tensor *x, int64_t G, const gad_tensor *w,
+                          const gad_tensor *b, gad_tensor *y, gad_tensor *mean,
+                          gad_tensor *invstd, gad_tensor *rm, gad_tensor *rv, double momentum,
+                          double eps) {
+    int64_t N, C, S;
+    dims_of(x, &N, &C, &S);
+    if (F32(x))
+        gad__gn_fwd_f32(P(x), P(w), P(b), P(y), P(mean), P(invstd), P(rm), P(rv), N, C, G, S,
+                        momentum, eps);
+    else
+        gad__gn_fwd_f64(P(x), P(w), P(b), P(y), P(mean), P(invstd), P(rm), P(rv), N, C, G, S,
+                        momentum, eps);
+}
+
+static int cpu_group_bwd(const char *op, const gad_tensor *x, const gad_tensor *g,
+                         const gad_tensor *mean, const gad_tensor *invstd, const gad_tensor *w,
+                         int64_t G, gad_tensor *dx, gad_tensor *dw, gad_tensor *db) {
+    int64_t N, C, S;
+    dims_of(x, &N, &C, &S);
+    int rc = F32(x) ? gad__gn_bwd_f32(P(x), P(g), P(mean), P(invstd), P(w), P(dx), P(dw), P(db),
+                                      N, C, G, S)
+                    : gad__gn_bwd_f64(P(x), P(g), P(mean), P(invstd), P(w), P(dx), P(dw), P(db),
+                                      N, C, G, S);
+    if (rc) return (gad__err(GAD_ERR_MEMORY, op, "cannot allocate"), -1);
+    return 0;
+}
+
 const gad_be_norm gad__cpu_norm = {.stats = cpu_norm_stats, .fwd = cpu_norm_fwd,
-                                   .bwd = cpu_norm_bwd};
+                                   .bwd = cpu_norm_bwd, .group_fwd = cpu_group_fwd,
+                                   .group_bwd = cpu_group_bwd};

@@ -145,6 +145,136 @@ void FN(gad__norm_bwd)(const T *x, const T *g, const T *mean, const T *invstd, c
     if (dx) gad__parallel_for(N * C, 16384 / (S + 1) + 1, FN(norm_dx_range), &c);
 }
 
+/* ---- group norm (instance norm: G = C). x is [N, C, S] with C = G Cg, so
+ * that group (n, g)'s M = Cg S values are contiguous (block r = n G + g).
+ * One task per block: its statistics and its second pass read it while it
+ * is still in cache, and each block's sums are one thread's, in an order
+ * that depends on the sizes only, so results do not depend on the thread
+ * count. */
+typedef struct {
+    const T *x, *g, *w, *b, *mean, *invstd;
+    T *y, *omean, *oinv, *rm, *rv, *dx;
+    double *part; /* bwd: per (n, c), sum g xhat and sum g; NULL: not wanted */
+    int64_t C, G, Cg, S;
+    double momentum, eps;
+} FN(gn_ctx);
+
+/* blocks [lo, hi): mean and invstd shifted by the block's first value (as
+ * norm_stats_range), then y = (x - mean) a + b[c], a = invstd w[c] */
+GAD_CLONES static void FN(gn_fwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(gn_ctx) *c = vc;
+    int64_t S = c->S, M = c->Cg * S;
+    for (int64_t r = lo; r < hi; r++) {
+        const T *x = c->x + r * M;
+        T *y = c->y + r * M;
+        T k = x[0];
+        double s1 = 0, s2 = 0;
+        FN(sums)(x, NULL, k, M, &s1, &s2);
+        double d = s1 / (double)M, mean = (double)k + d;
+        double var = s2 / (double)M - d * d;
+        if (var < 0) var = 0;
+        double inv = 1.0 / sqrt(var + c->eps);
+        c->omean[r] = (T)mean;
+        c->oinv[r] = (T)inv;
+        if (c->rm) {
+            double m = c->momentum, unb = M > 1 ? var * (double)M / (double)(M - 1) : var;
+            c->rm[r] = (T)((1 - m) * (double)c->rm[r] + m * mean);
+            c->rv[r] = (T)((1 - m) * (double)c->rv[r] + m * unb);
+        }
+        T mt = (T)mean;
+        int64_t c0 = (r % c->G) * c->Cg;
+        for (int64_t i = 0; i < c->Cg; i++) {
+            int64_t ch = c0 + i;
+            T a = (T)(inv * (c->w ? (double)c->w[ch] : 1.0)), o = c->b ? c->b[ch] : (T)0;
+            const T *xr = x + i * S;
+            T *yr = y + i * S;
+            for (int64_t j = 0; j < S; j++) yr[j] = (xr[j] - mt) * a + o;
+        }
+    }
+}
+
+void FN(gad__gn_fwd)(const T *x, const T *w, const T *b, T *y, T *mean, T *invstd, T *rm, T *rv,
+                     int64_t N, int64_t C, int64_t G, int64_t S, double momentum, double eps) {
+    int64_t Cg = C / G, M = Cg * S;
+    if (M == 0) { /* no values: NaN statistics */
+        for (int64_t r = 0; r < N * G; r++) mean[r] = invstd[r] = (T)NAN;
+        return;
+    }
+    FN(gn_ctx) c = {.x = x, .w = w, .b = b, .y = y, .omean = mean, .oinv = invstd, .rm = rm,
+                    .rv = rv, .C = C, .G = G, .Cg = Cg, .S = S, .momentum = momentum,
+                    .eps = eps};
+    gad__parallel_for(N * G, 16384 / M + 1, FN(gn_fwd_range), &c);
+}
+
+/* blocks [lo, hi): per channel sg = sum g, sgx = sum g (x - mean); with
+ * xhat = (x - mean) invstd and dxhat = g w[c], dx = invstd (dxhat -
+ * mean(dxhat) - xhat mean(dxhat xhat)) over the block (Wu and He 2018,
+ * "Group Normalization", the batch norm backward of Ioffe and Szegedy 2015
+ * per group) = g a + (x - mean) k1 + k0, with a = invstd w[c], B = sum_c
+ * w[c] sg, A = sum_c w[c] sgx, k0 = -invstd B / M, k1 = -invstd^3 A / M */
+GAD_CLONES static void FN(gn_bwd_range)(void *vc, int64_t lo, int64_t hi) {
+    FN(gn_ctx) *c = vc;
+    int64_t S = c->S, Cg = c->Cg, M = Cg * S;
+    for (int64_t r = lo; r < hi; r++) {
+        const T *x = c->x + r * M, *g = c->g + r * M;
+        T mt = c->mean[r];
+        double inv = (double)c->invstd[r], A = 0, B = 0;
+        int64_t c0 = (r % c->G) * Cg, n = r / c->G;
+        for (int64_t i = 0; i < Cg; i++) {
+            double sg = 0, sgx = 0, wc = c->w ? (double)c->w[c0 + i] : 1.0;
+            FN(sums)(x + i * S, g + i * S, mt, S, &sg, &sgx);
+            if (c->part) {
+                double *p = c->part + 2 * (n * c->C + c0 + i);
+                p[0] = sgx * inv;
+                p[1] = sg;
+            }
+            A += wc * sgx;
+            B += wc * sg;
+        }
+        if (!c->dx) continue;
+        T k1 = (T)(-inv * inv * inv * A / (double)M), k0 = (T)(-inv * B / (double)M);
+        for (int64_t i = 0; i < Cg; i++) {
+            T a = (T)(inv * (c->w ? (double)c->w[c0 + i] : 1.0));
+            const T *xr = x + i * S, *gr = g + i * S;
+            T *dx = c->dx + r * M + i * S;
+            for (int64_t j = 0; j < S; j++) dx[j] = gr[j] * a + (xr[j] - mt) * k1 + k0;
+        }
+    }
+}
+
+/* dx, dw, db: each NULL when not wanted; dw and db are the blocks' sums
+ * added over n in order. Returns -1 when its scratch cannot be allocated. */
+int FN(gad__gn_bwd)(const T *x, const T *g, const T *mean, const T *invstd, const T *w, T *dx,
+                    T *dw, T *db, int64_t N, int64_t C, int64_t G, int64_t S) {
+    int64_t Cg = C / G, M = Cg * S;
+    if (M == 0 || N == 0) { /* dx is empty */
+        for (int64_t ch = 0; ch < C; ch++) {
+            if (dw) dw[ch] = 0;
+            if (db) db[ch] = 0;
+        }
+        return 0;
+    }
+    size_t bytes = (size_t)(N * C) * 2 * sizeof(double);
+    double *part = dw || db ? gad__alloc(bytes) : NULL;
+    if ((dw || db) && !part) return -1;
+    FN(gn_ctx) c = {.x = x, .g = g, .mean = mean, .invstd = invstd, .w = w, .dx = dx,
+                    .part = part, .C = C, .G = G, .Cg = Cg, .S = S};
+    gad__parallel_for(N * G, 16384 / M + 1, FN(gn_bwd_range), &c);
+    if (part) {
+        for (int64_t ch = 0; ch < C; ch++) {
+            double sw = 0, sb = 0;
+            for (int64_t n = 0; n < N; n++) {
+                sw += part[2 * (n * C + ch)];
+                sb += part[2 * (n * C + ch) + 1];
+            }
+            if (dw) dw[ch] = (T)sw;
+            if (db) db[ch] = (T)sb;
+        }
+        gad__free(part, bytes);
+    }
+    return 0;
+}
+
 #undef FN
 #undef CAT
 #undef CAT_

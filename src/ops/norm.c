@@ -1,10 +1,11 @@
-/* norm.c: normalization over channels (issue 28): batch norm as one tape
- * node with a fused backward (the back end's norm family, backend/norm.h;
- * the CPU's is src/cpu/norm.c), and group and instance norm as batch norm
- * over a reshaped input followed by the per-channel affine map, as PyTorch
- * computes them. Under GAD_CREATE_GRAPH the VJP goes through the unfused
- * composition of ordinary tracked ops, so that it is differentiable again
- * (as rms_norm's in fused.c). PyTorch's torch.nn.functional semantics. */
+/* norm.c: normalization over channels (issue 28): batch norm and group
+ * norm, each one tape node with a fused forward and backward (the back
+ * end's norm family, backend/norm.h; the CPU's is src/cpu/norm.c), and
+ * instance norm as group norm with one channel a group (batch norm's
+ * evaluation with its running statistics). Under GAD_CREATE_GRAPH the VJPs
+ * go through the unfused composition of ordinary tracked ops, so that they
+ * are differentiable again (as rms_norm's in fused.c). PyTorch's
+ * torch.nn.functional semantics. */
 #include "ops_int.h"
 #include "backend/norm.h"
 
@@ -239,12 +240,65 @@ int gad__vjp_batch_norm(gad_node *n, gad_tensor *gy, const bool *need, gad_tenso
 
 /* ============================================================ group norm */
 
-/* y * w + b over channel axis 1 (w, b optional), tracked */
-static gad_tensor *affine(gad_tensor *y, gad_tensor *w, gad_tensor *b) {
-    /* y NULL: a step failed (a missing kernel), its error pending */
+/* The same values from ordinary tracked ops: x [N, C, ...] seen as [N, G,
+ * C/G S], each row normalised with its biased variance, then w and b per
+ * channel (each optional) */
+gad_tensor *gad__group_norm_unfused(gad_tensor *x, gad_tensor *w, gad_tensor *b, int64_t groups,
+                                    double eps) {
+    GAD_NEED("group_norm", x);
+    int64_t N, C, S;
+    ncs(x, &N, &C, &S);
+    gad_scope_begin();
+    int64_t rs[3] = {N, groups, C / groups * S};
+    int ax = 2;
+    gad_tensor *xr = gad_reshape(x, rs, 3);
+    gad_tensor *xc = gad_sub(xr, gad_mean(xr, &ax, 1, 1));
+    gad_tensor *var = gad_mean(gad_square(xc), &ax, 1, 1);
+    gad_tensor *y = gad_reshape(gad_div(xc, gad_sqrt(gad_add_scalar(var, eps))), x->shape, x->rank);
     if (y && w) y = gad_mul(y, per_channel(w, y));
     if (y && b) y = gad_add(y, per_channel(b, y));
+    gad_keep(y);
+    gad_scope_end();
     return y;
+}
+
+/* The fused node: x [N, C, ...] and w, b checked by the caller, C % groups
+ * = 0; rm, rv: [N groups], packed and writable, updated in place (instance
+ * norm's running statistics repeated per sample), or NULL. */
+static gad_tensor *gn_core(const char *op, gad_tensor *x, int64_t groups, gad_tensor *w,
+                           gad_tensor *b, gad_tensor *rm, gad_tensor *rv, double momentum,
+                           double eps) {
+    if (GAD_LACKS_FAM(op, x, norm, group_fwd)) return NULL;
+    int64_t NG = x->shape[0] * groups;
+    gad_tensor *y = gad__tensor_like(op, x), *mean = NULL, *invstd = NULL;
+    if (!y) return NULL;
+    int ok = 0;
+    gad_scope_begin();
+    gad_tensor *xp = packed(op, x), *wp = packed(op, w), *bp = packed(op, b);
+    if (xp && (!w || wp) && (!b || bp)) {
+        mean = gad__own(gad__tensor_new(op, x->dev, x->dtype, &NG, 1));
+        invstd = gad__own(gad__tensor_new(op, x->dev, x->dtype, &NG, 1));
+        if (mean && invstd) {
+            GAD_BE(x)->norm->group_fwd(xp, groups, wp, bp, y, mean, invstd, rm, rv, momentum, eps);
+            ok = 1;
+            gad_retain(mean); /* the node keeps them: out of the scope */
+            gad_retain(invstd);
+        }
+    }
+    gad_scope_end();
+    if (!ok) {
+        gad_release(y);
+        return NULL;
+    }
+    gad_tensor *in[3] = {x, w, b}, *save[5] = {x, w, b, mean, invstd};
+    y = gad__track(y, GAD_OP(GROUP_NORM), in, 3, save, 5);
+    gad_release(mean);
+    gad_release(invstd);
+    if (y && y->node) {
+        GAD_NODE_P(y->node, gnorm)->eps = eps;
+        GAD_NODE_P(y->node, gnorm)->groups = groups;
+    }
+    return gad__own(y);
 }
 
 gad_tensor *gad_group_norm(gad_tensor *x, int64_t groups, gad_tensor *weight, gad_tensor *bias,
@@ -262,14 +316,35 @@ gad_tensor *gad_group_norm(gad_tensor *x, int64_t groups, gad_tensor *weight, ga
                         "the channels of x %s must be divisible by groups = %lld (> 0)",
                         gad__shape_str(b, x->shape, x->rank), (long long)groups);
     }
-    gad_scope_begin();
-    int64_t rs[3] = {1, N * groups, C / groups * S};
-    gad_tensor *xr = gad_reshape(x, rs, 3);
-    gad_tensor *y = xr ? bn_core(op, xr, NULL, NULL, NULL, NULL, 1, 0, eps) : NULL;
-    y = affine(gad_reshape(y, x->shape, x->rank), weight, bias);
-    gad_keep(y);
-    gad_scope_end();
-    return y;
+    return gn_core(op, x, groups, weight, bias, NULL, NULL, 0, eps);
+}
+
+int gad__vjp_group_norm(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    const char *op = "group_norm";
+    double eps = GAD_NODE_P(n, gnorm)->eps;
+    int64_t groups = GAD_NODE_P(n, gnorm)->groups;
+    if (gad_grad_enabled()) {
+        gad_tensor *w = n->saved[1] ? gad__saved(n, 1) : NULL;
+        gad_tensor *b = n->saved[2] ? gad__saved(n, 2) : NULL;
+        return gad__vjp_composed(n, gy, need, gin,
+                                 gad__group_norm_unfused(gad__saved(n, 0), w, b, groups, eps));
+    }
+    if (GAD_LACKS_FAM(op, gy, norm, group_bwd)) return -1;
+    gad_tensor *x = packed(op, n->saved[0]), *g = packed(op, gy);
+    gad_tensor *w = n->saved[1] ? packed(op, n->saved[1]) : NULL;
+    if (!x || !g || (n->saved[1] && !w)) return -1;
+    int64_t C = x->shape[1];
+    gad_tensor *dx = need[0] ? gad__own(gad__tensor_like(op, x)) : NULL;
+    gad_tensor *dw = need[1] ? gad__own(gad__tensor_new(op, x->dev, x->dtype, &C, 1)) : NULL;
+    gad_tensor *db = need[2] ? gad__own(gad__tensor_new(op, x->dev, x->dtype, &C, 1)) : NULL;
+    if ((need[0] && !dx) || (need[1] && !dw) || (need[2] && !db)) return -1;
+    /* mean and invstd are the op's own, packed */
+    if (GAD_BE(x)->norm->group_bwd(op, x, g, n->saved[3], n->saved[4], w, groups, dx, dw, db))
+        return -1;
+    gin[0] = dx;
+    gin[1] = dw;
+    gin[2] = db;
+    return 0;
 }
 
 /* ========================================================= instance norm */
@@ -306,33 +381,29 @@ gad_tensor *gad_instance_norm(gad_tensor *x, gad_tensor *running_mean, gad_tenso
                         "expected more than 1 spatial element when training, got x %s",
                         gad__shape_str(b, x->shape, x->rank));
     }
+    /* the running statistics: batch norm's evaluation */
+    if (!use_input_stats)
+        return bn_core(op, x, running_mean, running_var, weight, bias, 0, momentum, eps);
+    /* the input's: group norm with one channel a group; as PyTorch, the
+     * running statistics repeated N times are updated per sample, then
+     * their mean over N is written back */
     gad_scope_begin();
-    gad_tensor *y = NULL;
-    if (!use_input_stats) {
-        y = bn_core(op, x, running_mean, running_var, NULL, NULL, 0, momentum, eps);
-    } else {
-        /* as PyTorch: batch norm of [1, N C, S] with the running statistics
-         * repeated N times, then their mean over N written back */
-        gad_tensor *rm = NULL, *rv = NULL;
-        if (running_mean) {
-            gad_no_grad_begin();
-            rm = repeat_rows(running_mean, N);
-            rv = repeat_rows(running_var, N);
-            gad_no_grad_end();
-        }
-        int64_t rs[3] = {1, N * C, S};
-        gad_tensor *xr = gad_reshape(x, rs, 3);
-        if (xr && (!running_mean || (rm && rv)))
-            y = bn_core(op, xr, rm, rv, NULL, NULL, 1, momentum, eps);
-        if (y && running_mean && N > 0) {
-            gad_no_grad_begin();
-            if (mean_rows_into(op, running_mean, rm, N) || mean_rows_into(op, running_var, rv, N))
-                y = NULL;
-            gad_no_grad_end();
-        }
-        y = gad_reshape(y, x->shape, x->rank);
+    gad_tensor *y = NULL, *rm = NULL, *rv = NULL;
+    if (running_mean) {
+        gad_no_grad_begin();
+        rm = repeat_rows(running_mean, N);
+        rv = repeat_rows(running_var, N);
+        gad_no_grad_end();
     }
-    y = affine(y, weight, bias);
+    if (!running_mean || (rm && rv && gad__make_writable(op, rm) == 0 &&
+                          gad__make_writable(op, rv) == 0))
+        y = gn_core(op, x, C, weight, bias, rm, rv, momentum, eps);
+    if (y && running_mean && N > 0) {
+        gad_no_grad_begin();
+        if (mean_rows_into(op, running_mean, rm, N) || mean_rows_into(op, running_var, rv, N))
+            y = NULL;
+        gad_no_grad_end();
+    }
     gad_keep(y);
     gad_scope_end();
     return y;
@@ -376,7 +447,7 @@ int gad__sample_batch_norm(gad_op_sample *s, gad_rng *r, int v) {
     return s->in[0] && s->in[1] && s->in[2] && s->in[3] && s->in[4];
 }
 
-/* ---- composites (ops.def's COMPOSITE rows): group_norm, instance_norm.
+/* ---- group_norm (an X row) and instance_norm (a COMPOSITE row).
  * i[0]: the row; i[1]: affine bits (1 weight, 2 bias); i[2]: groups, or
  * for instance norm i[3]: running statistics, i[4]: use_input_stats */
 static gad_tensor *apply_comp(void *self, gad_tensor *const *in, int n) {

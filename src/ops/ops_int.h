@@ -205,6 +205,11 @@ typedef struct gad_np_bnorm {
     double eps;
     int64_t batch;
 } gad_np_bnorm;
+/* group_norm (normalization, issue 28): eps and the number of groups */
+typedef struct gad_np_gnorm {
+    double eps;
+    int64_t groups;
+} gad_np_gnorm;
 
 enum {
 #define X(ID, name, family, pwords) GAD_PWORDS_##ID = (pwords),
@@ -252,6 +257,7 @@ GAD_NP_FITS(conv, CONV_WEIGHT);
 GAD_NP_FITS(sdpa, SDPA);
 GAD_NP_FITS(rope, ROPE);
 GAD_NP_FITS(bnorm, BATCH_NORM); /* normalization (issue 28) */
+GAD_NP_FITS(gnorm, GROUP_NORM);
 GAD_NP_FITS(fold, UNFOLD);
 GAD_NP_FITS(fold, FOLD);
 GAD_NP_FITS(interp, INTERPOLATE);
@@ -317,6 +323,10 @@ gad_tensor *gad__helix_block_unfused(gad_tensor *x, const gad_helix_weights *w, 
  * with the batch's statistics (batch) or the constants mean, invstd [C] */
 gad_tensor *gad__batch_norm_unfused(gad_tensor *x, gad_tensor *w, gad_tensor *b,
                                     gad_tensor *mean, gad_tensor *invstd, int batch, double eps);
+/* group norm from ordinary ops: x seen as [N, groups, C/groups S], w, b
+ * per channel (each NULL: none) */
+gad_tensor *gad__group_norm_unfused(gad_tensor *x, gad_tensor *w, gad_tensor *b, int64_t groups,
+                                    double eps);
 
 /* attention (src/ops/attention.c, issue 27): the composition that defines
  * scaled_dot_product_attention, with the dropout factors of seed (the key
