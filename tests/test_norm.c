@@ -8,6 +8,19 @@
 #include "gad_int.h"
 #include "ops/ops_int.h"
 
+#include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NORM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define NORM_SANITIZED 1
+#endif
+#endif
+#ifndef NORM_SANITIZED
+#define NORM_SANITIZED 0
+#endif
+
 static double max_abs_diff(gad_tensor *a, gad_tensor *b) {
     int64_t n = gad_numel(a);
     if (n != gad_numel(b)) return INFINITY;
@@ -149,10 +162,151 @@ TEST(batch_statistics_are_stable) {
     gad_scope_end();
 }
 
+/* ---- group norm's fused node (norm.group_fwd, group_bwd) */
+
+/* The fused node and its VJP against the composition of ordinary ops
+ * (gad__group_norm_unfused: the math the op had as a composite), in f32
+ * and f64, at odd shapes: one value per channel (S = 1, rank 2), one
+ * channel per group, long rows with tails, one group. */
+TEST(fused_group_norm_matches_the_composition) {
+    gad_rng *rng = gad_rng_new(7);
+    static const int64_t shapes[][4] = {{3, 6, 1, 1}, {4, 6, 1, 1}, {2, 4, 5, 3}, {2, 4, 1031, 1},
+                                        {5, 8, 9, 7}, {3, 5, 4, 4}, {1, 3, 2, 1}};
+    static const int ranks[] = {3, 2, 4, 3, 4, 4, 3};
+    static const int64_t groups[] = {3, 2, 4, 2, 2, 1, 3};
+    int nv = NORM_SANITIZED ? 5 : 7;
+    for (int v = 0; v < nv; v++) {
+        for (int dt = 0; dt < 2; dt++) {
+            for (int aff = 0; aff < 4; aff += 3) {
+                gad_scope_begin();
+                gad_dtype_t d = dt ? GAD_F64 : GAD_F32;
+                int64_t C = shapes[v][1];
+                gad_tensor *x = gad_requires_grad(gad_add_scalar(
+                    gad_rng_normal_tensor(rng, shapes[v], ranks[v], d, 0, 2), 3));
+                gad_tensor *w =
+                    aff ? gad_requires_grad(gad_rng_uniform_tensor(rng, &C, 1, d, 0.5, 1.5)) : NULL;
+                gad_tensor *b =
+                    aff ? gad_requires_grad(gad_rng_uniform_tensor(rng, &C, 1, d, -1, 1)) : NULL;
+                gad_tensor *y1 = gad_group_norm(x, groups[v], w, b, 1e-5);
+                gad_tensor *y2 = gad__group_norm_unfused(x, w, b, groups[v], 1e-5);
+                CHECK(y1 && y2);
+                double tol = dt ? 1e-12 : 2e-5;
+                CHECK_MSG(max_abs_diff(y1, y2) < tol, "shape %d %s aff %d forward: %g", v,
+                          dt ? "f64" : "f32", aff, max_abs_diff(y1, y2));
+                gad_tensor *gw = gad_rng_normal_tensor(rng, shapes[v], ranks[v], d, 0, 1);
+                gad_tensor *in[3] = {x, w, b}, *g1[3], *g2[3];
+                int ni = aff ? 3 : 1;
+                CHECK(gad_grad(gad_sum_all(gad_mul(y1, gw)), in, ni, g1) == GAD_OK);
+                CHECK(gad_grad(gad_sum_all(gad_mul(y2, gw)), in, ni, g2) == GAD_OK);
+                for (int i = 0; i < ni; i++) {
+                    double scale = 1 + (i ? sqrt((double)gad_numel(x) / (double)C) : 0);
+                    CHECK_MSG(max_abs_diff(g1[i], g2[i]) < (dt ? 1e-11 : 5e-5) * scale,
+                              "shape %d %s grad %d: %g", v, dt ? "f64" : "f32", i,
+                              max_abs_diff(g1[i], g2[i]));
+                }
+                gad_scope_end();
+            }
+        }
+    }
+    gad_rng_free(rng);
+}
+
+/* The same bits on 1, 2 and 3 threads: each (n, g) block is one task and
+ * dw, db add the blocks' sums over n in order. */
+TEST(group_norm_is_bitwise_independent_of_threads) {
+    int saved = gad_num_threads();
+    gad_rng *rng = gad_rng_new(11);
+    int64_t shape[4] = {8, 16, 32, 33}, C = 16;
+    if (NORM_SANITIZED) shape[2] = 8;
+    int64_t n = shape[0] * shape[1] * shape[2] * shape[3];
+    for (int inst = 0; inst <= 1; inst++) {
+        gad_scope_begin();
+        gad_tensor *x = gad_requires_grad(gad_rng_normal_tensor(rng, shape, 4, GAD_F32, 1, 2));
+        gad_tensor *w = gad_requires_grad(gad_rng_uniform_tensor(rng, &C, 1, GAD_F32, 0.5, 1.5));
+        gad_tensor *b = gad_requires_grad(gad_rng_uniform_tensor(rng, &C, 1, GAD_F32, -1, 1));
+        gad_tensor *gw = gad_rng_normal_tensor(rng, shape, 4, GAD_F32, 0, 1);
+        float *ref[4] = {0}, *got = malloc((size_t)n * sizeof *got);
+        int64_t len[4] = {n, n, C, C};
+        for (int t = 1; t <= 3; t++) {
+            gad_set_num_threads(t);
+            gad_scope_begin();
+            gad_tensor *y = inst ? gad_instance_norm(x, NULL, NULL, w, b, 1, 0.1, 1e-5)
+                                 : gad_group_norm(x, 4, w, b, 1e-5);
+            gad_tensor *g[3], *in[3] = {x, w, b};
+            CHECK(y && gad_grad(gad_sum_all(gad_mul(y, gw)), in, 3, g) == GAD_OK);
+            gad_tensor *out[4] = {y, g[0], g[1], g[2]};
+            for (int k = 0; k < 4; k++) {
+                float *dst = t == 1 ? (ref[k] = malloc((size_t)len[k] * sizeof *got)) : got;
+                gad_read_f32(out[k], dst, (size_t)len[k]);
+                if (t > 1)
+                    CHECK_MSG(!memcmp(ref[k], got, (size_t)len[k] * sizeof *got),
+                              "%s output %d differs on %d threads", inst ? "instance" : "group",
+                              k, t);
+            }
+            gad_scope_end();
+        }
+        for (int k = 0; k < 4; k++) free(ref[k]);
+        free(got);
+        gad_scope_end();
+    }
+    gad_set_num_threads(saved);
+    gad_rng_free(rng);
+}
+
+/* A NaN or an Inf makes its own group's outputs NaN (as PyTorch) and
+ * leaves the other groups' finite; the same for dx. */
+TEST(group_norm_propagates_nan_and_inf_within_the_group) {
+    gad_scope_begin();
+    float v[2 * 4 * 3];
+    for (int i = 0; i < 24; i++) v[i] = (float)((i * 7) % 5) - 2;
+    v[1] = NAN;       /* sample 0, group 0 */
+    v[18] = INFINITY; /* sample 1, group 1 */
+    gad_tensor *x = gad_requires_grad(gad_from_f32(v, (int64_t[]){2, 4, 3}, 3));
+    gad_tensor *y = gad_group_norm(x, 2, NULL, NULL, 1e-5);
+    gad_tensor *g[1];
+    CHECK(y && gad_grad(gad_sum_all(gad_mul(y, y)), &x, 1, g) == GAD_OK);
+    float o[24], d[24];
+    gad_read_f32(y, o, 24);
+    gad_read_f32(g[0], d, 24);
+    for (int i = 0; i < 24; i++) {
+        int bad = i < 6 || i >= 18; /* (0, 0) and (1, 1): 6 values each */
+        CHECK_MSG(bad ? isnan(o[i]) : isfinite(o[i]), "y[%d] = %g", i, o[i]);
+        CHECK_MSG(bad ? isnan(d[i]) : isfinite(d[i]), "dx[%d] = %g", i, d[i]);
+    }
+    gad_scope_end();
+}
+
+/* No values: an empty batch or empty rows give an empty y, an empty dx and
+ * zero dw, db. */
+TEST(group_norm_of_nothing) {
+    static const int64_t shapes[][3] = {{0, 4, 3}, {2, 4, 0}};
+    for (int v = 0; v < 2; v++) {
+        gad_scope_begin();
+        int64_t C = 4;
+        gad_tensor *x = gad_requires_grad(gad_zeros(shapes[v], 3, GAD_F32));
+        gad_tensor *w = gad_requires_grad(gad_ones(&C, 1, GAD_F32));
+        gad_tensor *b = gad_requires_grad(gad_ones(&C, 1, GAD_F32));
+        gad_tensor *y = gad_group_norm(x, 2, w, b, 1e-5);
+        CHECK(y && gad_numel(y) == 0 && gad_shape(y)[0] == shapes[v][0]);
+        gad_tensor *in[3] = {x, w, b}, *g[3];
+        CHECK(gad_grad(gad_sum_all(y), in, 3, g) == GAD_OK);
+        CHECK(g[0] && gad_numel(g[0]) == 0);
+        float z[8];
+        gad_read_f32(g[1], z, 4);
+        gad_read_f32(g[2], z + 4, 4);
+        for (int i = 0; i < 8; i++) CHECK_MSG(z[i] == 0, "shape %d: %g", v, z[i]);
+        gad_scope_end();
+    }
+}
+
 int main(void) {
     RUN(group_and_instance_norm_pass_gradcheck);
     RUN(fused_batch_norm_matches_the_composition);
     RUN(running_statistics_update_in_place);
     RUN(batch_statistics_are_stable);
+    RUN(fused_group_norm_matches_the_composition);
+    RUN(group_norm_is_bitwise_independent_of_threads);
+    RUN(group_norm_propagates_nan_and_inf_within_the_group);
+    RUN(group_norm_of_nothing);
     return test_summary();
 }
