@@ -299,6 +299,35 @@ TEST(group_norm_of_nothing) {
     }
 }
 
+/* f32 group norm against f64 of the same values, large blocks (the f32
+ * kernels' chunked float sums) with a mean far from 0 relative to the
+ * spread: y, dx, dw, db within float's accuracy. */
+TEST(f32_group_norm_is_accurate) {
+    gad_rng *rng = gad_rng_new(3);
+    int64_t shape[3] = {2, 4, NORM_SANITIZED ? 1000 : 20011}, C = 4;
+    gad_scope_begin();
+    gad_tensor *x64 = gad_add_scalar(gad_rng_normal_tensor(rng, shape, 3, GAD_F64, 0, 1), 300);
+    gad_tensor *w64 = gad_rng_uniform_tensor(rng, &C, 1, GAD_F64, 0.5, 1.5);
+    gad_tensor *g64 = gad_rng_normal_tensor(rng, shape, 3, GAD_F64, 0, 1);
+    gad_tensor *x32 = gad_requires_grad(gad_cast(x64, GAD_F32));
+    gad_tensor *w32 = gad_requires_grad(gad_cast(w64, GAD_F32));
+    x64 = gad_requires_grad(gad_cast(x32, GAD_F64)); /* the same values */
+    w64 = gad_requires_grad(gad_cast(w32, GAD_F64));
+    gad_tensor *y32 = gad_group_norm(x32, 2, w32, NULL, 1e-5);
+    gad_tensor *y64 = gad_group_norm(x64, 2, w64, NULL, 1e-5);
+    gad_tensor *a[2], *b[2];
+    CHECK(gad_grad(gad_sum_all(gad_mul(y32, gad_cast(g64, GAD_F32))), (gad_tensor *[]){x32, w32},
+                   2, a) == GAD_OK);
+    CHECK(gad_grad(gad_sum_all(gad_mul(y64, g64)), (gad_tensor *[]){x64, w64}, 2, b) == GAD_OK);
+    /* x ~ 300, std 1: float's x - mean is good to ulp(300) = 3e-5 */
+    CHECK_MSG(max_abs_diff(y32, y64) < 5e-5, "y %g", max_abs_diff(y32, y64));
+    CHECK_MSG(max_abs_diff(a[0], b[0]) < 5e-6, "dx %g", max_abs_diff(a[0], b[0]));
+    double dws = sqrt((double)shape[0] * (double)shape[2]);
+    CHECK_MSG(max_abs_diff(a[1], b[1]) < 3e-5 * dws, "dw %g", max_abs_diff(a[1], b[1]));
+    gad_scope_end();
+    gad_rng_free(rng);
+}
+
 int main(void) {
     RUN(group_and_instance_norm_pass_gradcheck);
     RUN(fused_batch_norm_matches_the_composition);
@@ -308,5 +337,6 @@ int main(void) {
     RUN(group_norm_is_bitwise_independent_of_threads);
     RUN(group_norm_propagates_nan_and_inf_within_the_group);
     RUN(group_norm_of_nothing);
+    RUN(f32_group_norm_is_accurate);
     return test_summary();
 }

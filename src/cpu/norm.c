@@ -7,6 +7,7 @@
 #include "cpu/cpu.h"
 #include "cpu/fused.h"
 
+#include <string.h>
 #include <tgmath.h>
 
 #define GAD_STAMP "norm_tmpl.h"
