@@ -3509,6 +3509,17 @@ TBAD(in_w_shape, "gad_instance_norm", "shape", "weight [2] for 3 channels", E_SH
                                                    0.1, 1e-5))
 GOOD(in_empty, "gad_instance_norm", "empty", "x [0,3,4]", "[0,3,4]",
      SHAPE_IS(gad_instance_norm(F32T(0, 3, 4), NULL, NULL, NULL, NULL, 1, 0.1, 1e-5), 0, 3, 4))
+/* ---- group norm's fused kernel (norm.group_fwd, group_bwd) */
+GOOD(gn_empty_rows, "gad_group_norm", "empty", "x [2,4,0] (no values per group)", "[2,4,0]",
+     SHAPE_IS(gad_group_norm(F32T(2, 4, 0), 2, NULL, NULL, 1e-5), 2, 4, 0))
+GOOD(gn_groups_c, "gad_group_norm", "value", "groups = C = 4 (instance norm's)", "[2,4,3]",
+     SHAPE_IS(gad_group_norm(F32T(2, 4, 3), 4, NULL, NULL, 1e-5), 2, 4, 3))
+GOOD(gn_nan, "gad_group_norm", "NaN/Inf", "x [1,2,2] holding a NaN, 1 group", "all NaN",
+     all_nan(gad_group_norm(gad_reshape(VALS32(1, NAN, 2, 3), DIMS(1, 2, 2)), 1, NULL, NULL,
+                            1e-5)))
+GOOD(gn_inf, "gad_group_norm", "NaN/Inf", "x [1,2,2] holding an Inf, 1 group", "all NaN",
+     all_nan(gad_group_norm(gad_reshape(VALS32(1, INFINITY, 2, 3), DIMS(1, 2, 2)), 1, NULL,
+                            NULL, 1e-5)))
 
 AREA("Optimizers")
 
