@@ -1748,7 +1748,10 @@ gad_tensor *gad_batch_norm(gad_tensor *x, gad_tensor *running_mean, gad_tensor *
 /* Normalised over each of `groups` groups of channels of each sample
  * (mean and biased variance over C / groups channels and the dims after
  * C), then * weight + bias per channel. C not divisible by groups (or
- * groups <= 0) is a shape error. */
+ * groups <= 0) is a shape error. One tape node, fused: each group's
+ * statistics and y (and backward, its dx, dw, db) in one task while the
+ * group is in cache; the same bits on any thread count; differentiable
+ * again under GAD_CREATE_GRAPH. */
 gad_tensor *gad_group_norm(gad_tensor *x, int64_t groups, gad_tensor *weight, gad_tensor *bias,
                            double eps);
 
@@ -1757,7 +1760,8 @@ gad_tensor *gad_group_norm(gad_tensor *x, int64_t groups, gad_tensor *weight, ga
  * (optional, both or neither) updated in place with the mean over the batch
  * of each sample's update (PyTorch's); one spatial element is a shape
  * error. Otherwise the running statistics (required), as batch norm's
- * evaluation. */
+ * evaluation. The first is group norm's node with groups = C, the second
+ * batch norm's. */
 gad_tensor *gad_instance_norm(gad_tensor *x, gad_tensor *running_mean, gad_tensor *running_var,
                               gad_tensor *weight, gad_tensor *bias, int use_input_stats,
                               double momentum, double eps);
