@@ -387,6 +387,7 @@ gad_tensor *gad_instance_norm(gad_tensor *x, gad_tensor *running_mean, gad_tenso
     /* the input's: group norm with one channel a group; as PyTorch, the
      * running statistics repeated N times are updated per sample, then
      * their mean over N is written back */
+    if (GAD_LACKS_FAM(op, x, norm, group_fwd)) return NULL;
     gad_scope_begin();
     gad_tensor *y = NULL, *rm = NULL, *rv = NULL;
     if (running_mean) {
