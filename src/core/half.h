@@ -3,10 +3,14 @@
  * (bfloat16: the top half of an f32). Widening is exact. Narrowing rounds
  * to nearest, ties to even, as PyTorch's conversions do: a value past the
  * largest finite half rounds to an infinity of its sign, tiny values to
- * the half's subnormals or a signed zero. A NaN becomes, as in PyTorch
- * 2.x's tensor conversions, the quiet NaN 0x7e00 with its sign bit in f16
- * and 0xffff (whatever its sign) in bf16; the payload is not kept. The
- * kernels' vector paths must give the same bits. */
+ * the half's subnormals or a signed zero. NaNs as PyTorch 2.x's tensor
+ * conversions give them on x86 (its tables, tests/reference/half, are
+ * the reference; they are the F16C instructions' results): f32 -> f16
+ * keeps the sign and the payload's top 9 bits and sets the quiet bit
+ * (sign|0x7e00|payload>>13); f16 -> f32 sets the quiet bit of a
+ * signalling NaN; f32 -> bf16 gives 0xffff whatever the sign and payload;
+ * bf16 -> f32 keeps every bit. The vector paths (half_vec.h) give the
+ * same bits. */
 #ifndef GAD_HALF_H
 #define GAD_HALF_H
 
@@ -39,7 +43,8 @@ static inline uint16_t gad__f32_to_bf16(float f) {
 static inline float gad__f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-    if (exp == 0x1f) return gad__bits_f32(sign | 0x7f800000u | (man << 13));
+    if (exp == 0x1f) /* Inf, or a NaN made quiet */
+        return gad__bits_f32(sign | 0x7f800000u | (man << 13) | (man ? 0x400000u : 0));
     if (exp == 0) {
         /* zero or subnormal: man * 2^-24, exact in f32 */
         float v = (float)man * 0x1p-24f;
@@ -52,7 +57,7 @@ static inline uint16_t gad__f32_to_f16(float f) {
     uint32_t u = gad__f32_bits(f);
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     uint32_t a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) return sign | 0x7e00u;       /* NaN */
+    if (a > 0x7f800000u) return sign | 0x7e00u | ((a >> 13) & 0x1ffu); /* quiet NaN */
     if (a >= 0x477ff000u) return sign | 0x7c00u;      /* rounds past 65504 */
     if (a < 0x38800000u) {
         /* below the smallest normal f16 (2^-14): a multiple of 2^-24.

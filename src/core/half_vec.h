@@ -3,7 +3,7 @@
  * the widest path this CPU has at run time (F16C vcvtps2ph/vcvtph2ps,
  * AVX-512 BF16 vcvtneps2bf16, AVX-512F integer arithmetic, else the scalar
  * loop) and gives exactly half.h's bits: round to nearest even, PyTorch
- * 2.x's NaNs (f16: sign|0x7e00, bf16: 0xffff). One thread: the caller
+ * 2.x's NaNs (half.h says which). One thread: the caller
  * splits large arrays over gad's pool. x and y must not overlap. */
 #ifndef GAD_HALF_VEC_H
 #define GAD_HALF_VEC_H
