@@ -421,6 +421,17 @@ gad_tensor *gad_from_i64(const int64_t *data, const int64_t *shape, int rank);
 /* A bool tensor from bytes: 0 is false, any other byte true (stored as 1). */
 gad_tensor *gad_from_bool(const uint8_t *data, const int64_t *shape, int rank);
 
+/* ---- dtypes (issue 29): creation from raw bytes, any dtype ---- */
+/* Copy numel(shape) elements of dtype, given as their bytes in the host's
+ * order (f16/bf16: the 16-bit patterns, uint16_t; i32: int32_t; u8 and
+ * bool: one byte each), as torch.frombuffer(data, dtype=...) then .clone()
+ * would. Every pattern is accepted for the float and integer dtypes (NaN
+ * payloads are kept as given); a bool byte other than 0 or 1 is a domain
+ * error naming its index (gad_from_bool is the constructor that maps any
+ * nonzero byte to true). An invalid dtype is a dtype error. */
+gad_tensor *gad_from_raw(gad_dtype_t dtype, const void *data, const int64_t *shape,
+                         int rank);
+
 /* Tensors filled with 0, 1 or `value` (converted to dtype; for i64 the
  * value is truncated toward zero, and one outside the i64 range, NaN
  * included, is a domain error; for bool any nonzero value, NaN included,

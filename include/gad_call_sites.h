@@ -192,6 +192,12 @@ GAD_CS_INLINE_ gad_tensor *gad__at_from_bool(const char *gad_file_, int gad_line
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_from_raw(const char *gad_file_, int gad_line_, gad_dtype_t dtype, const void *data, const int64_t *shape, int rank) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_from_raw)(dtype, data, shape, rank);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_zeros(const char *gad_file_, int gad_line_, const int64_t *shape, int rank, gad_dtype_t dtype) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_zeros)(shape, rank, dtype);
@@ -2153,6 +2159,7 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_from_f64(...) gad__at_from_f64(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_from_i64(...) gad__at_from_i64(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_from_bool(...) gad__at_from_bool(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_from_raw(...) gad__at_from_raw(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_zeros(...) gad__at_zeros(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_ones(...) gad__at_ones(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_full(...) gad__at_full(__FILE__, __LINE__, __VA_ARGS__)

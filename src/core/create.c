@@ -39,6 +39,33 @@ gad_tensor *gad_from_bool(const uint8_t *data, const int64_t *shape, int rank) {
     for (int64_t i = 0; i < t->numel; i++) p[i] = data[i] != 0;
     return gad__own_on_default("from_bool", t);
 }
+/* The bytes of any dtype, copied; a bool byte must be 0 or 1 (PyTorch
+ * stores bools so, and a checkpoint with another byte is corrupt). */
+gad_tensor *gad_from_raw(gad_dtype_t dtype, const void *data, const int64_t *shape,
+                         int rank) {
+    if (!gad__dtype_valid(dtype))
+        return gad__err(GAD_ERR_DTYPE, "from_raw", "invalid dtype value %d", (int)dtype);
+    gad_tensor *t = gad__tensor_new("from_raw", GAD_DEV_HOST, dtype, shape, rank);
+    if (!t) return NULL;
+    if (t->numel > 0 && !data) {
+        long long n = (long long)t->numel;
+        gad_release(t);
+        return gad__err(GAD_ERR_DOMAIN, "from_raw", "data is NULL for %lld elements", n);
+    }
+    if (dtype == GAD_BOOL) {
+        const uint8_t *b = data;
+        for (int64_t i = 0; i < t->numel; i++) {
+            if (b[i] > 1) {
+                gad_release(t);
+                return gad__err(GAD_ERR_DOMAIN, "from_raw",
+                                "bool byte %lld is %u, not 0 or 1", (long long)i, b[i]);
+            }
+        }
+    }
+    if (t->numel > 0) memcpy(gad__ptr(t), data, (size_t)t->numel * gad__dsize(dtype));
+    return gad__own_on_default("from_raw", t);
+}
+
 static gad_tensor *full_op(const char *op, int dev, const int64_t *shape, int rank,
                            int dtype, double value) {
     if (dtype == GAD_I64 &&

@@ -2,6 +2,7 @@
  * accessors and dtype conversion (SPEC §1.2-1.9). */
 #include "gad_int.h"
 #include "half.h"
+#include "half_vec.h"
 #include "iter.h"
 
 #include <math.h>
@@ -133,10 +134,12 @@ void gad__host_fill(void *p, int dtype, int64_t n, double v) {
         int64_t k = (int64_t)v, *d = p;
         for (int64_t i = 0; i < n; i++) d[i] = k;
     } else { /* one element converted as gad_cast does, then copied */
-        char one[8];
-        convert_elem(GAD_F64, (const char *)&v, dtype, one, 0);
+        union { uint8_t b; uint16_t h; uint32_t w; double d; } one;
+        convert_elem(GAD_F64, (const char *)&v, dtype, &one, 0);
         size_t es = gad__dsize(dtype);
-        for (int64_t i = 0; i < n; i++) memcpy((char *)p + (size_t)i * es, one, es);
+        if (es == 1) memset(p, one.b, (size_t)n);
+        else if (es == 2) for (int64_t i = 0; i < n; i++) ((uint16_t *)p)[i] = one.h;
+        else for (int64_t i = 0; i < n; i++) ((uint32_t *)p)[i] = one.w;
     }
 }
 
@@ -186,6 +189,7 @@ static void copy_range(void *vctx, int64_t lo, int64_t hi) {
     while (pos < hi) {
         int64_t len = inner - j < hi - pos ? inner - j : hi - pos;
         if (c->es == 4) COPY_RUN(uint32_t);
+        else if (c->es == 2) COPY_RUN(uint16_t);
         else if (c->es == 1) COPY_RUN(uint8_t);
         else COPY_RUN(uint64_t);
         pos += len;
@@ -425,27 +429,118 @@ gad_status gad__convert(const char *op, gad_tensor *t, void *dst, size_t n,
     return GAD_OK;
 }
 
+/* ------------------------------------------------------- converting runs */
+
+/* A contiguous run of n elements of `from` at src converted into dst[0..n)
+ * of `to`. Every pair is its own loop (convert_elem with constant dtypes
+ * folds to the plain conversion, which the compiler vectorises); a half
+ * on either side goes through f32 in blocks, f32 <-> half by half_vec.h's
+ * vector routines. Through f32 is exact there: a half widens exactly, and
+ * convert_elem rounds everything to a half from its f32 value. */
+#define CONV_BLOCK 512
+static void conv_run(int from, const char *src, int to, char *dst, int64_t n);
+
+static void to_f32_run(int from, const char *src, float *y, int64_t n) {
+    if (from == GAD_F16) gad__f16_to_f32_n((const uint16_t *)src, y, n);
+    else if (from == GAD_BF16) gad__bf16_to_f32_n((const uint16_t *)src, y, n);
+    else conv_run(from, src, GAD_F32, (char *)y, n);
+}
+
+static void from_f32_run(const float *x, int to, char *dst, int64_t n) {
+    if (to == GAD_F16) gad__f32_to_f16_n(x, (uint16_t *)dst, n);
+    else if (to == GAD_BF16) gad__f32_to_bf16_n(x, (uint16_t *)dst, n);
+    else conv_run(GAD_F32, (const char *)x, to, dst, n);
+}
+
+#define CONV_PAIR(F, TF, T)                                                    \
+    case (F) * 8 + (T):                                                        \
+        for (int64_t k = 0; k < n; k++)                                        \
+            convert_elem(F, src + k * (int64_t)sizeof(TF), T, dst, k);         \
+        return;
+#define CONV_FROM(F, TF)                                                       \
+    CONV_PAIR(F, TF, GAD_F32) CONV_PAIR(F, TF, GAD_F64) CONV_PAIR(F, TF, GAD_I64) \
+    CONV_PAIR(F, TF, GAD_BOOL) CONV_PAIR(F, TF, GAD_I32) CONV_PAIR(F, TF, GAD_U8)
+
+static void conv_run(int from, const char *src, int to, char *dst, int64_t n) {
+    if (from == to) {
+        memcpy(dst, src, (size_t)n * gad__dsize(from));
+        return;
+    }
+    if (gad__is_half(from) || gad__is_half(to)) {
+        float buf[CONV_BLOCK];
+        if (from == GAD_F32 || to == GAD_F32) { /* one vector pass */
+            if (from == GAD_F32) from_f32_run((const float *)src, to, dst, n);
+            else to_f32_run(from, src, (float *)dst, n);
+            return;
+        }
+        size_t fs = gad__dsize(from), ts = gad__dsize(to);
+        for (int64_t i = 0; i < n; i += CONV_BLOCK) {
+            int64_t m = n - i < CONV_BLOCK ? n - i : CONV_BLOCK;
+            to_f32_run(from, src + (size_t)i * fs, buf, m);
+            from_f32_run(buf, to, dst + (size_t)i * ts, m);
+        }
+        return;
+    }
+    switch (from * 8 + to) {
+        CONV_FROM(GAD_F32, float)
+        CONV_FROM(GAD_F64, double)
+        CONV_FROM(GAD_I64, int64_t)
+        CONV_FROM(GAD_BOOL, uint8_t)
+        CONV_FROM(GAD_I32, int32_t)
+        CONV_FROM(GAD_U8, uint8_t)
+    default:
+        for (int64_t k = 0; k < n; k++) convert_elem(from, src + k * (int64_t)gad__dsize(from), to, dst, k);
+    }
+}
+
+typedef struct conv_ctx {
+    gad_iter it;
+    const char *src;
+    char *dst;
+    int from, to;
+} conv_ctx;
+
+/* Convert the elements at row-major positions [lo, hi): contiguous runs
+ * directly, strided ones gathered into a block first. */
+static void conv_range(void *vctx, int64_t lo, int64_t hi) {
+    conv_ctx *c = vctx;
+    int64_t inner = c->it.inner, ss = c->it.strides[0][c->it.nd - 1];
+    size_t fs = gad__dsize(c->from), ts = gad__dsize(c->to);
+    int64_t idx[GAD_MAX_RANK], off[1];
+    int64_t j = lo % inner, pos = lo;
+    gad__iter_seek(&c->it, lo / inner, idx, off);
+    while (pos < hi) {
+        int64_t len = inner - j < hi - pos ? inner - j : hi - pos;
+        const char *s = c->src + (off[0] + j * ss) * (int64_t)fs; /* strides may be < 0 */
+        char *d = c->dst + (size_t)pos * ts;
+        if (ss == 1) {
+            conv_run(c->from, s, c->to, d, len);
+        } else {
+            union { double d; char b[CONV_BLOCK * 8]; } g;
+            for (int64_t i = 0; i < len; i += CONV_BLOCK) {
+                int64_t m = len - i < CONV_BLOCK ? len - i : CONV_BLOCK;
+                const char *p = s + i * ss * (int64_t)fs;
+                for (int64_t k = 0; k < m; k++)
+                    memcpy(g.b + k * (int64_t)fs, p + k * ss * (int64_t)fs, fs);
+                conv_run(c->from, g.b, c->to, d + (size_t)i * ts, m);
+            }
+        }
+        pos += len;
+        j = 0;
+        gad__iter_next(&c->it, idx, off);
+    }
+}
+
 void gad__host_convert(const gad_tensor *t, void *dst, int to) {
     if (t->numel == 0) return;
     if (t->dtype == to) {
         gad__host_copy_strided(t, dst, NULL);
         return;
     }
-    gad_iter it;
+    conv_ctx c = {.src = gad__ptr(t), .dst = dst, .from = t->dtype, .to = to};
     const int64_t *strides[1] = {t->strides};
-    gad__iter_init(&it, t->shape, t->rank, 1, strides);
-    int64_t idx[GAD_MAX_RANK], off[1], k = 0;
-    size_t es = gad__dsize(t->dtype);
-    const char *base = gad__ptr(t);
-    int64_t sx = it.strides[0][it.nd - 1];
-    gad__iter_seek(&it, 0, idx, off);
-    for (int64_t o = 0; o < it.outer; o++) {
-        for (int64_t j = 0; j < it.inner; j++, k++) {
-            const char *p = base + (off[0] + j * sx) * (int64_t)es; /* strides may be < 0 */
-            convert_elem(t->dtype, p, to, dst, k);
-        }
-        gad__iter_next(&it, idx, off);
-    }
+    gad__iter_init(&c.it, t->shape, t->rank, 1, strides);
+    gad__parallel_for(t->numel, 1 << 15, conv_range, &c);
 }
 
 gad_status gad_read_f32(gad_tensor *t, float *dst, size_t n) {
