@@ -1082,6 +1082,20 @@ GOOD(from_bool_empty, "gad_from_bool", "empty", "shape [3,0] with data NULL",
 GOOD(from_bool_bytes, "gad_from_bool", "odd", "bytes 0, 2, 255",
      "false, true, true (stored as 0, 1, 1)",
      at(gad_from_bool((const uint8_t[]){0, 2, 255}, DIMS(3)), 2) == 1)
+/* dtypes (issue 29, helper dtype) */
+TBAD(from_raw_dtype, "gad_from_raw", "dtype", "dtype 99 (not a dtype)", E_DTYPE, "from_raw",
+     "99", gad_from_raw((gad_dtype_t)99, (const uint16_t[]){0}, DIMS(1)))
+TBAD(from_raw_null, "gad_from_raw", "NULL", "data NULL for 2 f16 elements", E_DOMAIN,
+     "from_raw", "NULL", gad_from_raw(GAD_F16, NULL, DIMS(2)))
+TBAD(from_raw_bool, "gad_from_raw", "value", "bool byte 2", E_DOMAIN, "from_raw", "not 0 or 1",
+     gad_from_raw(GAD_BOOL, (const uint8_t[]){1, 2}, DIMS(2)))
+TBAD(from_raw_shape, "gad_from_raw", "shape", "bf16, a negative dim", E_SHAPE, "from_raw", NULL,
+     gad_from_raw(GAD_BF16, (const uint16_t[]){0}, DIMS(-1)))
+GOOD(from_raw_empty, "gad_from_raw", "empty", "data NULL for [0] i32", "a [0] tensor",
+     SHAPE_IS(gad_from_raw(GAD_I32, NULL, DIMS(0)), 0))
+GOOD(from_raw_nan, "gad_from_raw", "NaN/Inf", "an f16 signalling NaN 0x7c01", "kept as given",
+     ((const uint16_t *)gad_data(gad_from_raw(GAD_F16, (const uint16_t[]){0x7c01}, DIMS(1))))[0]
+         == 0x7c01)
 
 TBAD(zeros_negdim, "gad_zeros", "shape", "shape [2,-1]", E_SHAPE, "zeros", "[2,-1]",
      gad_zeros(DIMS(2, -1), GAD_F32))
@@ -1179,6 +1193,11 @@ GOOD(arange_empty, "gad_arange", "empty", "start >= end with step > 0", "a [0] t
      SHAPE_IS(gad_arange(5, 0, 1, GAD_F32), 0))
 GOOD(arange_neg, "gad_arange", "odd", "(3, 0, -1) as i64", "[3, 2, 1]",
      at(gad_arange(3, 0, -1, GAD_I64), 2) == 1)
+/* dtypes (issue 29, helper dtype) */
+TBAD(arange_bool, "gad_arange", "dtype", "dtype bool", E_DTYPE, "arange", "bool",
+     gad_arange(0, 3, 1, GAD_BOOL))
+GOOD(arange_f16, "gad_arange", "odd", "(0, 4, 1) as f16", "[0, 1, 2, 3] in f16",
+     at(gad_arange(0, 4, 1, GAD_F16), 3) == 3)
 TBAD(linspace_i64, "gad_linspace", "dtype", "dtype i64", E_DTYPE, "linspace", "i64",
      gad_linspace(0, 1, 5, GAD_I64))
 TBAD(linspace_neg, "gad_linspace", "value", "num -1", E_SHAPE, "linspace", "-1",
@@ -1192,6 +1211,9 @@ GOOD(linspace_one, "gad_linspace", "odd", "num 1", "[start]",
 GOOD(linspace_nan, "gad_linspace", "NaN/Inf", "end NaN",
      "NaN everywhere, the start too (0 * NaN, as NumPy and PyTorch)",
      all_nan(gad_linspace(0, NAN, 3, GAD_F64)) && all_nan(gad_linspace(0, NAN, 3, GAD_F32)))
+/* dtypes (issue 29, helper dtype) */
+TBAD(linspace_u8, "gad_linspace", "dtype", "dtype u8", E_DTYPE, "linspace", "u8",
+     gad_linspace(0, 1, 3, GAD_U8))
 TBAD(eye_neg, "gad_eye", "value", "n = -1", E_SHAPE, "eye", "[-1,-1]",
      gad_eye(-1, GAD_F32))
 TBAD(eye_dtype, "gad_eye", "dtype", "dtype 11 (not a dtype)", E_DTYPE, "eye", NULL,
@@ -1260,6 +1282,9 @@ GOOD(rng_ut_point, "gad_rng_uniform_tensor", "value", "lo == hi", "lo everywhere
      at(gad_rng_uniform_tensor(g_rng, DIMS(3), GAD_F64, 2, 2), 2) == 2)
 GOOD(rng_ut_empty, "gad_rng_uniform_tensor", "empty", "shape [0]", "a [0] tensor",
      SHAPE_IS(gad_rng_uniform_tensor(g_rng, DIMS(0), GAD_F32, 0, 1), 0))
+/* dtypes (issue 29, helper dtype) */
+TBAD(rng_uniform_i32, "gad_rng_uniform_tensor", "dtype", "dtype i32", E_DTYPE, "rng_uniform",
+     "i32", gad_rng_uniform_tensor(row_rng(), DIMS(2), GAD_I32, 0, 1))
 TBAD(rng_nt_null, "gad_rng_normal_tensor", "NULL", "rng NULL", E_DOMAIN, "rng_normal",
      NULL, gad_rng_normal_tensor(NULL, DIMS(2), GAD_F32, 0, 1))
 TBAD(rng_nt_dtype, "gad_rng_normal_tensor", "dtype", "dtype i64", E_DTYPE,
@@ -1334,6 +1359,9 @@ ROW(read_f32_nodst, "gad_read_f32", "NULL", "dst NULL", "status", E_DOMAIN,
     "read_f32", "NULL", 0, return gad_read_f32(F32T(2), NULL, 2) == E_DOMAIN;)
 GOOD(read_f32_empty, "gad_read_f32", "empty", "a [0] tensor into dst NULL, n = 0",
      "GAD_OK", gad_read_f32(F32T(0), NULL, 0) == GAD_OK)
+/* dtypes (issue 29, helper dtype) */
+SBAD(read_f32_short_bf16, "gad_read_f32", "shape", "bf16 [3] into 2 floats", E_SHAPE,
+     "read_f32", "2", gad_read_f32(gad_cast(F32T(3), GAD_BF16), (float[2]){0}, 2))
 ROW(read_f64_null, "gad_read_f64", "NULL", "t NULL", "status", E_DOMAIN, "read_f64",
     NULL, 0, double d[4]; return gad_read_f64(NULL, d, 4) == E_DOMAIN;)
 ROW(read_f64_small, "gad_read_f64", "shape", "n = 0 for a [2] tensor", "status",
@@ -1530,6 +1558,17 @@ GOOD(cast_nan, "gad_cast", "NaN/Inf", "f32 NaN, inf, -inf to i64",
      at(gad_cast(VALS32(NAN, INFINITY, -INFINITY), GAD_I64), 0) == 0)
 GOOD(cast_empty, "gad_cast", "empty", "a [0] tensor", "a [0] tensor",
      SHAPE_IS(gad_cast(F32T(0), GAD_F64), 0))
+/* dtypes (issue 29, helper dtype) */
+GOOD(cast_f16_overflow, "gad_cast", "huge", "f32 1e6 to f16", "inf (rounds past 65504)",
+     isinf(gad_item(gad_cast(gad_scalar_f32(1e6f), GAD_F16))))
+GOOD(cast_nan_u8, "gad_cast", "NaN/Inf", "f16 NaN to u8, i32", "0 (saturating casts send NaN to 0)",
+     gad_item(gad_cast(gad_cast(gad_scalar_f32(NAN), GAD_F16), GAD_U8)) == 0 &&
+         gad_item(gad_cast(gad_cast(gad_scalar_f32(NAN), GAD_BF16), GAD_I32)) == 0)
+GOOD(cast_bf16_u8_sat, "gad_cast", "huge", "bf16 -1e30 and 1e30 to u8", "0 and 255 (saturate)",
+     gad_item(gad_cast(gad_cast(gad_scalar_f32(-1e30f), GAD_BF16), GAD_U8)) == 0 &&
+         gad_item(gad_cast(gad_cast(gad_scalar_f32(1e30f), GAD_BF16), GAD_U8)) == 255)
+TBAD(cast_dtype_f16, "gad_cast", "dtype", "f16 to dtype 42", E_DTYPE, "cast", "42",
+     gad_cast(gad_cast(gad_scalar_f32(1), GAD_F16), (gad_dtype_t)42))
 
 AREA("Devices")
 
@@ -5011,6 +5050,7 @@ TBAD(fold_rank, "gad_fold", "rank", "cols [4]", E_SHAPE, "fold", "[4]",
      gad_fold(F32T(4), P4(3, 3, 0, 0), FO(.kernel = {2, 2})))
 GOOD(fold_unbatched, "gad_fold", "odd", "cols [C kh kw, L]", "[1,3,3]",
      SHAPE_IS(gad_fold(F32T(4, 4), P4(3, 3, 0, 0), FO(.kernel = {2, 2})), 1, 3, 3))
+
 #undef P4
 #undef FO
 

@@ -309,6 +309,133 @@ TEST(strided_and_threads) {
     gad_scope_end();
 }
 
+#define SHP(...) ((const int64_t[]){__VA_ARGS__})
+
+/* t's elements as f64 (n of them), compared with ref's */
+static int same_values(gad_tensor *t, gad_tensor *ref) {
+    if (!t || !ref || gad_numel(t) != gad_numel(ref) || gad_rank(t) != gad_rank(ref)) return 0;
+    int64_t n = gad_numel(t);
+    double *a = malloc((size_t)(n + 1) * 8), *b = malloc((size_t)(n + 1) * 8);
+    int ok = gad_read_f64(t, a, (size_t)n) == GAD_OK && gad_read_f64(ref, b, (size_t)n) == GAD_OK;
+    for (int64_t i = 0; ok && i < n; i++) ok = a[i] == b[i];
+    for (int r = 0; ok && r < gad_rank(t); r++) ok = gad_shape(t)[r] == gad_shape(ref)[r];
+    free(a), free(b);
+    return ok;
+}
+
+/* The views and copies of every new dtype give the f64 tensor's values
+ * (small integers: exact in each dtype) */
+TEST(views_of_new_dtypes) {
+    gad_dtype_t dts[] = {GAD_F16, GAD_BF16, GAD_I32, GAD_U8};
+    for (int d = 0; d < 4; d++) {
+        gad_scope_begin();
+        gad_tensor *r = gad_reshape(gad_arange(0, 24, 1, GAD_F64), SHP(2, 3, 4), 3);
+        gad_tensor *x = gad_cast(r, dts[d]);
+        CHECK(x && gad_dtype(x) == dts[d]);
+        CHECK(same_values(x, r));
+        CHECK(same_values(gad_transpose(x), gad_transpose(r)));
+        CHECK(same_values(gad_contiguous(gad_transpose(x)), gad_transpose(r)));
+        CHECK(same_values(gad_permute(x, (const int[]){2, 0, 1}, 3),
+                          gad_permute(r, (const int[]){2, 0, 1}, 3)));
+        gad_range rg[3] = {GAD_ALL, GAD_RANGE_STEP(2, GAD_NIL, -1), GAD_RANGE_STEP(1, 4, 2)};
+        CHECK(same_values(gad_slice(x, rg, 3), gad_slice(r, rg, 3)));
+        CHECK(same_values(gad_clone(gad_slice(x, rg, 3)), gad_slice(r, rg, 3)));
+        CHECK(same_values(gad_reshape(gad_transpose(x), SHP(6, 4), 2),
+                          gad_reshape(gad_transpose(r), SHP(6, 4), 2)));
+        gad_tensor *x1 = gad_reshape(gad_slice(x, (gad_range[]){GAD_RANGE(0, 1)}, 1), SHP(1, 12), 2);
+        gad_tensor *r1 = gad_reshape(gad_slice(r, (gad_range[]){GAD_RANGE(0, 1)}, 1), SHP(1, 12), 2);
+        CHECK(same_values(gad_broadcast_to(x1, SHP(5, 12), 2), gad_broadcast_to(r1, SHP(5, 12), 2)));
+        CHECK(same_values(gad_contiguous(gad_broadcast_to(x1, SHP(5, 12), 2)),
+                          gad_broadcast_to(r1, SHP(5, 12), 2)));
+        gad_tensor *h = gad_to_device(x, GAD_CPU);
+        CHECK(same_values(h, r));
+        gad_tensor *xs[2] = {x, gad_transpose(gad_transpose(x))}, *rs[2] = {r, r};
+        CHECK(same_values(gad_cat(xs, 2, 1), gad_cat(rs, 2, 1)));
+        CHECK(same_values(gad_stack(xs, 2, 0), gad_stack(rs, 2, 0)));
+        CHECK(gad_item(gad_select(gad_select(gad_select(x, 0, 1), 0, 2), 0, 3)) == 23);
+        gad_scope_end();
+        gad_clear_error();
+    }
+}
+
+/* Constructors in the new dtypes: computed in f32 (i64 for the integer
+ * ones) and rounded once, as PyTorch */
+TEST(creation) {
+    gad_scope_begin();
+    for (int bf = 0; bf < 2; bf++) {
+        gad_dtype_t dt = bf ? GAD_BF16 : GAD_F16;
+        gad_tensor *a = gad_arange(0, 1, 0.1, dt), *a32 = gad_arange(0, 1, 0.1, GAD_F32);
+        CHECK(a && gad_numel(a) == gad_numel(a32) && gad_dtype(a) == dt);
+        CHECK(same_values(a, gad_cast(a32, dt)));
+        gad_tensor *l = gad_linspace(-1, 1, 7, dt);
+        CHECK(same_values(l, gad_cast(gad_linspace(-1, 1, 7, GAD_F32), dt)));
+        gad_tensor *e = gad_eye(3, dt);
+        CHECK(same_values(e, gad_eye(3, GAD_F64)));
+        gad_tensor *f = gad_full(SHP(3), 1, dt, 0.1);
+        CHECK(gad_item(gad_select(f, 0, 2)) == (bf ? gad__bf16_to_f32(gad__f32_to_bf16(0.1f))
+                                                    : gad__f16_to_f32(gad__f32_to_f16(0.1f))));
+        gad_rng *r1 = gad_rng_new(3), *r2 = gad_rng_new(3);
+        gad_tensor *u = gad_rng_uniform_tensor(r1, SHP(4000), 1, dt, 0, 1);
+        gad_tensor *u32 = gad_rng_uniform_tensor(r2, SHP(4000), 1, GAD_F32, 0, 1);
+        float fu[4000], f32[4000];
+        CHECK(gad_read_f32(u, fu, 4000) == GAD_OK && gad_read_f32(u32, f32, 4000) == GAD_OK);
+        int bad = 0;
+        for (int i = 0; i < 4000; i++) {
+            float want = bf ? gad__bf16_to_f32(gad__f32_to_bf16(f32[i]))
+                            : gad__f16_to_f32(gad__f32_to_f16(f32[i]));
+            if (want >= 1) want = bf ? 0x1.fep-1f : 0x1.ffcp-1f; /* the half below 1 */
+            bad += !(fu[i] == want && fu[i] >= 0 && fu[i] < 1);
+        }
+        CHECK(bad == 0);
+        gad_rng_free(r1), gad_rng_free(r2);
+        gad_rng *r3 = gad_rng_new(5);
+        CHECK(gad_dtype(gad_rng_normal_tensor(r3, SHP(10), 1, dt, 0, 1)) == dt);
+        gad_rng_free(r3);
+    }
+    int64_t ai[5];
+    gad_tensor *ar = gad_arange(250, 260, 2, GAD_U8);
+    CHECK(gad_dtype(ar) == GAD_U8 && gad_read_i64(ar, ai, 5) == GAD_OK);
+    CHECK(ai[0] == 250 && ai[2] == 254 && ai[3] == 0); /* 256 wraps */
+    CHECK(gad_dtype(gad_arange(-3, 3, 1, GAD_I32)) == GAD_I32);
+    CHECK(same_values(gad_eye(4, GAD_I32), gad_eye(4, GAD_F64)));
+    /* from_raw */
+    uint16_t hb[3] = {0x3c00, 0xc000, 0x7e05};
+    gad_tensor *t = gad_from_raw(GAD_F16, hb, SHP(3), 1);
+    double v[3];
+    CHECK(gad_read_f64(t, v, 3) == GAD_OK && v[0] == 1 && v[1] == -2 && isnan(v[2]));
+    CHECK(((const uint16_t *)gad_data(t))[2] == 0x7e05); /* the payload is kept */
+    CHECK(gad_from_raw(GAD_BOOL, (const uint8_t[]){0, 1, 2}, SHP(3), 1) == NULL);
+    CHECK(gad_last_error()->kind == GAD_ERR_DOMAIN);
+    gad_clear_error();
+    CHECK(gad_from_raw(GAD_BOOL, (const uint8_t[]){0, 1, 1}, SHP(3), 1) != NULL);
+    gad_scope_end();
+}
+
+/* print: the decimals of the shortest string that reads back */
+#define CHECK_PRINT(t, want)                                                   \
+    do {                                                                       \
+        char pb_[4096];                                                        \
+        gad_snprint(pb_, sizeof pb_, (t));                                     \
+        CHECK_MSG(strcmp(pb_, (want)) == 0, "\n got: %s\nwant: %s", pb_, (want)); \
+    } while (0)
+
+TEST(printing) {
+    gad_scope_begin();
+    gad_tensor *x = gad_from_f32((const float[]){0.1f, 1.5f, -65504.f, 1e-5f, 0.3f}, SHP(5), 1);
+    CHECK_PRINT(gad_cast(x, GAD_F16),
+                "tensor([    0.1,     1.5, -65504.,   1e-05,     0.3], dtype=f16)");
+    CHECK_PRINT(gad_cast(gad_from_f32((const float[]){0.1f, 1.5f, 0.3f}, SHP(3), 1), GAD_F16),
+                "tensor([0.1, 1.5, 0.3], dtype=f16)");
+    CHECK_PRINT(gad_cast(gad_from_f32((const float[]){0.1f, 2.f, 0.3f}, SHP(3), 1), GAD_BF16),
+                "tensor([0.1,  2., 0.3], dtype=bf16)");
+    CHECK_PRINT(gad_cast(gad_scalar_f32(0.1f), GAD_F16), "tensor(0.1, dtype=f16)");
+    CHECK_PRINT(gad_cast(gad_from_f32((const float[]){1, 255, 300}, SHP(3), 1), GAD_U8),
+                "tensor([  1, 255, 255], dtype=u8)");
+    CHECK_PRINT(gad_cast(gad_from_f32((const float[]){-7, 2}, SHP(2), 1), GAD_I32),
+                "tensor([-7,  2], dtype=i32)");
+    gad_scope_end();
+}
+
 int main(void) {
     printf("half_vec paths: f16 %s, bf16 %s\n", gad__half_vec_path(0), gad__half_vec_path(1));
     RUN(f16_all_patterns);
@@ -319,5 +446,8 @@ int main(void) {
     RUN(half_to_every_dtype);
     RUN(int_casts);
     RUN(strided_and_threads);
+    RUN(views_of_new_dtypes);
+    RUN(creation);
+    RUN(printing);
     return test_summary();
 }

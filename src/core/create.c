@@ -129,8 +129,28 @@ gad_tensor *gad_full_like(gad_tensor *t, double value) {
         for (int64_t i_ = 0; i_ < n_; i_++, x_ += d_) p_[i_] = x_;             \
     } while (0)
 
+static gad_tensor *arange_in(double start, double end, double step, gad_dtype_t dtype);
+
+/* A tensor made in dtype `via` (f32 for the halves, i64 for i32/u8) and
+ * converted to dtype, PyTorch's way of computing them in a wider type. */
+static gad_tensor *made_via(const char *op, gad_tensor *w, int dtype) {
+    if (!w || (int)w->dtype == dtype) return w;
+    gad_tensor *t = gad__tensor_new(op, GAD_DEV_HOST, dtype, w->shape, w->rank);
+    if (t) gad__host_convert(w, gad__ptr(t), dtype);
+    gad_release(w);
+    return t;
+}
+
 gad_tensor *gad_arange(double start, double end, double step,
                        gad_dtype_t dtype) {
+    int via = gad__is_half(dtype) ? GAD_F32
+            : dtype == GAD_I32 || dtype == GAD_U8 ? GAD_I64 : dtype;
+    gad_tensor *t = made_via("arange", arange_in(start, end, step, via), dtype);
+    return t ? gad__own_on_default("arange", t) : NULL;
+}
+
+static gad_tensor *arange_in(double start, double end, double step,
+                             gad_dtype_t dtype) {
     if (!isfinite(start) || !isfinite(end) || !isfinite(step) || step == 0)
         return gad__err(GAD_ERR_SHAPE, "arange",
                         "needs finite bounds and a nonzero step, got (%g, %g, %g)",
@@ -163,14 +183,24 @@ gad_tensor *gad_arange(double start, double end, double step,
         int64_t *p = gad__ptr(t);
         for (int64_t i = 0; i < n; i++) p[i] = s + i * d;
     } else {
-        return gad__err(GAD_ERR_DTYPE, "arange", "needs f32, f64 or i64, got dtype value %d",
-                        dtype);
+        return gad__err(GAD_ERR_DTYPE, "arange", "needs a float or integer dtype, got %s",
+                        gad_dtype_name(dtype));
     }
-    return gad__own_on_default("arange", t);
+    return t;
 }
+
+static gad_tensor *linspace_in(double start, double end, int64_t num,
+                               gad_dtype_t dtype);
 
 gad_tensor *gad_linspace(double start, double end, int64_t num,
                          gad_dtype_t dtype) {
+    int via = gad__is_half(dtype) ? GAD_F32 : dtype; /* computed in f32, rounded once */
+    gad_tensor *t = made_via("linspace", linspace_in(start, end, num, via), dtype);
+    return t ? gad__own_on_default("linspace", t) : NULL;
+}
+
+static gad_tensor *linspace_in(double start, double end, int64_t num,
+                               gad_dtype_t dtype) {
     if (dtype != GAD_F32 && dtype != GAD_F64)
         return gad__err(GAD_ERR_DTYPE, "linspace", "needs a float dtype, got %s",
                         gad_dtype_name(dtype));
@@ -189,7 +219,7 @@ gad_tensor *gad_linspace(double start, double end, int64_t num,
         for (int64_t i = 0; i < num; i++)
             p[i] = num == 1 ? start : start + (end - start) * (double)i / (double)(num - 1);
     }
-    return gad__own_on_default("linspace", t);
+    return t;
 }
 
 gad_tensor *gad_eye(int64_t n, gad_dtype_t dtype) {

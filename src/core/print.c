@@ -70,7 +70,13 @@ static int fmt_elem(char *out, size_t cap, const gad_tensor *t, const char *p) {
     }
     double a = fabs(v);
     if (a >= 1e-4 && a < 1e16) {
-        int decimals = prec - 1 - (int)floor(log10(a));
+        /* the decimals of the shortest string, from its own exponent (not
+         * the value's log10: f16 0.1 is 0.09998, whose floor(log10) would
+         * give "0.10") */
+        char e[64];
+        snprintf(e, sizeof e, "%.*e", prec - 1, v);
+        const char *ep = strchr(e, 'e');
+        int decimals = prec - 1 - (ep ? atoi(ep + 1) : 0);
         n = snprintf(out, cap, "%.*f", decimals > 0 ? decimals : 0, v);
     } else {
         n = snprintf(out, cap, "%.*e", prec - 1, v);

@@ -1,6 +1,7 @@
 /* random.c: g's bit-exact randn (SPEC §1.8) and the seedable generator
  * object (SPEC D10). */
 #include "gad_int.h"
+#include "half.h"
 
 #include <math.h>
 
@@ -120,7 +121,7 @@ static gad_tensor *rng_tensor(const char *op, gad_rng *r, const int64_t *shape,
                               int rank, gad_dtype_t dtype, int kind, double a,
                               double b) {
     if (!r) return gad__err(GAD_ERR_DOMAIN, op, "generator is NULL");
-    if (dtype != GAD_F32 && dtype != GAD_F64)
+    if (dtype != GAD_F32 && dtype != GAD_F64 && !gad__is_half(dtype))
         return gad__err(GAD_ERR_DTYPE, op, "needs a float dtype, got %s",
                         gad_dtype_name(dtype));
     if (!(isfinite(a) && isfinite(b)) || (kind == 0 && b < a) ||
@@ -131,7 +132,13 @@ static gad_tensor *rng_tensor(const char *op, gad_rng *r, const int64_t *shape,
     for (int64_t i = 0; i < t->numel; i++) {
         double v = kind == 0 ? a + (b - a) * gad_rng_uniform(r)
                              : a + b * gad_rng_normal(r);
-        if (dtype == GAD_F32) {
+        if (gad__is_half(dtype)) { /* the f32 draw, rounded once */
+            uint16_t *h = (uint16_t *)gad__ptr(t) + i;
+            *h = dtype == GAD_F16 ? gad__f32_to_f16((float)v) : gad__f32_to_bf16((float)v);
+            if (kind == 0 && b > a) /* below the open bound: the half under it */
+                while (gad__elem_f64(dtype, h) >= b && gad__elem_f64(dtype, h) > a)
+                    *h = (*h & 0x7fff) == 0 ? 0x8001 : *h & 0x8000 ? *h + 1 : *h - 1;
+        } else if (dtype == GAD_F32) {
             float f = (float)v;
             /* rounding to f32 must not reach the open upper bound */
             if (kind == 0 && f >= (float)b && b > a) f = nextafterf((float)b, (float)a);
