@@ -119,7 +119,21 @@ typedef struct gad_tensor gad_tensor;
  * tensor's memory; i32 and u8 hold integer data read from checkpoints and
  * data sets. Most ops take floats only (a bool input is a dtype error
  * there, as an i64 one is). The numbers are fixed: files and other
- * programs may store them. */
+ * programs may store them.
+ *
+ * The new dtypes (issue 29): every dtype can be created (gad_from_raw,
+ * gad_zeros/full/eye; gad_arange in any but bool; gad_linspace and the
+ * gad_rng_* float tensors in f16/bf16, computed in f32 and rounded once),
+ * cast to and from every other (gad_cast), read (gad_read_f32/f64/i64/
+ * bool, gad_item), printed, viewed (reshape, transpose, slice, broadcast,
+ * ...), copied and moved between devices. Conversions to f16/bf16 round
+ * to nearest, ties to even, exactly as PyTorch's tensor conversions: past
+ * the largest finite half to an infinity, small values to the half's
+ * subnormals or a signed zero; f64 and the integers are rounded to f32
+ * first (PyTorch's double rounding); NaN bits as PyTorch's on x86: f32 ->
+ * f16 keeps the sign and the payload's top bits, made quiet; -> bf16 gives
+ * 0xffff. Which ops compute on half inputs (in f32, rounded once on
+ * output): see below, at each op family. */
 typedef enum gad_dtype_t {
     GAD_DTYPE_INVALID = -1, /* what gad_dtype(NULL) returns */
     GAD_F32 = 0,
@@ -455,12 +469,15 @@ gad_tensor *gad_full_like(gad_tensor *t, double value);
  * arange(0, 1, 0.1) = [0, 0.1, ..., 0.70000005, 0.8000001, 0.9000001]. For
  * step > 0 it emits while x < end, for step < 0 while x > end. A zero or
  * non-finite step, or non-finite bounds, are a shape error; for i64 the
- * arguments are truncated to integers first. */
+ * arguments are truncated to integers first. f16/bf16 are made in f32 and
+ * rounded once; i32/u8 in i64 and converted (u8 wraps); bool is a dtype
+ * error. */
 gad_tensor *gad_arange(double start, double end, double step,
                        gad_dtype_t dtype);
 
 /* num points from start to end inclusive (float dtypes): element i is
- * start + (end - start) * i / (num - 1), computed in the dtype. num = 0 gives
+ * start + (end - start) * i / (num - 1), computed in the dtype (in f32 for
+ * f16/bf16, rounded once). num = 0 gives
  * shape [0], num = 1 gives [start]; num < 0 is a shape error. */
 gad_tensor *gad_linspace(double start, double end, int64_t num,
                          gad_dtype_t dtype);
@@ -501,8 +518,9 @@ double gad_rng_normal(gad_rng *rng);
 /* A uniform integer in [lo, hi), without modulo bias. Returns lo if hi <= lo. */
 int64_t gad_rng_int(gad_rng *rng, int64_t lo, int64_t hi);
 
-/* Tensors of draws: uniform in [lo, hi), normal(mean, std) (float dtypes),
- * and integers in [lo, hi) (i64; hi <= lo is a domain error). */
+/* Tensors of draws: uniform in [lo, hi), normal(mean, std) (float dtypes;
+ * f16/bf16 draw the f32 values and round them, a uniform one kept below
+ * hi), and integers in [lo, hi) (i64; hi <= lo is a domain error). */
 gad_tensor *gad_rng_uniform_tensor(gad_rng *rng, const int64_t *shape,
                                    int rank, gad_dtype_t dtype, double lo,
                                    double hi);
@@ -766,7 +784,15 @@ gad_tensor *gad_clone(gad_tensor *t);
  * NaN to 0; any dtype -> bool is "nonzero" (NaN is true, as PyTorch);
  * bool -> any dtype gives 0 or 1. Only a float -> float cast is on the
  * tape. The same dtype gives t itself (one more reference). A back end
- * without the conversion answers an unsupported error. */
+ * without the conversion answers an unsupported error.
+ * The new dtypes: -> f16/bf16 rounds to nearest even (from f32; f64, i64
+ * and i32 are rounded to f32 first, as PyTorch); f16/bf16 -> anything is
+ * exact through f32; float -> i32 and -> u8 truncate toward zero,
+ * saturate at the type's limits (u8: negatives give 0) and map NaN to 0,
+ * as -> i64 does (PyTorch leaves out-of-range float -> int undefined; gad
+ * defines it); an integer -> a narrower integer keeps the low bits
+ * (i64 300 -> u8 44, PyTorch's wrap). Casts to and from halves run on the
+ * CPU's F16C / AVX-512 BF16 instructions where present. */
 gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype);
 
 /* ======================================================================== */

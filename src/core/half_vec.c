@@ -14,6 +14,8 @@
 #include "half_vec.h"
 #include "half.h"
 
+#include <pthread.h>
+
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define HV_X86 1
 #include <immintrin.h>
@@ -207,7 +209,7 @@ static struct {
     from_half_fn from_f16, from_bf16;
     const char *name_f16, *name_bf16;
 } paths[3]; /* by force level */
-static int paths_ready;
+static pthread_once_t paths_once = PTHREAD_ONCE_INIT;
 
 static void pick(void) {
     for (int l = 0; l < 3; l++) {
@@ -239,11 +241,10 @@ static void pick(void) {
     }
 #endif
 #endif
-    __atomic_store_n(&paths_ready, 1, __ATOMIC_RELEASE);
 }
 
 static inline int level(void) {
-    if (__builtin_expect(!__atomic_load_n(&paths_ready, __ATOMIC_ACQUIRE), 0)) pick();
+    pthread_once(&paths_once, pick);
     return __atomic_load_n(&force_level, __ATOMIC_RELAXED);
 }
 
