@@ -18,6 +18,7 @@
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define HV_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -211,6 +212,15 @@ static struct {
 } paths[3]; /* by force level */
 static pthread_once_t paths_once = PTHREAD_ONCE_INIT;
 
+#ifdef HV_X86
+/* CPUID.1:ECX bit 29 (clang 14's __builtin_cpu_supports has no "f16c");
+ * the AVX state it needs is checked by the caller's avx2 test */
+static int has_f16c(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
+}
+#endif
+
 static void pick(void) {
     for (int l = 0; l < 3; l++) {
         paths[l].to_f16 = f32_to_f16_scalar, paths[l].from_f16 = f16_to_f32_scalar;
@@ -229,7 +239,7 @@ static void pick(void) {
     if (f512) { /* the zmm forms of vcvtps2ph/vcvtph2ps are AVX-512F */
         paths[0].to_f16 = f32_to_f16_cvt512, paths[0].from_f16 = f16_to_f32_cvt512;
         paths[0].name_f16 = "avx512f-cvtps2ph";
-    } else if (__builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx2")) {
+    } else if (has_f16c() && __builtin_cpu_supports("avx2")) {
         paths[0].to_f16 = f32_to_f16_f16c, paths[0].from_f16 = f16_to_f32_f16c;
         paths[0].from_bf16 = bf16_to_f32_avx2;
         paths[0].name_f16 = "f16c";
