@@ -2041,8 +2041,20 @@ double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
 /* The safetensors format: an 8-byte little-endian header length, a JSON
  * header {"name": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]},
  * ...} (plus an optional "__metadata__" object of strings), then the raw
- * little-endian bytes. gad reads and writes F32, F64, I64 and BOOL (a
- * BOOL byte other than 0 or 1 is a format error when the tensor is read). */
+ * little-endian bytes. gad writes each of its dtypes as the file dtype of
+ * the same name (F32, F64, I64, BOOL, F16, BF16, I32, U8) and reads those
+ * as they are (a BOOL byte other than 0 or 1 is a format error when the
+ * tensor is read). It reads other dtypes converted, exactly:
+ *     I8, I16, U16      -> i32
+ *     U32, U64          -> i64 (a U64 value above INT64_MAX is an
+ *                          unsupported error naming the tensor when it is read)
+ *     F8_E4M3, F8_E5M2  -> f32 (the OCP OFP8 rev 1.0 formats; E4M3's NaN is
+ *                          S.1111.111 and it has no Inf, E5M2 is IEEE-like;
+ *                          NaNs keep their sign)
+ * gad_checkpoint_get's tensor then has the converted dtype. The rest
+ * (F8_E8M0, C64, F4, F6_E2M3, F6_E3M2) are well-formed but unsupported:
+ * gad_load of a file holding one refuses the whole file, naming the tensor
+ * and its dtype; gad_load_names reads the file's other tensors. */
 
 /* Write n named tensors to path atomically: to a temporary file in the same
  * directory, flushed and fsync'd, then renamed over path (and the directory
@@ -2061,6 +2073,18 @@ double gad_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total,
  * beside the file replaced: harmless, and safe to delete. */
 gad_status gad_save(const char *path, const char *const *names,
                     gad_tensor *const *tensors, int n);
+
+/* gad_save with a "__metadata__" object: n_meta (key, value) pairs in meta
+ * as 2 * n_meta strings, key0, value0, key1, value1, ... (written first
+ * in the header, in that order, escaped as JSON strings). Keys and values
+ * are any valid UTF-8 (the empty string too); a NULL string, invalid
+ * UTF-8, a key given twice, n_meta < 0 or meta NULL for n_meta > 0 is a
+ * domain error, and nothing is written. n_meta = 0 writes no metadata, as
+ * gad_save. PyTorch's writer puts {"format": "pt"}: to gad that is one
+ * pair like any other. */
+gad_status gad_save_meta(const char *path, const char *const *names,
+                         gad_tensor *const *tensors, int n,
+                         const char *const *meta, int n_meta);
 
 typedef struct gad_checkpoint gad_checkpoint;
 
@@ -2082,6 +2106,26 @@ typedef struct gad_checkpoint gad_checkpoint;
  * gad_checkpoint_free. */
 gad_checkpoint *gad_load(const char *path);
 void gad_checkpoint_free(gad_checkpoint *cp); /* accepts NULL */
+
+/* gad_load, selecting n tensors by name: the whole header is validated as
+ * gad_load does (syntax, offsets, sizes, metadata), but only the named
+ * tensors must be representable, so that the rest of a file holding a
+ * tensor gad cannot read is usable. The checkpoint holds just those (in
+ * header order; gad_checkpoint_count is n) and the file's metadata; only
+ * their bytes are ever read. A name not in the file is an index error
+ * naming it; a NULL or repeated name, n < 0, or names NULL for n > 0 a
+ * domain error. n = 0 gives a checkpoint of the metadata alone. */
+gad_checkpoint *gad_load_names(const char *path, const char *const *names, int n);
+
+/* The file's "__metadata__": the number of pairs (0 for a NULL
+ * checkpoint), the i-th key in header order (NULL and an index error
+ * outside [0, count), a domain error for a NULL checkpoint), and the value
+ * of key (NULL, with no error, when the file has no such key; NULL and a
+ * domain error for a NULL argument). The strings are the checkpoint's,
+ * valid until gad_checkpoint_free. */
+int gad_checkpoint_meta_count(const gad_checkpoint *cp);
+const char *gad_checkpoint_meta_key(const gad_checkpoint *cp, int i);
+const char *gad_checkpoint_meta(const gad_checkpoint *cp, const char *key); /* NULL if absent */
 
 /* The number of tensors, the name of the i-th (in header order; NULL and
  * an index error when i is out of range, a domain error for a NULL
@@ -2132,7 +2176,11 @@ void gad_params_free(gad_params *ps);
  * a NULL argument, a name already in the set, a tensor already in the set
  * under another name (an optimizer would update it twice), a name that is
  * not valid UTF-8 or is "__metadata__", or t the result of an op (detach
- * or clone it); a dtype error for an i64 t; a memory error. The set is
+ * or clone it); a dtype error for a t that is not f32, f64, f16 or bf16
+ * (integer and bool tensors are buffers: gad_params_add_buffer); a memory
+ * error. A set holds half parameters (saved and loaded as F16/BF16), but
+ * the optimizers refuse them (an unsupported error naming the parameter:
+ * a half parameter needs an f32 master copy). The set is
  * unchanged on an error. A t that shares its storage (a view such as a
  * reshape or slice, a detached tensor) is added as it is, but the first
  * optimizer step that writes it copies it first (copy-on-write): from
@@ -2150,7 +2198,8 @@ const char *gad_params_name(const gad_params *ps, int i);
 gad_tensor *gad_params_at(const gad_params *ps, int i);
 gad_tensor *gad_params_get(const gad_params *ps, const char *name);
 
-/* ---- buffers (issue 28): named tensors of any dtype (f32, f64, i64) that
+/* ---- buffers (issue 28): named tensors of any dtype (f32, f64, i64, and
+ * f16, bf16, i32, u8, bool: masks, counters) that
  * belong to the model but are not optimized, as PyTorch's register_buffer
  * (batch norm's running statistics, gad_batch_norm_params). They share the
  * parameters' names (one name space), are saved by gad_params_save after
@@ -2216,6 +2265,13 @@ gad_status gad_params_grad(gad_params *ps, gad_tensor *out, gad_tensor **grads);
  * order, as gad_save does (atomically; its errors; a domain error for a
  * NULL set). */
 gad_status gad_params_save(const gad_params *ps, const char *path);
+
+/* gad_params_save with a "__metadata__" object of n_meta (key, value)
+ * string pairs (as gad_save_meta: its checks and errors): a model's
+ * configuration beside its weights. Read it back with gad_load and
+ * gad_checkpoint_meta. */
+gad_status gad_params_save_meta(const gad_params *ps, const char *path,
+                                const char *const *meta, int n_meta);
 
 /* What a load found (counts, whatever the outcome). */
 typedef struct gad_params_load_info {

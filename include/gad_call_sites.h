@@ -1819,6 +1819,12 @@ GAD_CS_INLINE_ gad_status gad__at_save(const char *gad_file_, int gad_line_, con
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_status gad__at_save_meta(const char *gad_file_, int gad_line_, const char *path, const char *const *names, gad_tensor *const *tensors, int n, const char *const *meta, int n_meta) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_save_meta)(path, names, tensors, n, meta, n_meta);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_checkpoint *gad__at_load(const char *gad_file_, int gad_line_, const char *path) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_checkpoint *gad_r_ = (gad_load)(path);
@@ -1829,6 +1835,30 @@ GAD_CS_INLINE_ void gad__at_checkpoint_free(const char *gad_file_, int gad_line_
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     (gad_checkpoint_free)(cp);
     gad_call_site_leave(gad_prev_);
+}
+GAD_CS_INLINE_ gad_checkpoint *gad__at_load_names(const char *gad_file_, int gad_line_, const char *path, const char *const *names, int n) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_checkpoint *gad_r_ = (gad_load_names)(path, names, n);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int gad__at_checkpoint_meta_count(const char *gad_file_, int gad_line_, const gad_checkpoint *cp) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_checkpoint_meta_count)(cp);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ const char *gad__at_checkpoint_meta_key(const char *gad_file_, int gad_line_, const gad_checkpoint *cp, int i) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    const char *gad_r_ = (gad_checkpoint_meta_key)(cp, i);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ const char *gad__at_checkpoint_meta(const char *gad_file_, int gad_line_, const gad_checkpoint *cp, const char *key) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    const char *gad_r_ = (gad_checkpoint_meta)(cp, key);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
 }
 GAD_CS_INLINE_ int gad__at_checkpoint_count(const char *gad_file_, int gad_line_, const gad_checkpoint *cp) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
@@ -1946,6 +1976,12 @@ GAD_CS_INLINE_ gad_status gad__at_params_grad(const char *gad_file_, int gad_lin
 GAD_CS_INLINE_ gad_status gad__at_params_save(const char *gad_file_, int gad_line_, const gad_params *ps, const char *path) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_status gad_r_ = (gad_params_save)(ps, path);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_params_save_meta(const char *gad_file_, int gad_line_, const gad_params *ps, const char *path, const char *const *meta, int n_meta) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_params_save_meta)(ps, path, meta, n_meta);
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
@@ -2432,8 +2468,13 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_clip_grad_norm(...) gad__at_clip_grad_norm(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_lr_warmup_cosine(...) gad__at_lr_warmup_cosine(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_save(...) gad__at_save(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_save_meta(...) gad__at_save_meta(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_load(...) gad__at_load(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_checkpoint_free(...) gad__at_checkpoint_free(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_load_names(...) gad__at_load_names(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_checkpoint_meta_count(...) gad__at_checkpoint_meta_count(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_checkpoint_meta_key(...) gad__at_checkpoint_meta_key(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_checkpoint_meta(...) gad__at_checkpoint_meta(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_checkpoint_count(...) gad__at_checkpoint_count(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_checkpoint_name(...) gad__at_checkpoint_name(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_checkpoint_get(...) gad__at_checkpoint_get(__FILE__, __LINE__, __VA_ARGS__)
@@ -2454,6 +2495,7 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_params_freeze(...) gad__at_params_freeze(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_grad(...) gad__at_params_grad(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_save(...) gad__at_params_save(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_params_save_meta(...) gad__at_params_save_meta(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_load(...) gad__at_params_load(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_load_checkpoint(...) gad__at_params_load_checkpoint(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_batch_norm_params(...) gad__at_batch_norm_params(__FILE__, __LINE__, __VA_ARGS__)

@@ -4105,11 +4105,89 @@ ROW(load_gap, "gad_load", "format", "4 bytes that belong to no tensor", "NULL", 
     return write_st("gap.st", "{\"x\":{\"dtype\":\"F32\",\"shape\":[1],"
                     "\"data_offsets\":[0,4]}}", 8) &&
            gad_load(tpath("gap.st")) == NULL;)
-ROW(load_f16, "gad_load", "dtype", "a well-formed F16 tensor", "NULL", E_UNSUP, "load",
-    "F16", 0,
-    return write_st("f16.st", "{\"x\":{\"dtype\":\"F16\",\"shape\":[2],"
-                    "\"data_offsets\":[0,4]}}", 4) &&
-           gad_load(tpath("f16.st")) == NULL;)
+/* ---- safetensors dtypes and metadata (issue 29, helper stio) */
+ROW(load_e8m0, "gad_load", "dtype", "a well-formed F8_E8M0 tensor", "NULL", E_UNSUP, "load",
+    "tensor 'x' has dtype F8_E8M0", 0,
+    return write_st("e8m0.st", "{\"x\":{\"dtype\":\"F8_E8M0\",\"shape\":[2],"
+                    "\"data_offsets\":[0,2]}}", 2) &&
+           gad_load(tpath("e8m0.st")) == NULL;)
+ROW(load_half_wrong_size, "gad_load", "format", "an F16 [4] tensor given 16 bytes", "NULL",
+    E_FORMAT, "load", "hold 16 bytes, but F16 with shape [4] needs 8", 0,
+    return write_st("f16size.st", "{\"x\":{\"dtype\":\"F16\",\"shape\":[4],"
+                    "\"data_offsets\":[0,16]}}", 16) &&
+           gad_load(tpath("f16size.st")) == NULL;)
+ROW(load_half_truncated, "gad_load", "format", "BF16 data cut short by the file's end", "NULL",
+    E_FORMAT, "load", "past the end of the data", 0,
+    return write_st("bf16cut.st", "{\"x\":{\"dtype\":\"BF16\",\"shape\":[8],"
+                    "\"data_offsets\":[0,16]}}", 10) &&
+           gad_load(tpath("bf16cut.st")) == NULL;)
+ROW(load_meta_number, "gad_load", "format", "metadata {\"epochs\": 3} (not string to string)",
+    "NULL", E_FORMAT, "load", "__metadata__ key 'epochs': the value is not a string", 0,
+    return write_st("metanum.st", "{\"__metadata__\":{\"epochs\":3}}", 0) &&
+           gad_load(tpath("metanum.st")) == NULL;)
+ROW(load_meta_dupkey, "gad_load", "format", "the metadata key \"format\" twice", "NULL",
+    E_FORMAT, "load", "duplicate key 'format'", 0,
+    return write_st("metadup.st", "{\"__metadata__\":{\"format\":\"pt\",\"format\":\"np\"}}",
+                    0) &&
+           gad_load(tpath("metadup.st")) == NULL;)
+ROW(ckpt_get_u64_big, "gad_checkpoint_get", "value", "a U64 value of 2^63 (read as i64)", "NULL",
+    E_UNSUP, "checkpoint_get", "9223372036854775808", 0,
+    static const unsigned char v[8] = {0, 0, 0, 0, 0, 0, 0, 0x80};
+    gad_checkpoint *cp = NULL;
+    int ok = write_st("u64.st", "{\"x\":{\"dtype\":\"U64\",\"shape\":[1],"
+                      "\"data_offsets\":[0,8]}}", 8);
+    FILE *f = ok ? fopen(tpath("u64.st"), "r+b") : NULL;
+    ok = f && fseek(f, -8, SEEK_END) == 0 && fwrite(v, 1, 8, f) == 8;
+    if (f) fclose(f);
+    ok = ok && (cp = gad_load(tpath("u64.st"))) != NULL && gad_checkpoint_get(cp, "x") == NULL;
+    gad_checkpoint_free(cp);
+    return ok;)
+TBAD(load_names_nopath, "gad_load_names", "NULL", "path NULL", E_DOMAIN, "load_names", "NULL",
+     gad_load_names(NULL, NULL, 0))
+TBAD(load_names_nonames, "gad_load_names", "NULL", "names NULL, n = 1", E_DOMAIN, "load_names",
+     "names is NULL", gad_load_names(good_path(), NULL, 1))
+TBAD(load_names_neg, "gad_load_names", "value", "n = -1", E_DOMAIN, "load_names", "-1",
+     gad_load_names(good_path(), NULL, -1))
+TBAD(load_names_absent, "gad_load_names", "index", "a name not in the file", E_INDEX, "load",
+     "no tensor named 'zz'", gad_load_names(good_path(), (const char *[]){"zz"}, 1))
+TBAD(load_names_twice, "gad_load_names", "value", "the name \"a\" twice", E_DOMAIN, "load",
+     "'a' is named twice", gad_load_names(good_path(), (const char *[]){"a", "a"}, 2))
+ROW(load_names_unsup, "gad_load_names", "dtype", "selecting a C64 tensor", "NULL", E_UNSUP,
+    "load", "tensor 'c' has dtype C64", 0,
+    return write_st("c64.st", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                    "\"c\":{\"dtype\":\"C64\",\"shape\":[1],\"data_offsets\":[4,12]}}", 12) &&
+           gad_load_names(tpath("c64.st"), (const char *[]){"c"}, 1) == NULL;)
+SBAD(save_meta_dupkey, "gad_save_meta", "value", "the metadata key \"k\" twice", E_DOMAIN, "save",
+     "duplicate metadata key 'k'",
+     gad_save_meta(tpath("m.st"), NULL, NULL, 0, (const char *[]){"k", "1", "k", "2"}, 2))
+SBAD(save_meta_nullval, "gad_save_meta", "NULL", "a NULL metadata value", E_DOMAIN, "save",
+     "metadata value 0 is NULL",
+     gad_save_meta(tpath("m.st"), NULL, NULL, 0, (const char *[]){"k", NULL}, 1))
+SBAD(save_meta_utf8, "gad_save_meta", "value", "a metadata key that is not UTF-8", E_DOMAIN,
+     "save", "metadata key 0 is not valid UTF-8",
+     gad_save_meta(tpath("m.st"), NULL, NULL, 0, (const char *[]){"\xff", "v"}, 1))
+SBAD(save_meta_nometa, "gad_save_meta", "NULL", "meta NULL, n_meta = 1", E_DOMAIN, "save",
+     "meta is NULL", gad_save_meta(tpath("m.st"), NULL, NULL, 0, NULL, 1))
+SBAD(params_save_meta_null, "gad_params_save_meta", "NULL", "ps NULL", E_DOMAIN, "params_save",
+     "NULL", gad_params_save_meta(NULL, tpath("m.st"), NULL, 0))
+GOOD(ckpt_meta_count_null, "gad_checkpoint_meta_count", "NULL", "cp NULL", "0",
+     gad_checkpoint_meta_count(NULL) == 0)
+TBAD(ckpt_meta_key_null, "gad_checkpoint_meta_key", "NULL", "cp NULL", E_DOMAIN,
+     "checkpoint_meta_key", "NULL", gad_checkpoint_meta_key(NULL, 0))
+ROW(ckpt_meta_key_range, "gad_checkpoint_meta_key", "index", "i = 0 of no metadata", "NULL",
+    E_INDEX, "checkpoint_meta_key", "outside [0, 0)", 0,
+    gad_checkpoint *cp = good_ckpt();
+    int ok = cp && gad_checkpoint_meta_key(cp, 0) == NULL;
+    gad_checkpoint_free(cp);
+    return ok;)
+TBAD(ckpt_meta_null, "gad_checkpoint_meta", "NULL", "cp NULL", E_DOMAIN, "checkpoint_meta",
+     "checkpoint is NULL", gad_checkpoint_meta(NULL, "k"))
+ROW(ckpt_meta_absent, "gad_checkpoint_meta", "index", "a key the file lacks",
+    "NULL, and no error", E_OK, "", NULL, 0,
+    gad_checkpoint *cp = good_ckpt();
+    int ok = cp && gad_checkpoint_meta(cp, "format") == NULL && gad_last_error() == NULL;
+    gad_checkpoint_free(cp);
+    return ok;)
 ROW(load_rank9, "gad_load", "rank", "a tensor of rank 9", "NULL", E_UNSUP, "load",
     "rank 9", 0,
     return write_st("rank9.st", "{\"x\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],"
@@ -4276,6 +4354,14 @@ ROW(params_add_i64, "gad_params_add", "dtype", "an i64 tensor", "NULL", E_DTYPE,
     "params_add", "i64", 0,
     gad_params *ps = gad_params_new();
     int ok = gad_params_add(ps, "i", I64T(2)) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_add_bf16, "gad_params_add", "dtype", "a bf16 tensor", "the tensor (a half parameter)",
+    E_OK, "", NULL, 0,
+    gad_params *ps = gad_params_new();
+    gad_tensor *t = gad_zeros((int64_t[]){2}, 1, GAD_BF16);
+    int ok = ps && t && gad_params_add(ps, "w", t) == t;
+    gad_release(t);
     gad_params_free(ps);
     return ok;)
 ROW(params_add_op, "gad_params_add", "non-leaf", "t the output of a tracked op", "NULL",
@@ -4528,6 +4614,15 @@ ROW(adamw_params_empty, "gad_adamw_new_params", "empty", "an empty set",
     gad_optim *o = gad_adamw_new_params(ps, NULL, 0, NULL);
     int ok = o && gad_optim_step(o, NULL) == GAD_OK && gad_optim_group_count(o) == 1;
     gad_optim_free(o);
+    gad_params_free(ps);
+    return ok;)
+ROW(adamw_half_param, "gad_adamw_new_params", "dtype", "a set holding a bf16 parameter", "NULL",
+    E_UNSUP, "adamw_new_params", "\"w\" is bf16", 0,
+    gad_params *ps = gad_params_new();
+    gad_tensor *t = gad_zeros((int64_t[]){2}, 1, GAD_BF16);
+    int ok = ps && t && gad_params_add(ps, "w", t) == t &&
+             gad_adamw_new_params(ps, NULL, 0, NULL) == NULL;
+    gad_release(t);
     gad_params_free(ps);
     return ok;)
 ROW(optim_group_count_null, "gad_optim_group_count", "NULL", "opt NULL", "-1", E_DOMAIN,

@@ -38,6 +38,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -102,47 +103,84 @@ static void msgf(char *buf, size_t cap, const char *fmt, ...) {
 /* dtypes                                                                    */
 /* ======================================================================== */
 
-/* Every dtype the safetensors format defines, with its size in bits; gad
- * reads four of them. A file with another known dtype is well-formed but
- * unsupported here; an unknown dtype string is a format error. */
+/* Every dtype the safetensors format defines, with its size in bits and
+ * the gad dtype it loads as. Those gad has load as they are; I8, I16 and
+ * U16 widen to i32, U32 and U64 to i64 (a U64 value above INT64_MAX is an
+ * error when the tensor is read), and the two FP8 formats decode exactly
+ * to f32. The rest (F8_E8M0, C64, F4, F6_*) are well-formed but
+ * unsupported; an unknown dtype string is a format error. */
+enum { CV_NONE, CV_I8, CV_I16, CV_U16, CV_U32, CV_U64, CV_E4M3, CV_E5M2 };
+
 typedef struct dtype_info {
     const char *name;
     unsigned bits;
     gad_dtype_t gad; /* GAD_DTYPE_INVALID: not readable by gad */
+    int conv;        /* CV_NONE: the bytes are the gad dtype's */
 } dtype_info;
 
 static const dtype_info dtypes[] = {
-    {"F32", 32, GAD_F32},
-    {"F64", 64, GAD_F64},
-    {"I64", 64, GAD_I64},
-    {"BOOL", 8, GAD_BOOL},
-    {"U8", 8, GAD_DTYPE_INVALID},
-    {"I8", 8, GAD_DTYPE_INVALID},
-    {"F8_E5M2", 8, GAD_DTYPE_INVALID},
-    {"F8_E4M3", 8, GAD_DTYPE_INVALID},
-    {"F8_E8M0", 8, GAD_DTYPE_INVALID},
-    {"I16", 16, GAD_DTYPE_INVALID},
-    {"U16", 16, GAD_DTYPE_INVALID},
-    {"F16", 16, GAD_DTYPE_INVALID},
-    {"BF16", 16, GAD_DTYPE_INVALID},
-    {"I32", 32, GAD_DTYPE_INVALID},
-    {"U32", 32, GAD_DTYPE_INVALID},
-    {"U64", 64, GAD_DTYPE_INVALID},
-    {"C64", 64, GAD_DTYPE_INVALID},
-    {"F4", 4, GAD_DTYPE_INVALID},
-    {"F6_E2M3", 6, GAD_DTYPE_INVALID},
-    {"F6_E3M2", 6, GAD_DTYPE_INVALID},
+    {"F32", 32, GAD_F32, CV_NONE},
+    {"F64", 64, GAD_F64, CV_NONE},
+    {"I64", 64, GAD_I64, CV_NONE},
+    {"BOOL", 8, GAD_BOOL, CV_NONE},
+    {"F16", 16, GAD_F16, CV_NONE},
+    {"BF16", 16, GAD_BF16, CV_NONE},
+    {"I32", 32, GAD_I32, CV_NONE},
+    {"U8", 8, GAD_U8, CV_NONE},
+    {"I8", 8, GAD_I32, CV_I8},
+    {"I16", 16, GAD_I32, CV_I16},
+    {"U16", 16, GAD_I32, CV_U16},
+    {"U32", 32, GAD_I64, CV_U32},
+    {"U64", 64, GAD_I64, CV_U64},
+    {"F8_E4M3", 8, GAD_F32, CV_E4M3},
+    {"F8_E5M2", 8, GAD_F32, CV_E5M2},
+    {"F8_E8M0", 8, GAD_DTYPE_INVALID, CV_NONE},
+    {"C64", 64, GAD_DTYPE_INVALID, CV_NONE},
+    {"F4", 4, GAD_DTYPE_INVALID, CV_NONE},
+    {"F6_E2M3", 6, GAD_DTYPE_INVALID, CV_NONE},
+    {"F6_E3M2", 6, GAD_DTYPE_INVALID, CV_NONE},
 };
 #define N_DTYPES ((int)(sizeof dtypes / sizeof dtypes[0]))
 
+/* The file dtype a gad dtype is saved as (every gad dtype has one). */
 static const char *st_dtype_name(gad_dtype_t d) {
     switch (d) {
     case GAD_F32: return "F32";
     case GAD_F64: return "F64";
     case GAD_I64: return "I64";
     case GAD_BOOL: return "BOOL";
+    case GAD_F16: return "F16";
+    case GAD_BF16: return "BF16";
+    case GAD_I32: return "I32";
+    case GAD_U8: return "U8";
     default: return NULL;
     }
+}
+
+/* The FP8 formats of the OCP 8-bit Floating Point Specification (OFP8),
+ * rev 1.0, decoded exactly (every value is an f32). E4M3: bias 7, no
+ * infinities, S.1111.111 is NaN (max 448). E5M2: bias 15, IEEE-like
+ * (exponent 31: mantissa 0 is Inf, else NaN). Exponent 0 is subnormal:
+ * m * 2^(1 - bias - mantissa bits). NaNs keep their sign, quiet. */
+static float fp8_nan(unsigned s) {
+    uint32_t u = (uint32_t)s << 31 | 0x7fc00000u;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static float e4m3_to_f32(unsigned char b) {
+    unsigned s = b >> 7, e = (b >> 3) & 15u, m = b & 7u;
+    if (e == 15 && m == 7) return fp8_nan(s);
+    float v = e == 0 ? ldexpf((float)m, -9) : ldexpf((float)(8 + m), (int)e - 10);
+    return s ? -v : v;
+}
+
+static float e5m2_to_f32(unsigned char b) {
+    unsigned s = b >> 7, e = (b >> 2) & 31u, m = b & 3u;
+    if (e == 31) return m ? fp8_nan(s) : (s ? -INFINITY : INFINITY);
+    float v = e == 0 ? ldexpf((float)m, -16) : ldexpf((float)(4 + m), (int)e - 17);
+    return s ? -v : v;
 }
 
 /* ======================================================================== */
@@ -211,8 +249,44 @@ static void write_le(gad_atomic_file *w, const unsigned char *p, size_t n,
     }
 }
 
+/* n_meta (key, value) pairs in meta: NULLs, invalid UTF-8 and a key given
+ * twice are domain errors. */
+static gad_status check_meta(const char *const *meta, int n_meta) {
+    if (n_meta < 0) return save_err(GAD_ERR_DOMAIN, "n_meta = %d is negative", n_meta);
+    if (n_meta > 0 && !meta)
+        return save_err(GAD_ERR_DOMAIN, "meta is NULL for n_meta = %d", n_meta);
+    for (int i = 0; i < 2 * n_meta; i++) {
+        const char *s = meta[i];
+        const char *what = i % 2 ? "value" : "key";
+        if (!s)
+            return save_err(GAD_ERR_DOMAIN, "metadata %s %d is NULL", what, i / 2);
+        const unsigned char *u = (const unsigned char *)s;
+        size_t avail = strlen(s);
+        while (avail > 0) {
+            size_t k = gad__utf8_seq(u, avail);
+            if (!k)
+                return save_err(GAD_ERR_DOMAIN, "metadata %s %d is not valid UTF-8",
+                                what, i / 2);
+            u += k;
+            avail -= k;
+        }
+    }
+    for (int i = 0; i < n_meta; i++) /* few keys: quadratic is fine */
+        for (int j = 0; j < i; j++)
+            if (strcmp(meta[2 * i], meta[2 * j]) == 0)
+                return save_err(GAD_ERR_DOMAIN, "duplicate metadata key '" NAME_SHOWN "'",
+                                SHOWN(meta[2 * i]));
+    return GAD_OK;
+}
+
 gad_status gad_save(const char *path, const char *const *names,
                     gad_tensor *const *tensors, int n) {
+    return gad_save_meta(path, names, tensors, n, NULL, 0);
+}
+
+gad_status gad_save_meta(const char *path, const char *const *names,
+                         gad_tensor *const *tensors, int n,
+                         const char *const *meta, int n_meta) {
     if (!path || !*path)
         return save_err(GAD_ERR_DOMAIN, "path is %s", path ? "empty" : "NULL");
     if (n < 0) return save_err(GAD_ERR_DOMAIN, "n = %d is negative", n);
@@ -221,6 +295,8 @@ gad_status gad_save(const char *path, const char *const *names,
                         names ? "tensors" : "names", n);
     if (n > 0 && gad__any_released("save", n, (const gad_tensor *const *)tensors))
         return GAD_ERR_DOMAIN;
+    gad_status mst = check_meta(meta, n_meta);
+    if (mst != GAD_OK) return mst;
 
     /* ---- validate everything before touching the file system */
     for (int i = 0; i < n; i++) {
@@ -256,6 +332,16 @@ gad_status gad_save(const char *path, const char *const *names,
     gad_json_out h = {0};
     uint64_t off = 0;
     gad__json_puts(&h, "{");
+    if (n_meta > 0) { /* first, as PyTorch's writer puts it */
+        gad__json_puts(&h, "\"__metadata__\":{");
+        for (int i = 0; i < n_meta; i++) {
+            if (i) gad__json_puts(&h, ",");
+            gad__json_put_string(&h, meta[2 * i]); /* checked: valid UTF-8 */
+            gad__json_puts(&h, ":");
+            gad__json_put_string(&h, meta[2 * i + 1]);
+        }
+        gad__json_puts(&h, n > 0 ? "}," : "}");
+    }
     for (int i = 0; i < n; i++) {
         gad_tensor *t = tensors[i];
         uint64_t bytes = (uint64_t)gad_numel(t) * gad_dtype_size(gad_dtype(t));
@@ -363,13 +449,33 @@ typedef struct entry_list {
     size_t n, cap;
 } entry_list;
 
-/* "__metadata__": an object of strings (accepted and ignored). */
-static bool parse_metadata(gad_json *p) {
+/* The "__metadata__" pairs of a header, in its order: kv[2i] the key,
+ * kv[2i + 1] the value. */
+typedef struct meta_list {
+    char **kv;
+    size_t n, cap; /* pairs */
+} meta_list;
+
+static void free_meta(char **kv, size_t n) {
+    for (size_t i = 0; i < 2 * n; i++) gad_mem_free(kv[i]);
+    gad_mem_free(kv);
+}
+
+static char *copy_str(const char *s, size_t len) {
+    char *c = gad_mem_alloc(len + 1);
+    if (c) memcpy(c, s, len + 1);
+    return c;
+}
+
+/* "__metadata__": an object of strings to strings. A value of another
+ * type is a format error naming its key; so is a key given twice
+ * (checked once the header is parsed, by sorting). */
+static bool parse_metadata(gad_json *p, meta_list *m) {
     snprintf(p->ctx, sizeof p->ctx, "__metadata__");
     gad__json_skip_ws(p);
     if (gad__json_peek(p) != '{') {
         char b[32];
-        return gad__json_fail(p, GAD_ERR_FORMAT, "expected an object, found %s",
+        return gad__json_fail(p, GAD_ERR_FORMAT, "expected an object of strings, found %s",
                               gad__json_here(p, b, sizeof b));
     }
     p->i++;
@@ -379,9 +485,33 @@ static bool parse_metadata(gad_json *p) {
         return true;
     }
     for (;;) {
-        if (!gad__json_string(p, "a key") || !gad__json_expect(p, ':', "':'") ||
-            !gad__json_string(p, "a metadata value"))
+        snprintf(p->ctx, sizeof p->ctx, "__metadata__");
+        if (!gad__json_string(p, "a key") || !gad__json_expect(p, ':', "':'"))
             return false;
+        if (m->n == m->cap) {
+            size_t ncap = m->cap ? m->cap * 2 : 8;
+            char **nk = gad_mem_realloc(m->kv, 2 * ncap * sizeof *nk);
+            if (!nk) return gad__json_fail(p, GAD_ERR_MEMORY, "cannot allocate %zu pairs", ncap);
+            m->kv = nk;
+            m->cap = ncap;
+        }
+        char *key = copy_str(p->str, p->str_len);
+        if (!key) return gad__json_fail(p, GAD_ERR_MEMORY, "cannot copy a metadata key");
+        m->kv[2 * m->n] = key;
+        m->kv[2 * m->n + 1] = NULL;
+        m->n++;
+        snprintf(p->ctx, sizeof p->ctx, "__metadata__ key '" NAME_SHOWN "'", SHOWN(key));
+        gad__json_skip_ws(p);
+        if (gad__json_peek(p) != '"') {
+            char b[32];
+            return gad__json_fail(p, GAD_ERR_FORMAT, "the value is not a string (found %s; "
+                                  "metadata maps strings to strings)",
+                                  gad__json_here(p, b, sizeof b));
+        }
+        if (!gad__json_string(p, "a metadata value")) return false;
+        char *val = copy_str(p->str, p->str_len);
+        if (!val) return gad__json_fail(p, GAD_ERR_MEMORY, "cannot copy a metadata value");
+        m->kv[2 * m->n - 1] = val;
         gad__json_skip_ws(p);
         if (gad__json_peek(p) == ',') {
             p->i++;
@@ -511,7 +641,7 @@ static bool parse_entry(gad_json *p, entry *e) {
 
 /* The whole header: one object, then only whitespace. Its tensor entries
  * go to ents. */
-static bool parse_header(gad_json *p, entry_list *ents) {
+static bool parse_header(gad_json *p, entry_list *ents, meta_list *meta) {
     if (p->n == 0 || p->s[0] != '{') {
         char b[32];
         return gad__json_fail(p, GAD_ERR_FORMAT,
@@ -533,7 +663,7 @@ static bool parse_header(gad_json *p, entry_list *ents) {
                     return gad__json_fail(p, GAD_ERR_FORMAT,
                                           "duplicate \"__metadata__\"");
                 seen_meta = true;
-                if (!parse_metadata(p)) return false;
+                if (!parse_metadata(p, meta)) return false;
             } else {
                 if (ents->n == ents->cap) {
                     size_t ncap = ents->cap ? ents->cap * 2 : 16;
@@ -588,7 +718,14 @@ struct gad_checkpoint {
     gad_read_file f; /* the file, open until gad_checkpoint_free */
     uint64_t data_at; /* where the data buffer starts in it: 8 + the header */
     char path[128];   /* the file's name as given (cut), for later errors */
+    int n_meta;
+    char **meta;      /* "__metadata__": key, value, key, value, ... (header order) */
+    const char **meta_sorted; /* the keys sorted, for lookups */
 };
+
+static int cmp_cstr_ptr2(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 static void free_entries(entry *ents, size_t n) {
     for (size_t i = 0; i < n; i++) gad_mem_free(ents[i].name);
@@ -599,6 +736,8 @@ void gad_checkpoint_free(gad_checkpoint *cp) {
     if (!cp) return;
     free_entries(cp->ents, (size_t)cp->n);
     gad_mem_free(cp->byname);
+    free_meta(cp->meta, (size_t)cp->n_meta);
+    gad_mem_free(cp->meta_sorted);
     gad__read_file_close(&cp->f);
     gad_mem_free(cp);
 }
@@ -719,20 +858,22 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
                  (unsigned long long)(data_len - at));
         return GAD_ERR_FORMAT;
     }
-    /* Well-formed; now what gad cannot represent. */
-    for (size_t i = 0; i < n; i++) {
-        const entry *e = &ents[i];
-        if (dtypes[e->dt].gad == GAD_DTYPE_INVALID) {
-            msgf(msg, cap, "tensor '" NAME_SHOWN "' has dtype %s; gad "
-                     "reads F32, F64, I64 and BOOL", SHOWN(e->name), dtypes[e->dt].name);
-            return GAD_ERR_UNSUPPORTED;
-        }
-        if (e->rank > GAD_MAX_RANK) {
-            msgf(msg, cap, "tensor '" NAME_SHOWN "' has rank %d; gad "
-                     "supports ranks up to %d", SHOWN(e->name), e->rank,
-                     GAD_MAX_RANK);
-            return GAD_ERR_UNSUPPORTED;
-        }
+    return GAD_OK;
+}
+
+/* Whether gad can hold tensor e: GAD_OK, or unsupported with msg set. */
+static gad_status representable(const entry *e, char *msg, size_t cap) {
+    if (dtypes[e->dt].gad == GAD_DTYPE_INVALID) {
+        msgf(msg, cap, "tensor '" NAME_SHOWN "' has dtype %s, which gad cannot represent "
+                 "(gad_load_names reads the other tensors)", SHOWN(e->name),
+                 dtypes[e->dt].name);
+        return GAD_ERR_UNSUPPORTED;
+    }
+    if (e->rank > GAD_MAX_RANK) {
+        msgf(msg, cap, "tensor '" NAME_SHOWN "' has rank %d; gad "
+                 "supports ranks up to %d", SHOWN(e->name), e->rank,
+                 GAD_MAX_RANK);
+        return GAD_ERR_UNSUPPORTED;
     }
     return GAD_OK;
 }
@@ -751,8 +892,10 @@ static void *load_io(const char *what, const char *path, int err) {
                                        : strerror(err));
 }
 
-gad_checkpoint *gad_load(const char *path) {
-    if (!path) return gad_error_set(GAD_ERR_DOMAIN, "load", "path is NULL");
+/* Load path's header; names (n of them), when not NULL, select the tensors
+ * the checkpoint holds: the whole header is validated, but only those must
+ * be representable. */
+static gad_checkpoint *load_impl(const char *path, const char *const *names, int n) {
     gad_read_file f;
     const char *what;
     int err = gad__read_file_open(&f, path, &what);
@@ -761,9 +904,11 @@ gad_checkpoint *gad_load(const char *path) {
     gad_checkpoint *cp = NULL;
     gad_json p = {0};
     entry_list ents = {0};
+    meta_list meta = {0};
     entry **byname = NULL;
+    const char **msorted = NULL;
     unsigned char *hdr = NULL;
-    char msg[256];
+    char msg[320];
     uint64_t size = f.size;
     if (size < 8) {
         msgf(msg, sizeof msg, "the file has %llu bytes, fewer than the "
@@ -804,10 +949,28 @@ gad_checkpoint *gad_load(const char *path) {
 
     p.s = hdr;
     p.n = (size_t)hlen;
-    if (!parse_header(&p, &ents)) {
+    if (!parse_header(&p, &ents, &meta)) {
         load_err(p.kind, path, p.msg);
         goto done;
     }
+    if (meta.n > (size_t)INT_MAX) {
+        load_err(GAD_ERR_FORMAT, path, "__metadata__ holds too many keys");
+        goto done;
+    }
+    msorted = gad_mem_alloc((meta.n ? meta.n : 1) * sizeof *msorted);
+    if (!msorted) {
+        load_err(GAD_ERR_MEMORY, path, "cannot allocate the metadata index");
+        goto done;
+    }
+    for (size_t i = 0; i < meta.n; i++) msorted[i] = meta.kv[2 * i];
+    qsort(msorted, meta.n, sizeof *msorted, cmp_cstr_ptr2);
+    for (size_t i = 1; i < meta.n; i++)
+        if (strcmp(msorted[i - 1], msorted[i]) == 0) {
+            msgf(msg, sizeof msg, "__metadata__: duplicate key '" NAME_SHOWN "'",
+                 SHOWN(msorted[i]));
+            load_err(GAD_ERR_FORMAT, path, msg);
+            goto done;
+        }
     byname = gad_mem_alloc((ents.n ? ents.n : 1) * sizeof *byname);
     if (!byname) {
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the name index");
@@ -818,6 +981,67 @@ gad_checkpoint *gad_load(const char *path) {
     if (vs != GAD_OK) {
         load_err(vs, path, msg);
         goto done;
+    }
+    if (!names) {
+        for (size_t i = 0; i < ents.n && vs == GAD_OK; i++)
+            vs = representable(&ents.v[i], msg, sizeof msg);
+        if (vs != GAD_OK) {
+            load_err(vs, path, msg);
+            goto done;
+        }
+    } else {
+        /* Keep the named entries (in header order): mark them through the
+         * name index, then compact. */
+        bool *keep = gad_mem_alloc(ents.n ? ents.n : 1);
+        if (!keep) {
+            load_err(GAD_ERR_MEMORY, path, "cannot allocate the selection");
+            goto done;
+        }
+        memset(keep, 0, ents.n ? ents.n : 1);
+        for (int k = 0; k < n && vs == GAD_OK; k++) {
+            if (!names[k]) {
+                msgf(msg, sizeof msg, "names[%d] is NULL", k);
+                vs = GAD_ERR_DOMAIN;
+                break;
+            }
+            size_t lo = 0, hi = ents.n;
+            entry *e = NULL;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(names[k], byname[mid]->name);
+                if (c == 0) {
+                    e = byname[mid];
+                    break;
+                }
+                if (c < 0) hi = mid;
+                else lo = mid + 1;
+            }
+            if (!e) {
+                msgf(msg, sizeof msg, "no tensor named '" NAME_SHOWN "' among the %zu in "
+                     "the file", SHOWN(names[k]), ents.n);
+                vs = GAD_ERR_INDEX;
+            } else if (keep[e - ents.v]) {
+                msgf(msg, sizeof msg, "'" NAME_SHOWN "' is named twice", SHOWN(names[k]));
+                vs = GAD_ERR_DOMAIN;
+            } else {
+                keep[e - ents.v] = true;
+                vs = representable(e, msg, sizeof msg);
+            }
+        }
+        if (vs != GAD_OK) {
+            gad_mem_free(keep);
+            load_err(vs, path, msg);
+            goto done;
+        }
+        size_t m = 0;
+        for (size_t i = 0; i < ents.n; i++) {
+            if (keep[i]) ents.v[m++] = ents.v[i];
+            else gad_mem_free(ents.v[i].name);
+        }
+        gad_mem_free(keep);
+        ents.n = m;
+        for (size_t i = 0; i < m; i++) byname[i] = &ents.v[i];
+        qsort(byname, m, sizeof *byname, cmp_entry_name);
     }
 
     /* Every tensor lies inside the file's real size (validate); its bytes
@@ -833,17 +1057,68 @@ gad_checkpoint *gad_load(const char *path) {
     cp->f = f;
     cp->data_at = 8 + hlen;
     snprintf(cp->path, sizeof cp->path, "%s", path);
+    cp->n_meta = (int)meta.n;
+    cp->meta = meta.kv;
+    cp->meta_sorted = msorted;
     f.fd = -1; /* the checkpoint's now */
     ents.v = NULL;
     ents.n = 0;
     byname = NULL;
+    meta.kv = NULL;
+    meta.n = 0;
+    msorted = NULL;
 done:
     gad__read_file_close(&f);
     gad_mem_free(hdr);
     gad__json_free(&p);
     free_entries(ents.v, ents.n);
+    free_meta(meta.kv, meta.n);
+    gad_mem_free(msorted);
     gad_mem_free(byname);
     return cp;
+}
+
+gad_checkpoint *gad_load(const char *path) {
+    if (!path) return gad_error_set(GAD_ERR_DOMAIN, "load", "path is NULL");
+    return load_impl(path, NULL, 0);
+}
+
+gad_checkpoint *gad_load_names(const char *path, const char *const *names, int n) {
+    if (!path) return gad_error_set(GAD_ERR_DOMAIN, "load_names", "path is NULL");
+    if (n < 0) return gad_error_set(GAD_ERR_DOMAIN, "load_names", "n = %d is negative", n);
+    if (n > 0 && !names)
+        return gad_error_set(GAD_ERR_DOMAIN, "load_names", "names is NULL for n = %d", n);
+    static const char *const none[1] = {NULL};
+    return load_impl(path, n ? names : none, n);
+}
+
+int gad_checkpoint_meta_count(const gad_checkpoint *cp) { return cp ? cp->n_meta : 0; }
+
+const char *gad_checkpoint_meta_key(const gad_checkpoint *cp, int i) {
+    if (!cp) return gad_error_set(GAD_ERR_DOMAIN, "checkpoint_meta_key", "checkpoint is NULL");
+    if (i < 0 || i >= cp->n_meta)
+        return gad_error_set(GAD_ERR_INDEX, "checkpoint_meta_key",
+                             "index %d outside [0, %d)", i, cp->n_meta);
+    return cp->meta[2 * i];
+}
+
+const char *gad_checkpoint_meta(const gad_checkpoint *cp, const char *key) {
+    if (!cp || !key)
+        return gad_error_set(GAD_ERR_DOMAIN, "checkpoint_meta", "%s is NULL",
+                             cp ? "key" : "checkpoint");
+    size_t lo = 0, hi = (size_t)cp->n_meta;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(key, cp->meta_sorted[mid]);
+        if (c == 0) {
+            /* the value follows its key in cp->meta */
+            for (int i = 0; i < cp->n_meta; i++)
+                if (cp->meta[2 * i] == cp->meta_sorted[mid]) return cp->meta[2 * i + 1];
+        }
+        if (c < 0) hi = mid;
+        else lo = mid + 1;
+    }
+    return NULL;
 }
 
 int gad_checkpoint_count(const gad_checkpoint *cp) { return cp ? cp->n : 0; }
@@ -866,6 +1141,79 @@ gad_tensor *gad_checkpoint_get_on(const gad_checkpoint *cp, const char *name, ga
     return y;
 }
 
+static void read_failed(const gad_checkpoint *cp, const entry *e, int err) {
+    gad_error_set(GAD_ERR_IO, "checkpoint_get",
+                  "cannot read tensor '" NAME_SHOWN "' from the "
+                  "checkpoint's file: %s", SHOWN(e->name),
+                  err < 0 ? "the file ended early (was it changed "
+                            "in place after gad_load?)"
+                          : strerror(err));
+    (void)cp;
+}
+
+/* Read tensor e of a dtype gad widens or decodes (fi->conv) into dst, of
+ * fi->gad, through a buffer of whole elements: 0, or -1 with the error
+ * set (io, or a U64 value past INT64_MAX). */
+static int read_converted(const gad_checkpoint *cp, const entry *e, const dtype_info *fi,
+                          void *dst) {
+    unsigned char buf[16384];
+    size_t fes = fi->bits / 8; /* the file's element size: 1, 2, 4 or 8 */
+    uint64_t total = e->numel, done = 0;
+    while (done < total) {
+        size_t k = sizeof buf / fes;
+        if ((uint64_t)k > total - done) k = (size_t)(total - done);
+        int err = gad__read_file_pread(&cp->f, buf, k * fes, cp->data_at + e->begin + done * fes);
+        if (err) {
+            read_failed(cp, e, err);
+            return -1;
+        }
+        if (!host_is_le()) swap_elems(buf, k * fes, fes);
+        for (size_t i = 0; i < k; i++) {
+            const unsigned char *q = buf + i * fes;
+            uint64_t j = done + i;
+            switch (fi->conv) {
+            case CV_I8: ((int32_t *)dst)[j] = (int8_t)q[0]; break;
+            case CV_I16: {
+                int16_t v;
+                memcpy(&v, q, 2);
+                ((int32_t *)dst)[j] = v;
+                break;
+            }
+            case CV_U16: {
+                uint16_t v;
+                memcpy(&v, q, 2);
+                ((int32_t *)dst)[j] = v;
+                break;
+            }
+            case CV_U32: {
+                uint32_t v;
+                memcpy(&v, q, 4);
+                ((int64_t *)dst)[j] = v;
+                break;
+            }
+            case CV_U64: {
+                uint64_t v;
+                memcpy(&v, q, 8);
+                if (v > (uint64_t)INT64_MAX) {
+                    gad_error_set(GAD_ERR_UNSUPPORTED, "checkpoint_get",
+                                  "tensor '" NAME_SHOWN "' (U64, read as i64) holds %llu at "
+                                  "element %llu, past INT64_MAX (%s)", SHOWN(e->name),
+                                  (unsigned long long)v, (unsigned long long)j, cp->path);
+                    return -1;
+                }
+                ((int64_t *)dst)[j] = (int64_t)v;
+                break;
+            }
+            case CV_E4M3: ((float *)dst)[j] = e4m3_to_f32(q[0]); break;
+            case CV_E5M2: ((float *)dst)[j] = e5m2_to_f32(q[0]); break;
+            default: break;
+            }
+        }
+        done += k;
+    }
+    return 0;
+}
+
 gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
     if (!cp || !name)
         return gad_error_set(GAD_ERR_DOMAIN, "checkpoint_get", "%s is NULL",
@@ -886,16 +1234,20 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
         return gad_error_set(GAD_ERR_INDEX, "checkpoint_get",
                              "no tensor named '" NAME_SHOWN "' among the %d "
                              "in the checkpoint", SHOWN(name), cp->n);
-    gad_dtype_t dt = dtypes[e->dt].gad;
+    const dtype_info *fi = &dtypes[e->dt];
+    gad_dtype_t dt = fi->gad;
     size_t es = gad_dtype_size(dt);
-    uint64_t bytes = e->end - e->begin; /* numel * es (validate) */
+    /* in gad's dtype (the file's is e->end - e->begin); no overflow:
+     * numel <= INT64_MAX / 8 (validate) */
+    uint64_t bytes = e->zero ? 0 : e->numel * es;
     if (bytes > (uint64_t)SIZE_MAX)
         return gad_error_set(GAD_ERR_MEMORY, "checkpoint_get",
-                             "tensor '" NAME_SHOWN "' holds %llu bytes, more "
+                             "tensor '" NAME_SHOWN "' holds %llu elements, more "
                              "than memory can address", SHOWN(name),
-                             (unsigned long long)bytes);
-    /* A tensor of the shape, then its bytes read straight into it: nothing
-     * else of the size is allocated. */
+                             (unsigned long long)e->numel);
+    /* A tensor of the shape, then its bytes read straight into it (or, for
+     * a dtype converted on the way, through a small buffer): nothing else
+     * of the size is allocated. */
     const gad_error *pending = gad_last_error();
     gad_scope_begin();
     gad_device was = gad_set_default_device(GAD_CPU); /* loads land on the host */
@@ -912,16 +1264,16 @@ gad_tensor *gad_checkpoint_get(const gad_checkpoint *cp, const char *name) {
         gad_scope_end();
         return NULL;
     }
-    if (bytes) {
+    if (bytes && fi->conv != CV_NONE) {
+        if (read_converted(cp, e, fi, dst) != 0) {
+            gad_scope_end();
+            return NULL;
+        }
+    } else if (bytes) {
         int err = gad__read_file_pread(&cp->f, dst, (size_t)bytes,
                                        cp->data_at + e->begin);
         if (err) {
-            gad_error_set(GAD_ERR_IO, "checkpoint_get",
-                          "cannot read tensor '" NAME_SHOWN "' from the "
-                          "checkpoint's file: %s", SHOWN(name),
-                          err < 0 ? "the file ended early (was it changed "
-                                    "in place after gad_load?)"
-                                  : strerror(err));
+            read_failed(cp, e, err);
             gad_scope_end();
             return NULL;
         }

@@ -26,7 +26,10 @@
  *   are a second list beside the parameters, with the same name space:
  *   saved after the parameters and loaded with the same checks, but never
  *   made leaves, never counted by gad_params_count nor handed to an
- *   optimizer, and of any dtype. */
+ *   optimizer, and of any dtype.
+ * - Parameters are f32, f64, f16 or bf16 (issue 29): a set holds a half
+ *   model; the optimizers refuse half parameters (they need f32 master
+ *   copies). */
 #include "gad.h"
 #include "io/json.h"        /* gad__json_shown */
 #include "io/safetensors.h" /* gad__tensor_name_problem */
@@ -120,8 +123,9 @@ gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t) {
     if (GAD_LIVE(op, t)) return NULL;
     const char *why = gad__tensor_name_problem(name); /* the names gad_save refuses */
     if (why) return gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" %s", shown(b, name), why);
-    if (gad_dtype(t) != GAD_F32 && gad_dtype(t) != GAD_F64)
-        return gad_error_set(GAD_ERR_DTYPE, op, "\"%s\" is %s; parameters are f32 or f64",
+    gad_dtype_t dt = gad_dtype(t);
+    if (dt != GAD_F32 && dt != GAD_F64 && dt != GAD_F16 && dt != GAD_BF16)
+        return gad_error_set(GAD_ERR_DTYPE, op, "\"%s\" is %s; parameters are f32, f64, f16 or bf16",
                              shown(b, name), gad_dtype_name(gad_dtype(t)));
     if (gad_is_tracked(t) && !gad_is_leaf(t))
         return gad_error_set(GAD_ERR_DOMAIN, op,
@@ -394,11 +398,18 @@ static gad_tensor *entry_tensor(const gad_params *ps, int i) {
 }
 
 gad_status gad_params_save(const gad_params *ps, const char *path) {
+    return gad_params_save_meta(ps, path, NULL, 0);
+}
+
+gad_status gad_params_save_meta(const gad_params *ps, const char *path,
+                                const char *const *meta, int n_meta) {
     if (!ps) {
         gad_error_set(GAD_ERR_DOMAIN, "params_save", "the set is NULL");
         return GAD_ERR_DOMAIN;
     }
-    if (ps->nb == 0) return gad_save(path, (const char *const *)ps->names, ps->tensors, ps->n);
+    if (ps->nb == 0)
+        return gad_save_meta(path, (const char *const *)ps->names, ps->tensors, ps->n, meta,
+                             n_meta);
     int total = ps->n + ps->nb;
     const char **names = gad_mem_alloc((size_t)total * sizeof *names);
     gad_tensor **ts = gad_mem_alloc((size_t)total * sizeof *ts);
@@ -408,7 +419,7 @@ gad_status gad_params_save(const gad_params *ps, const char *path) {
             names[i] = entry_name(ps, i);
             ts[i] = entry_tensor(ps, i);
         }
-        st = gad_save(path, names, ts, total);
+        st = gad_save_meta(path, names, ts, total, meta, n_meta);
     } else {
         gad_error_set(GAD_ERR_MEMORY, "params_save", "out of memory");
     }

@@ -113,10 +113,13 @@ static int check_params(const char *op, gad_tensor *const *params, int n, int fr
             return -1;
         }
         if (!optim_is_float(gad_dtype(p))) {
-            gad_error_set(GAD_ERR_DTYPE, op,
+            /* half parameters (issue 29) want f32 master copies: unsupported */
+            int half = gad_dtype(p) == GAD_F16 || gad_dtype(p) == GAD_BF16;
+            gad_error_set(half ? GAD_ERR_UNSUPPORTED : GAD_ERR_DTYPE, op,
                           "params[%d] is %s; optimizers update f32 or f64 "
-                          "tensors",
-                          i, gad_dtype_name(gad_dtype(p)));
+                          "tensors%s",
+                          i, gad_dtype_name(gad_dtype(p)),
+                          half ? " (a half parameter needs an f32 master copy)" : "");
             return -1;
         }
         if (!gad_is_leaf(p) && !(frozen && !gad_is_tracked(p))) {
@@ -443,6 +446,14 @@ static int plan_set(const char *op, optim_plan *pl, gad_params *ps, const gad_pa
         pl->group_of[i] = k;
         pl->params[i] = gad_params_at(ps, i);
         used[k]++;
+        gad_dtype_t dt = gad_dtype(pl->params[i]);
+        if (dt == GAD_F16 || dt == GAD_BF16) { /* issue 29: sets may hold half tensors */
+            gad_error_set(GAD_ERR_UNSUPPORTED, op,
+                          "parameter \"%s\" is %s; optimizers update f32 or f64 tensors "
+                          "(a half parameter needs an f32 master copy)",
+                          gad__json_shown((char[64]){0}, 64, name), gad_dtype_name(dt));
+            rc = -1;
+        }
     }
     pl->n = n;
     for (int k = 0; k < ng && !rc; k++)
