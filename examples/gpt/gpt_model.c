@@ -234,3 +234,10 @@ gad_tensor *model_logits_carry(const model *m, const int64_t *bytes, int64_t P,
     if (lg) s->n = n; /* the state moves on only on success */
     return lg;
 }
+
+/* `export` writes helix_lm's PyTorch module (examples/helix_lm/torch_helix.py);
+ * the transformer has none yet. */
+int model_export(const model *m, const char *const *meta, int n_meta, const char *path) {
+    (void)m, (void)meta, (void)n_meta, (void)path;
+    return fail("export: the gpt example has no PyTorch module to export to");
+}

@@ -205,3 +205,54 @@ gad_tensor *model_logits_carry(const model *m, const int64_t *bytes, int64_t P,
     return ok ? logits : NULL;
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Export in PyTorch's conventions (issue 29; examples/helix_lm/torch_helix.py) */
+/* ------------------------------------------------------------------------ */
+/* The state_dict of torch_helix.py's HelixLM: nn.Linear weights are [out,
+ * in], so every matrix is written transposed; wa splits into the gate
+ * Linear's weight (its first D rows, transposed) and bias (its last row).
+ * Names: emb.weight; blocks.<l>.{norm1.weight, gate.weight, gate.bias,
+ * inp.weight, scan_gain, out.weight, norm2.weight, ff1.weight, ff2.weight,
+ * ff_gain}; norm.weight; head.weight, head.bias. The configuration goes in
+ * __metadata__ as strings. */
+int model_export(const model *m, const char *const *meta, int n_meta, const char *path) {
+    int64_t d = m->d;
+    int n = 4 + 10 * (int)m->layers, k = 0;
+    char (*names)[NAME_CAP] = calloc((size_t)n, NAME_CAP);
+    const char **np = calloc((size_t)n, sizeof *np);
+    gad_tensor **ts = calloc((size_t)n, sizeof *ts);
+    if (!names || !np || !ts) {
+        free(names), free(np), free(ts);
+        return fail("out of memory exporting the model");
+    }
+    gad_scope_begin();
+#define PUT(t, ...) (snprintf(names[k], NAME_CAP, __VA_ARGS__), np[k] = names[k], ts[k++] = (t))
+    PUT(m->emb, "emb.weight");
+    for (int64_t l = 0; l < m->layers; l++) {
+        const gad_helix_weights *w = &((const gad_helix_weights *)m->blocks)[l];
+        gad_tensor *wa = gad_slice(w->wa, (gad_range[]){GAD_RANGE(0, d)}, 1);
+        PUT(w->g1, "blocks.%lld.norm1.weight", (long long)l);
+        PUT(wa ? gad_transpose(wa) : NULL, "blocks.%lld.gate.weight", (long long)l);
+        PUT(gad_select(w->wa, 0, d), "blocks.%lld.gate.bias", (long long)l);
+        PUT(gad_transpose(w->wb), "blocks.%lld.inp.weight", (long long)l);
+        PUT(w->g2, "blocks.%lld.scan_gain", (long long)l);
+        PUT(gad_transpose(w->wo), "blocks.%lld.out.weight", (long long)l);
+        PUT(w->g3, "blocks.%lld.norm2.weight", (long long)l);
+        PUT(gad_transpose(w->wf1), "blocks.%lld.ff1.weight", (long long)l);
+        PUT(gad_transpose(w->wf2), "blocks.%lld.ff2.weight", (long long)l);
+        PUT(w->g4, "blocks.%lld.ff_gain", (long long)l);
+    }
+    PUT(m->gain, "norm.weight");
+    PUT(gad_transpose(m->wout), "head.weight");
+    PUT(m->bout, "head.bias");
+#undef PUT
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!ts[i]) rc = fail_gad("cannot export the model");
+    if (rc == 0 && gad_save_meta(path, np, ts, n, meta, n_meta) != GAD_OK)
+        rc = fail_gad("cannot write the export");
+    gad_scope_end();
+    free(names), free(np), free(ts);
+    return rc;
+}

@@ -53,6 +53,8 @@ static void usage(FILE *f) {
             "usage: %s train  [options]   train a byte language model\n"
             "       %s sample [options]   generate text from a checkpoint\n"
             "       %s eval   [options]   print a checkpoint's validation loss\n"
+            "       %s export [options]   write DIR/export.safetensors: the model as a\n"
+            "                                   PyTorch state_dict (torch_helix.py)\n"
             "       %s --quick [--threads N] [--data PATH] [--device DEV]\n"
             "                                   a self-test of a few seconds\n"
             "       %s --help\n"
@@ -60,7 +62,7 @@ static void usage(FILE *f) {
             "%s"
             "\n"
             "options (the commands that take each in brackets):\n",
-            lm_name, lm_name, lm_name, lm_name, lm_name, lm_model_help);
+            lm_name, lm_name, lm_name, lm_name, lm_name, lm_name, lm_model_help);
     for (int i = 0; i < N_OPTIONS; i++) {
         const option_spec *o = &options[i];
         char left[64], cmds[16] = "";
@@ -221,6 +223,34 @@ static int cmd_eval(const config *c, const given_set *given) {
     return rc == 0 ? 0 : 1;
 }
 
+/* The checkpoint's model as its PyTorch module's state_dict, with the
+ * configuration in __metadata__ (issue 29): DIR/export.safetensors. */
+static int cmd_export(const config *c) {
+    config saved;
+    run_state rs;
+    model m;
+    char path[4200], out[4200];
+    if (load_model(c, &saved, &rs, &m, path, sizeof path) != 0) return 1;
+    char v[10][32];
+    snprintf(v[0], 32, "%lld", (long long)m.d);
+    snprintf(v[1], 32, "%lld", (long long)m.layers);
+    snprintf(v[2], 32, "%d", 256);
+    snprintf(v[3], 32, "%.17g", NORM_EPS);
+    snprintf(v[4], 32, "%lld", (long long)saved.seq);
+    snprintf(v[5], 32, "%lld", (long long)saved.val_windows);
+    snprintf(v[6], 32, "%lld", (long long)rs.step);
+    const char *meta[] = {"format", "pt", "model", lm_name, "d_model", v[0], "n_layers", v[1],
+                          "vocab", v[2], "norm_eps", v[3], "seq", v[4], "val_windows", v[5],
+                          "step", v[6]};
+    join_path(out, sizeof out, c->out, "export.safetensors");
+    int rc = model_export(&m, meta, (int)(sizeof meta / sizeof meta[0]) / 2, out);
+    if (rc == 0)
+        printf("%s: exported %s (step %lld, D=%lld, L=%lld) to %s\n", lm_name, path,
+               (long long)rs.step, (long long)m.d, (long long)m.layers, out);
+    model_free(&m);
+    return rc == 0 ? 0 : 1;
+}
+
 static int cmd_train(config *c, const given_set *given) {
     if (c->threads > 0) gad_set_num_threads((int)c->threads);
     if (select_device(c) != 0) return 1;
@@ -264,8 +294,11 @@ int main(int argc, char **argv) {
         if (parse_options(argc, argv, 2, CMD_EVAL, cmd, &c, &given) != 0) return 2;
         if (c.threads > 0) gad_set_num_threads((int)c.threads);
         rc = select_device(&c) != 0 ? 1 : cmd_eval(&c, &given);
+    } else if (!strcmp(cmd, "export")) {
+        if (parse_options(argc, argv, 2, CMD_EVAL, "export", &c, &given) != 0) return 2;
+        rc = cmd_export(&c);
     } else {
-        fail("unknown command '%s' (train, sample, eval, --quick or --help)", cmd);
+        fail("unknown command '%s' (train, sample, eval, export, --quick or --help)", cmd);
         return 2;
     }
     gad_cache_trim();

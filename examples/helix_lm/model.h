@@ -43,6 +43,10 @@ int model_param_spec(int i, int64_t d, int64_t layers, char name[NAME_CAP], int6
 int model_param_total(int64_t layers, int v);
 /* A new model, on the CPU (model_to_device moves it). */
 int model_init(model *m, int64_t d, int64_t layers, uint64_t seed);
+/* Write the model to path as the state_dict of the architecture's PyTorch
+ * module (linear weights [out, in]), with n_meta (key, value) metadata
+ * pairs (gad_save_meta): `helix_lm export`. 0, or -1 after a message. */
+int model_export(const model *m, const char *const *meta, int n_meta, const char *path);
 /* Point m's fields (emb, gain, wout, bout, blocks) at m->ps's tensors. */
 void model_bind(model *m);
 /* Logits [B, T, 256] for input bytes idx [B, T] (i64), in the current
