@@ -28,7 +28,14 @@
  * pread rather than mmap: a mapped file cut short by another process would
  * raise SIGBUS on access, where a short read is an io error; and pages
  * copied out of a mapping would count in the resident set along with the
- * copy. Nothing outside the bytes read is ever touched. */
+ * copy. Nothing outside the bytes read is ever touched.
+ *
+ * Issue 29: every dtype of the format that gad can hold loads; those gad
+ * lacks (I8, I16, U16, U32, U64, the FP8 pair) are widened or decoded
+ * exactly while they are read, through a 16 KiB buffer, so the peak stays
+ * the tensor itself. "__metadata__" is kept (string to string, each key
+ * once) for gad_checkpoint_meta; gad_load_names keeps only the entries
+ * asked for, after validating the whole header. */
 #include "gad.h"
 
 #include "atomic_file.h"
@@ -862,11 +869,11 @@ static gad_status validate(entry *ents, size_t n, uint64_t data_len,
 }
 
 /* Whether gad can hold tensor e: GAD_OK, or unsupported with msg set. */
-static gad_status representable(const entry *e, char *msg, size_t cap) {
+static gad_status representable(const entry *e, bool whole, char *msg, size_t cap) {
     if (dtypes[e->dt].gad == GAD_DTYPE_INVALID) {
-        msgf(msg, cap, "tensor '" NAME_SHOWN "' has dtype %s, which gad cannot represent "
-                 "(gad_load_names reads the other tensors)", SHOWN(e->name),
-                 dtypes[e->dt].name);
+        msgf(msg, cap, "tensor '" NAME_SHOWN "' has dtype %s, which gad cannot represent%s",
+                 SHOWN(e->name), dtypes[e->dt].name,
+                 whole ? " (gad_load_names reads the other tensors)" : "");
         return GAD_ERR_UNSUPPORTED;
     }
     if (e->rank > GAD_MAX_RANK) {
@@ -984,7 +991,7 @@ static gad_checkpoint *load_impl(const char *path, const char *const *names, int
     }
     if (!names) {
         for (size_t i = 0; i < ents.n && vs == GAD_OK; i++)
-            vs = representable(&ents.v[i], msg, sizeof msg);
+            vs = representable(&ents.v[i], true, msg, sizeof msg);
         if (vs != GAD_OK) {
             load_err(vs, path, msg);
             goto done;
@@ -1025,7 +1032,7 @@ static gad_checkpoint *load_impl(const char *path, const char *const *names, int
                 vs = GAD_ERR_DOMAIN;
             } else {
                 keep[e - ents.v] = true;
-                vs = representable(e, msg, sizeof msg);
+                vs = representable(e, false, msg, sizeof msg);
             }
         }
         if (vs != GAD_OK) {
