@@ -727,11 +727,11 @@ struct gad_checkpoint {
     char path[128];   /* the file's name as given (cut), for later errors */
     int n_meta;
     char **meta;      /* "__metadata__": key, value, key, value, ... (header order) */
-    const char **meta_sorted; /* the keys sorted, for lookups */
+    char ***meta_sorted; /* the pairs (&meta[2i]) sorted by key, for lookups */
 };
 
-static int cmp_cstr_ptr2(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+static int cmp_pair_key(const void *a, const void *b) {
+    return strcmp(**(char **const *)a, **(char **const *)b);
 }
 
 static void free_entries(entry *ents, size_t n) {
@@ -913,7 +913,7 @@ static gad_checkpoint *load_impl(const char *path, const char *const *names, int
     entry_list ents = {0};
     meta_list meta = {0};
     entry **byname = NULL;
-    const char **msorted = NULL;
+    char ***msorted = NULL;
     unsigned char *hdr = NULL;
     char msg[320];
     uint64_t size = f.size;
@@ -969,12 +969,12 @@ static gad_checkpoint *load_impl(const char *path, const char *const *names, int
         load_err(GAD_ERR_MEMORY, path, "cannot allocate the metadata index");
         goto done;
     }
-    for (size_t i = 0; i < meta.n; i++) msorted[i] = meta.kv[2 * i];
-    qsort(msorted, meta.n, sizeof *msorted, cmp_cstr_ptr2);
+    for (size_t i = 0; i < meta.n; i++) msorted[i] = &meta.kv[2 * i];
+    qsort(msorted, meta.n, sizeof *msorted, cmp_pair_key);
     for (size_t i = 1; i < meta.n; i++)
-        if (strcmp(msorted[i - 1], msorted[i]) == 0) {
+        if (strcmp(*msorted[i - 1], *msorted[i]) == 0) {
             msgf(msg, sizeof msg, "__metadata__: duplicate key '" NAME_SHOWN "'",
-                 SHOWN(msorted[i]));
+                 SHOWN(*msorted[i]));
             load_err(GAD_ERR_FORMAT, path, msg);
             goto done;
         }
@@ -1116,12 +1116,8 @@ const char *gad_checkpoint_meta(const gad_checkpoint *cp, const char *key) {
     size_t lo = 0, hi = (size_t)cp->n_meta;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(key, cp->meta_sorted[mid]);
-        if (c == 0) {
-            /* the value follows its key in cp->meta */
-            for (int i = 0; i < cp->n_meta; i++)
-                if (cp->meta[2 * i] == cp->meta_sorted[mid]) return cp->meta[2 * i + 1];
-        }
+        int c = strcmp(key, cp->meta_sorted[mid][0]);
+        if (c == 0) return cp->meta_sorted[mid][1]; /* the value follows its key */
         if (c < 0) hi = mid;
         else lo = mid + 1;
     }
