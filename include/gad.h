@@ -2324,6 +2324,209 @@ gad_status gad_batch_norm_params(gad_params *ps, const char *prefix, int64_t cha
 gad_tensor *gad_batch_norm_layer(gad_params *ps, const char *prefix, gad_tensor *x, int training,
                                  double momentum, double eps);
 /* ======================================================================== */
+/* Layers with PyTorch's names (issue 29; src/nn/modules.c)                  */
+/* ======================================================================== */
+/* Layer objects (gad_module) that create their parameters and buffers in a
+ * gad_params set under torch.nn's state_dict names and layouts, so that a
+ * PyTorch state_dict saved as safetensors loads with gad_params_load(ps,
+ * path, 1, NULL), strictly, with no renaming or transposing, and a set
+ * saved by gad_params_save loads in PyTorch with
+ * load_state_dict(strict=True). Each constructor takes a prefix: the
+ * module's path in the model ("encoder.layers.0.self_attn"; "" for a top
+ * level module), joined to its names with a dot. Containers name their
+ * children "0", "1", ... as nn.Sequential and nn.ModuleList do.
+ *
+ *     gad_params *ps = gad_params_new();
+ *     gad_rng *rng = gad_rng_new(0);
+ *     gad_nn_ctx c = {.ps = ps, .rng = rng, .dtype = GAD_F32};
+ *     gad_module *net = gad_nn_sequential(&c, "");          // nn.Sequential(
+ *     gad_nn_seq_add(net, gad_nn_linear(&c, gad_nn_seq_next(net), 4, 8, 1)); //  Linear(4, 8),
+ *     gad_nn_seq_add(net, gad_nn_relu());                     //  ReLU(),
+ *     gad_nn_seq_add(net, gad_nn_linear(&c, gad_nn_seq_next(net), 8, 2, 1)); //  Linear(8, 2))
+ *     gad_params_load(ps, "model.safetensors", 1, NULL);     // "0.weight" [8, 4], ...
+ *     gad_module_train(net, 0);                              // net.eval()
+ *     gad_tensor *y = gad_module_forward(net, x);
+ *     gad_module_free(net), gad_params_free(ps), gad_rng_free(rng);
+ *
+ * A module holds references to its tensors (they stay valid, and
+ * gad_params_load writes them in place); it does not hold the set, which
+ * is freed on its own (before or after the modules). Constructors return
+ * NULL with an error naming the layer type, its prefix and the values for
+ * invalid hyper-parameters (a domain error), a NULL context or set, a name
+ * already in the set (nothing is added on an error), or a dtype other than
+ * f32/f64. Forwards check the input and name the layer in their errors.
+ * Initial values follow PyTorch's reset_parameters with gad's rng (the same
+ * distributions, not the same numbers). A module, like its set, is used by
+ * one thread at a time. */
+
+/* What the constructors share: the set they add to, the generator that
+ * initialises the parameters and draws dropout masks (used while the
+ * module lives; NULL only for modules that draw nothing: then the
+ * parameters start at zero, and a dropout in training with p > 0 is an
+ * error), and the parameters' dtype (GAD_F32, the zero value, or GAD_F64). */
+typedef struct gad_nn_ctx {
+    gad_params *ps;
+    gad_rng *rng;
+    gad_dtype_t dtype;
+} gad_nn_ctx;
+
+typedef struct gad_module gad_module;
+
+/* The module's output for one input: every module but the attention ones
+ * takes x (indices for an embedding); MultiheadAttention computes
+ * self-attention (q = k = v = x, no mask), a TransformerEncoderLayer its
+ * forward without a mask, a Sequential its children in order. */
+gad_tensor *gad_module_forward(gad_module *m, gad_tensor *x);
+
+/* Training (on != 0, the initial mode) or evaluation mode for m and every
+ * module below it, as PyTorch's module.train(on) / eval(): dropout drops
+ * only in training, batch norm uses and updates the batch's statistics in
+ * training and its running ones in evaluation. Returns m. */
+gad_module *gad_module_train(gad_module *m, int on);
+int gad_module_training(const gad_module *m); /* 1 or 0; -1 for NULL */
+
+/* The module's type ("Linear", "Conv2d", ...; "?" for NULL), its prefix,
+ * and its own tensor named field ("weight", "in_proj_bias",
+ * "running_mean", ...; NULL and an index error naming the field when it
+ * has none: a bias-less layer's "bias"). The tensor is the set's (no new
+ * reference). */
+const char *gad_module_type(const gad_module *m);
+const char *gad_module_prefix(const gad_module *m);
+gad_tensor *gad_module_tensor(const gad_module *m, const char *field);
+
+/* The number of children and the i-th child (NULL and an index error out
+ * of range): a Sequential's in order; a TransformerEncoderLayer's
+ * self_attn, linear1, linear2, norm1, norm2. */
+int gad_module_child_count(const gad_module *m);
+gad_module *gad_module_child(const gad_module *m, int i);
+
+/* Free m and the modules below it (accepts NULL). The set keeps the
+ * parameters. */
+void gad_module_free(gad_module *m);
+
+/* ---- containers ---- */
+
+/* nn.Sequential / nn.ModuleList: a list of modules run in order.
+ * gad_nn_seq_next gives the prefix of the next child ("<prefix>.<n>", or
+ * "<n>" at the top level; valid until the next call on seq), and
+ * gad_nn_seq_add appends child (seq owns it from then on) and returns it;
+ * a NULL child (a failed constructor) returns NULL and keeps the error, and
+ * marks seq failed: its forward is then an error. Children without
+ * parameters (gad_nn_relu, ...) take an index too, as in PyTorch.
+ * gad_nn_prefix joins m's prefix and name ("encoder" + "layers" ->
+ * "encoder.layers") for a module's own sub-modules; valid until the next
+ * call on m. */
+gad_module *gad_nn_sequential(const gad_nn_ctx *c, const char *prefix);
+const char *gad_nn_seq_next(gad_module *seq);
+gad_module *gad_nn_seq_add(gad_module *seq, gad_module *child);
+const char *gad_nn_prefix(gad_module *m, const char *name);
+
+/* ---- layers with parameters ---- */
+
+/* nn.Linear(in, out, bias): weight [out, in] and bias [out], both
+ * U(-1/sqrt(in), 1/sqrt(in)) (kaiming_uniform with a = sqrt(5), as PyTorch).
+ * forward: x [..., in] -> x @ weight^T + bias, through a transposed view of
+ * weight (the GEMM reads it in place; nothing is copied). */
+gad_module *gad_nn_linear(const gad_nn_ctx *c, const char *prefix, int64_t in, int64_t out,
+                          int bias);
+
+/* No padding index for gad_nn_embedding. */
+#define GAD_NN_NO_PADDING INT64_MIN
+
+/* nn.Embedding(num, dim, padding_idx): weight [num, dim], N(0, 1) with
+ * the padding row zeroed. padding_idx in [-num, num) (a negative one counts
+ * from the end, as PyTorch) or GAD_NN_NO_PADDING; the padding row gets no
+ * gradient. forward: i64 indices of any shape -> indices.shape + [dim]. */
+gad_module *gad_nn_embedding(const gad_nn_ctx *c, const char *prefix, int64_t num, int64_t dim,
+                             int64_t padding_idx);
+
+/* nn.LayerNorm(shape[0..n), eps, elementwise_affine, bias): weight (ones)
+ * and bias (zeros) of that shape (bias only with bias != 0, both only with
+ * elementwise_affine). Normalises over the last n dims of x. */
+gad_module *gad_nn_layer_norm(const gad_nn_ctx *c, const char *prefix, const int64_t *shape,
+                              int n, double eps, int elementwise_affine, int bias);
+
+/* nn.RMSNorm(shape[0..n), eps, elementwise_affine): x / sqrt(mean(x^2) + eps)
+ * over the last n dims, * weight (ones). eps NaN is PyTorch's None: the
+ * machine epsilon of x's dtype (2^-23 for f32, 2^-52 for f64). */
+gad_module *gad_nn_rms_norm(const gad_nn_ctx *c, const char *prefix, const int64_t *shape, int n,
+                            double eps, int elementwise_affine);
+
+/* nn.MultiheadAttention(embed_dim, num_heads, dropout, bias,
+ * batch_first=True): in_proj_weight [3E, E] (Xavier uniform), in_proj_bias
+ * [3E] (zeros), out_proj.weight [E, E] (as Linear), out_proj.bias [E]
+ * (zeros). num_heads must divide embed_dim. */
+gad_module *gad_nn_multihead_attention(const gad_nn_ctx *c, const char *prefix,
+                                       int64_t embed_dim, int64_t num_heads, double dropout,
+                                       int bias);
+
+/* Its forward, as PyTorch's with batch_first=True and need_weights=False:
+ * q [B, T, E], k and v [B, S, E] (or [T, E] and [S, E] unbatched) -> [B, T,
+ * E], through gad_scaled_dot_product_attention. key_padding_mask [B, S]
+ * and attn_mask [T, S] or [B * num_heads, T, S], each NULL for none, bool
+ * (true: NOT attended, PyTorch's sense, the opposite of
+ * gad_scaled_dot_product_attention's) or float (added to the scores).
+ * is_causal with no attn_mask masks the future (PyTorch asks for the mask
+ * too); with one, the mask is used (PyTorch's hint). Dropout on the
+ * attention probabilities in training only. A query whose keys are all
+ * masked gives zeros (PyTorch: NaN). The weights are not returned. */
+gad_tensor *gad_nn_mha_forward(gad_module *m, gad_tensor *q, gad_tensor *k, gad_tensor *v,
+                               gad_tensor *key_padding_mask, gad_tensor *attn_mask,
+                               int is_causal);
+
+typedef enum gad_nn_activation {
+    GAD_NN_RELU = 0,
+    GAD_NN_GELU = 1 /* exact (erf) */
+} gad_nn_activation;
+
+/* nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
+ * activation, layer_norm_eps, batch_first=True, norm_first, bias): the
+ * children self_attn, linear1 [dim_feedforward, d_model], linear2,
+ * norm1, norm2 under those names. forward (x [B, T, d_model]):
+ * norm_first: x + sa(norm1(x)), then + ff(norm2(.)); otherwise
+ * norm1(x + sa(x)), then norm2(. + ff(.)); ff = linear2(dropout(act(linear1))),
+ * each branch dropped out before the sum in training. */
+gad_module *gad_nn_transformer_encoder_layer(const gad_nn_ctx *c, const char *prefix,
+                                             int64_t d_model, int64_t nhead,
+                                             int64_t dim_feedforward, double dropout,
+                                             gad_nn_activation activation, double layer_norm_eps,
+                                             int norm_first, int bias);
+gad_tensor *gad_nn_encoder_layer_forward(gad_module *m, gad_tensor *x, gad_tensor *src_mask,
+                                         gad_tensor *src_key_padding_mask, int is_causal);
+
+/* nn.Conv2d(in, out, (kh, kw), stride, padding, dilation, groups, bias)
+ * with the options of gad_conv2d (opts NULL: PyTorch's defaults; its
+ * output_padding unused): weight [out, in / groups, kh, kw] and bias
+ * [out], both U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in / groups *
+ * kh * kw. groups must divide in and out; kernel sizes > 0. */
+gad_module *gad_nn_conv2d(const gad_nn_ctx *c, const char *prefix, int64_t in, int64_t out,
+                          int64_t kh, int64_t kw, const gad_conv_opts *opts, int bias);
+
+/* nn.BatchNorm1d / nn.BatchNorm2d(C, eps, momentum, affine,
+ * track_running_stats): weight (ones) and bias (zeros) [C] when affine;
+ * buffers running_mean (zeros), running_var (ones) [C] and
+ * num_batches_tracked (i64, 0-d) when tracking. In training the batch's
+ * statistics are used and the running ones updated, num_batches_tracked
+ * counted up; momentum NaN is PyTorch's None (a cumulative average). In
+ * evaluation the running statistics are used (the batch's when none are
+ * tracked). 2d takes [N, C, H, W]; 1d [N, C] or [N, C, L]. */
+gad_module *gad_nn_batch_norm2d(const gad_nn_ctx *c, const char *prefix, int64_t channels,
+                                double eps, double momentum, int affine, int track_running_stats);
+gad_module *gad_nn_batch_norm1d(const gad_nn_ctx *c, const char *prefix, int64_t channels,
+                                double eps, double momentum, int affine, int track_running_stats);
+
+/* ---- layers without parameters (for gad_nn_seq_add) ---- */
+gad_module *gad_nn_relu(void);
+gad_module *gad_nn_gelu(int tanh_approximation); /* nn.GELU('none' or 'tanh') */
+/* nn.Dropout(p): draws from c->rng in training; p in [0, 1]. */
+gad_module *gad_nn_dropout(const gad_nn_ctx *c, double p);
+/* nn.Flatten(start_dim, end_dim): dims start..end merged (PyTorch's 1, -1). */
+gad_module *gad_nn_flatten(int start_dim, int end_dim);
+/* nn.MaxPool2d with gad_pool_opts (copied) and nn.AdaptiveAvgPool2d((oh, ow)). */
+gad_module *gad_nn_max_pool2d(const gad_pool_opts *opts);
+gad_module *gad_nn_adaptive_avg_pool2d(int64_t oh, int64_t ow);
+
+/* ======================================================================== */
 /* Data: files, CSV, batches (src/io/data.c)                                 */
 /* ======================================================================== */
 /* Files are hostile input: only a regular file is opened (a FIFO, socket,

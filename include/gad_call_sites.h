@@ -2009,6 +2009,185 @@ GAD_CS_INLINE_ gad_tensor *gad__at_batch_norm_layer(const char *gad_file_, int g
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_module_forward(const char *gad_file_, int gad_line_, gad_module *m, gad_tensor *x) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_module_forward)(m, x);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_module_train(const char *gad_file_, int gad_line_, gad_module *m, int on) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_module_train)(m, on);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int gad__at_module_training(const char *gad_file_, int gad_line_, const gad_module *m) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_module_training)(m);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ const char *gad__at_module_type(const char *gad_file_, int gad_line_, const gad_module *m) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    const char *gad_r_ = (gad_module_type)(m);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ const char *gad__at_module_prefix(const char *gad_file_, int gad_line_, const gad_module *m) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    const char *gad_r_ = (gad_module_prefix)(m);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_module_tensor(const char *gad_file_, int gad_line_, const gad_module *m, const char *field) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_module_tensor)(m, field);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int gad__at_module_child_count(const char *gad_file_, int gad_line_, const gad_module *m) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_module_child_count)(m);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_module_child(const char *gad_file_, int gad_line_, const gad_module *m, int i) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_module_child)(m, i);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ void gad__at_module_free(const char *gad_file_, int gad_line_, gad_module *m) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    (gad_module_free)(m);
+    gad_call_site_leave(gad_prev_);
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_sequential(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_sequential)(c, prefix);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ const char *gad__at_nn_seq_next(const char *gad_file_, int gad_line_, gad_module *seq) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    const char *gad_r_ = (gad_nn_seq_next)(seq);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_seq_add(const char *gad_file_, int gad_line_, gad_module *seq, gad_module *child) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_seq_add)(seq, child);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ const char *gad__at_nn_prefix(const char *gad_file_, int gad_line_, gad_module *m, const char *name) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    const char *gad_r_ = (gad_nn_prefix)(m, name);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_linear(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix, int64_t in, int64_t out, int bias) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_linear)(c, prefix, in, out, bias);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_embedding(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix, int64_t num, int64_t dim, int64_t padding_idx) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_embedding)(c, prefix, num, dim, padding_idx);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_layer_norm(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix, const int64_t *shape, int n, double eps, int elementwise_affine, int bias) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_layer_norm)(c, prefix, shape, n, eps, elementwise_affine, bias);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_rms_norm(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix, const int64_t *shape, int n, double eps, int elementwise_affine) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_rms_norm)(c, prefix, shape, n, eps, elementwise_affine);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_multihead_attention(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix, int64_t embed_dim, int64_t num_heads, double dropout, int bias) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_multihead_attention)(c, prefix, embed_dim, num_heads, dropout, bias);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_nn_mha_forward(const char *gad_file_, int gad_line_, gad_module *m, gad_tensor *q, gad_tensor *k, gad_tensor *v, gad_tensor *key_padding_mask, gad_tensor *attn_mask, int is_causal) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_nn_mha_forward)(m, q, k, v, key_padding_mask, attn_mask, is_causal);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_transformer_encoder_layer(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix, int64_t d_model, int64_t nhead, int64_t dim_feedforward, double dropout, gad_nn_activation activation, double layer_norm_eps, int norm_first, int bias) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_transformer_encoder_layer)(c, prefix, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, norm_first, bias);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_nn_encoder_layer_forward(const char *gad_file_, int gad_line_, gad_module *m, gad_tensor *x, gad_tensor *src_mask, gad_tensor *src_key_padding_mask, int is_causal) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_nn_encoder_layer_forward)(m, x, src_mask, src_key_padding_mask, is_causal);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_conv2d(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix, int64_t in, int64_t out, int64_t kh, int64_t kw, const gad_conv_opts *opts, int bias) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_conv2d)(c, prefix, in, out, kh, kw, opts, bias);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_batch_norm2d(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix, int64_t channels, double eps, double momentum, int affine, int track_running_stats) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_batch_norm2d)(c, prefix, channels, eps, momentum, affine, track_running_stats);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_batch_norm1d(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix, int64_t channels, double eps, double momentum, int affine, int track_running_stats) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_batch_norm1d)(c, prefix, channels, eps, momentum, affine, track_running_stats);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_relu(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_relu)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_gelu(const char *gad_file_, int gad_line_, int tanh_approximation) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_gelu)(tanh_approximation);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_dropout(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, double p) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_dropout)(c, p);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_flatten(const char *gad_file_, int gad_line_, int start_dim, int end_dim) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_flatten)(start_dim, end_dim);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_max_pool2d(const char *gad_file_, int gad_line_, const gad_pool_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_max_pool2d)(opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_module *gad__at_nn_adaptive_avg_pool2d(const char *gad_file_, int gad_line_, int64_t oh, int64_t ow) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_adaptive_avg_pool2d)(oh, ow);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ int gad__at_zlib_available(const char *gad_file_, int gad_line_) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     int gad_r_ = (gad_zlib_available)();
@@ -2500,6 +2679,36 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_params_load_checkpoint(...) gad__at_params_load_checkpoint(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_batch_norm_params(...) gad__at_batch_norm_params(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_batch_norm_layer(...) gad__at_batch_norm_layer(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_module_forward(...) gad__at_module_forward(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_module_train(...) gad__at_module_train(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_module_training(...) gad__at_module_training(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_module_type(...) gad__at_module_type(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_module_prefix(...) gad__at_module_prefix(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_module_tensor(...) gad__at_module_tensor(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_module_child_count(...) gad__at_module_child_count(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_module_child(...) gad__at_module_child(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_module_free(...) gad__at_module_free(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_sequential(...) gad__at_nn_sequential(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_seq_next(...) gad__at_nn_seq_next(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_seq_add(...) gad__at_nn_seq_add(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_prefix(...) gad__at_nn_prefix(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_linear(...) gad__at_nn_linear(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_embedding(...) gad__at_nn_embedding(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_layer_norm(...) gad__at_nn_layer_norm(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_rms_norm(...) gad__at_nn_rms_norm(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_multihead_attention(...) gad__at_nn_multihead_attention(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_mha_forward(...) gad__at_nn_mha_forward(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_transformer_encoder_layer(...) gad__at_nn_transformer_encoder_layer(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_encoder_layer_forward(...) gad__at_nn_encoder_layer_forward(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_conv2d(...) gad__at_nn_conv2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_batch_norm2d(...) gad__at_nn_batch_norm2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_batch_norm1d(...) gad__at_nn_batch_norm1d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_relu() gad__at_nn_relu(__FILE__, __LINE__)
+#define gad_nn_gelu(...) gad__at_nn_gelu(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_dropout(...) gad__at_nn_dropout(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_flatten(...) gad__at_nn_flatten(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_max_pool2d(...) gad__at_nn_max_pool2d(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_adaptive_avg_pool2d(...) gad__at_nn_adaptive_avg_pool2d(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_zlib_available() gad__at_zlib_available(__FILE__, __LINE__)
 #define gad_read_bytes(...) gad__at_read_bytes(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_read_csv(...) gad__at_read_csv(__FILE__, __LINE__, __VA_ARGS__)
