@@ -4531,6 +4531,18 @@ ROW(params_load_nonstrict, "gad_params_load", "odd", "not strict, names missing 
              at(gad_params_at(ps, 0), 1) == -0.5;
     gad_params_free(ps);
     return ok;)
+/* issue 29 layers: a PyTorch state_dict into a layer of another shape */
+ROW(nn_load_shape, "gad_params_load", "shape", "a Linear(8, 10) head for PyTorch's [11,8] one",
+    "status", E_SHAPE, "params_load", "\"text.head.weight\" is f32 [11,8] in the file, f32 [10,8] "
+    "in the set", 0,
+    gad_params *ps = gad_params_new();
+    gad_nn_ctx c = {ps, NULL, GAD_F32};
+    gad_module *m = gad_nn_linear(&c, "text.head", 8, 10, 1);
+    int ok = m && gad_params_load(ps, GAD_SOURCE_DIR "/tests/data/torch_layers.safetensors", 0,
+                                  NULL) == GAD_ERR_SHAPE;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
 ROW(params_load_ckpt_null, "gad_params_load_checkpoint", "NULL", "cp NULL", "status",
     E_DOMAIN, "params_load", "checkpoint", 0,
     gad_params *ps = set2();
@@ -4726,6 +4738,214 @@ ROW(bn_layer_null, "gad_batch_norm_layer", "NULL", "x NULL", "NULL", E_DOMAIN,
     int ok = gad_batch_norm_layer(ps, "bn", NULL, 1, 0.1, 1e-5) == NULL;
     gad_params_free(ps);
     return ok;)
+
+/* ---- layers with PyTorch's names (issue 29: src/nn/modules.c) ---- */
+AREA("Layers with PyTorch's names")
+
+#define NN_CTX                                                                 \
+    gad_params *ps = gad_params_new();                                         \
+    gad_nn_ctx c = {ps, NULL, GAD_F32}
+TBAD(nn_fwd_null, "gad_module_forward", "NULL", "m NULL", E_DOMAIN, "module_forward", "module",
+     gad_module_forward(NULL, F32T(2, 3)))
+ROW(nn_fwd_linear_shape, "gad_module_forward", "shape", "x [4,2] into Linear(3, 2)", "NULL",
+    E_SHAPE, "Linear", "\"fc\": x [4,2] must be [..., 3]", 0,
+    NN_CTX;
+    gad_module *m = gad_nn_linear(&c, "fc", 3, 2, 1);
+    int ok = m && gad_module_forward(m, F32T(4, 2)) == NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_fwd_bn_rank, "gad_module_forward", "rank", "x [4,3] into BatchNorm2d(3)", "NULL",
+    E_SHAPE, "BatchNorm2d", "[N, C, H, W] with C = 3", 0,
+    NN_CTX;
+    gad_module *m = gad_nn_batch_norm2d(&c, "bn", 3, 1e-5, 0.1, 1, 1);
+    int ok = m && gad_module_forward(m, F32T(4, 3)) == NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_fwd_emb_dtype, "gad_module_forward", "dtype", "f32 indices into an Embedding", "NULL",
+    E_DTYPE, "Embedding", "indices must be i64", 0,
+    NN_CTX;
+    gad_module *m = gad_nn_embedding(&c, "emb", 4, 2, GAD_NN_NO_PADDING);
+    int ok = m && gad_module_forward(m, F32T(3)) == NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
+TBAD(nn_train_null, "gad_module_train", "NULL", "m NULL", E_DOMAIN, "module_train", "module",
+     gad_module_train(NULL, 0))
+GOOD(nn_training_null, "gad_module_training", "NULL", "m NULL", "-1", gad_module_training(NULL) == -1)
+GOOD(nn_type_null, "gad_module_type", "NULL", "m NULL", "\"?\"", !strcmp(gad_module_type(NULL), "?"))
+GOOD(nn_prefix_null, "gad_module_prefix", "NULL", "m NULL", "NULL", gad_module_prefix(NULL) == NULL)
+ROW(nn_tensor_absent, "gad_module_tensor", "index", "\"bias\" of a bias-less Linear", "NULL",
+    E_INDEX, "module_tensor", "Linear \"fc\" has no tensor \"bias\"", 0,
+    NN_CTX;
+    gad_module *m = gad_nn_linear(&c, "fc", 3, 2, 0);
+    int ok = m && gad_module_tensor(m, "bias") == NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_child_count_null, "gad_module_child_count", "NULL", "m NULL", "-1", E_DOMAIN,
+    "module_child_count", "module", 0, return gad_module_child_count(NULL) == -1;)
+ROW(nn_child_range, "gad_module_child", "index", "child 1 of a Sequential holding one", "NULL",
+    E_INDEX, "module_child", "has 1 children, asked 1", 0,
+    NN_CTX;
+    gad_module *s = gad_nn_sequential(&c, "s");
+    gad_nn_seq_add(s, gad_nn_relu());
+    int ok = gad_module_child(s, 1) == NULL;
+    gad_module_free(s);
+    gad_params_free(ps);
+    return ok;)
+GOOD(nn_free_null, "gad_module_free", "NULL", "m NULL", "nothing", (gad_module_free(NULL), 1))
+TBAD(nn_seq_null, "gad_nn_sequential", "NULL", "context NULL", E_DOMAIN, "Sequential", "context",
+     gad_nn_sequential(NULL, "s"))
+TBAD(nn_seq_next_null, "gad_nn_seq_next", "NULL", "container NULL", E_DOMAIN, "nn_seq_next",
+     "container", gad_nn_seq_next(NULL))
+ROW(nn_seq_add_not_seq, "gad_nn_seq_add", "odd", "a Linear as the container", "NULL", E_DOMAIN,
+    "nn_seq_add", "Linear \"fc\" is not a Sequential", 0,
+    NN_CTX;
+    gad_module *m = gad_nn_linear(&c, "fc", 3, 2, 0);
+    int ok = m && gad_nn_seq_add(m, gad_nn_relu()) == NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_seq_failed_child, "gad_nn_seq_add", "value", "a failed child (Dropout(1.5)), then forward",
+    "NULL", E_DOMAIN, "Dropout", "p = 1.5", 0,
+    NN_CTX;
+    gad_module *s = gad_nn_sequential(&c, "s");
+    int ok = gad_nn_seq_add(s, gad_nn_dropout(&c, 1.5)) == NULL &&
+             gad_module_forward(s, F32T(2)) == NULL;
+    gad_module_free(s);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_prefix_long, "gad_nn_prefix", "value", "a joined name of 600 bytes", "NULL", E_DOMAIN,
+    "Sequential", "longer than 511 bytes", 0,
+    NN_CTX;
+    gad_module *s = gad_nn_sequential(&c, "s");
+    char name[600];
+    memset(name, 'a', sizeof name - 1);
+    name[sizeof name - 1] = 0;
+    int ok = gad_nn_prefix(s, name) == NULL;
+    gad_module_free(s);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_linear_neg, "gad_nn_linear", "value", "in_features -1", "NULL", E_DOMAIN, "Linear",
+    "\"fc\": in_features = -1", 0,
+    NN_CTX;
+    int ok = gad_nn_linear(&c, "fc", -1, 2, 1) == NULL && gad_params_count(ps) == 0;
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_linear_i64, "gad_nn_linear", "dtype", "parameters of dtype i64", "NULL", E_DTYPE,
+    "Linear", "must be f32 or f64, got i64", 0,
+    gad_params *ps = gad_params_new();
+    gad_nn_ctx c = {ps, NULL, GAD_I64};
+    int ok = gad_nn_linear(&c, "fc", 3, 2, 1) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_linear_dup, "gad_nn_linear", "value", "a prefix already used", "NULL", E_DOMAIN, "Linear",
+    "\"fc.weight\" is already in the set", 0,
+    NN_CTX;
+    gad_module *m = gad_nn_linear(&c, "fc", 3, 2, 1);
+    int ok = m && gad_nn_linear(&c, "fc", 3, 2, 1) == NULL && gad_params_count(ps) == 2;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_emb_pad, "gad_nn_embedding", "index", "padding_idx 5 of 5 rows", "NULL", E_DOMAIN,
+    "Embedding", "padding_idx = 5 must be within num_embeddings = 5", 0,
+    NN_CTX;
+    int ok = gad_nn_embedding(&c, "emb", 5, 2, 5) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_ln_eps, "gad_nn_layer_norm", "NaN/Inf", "eps NaN", "NULL", E_DOMAIN, "LayerNorm",
+    "eps = nan", 0,
+    NN_CTX;
+    int64_t d = 4;
+    int ok = gad_nn_layer_norm(&c, "ln", &d, 1, NAN, 1, 1) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_rms_rank0, "gad_nn_rms_norm", "rank", "normalized_shape of 0 dims", "NULL", E_DOMAIN,
+    "RMSNorm", "normalized_shape needs 1 to", 0,
+    NN_CTX;
+    int64_t d = 4;
+    int ok = gad_nn_rms_norm(&c, "rn", &d, 0, NAN, 1) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_mha_heads, "gad_nn_multihead_attention", "value", "embed_dim 10, num_heads 3", "NULL",
+    E_DOMAIN, "MultiheadAttention", "embed_dim = 10 is not divisible by num_heads = 3", 0,
+    NN_CTX;
+    int ok = gad_nn_multihead_attention(&c, "attn", 10, 3, 0.0, 1) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_mha_fwd_shape, "gad_nn_mha_forward", "shape", "q [2,3,5] for embed_dim 4", "NULL",
+    E_SHAPE, "MultiheadAttention", "must be [B, T, 4]", 0,
+    NN_CTX;
+    gad_module *m = gad_nn_multihead_attention(&c, "attn", 4, 2, 0.0, 1);
+    gad_tensor *q = F32T(2, 3, 5);
+    int ok = m && gad_nn_mha_forward(m, q, q, q, NULL, NULL, 0) == NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_mha_fwd_mask, "gad_nn_mha_forward", "shape", "attn_mask [2,2] for T = S = 3", "NULL",
+    E_SHAPE, "MultiheadAttention", "attn_mask [2,2] must be [3,3] or [4,3,3]", 0,
+    NN_CTX;
+    gad_module *m = gad_nn_multihead_attention(&c, "attn", 4, 2, 0.0, 1);
+    gad_tensor *q = F32T(2, 3, 4);
+    int ok = m && gad_nn_mha_forward(m, q, q, q, NULL, F32T(2, 2), 0) == NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_enc_heads, "gad_nn_transformer_encoder_layer", "value", "d_model 6, nhead 4", "NULL",
+    E_DOMAIN, "TransformerEncoderLayer", "d_model = 6 must be > 0 and divisible by nhead = 4", 0,
+    NN_CTX;
+    int ok = gad_nn_transformer_encoder_layer(&c, "enc", 6, 4, 8, 0.1, GAD_NN_RELU, 1e-5, 0, 1) ==
+                 NULL &&
+             gad_params_count(ps) == 0;
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_enc_fwd_kind, "gad_nn_encoder_layer_forward", "odd", "a Linear given", "NULL", E_DOMAIN,
+    "nn_encoder_layer_forward", "is not a TransformerEncoderLayer", 0,
+    NN_CTX;
+    gad_module *m = gad_nn_linear(&c, "fc", 3, 2, 0);
+    int ok = m && gad_nn_encoder_layer_forward(m, F32T(2, 3), NULL, NULL, 0) == NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_conv_groups, "gad_nn_conv2d", "value", "groups 3 for 4 -> 6 channels", "NULL", E_DOMAIN,
+    "Conv2d", "groups = 3 must divide in_channels = 4 and out_channels = 6", 0,
+    NN_CTX;
+    gad_conv_opts o = {.groups = 3};
+    int ok = gad_nn_conv2d(&c, "conv", 4, 6, 3, 3, &o, 1) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_bn2d_i64, "gad_nn_batch_norm2d", "dtype", "parameters of dtype i64", "NULL", E_DTYPE,
+    "BatchNorm2d", "got i64", 0,
+    gad_params *ps = gad_params_new();
+    gad_nn_ctx c = {ps, NULL, GAD_I64};
+    int ok = gad_nn_batch_norm2d(&c, "bn", 3, 1e-5, 0.1, 1, 1) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_bn1d_zero, "gad_nn_batch_norm1d", "value", "num_features 0", "NULL", E_DOMAIN,
+    "BatchNorm1d", "num_features = 0 must be > 0", 0,
+    NN_CTX;
+    int ok = gad_nn_batch_norm1d(&c, "bn", 0, 1e-5, 0.1, 1, 1) == NULL;
+    gad_params_free(ps);
+    return ok;)
+GOOD(nn_relu_ok, "gad_nn_relu", "odd", "no arguments", "a module",
+     ({ gad_module *m = gad_nn_relu(); int ok_ = m != NULL; gad_module_free(m); ok_; }))
+GOOD(nn_gelu_ok, "gad_nn_gelu", "odd", "tanh approximation", "a module",
+     ({ gad_module *m = gad_nn_gelu(1); int ok_ = m != NULL; gad_module_free(m); ok_; }))
+TBAD(nn_dropout_p, "gad_nn_dropout", "value", "p -0.5", E_DOMAIN, "Dropout", "p = -0.5",
+     gad_nn_dropout(NULL, -0.5))
+ROW(nn_flatten_range, "gad_nn_flatten", "axis", "start_dim 3 of a rank-2 input", "NULL",
+    E_SHAPE, "Flatten", "start_dim = 3, end_dim = -1 out of range for rank 2", 0,
+    gad_module *m = gad_nn_flatten(3, -1);
+    int ok = m && gad_module_forward(m, F32T(2, 3)) == NULL;
+    gad_module_free(m);
+    return ok;)
+TBAD(nn_maxpool_null, "gad_nn_max_pool2d", "NULL", "opts NULL", E_DOMAIN, "MaxPool2d", "options",
+     gad_nn_max_pool2d(NULL))
+TBAD(nn_adaptive_neg, "gad_nn_adaptive_avg_pool2d", "value", "output_size (-1, 1)", E_DOMAIN,
+     "AdaptiveAvgPool2d", "(-1, 1)", gad_nn_adaptive_avg_pool2d(-1, 1))
+#undef NN_CTX
 
 AREA("Data")
 

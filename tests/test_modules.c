@@ -342,7 +342,8 @@ TEST(mha_cross_attention_and_masks) {
     gad_tensor *am = gad_rng_normal_tensor(rng, (int64_t[]){3, 5}, 2, GAD_F64, 0, 1);
     gad_tensor *y = gad_nn_mha_forward(m, q, kv, kv, kpm, am, 0);
     /* by hand: the float masks added, heads split, softmax, merged */
-    gad_tensor *w = gad_module_tensor(m, "in_proj_weight"), *b = gad_module_tensor(m, "in_proj_bias");
+    gad_tensor *w = gad_module_tensor(m, "in_proj_weight");
+    gad_tensor *b = gad_module_tensor(m, "in_proj_bias");
     gad_tensor *proj[3], *in[3] = {q, kv, kv};
     for (int i = 0; i < 3; i++) {
         gad_tensor *wi = gad_slice(w, (gad_range[]){GAD_RANGE(4 * i, 4 * i + 4)}, 1);

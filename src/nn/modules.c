@@ -104,8 +104,9 @@ static int add_child(gad_module *m, gad_module *c) {
 static int join(char *buf, const char *prefix, const char *name, const char *type) {
     int k = snprintf(buf, NAME_CAP, "%s%s%s", prefix, *prefix ? "." : "", name);
     if (k >= 0 && k < NAME_CAP) return 0;
-    gad_error_set(GAD_ERR_DOMAIN, type, "the name \"%s.%s\" is longer than %d bytes", prefix,
-                  name, NAME_CAP - 1);
+    gad_error_set(GAD_ERR_DOMAIN, type,
+                  "a name of %zu bytes is longer than %d bytes (\"%.40s...\")",
+                  strlen(prefix) + 1 + strlen(name), NAME_CAP - 1, prefix);
     return -1;
 }
 
@@ -502,8 +503,9 @@ static gad_tensor *mha(gad_module *m, gad_tensor *q, gad_tensor *k, gad_tensor *
              !memcmp(gad_shape(k), gad_shape(v), (size_t)(rq - 1) * sizeof(int64_t)) &&
              (rq == 2 || gad_shape(q)[0] == gad_shape(k)[0]);
     if (!ok)
-        return gad_error_set(GAD_ERR_SHAPE, m->type, "\"%s\": q %s, k %s, v %s must be [B, T, %lld], "
-                             "[B, S, %lld], [B, S, %lld] (or without B)", m->prefix,
+        return gad_error_set(GAD_ERR_SHAPE, m->type,
+                             "\"%s\": q %s, k %s, v %s must be [B, T, %lld], [B, S, %lld], "
+                             "[B, S, %lld] (or without B)", m->prefix,
                              gad_shape_format(s1, sizeof s1, gad_shape(q), gad_rank(q)),
                              gad_shape_format(s2, sizeof s2, gad_shape(k), gad_rank(k)),
                              gad_shape_format(s3, sizeof s3, gad_shape(v), gad_rank(v)),
