@@ -2430,6 +2430,20 @@ const char *gad_nn_prefix(gad_module *m, const char *name);
 gad_module *gad_nn_linear(const gad_nn_ctx *c, const char *prefix, int64_t in, int64_t out,
                           int bias);
 
+/* ---- tied weights (src/nn/params.c) ----
+ * Add name to the set as another name of t, a parameter already in it
+ * (PyTorch's tied weights: head.weight = embed.weight). A tied name is
+ * found by gad_params_get, saved by gad_params_save as a copy of its own
+ * (after the parameters and buffers: safetensors refuses shared tensors,
+ * so a file holds one entry per name, as PyTorch's save_file of a
+ * state_dict after untying), and loaded by gad_params_load into the same
+ * tensor (strict: the file must hold it, as load_state_dict(strict=True)
+ * asks); gad_params_count, the optimizers and gad_params_grad see t
+ * once. Returns t (no new reference), or NULL and a domain error for a
+ * NULL argument, a name already in the set or invalid (as gad_params_add),
+ * or a t that is not a parameter of the set; a memory error. */
+gad_tensor *gad_params_add_tied(gad_params *ps, const char *name, gad_tensor *t);
+
 /* No padding index for gad_nn_embedding. */
 #define GAD_NN_NO_PADDING INT64_MIN
 

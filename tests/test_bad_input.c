@@ -4531,6 +4531,20 @@ ROW(params_load_nonstrict, "gad_params_load", "odd", "not strict, names missing 
              at(gad_params_at(ps, 0), 1) == -0.5;
     gad_params_free(ps);
     return ok;)
+/* issue 29 layers: tied names (gad_params_add_tied) */
+ROW(params_tied_foreign, "gad_params_add_tied", "value", "a tensor that is not in the set",
+    "NULL", E_DOMAIN, "params_add_tied", "not a parameter of the set", 0,
+    gad_params *ps = gad_params_new();
+    int ok = gad_params_add_tied(ps, "head.weight", F32T(2, 3)) == NULL;
+    gad_params_free(ps);
+    return ok;)
+ROW(params_tied_dup, "gad_params_add_tied", "value", "a name already in the set", "NULL",
+    E_DOMAIN, "params_add_tied", "\"w\" is already in the set", 0,
+    gad_params *ps = gad_params_new();
+    gad_tensor *w = gad_params_add(ps, "w", F32T(2, 3));
+    int ok = w && gad_params_add_tied(ps, "w", w) == NULL;
+    gad_params_free(ps);
+    return ok;)
 /* issue 29 layers: a PyTorch state_dict into a layer of another shape */
 ROW(nn_load_shape, "gad_params_load", "shape", "a Linear(8, 10) head for PyTorch's [11,8] one",
     "status", E_SHAPE, "params_load", "\"text.head.weight\" is f32 [11,8] in the file, f32 [10,8] "

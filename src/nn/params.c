@@ -52,6 +52,11 @@ struct gad_params {
     int nb, bcap;
     char **bnames;
     gad_tensor **buffers;
+    /* tied names (gad_params_add_tied): another name of a parameter,
+     * saved as a copy of its own and loaded into the same tensor */
+    int na, acap;
+    char **anames;
+    gad_tensor **aliases;
 };
 
 #define SHOWN_CAP 64 /* a name quoted in a message */
@@ -81,6 +86,12 @@ void gad_params_free(gad_params *ps) {
     }
     gad_mem_free(ps->bnames);
     gad_mem_free(ps->buffers);
+    for (int i = 0; i < ps->na; i++) {
+        gad_mem_free(ps->anames[i]);
+        gad_release(ps->aliases[i]);
+    }
+    gad_mem_free(ps->anames);
+    gad_mem_free(ps->aliases);
     gad_mem_free(ps);
 }
 
@@ -93,6 +104,12 @@ static int find(const gad_params *ps, const char *name) {
 static int find_buffer(const gad_params *ps, const char *name) {
     for (int i = 0; i < ps->nb; i++)
         if (strcmp(ps->bnames[i], name) == 0) return i;
+    return -1;
+}
+
+static int find_alias(const gad_params *ps, const char *name) {
+    for (int i = 0; i < ps->na; i++)
+        if (strcmp(ps->anames[i], name) == 0) return i;
     return -1;
 }
 
@@ -132,7 +149,7 @@ gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t) {
                              "\"%s\" is the result of an op (a parameter must be a tensor "
                              "of its own: gad_detach or gad_clone it)",
                              shown(b, name));
-    if (find(ps, name) >= 0 || find_buffer(ps, name) >= 0)
+    if (find(ps, name) >= 0 || find_buffer(ps, name) >= 0 || find_alias(ps, name) >= 0)
         return gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" is already in the set",
                              shown(b, name));
     for (int i = 0; i < ps->nb; i++)
@@ -177,7 +194,7 @@ gad_tensor *gad_params_add_buffer(gad_params *ps, const char *name, gad_tensor *
         return gad_error_set(GAD_ERR_DOMAIN, op,
                              "\"%s\" is on the tape (a buffer takes no gradient: gad_detach it)",
                              shown(b, name));
-    if (find(ps, name) >= 0 || find_buffer(ps, name) >= 0)
+    if (find(ps, name) >= 0 || find_buffer(ps, name) >= 0 || find_alias(ps, name) >= 0)
         return gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" is already in the set",
                              shown(b, name));
     for (int i = 0; i < ps->nb; i++)
@@ -197,11 +214,42 @@ gad_tensor *gad_params_add_buffer(gad_params *ps, const char *name, gad_tensor *
     return t;
 }
 
+gad_tensor *gad_params_add_tied(gad_params *ps, const char *name, gad_tensor *t) {
+    const char *op = "params_add_tied";
+    char b[SHOWN_CAP];
+    if (!ps || !name || !t)
+        return gad_error_set(GAD_ERR_DOMAIN, op, "the %s is NULL",
+                             !ps ? "set" : !name ? "name" : "tensor");
+    if (GAD_LIVE(op, t)) return NULL;
+    const char *why = gad__tensor_name_problem(name);
+    if (why) return gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" %s", shown(b, name), why);
+    if (find(ps, name) >= 0 || find_buffer(ps, name) >= 0 || find_alias(ps, name) >= 0)
+        return gad_error_set(GAD_ERR_DOMAIN, op, "the name \"%s\" is already in the set",
+                             shown(b, name));
+    int owner = -1;
+    for (int i = 0; i < ps->n && owner < 0; i++)
+        if (ps->tensors[i] == t) owner = i;
+    if (owner < 0)
+        return gad_error_set(GAD_ERR_DOMAIN, op, "the tensor for \"%s\" is not a parameter of "
+                             "the set (add it first)", shown(b, name));
+    if (grow(op, &ps->anames, &ps->aliases, ps->na, &ps->acap)) return NULL;
+    size_t len = strlen(name);
+    char *copy = gad_mem_alloc(len + 1);
+    if (!copy) return gad_error_set(GAD_ERR_MEMORY, op, "out of memory");
+    memcpy(copy, name, len + 1);
+    ps->anames[ps->na] = copy;
+    ps->aliases[ps->na] = gad_retain(t);
+    ps->na++;
+    return t;
+}
+
 gad_tensor *gad__params_find(const gad_params *ps, const char *name) {
     int i = find(ps, name);
     if (i >= 0) return ps->tensors[i];
     i = find_buffer(ps, name);
-    return i >= 0 ? ps->buffers[i] : NULL;
+    if (i >= 0) return ps->buffers[i];
+    i = find_alias(ps, name);
+    return i >= 0 ? ps->aliases[i] : NULL;
 }
 
 /* The count of ps's parameters, or of its buffers; -1 and an error when ps
@@ -254,6 +302,7 @@ gad_tensor *gad_params_get(const gad_params *ps, const char *name) {
     int i = find(ps, name);
     char b[SHOWN_CAP];
     if (i < 0 && (i = find_buffer(ps, name)) >= 0) return ps->buffers[i];
+    if (i < 0 && (i = find_alias(ps, name)) >= 0) return ps->aliases[i];
     if (i < 0)
         return gad_error_set(GAD_ERR_INDEX, op,
                              "no parameter or buffer is named \"%s\" (the set has %d and %d)",
@@ -389,12 +438,15 @@ gad_status gad_params_grad(gad_params *ps, gad_tensor *out, gad_tensor **grads) 
 
 /* ------------------------------------------------------------ save, load */
 
-/* Entry i of the set as saved: the parameters, then the buffers. */
+/* Entry i of the set as saved: the parameters, the buffers, then the
+ * tied names. */
 static const char *entry_name(const gad_params *ps, int i) {
-    return i < ps->n ? ps->names[i] : ps->bnames[i - ps->n];
+    return i < ps->n ? ps->names[i] : i < ps->n + ps->nb ? ps->bnames[i - ps->n]
+                                                          : ps->anames[i - ps->n - ps->nb];
 }
 static gad_tensor *entry_tensor(const gad_params *ps, int i) {
-    return i < ps->n ? ps->tensors[i] : ps->buffers[i - ps->n];
+    return i < ps->n ? ps->tensors[i] : i < ps->n + ps->nb ? ps->buffers[i - ps->n]
+                                                            : ps->aliases[i - ps->n - ps->nb];
 }
 
 gad_status gad_params_save(const gad_params *ps, const char *path) {
@@ -407,10 +459,10 @@ gad_status gad_params_save_meta(const gad_params *ps, const char *path,
         gad_error_set(GAD_ERR_DOMAIN, "params_save", "the set is NULL");
         return GAD_ERR_DOMAIN;
     }
-    if (ps->nb == 0)
+    if (ps->nb == 0 && ps->na == 0)
         return gad_save_meta(path, (const char *const *)ps->names, ps->tensors, ps->n, meta,
                              n_meta);
-    int total = ps->n + ps->nb;
+    int total = ps->n + ps->nb + ps->na;
     const char **names = gad_mem_alloc((size_t)total * sizeof *names);
     gad_tensor **ts = gad_mem_alloc((size_t)total * sizeof *ts);
     gad_status st = GAD_ERR_MEMORY;
@@ -480,7 +532,7 @@ gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp, 
     char b[SHOWN_CAP], s1[GAD_SHAPE_FORMAT_CAP], s2[GAD_SHAPE_FORMAT_CAP];
     /* Every tensor is read before any is written: a file cut short since
      * gad_load (an io error) must leave the set as it was. */
-    int total = ps->n + ps->nb; /* the parameters, then the buffers */
+    int total = ps->n + ps->nb + ps->na; /* the parameters, buffers, tied names */
     gad_tensor **vals = gad_mem_alloc((size_t)(total > 0 ? total : 1) * sizeof *vals);
     if (!vals) {
         gad_error_set(GAD_ERR_MEMORY, op, "out of memory");
@@ -520,7 +572,8 @@ gad_status gad_params_load_checkpoint(gad_params *ps, const gad_checkpoint *cp, 
     }
     for (int j = 0; st == GAD_OK && j < nf; j++) {
         const char *name = gad_checkpoint_name(cp, j);
-        if (find(ps, name) >= 0 || find_buffer(ps, name) >= 0) continue;
+        if (find(ps, name) >= 0 || find_buffer(ps, name) >= 0 || find_alias(ps, name) >= 0)
+            continue;
         in.unexpected++;
         if (strict) report_add(&r, "unexpected \"%s\"", shown(b, name));
     }
