@@ -2430,6 +2430,12 @@ const char *gad_nn_prefix(gad_module *m, const char *name);
 gad_module *gad_nn_linear(const gad_nn_ctx *c, const char *prefix, int64_t in, int64_t out,
                           int bias);
 
+/* nn.Linear whose weight is weight ([out, in]), a parameter already in
+ * c->ps (an embedding's, for a language model's tied head), added under
+ * "<prefix>.weight" as a tied name (gad_params_add_tied); the bias is new. */
+gad_module *gad_nn_linear_tied(const gad_nn_ctx *c, const char *prefix, gad_tensor *weight,
+                               int bias);
+
 /* ---- tied weights (src/nn/params.c) ----
  * Add name to the set as another name of t, a parameter already in it
  * (PyTorch's tied weights: head.weight = embed.weight). A tied name is

@@ -2092,6 +2092,12 @@ GAD_CS_INLINE_ gad_module *gad__at_nn_linear(const char *gad_file_, int gad_line
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_module *gad__at_nn_linear_tied(const char *gad_file_, int gad_line_, const gad_nn_ctx *c, const char *prefix, gad_tensor *weight, int bias) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_module *gad_r_ = (gad_nn_linear_tied)(c, prefix, weight, bias);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_params_add_tied(const char *gad_file_, int gad_line_, gad_params *ps, const char *name, gad_tensor *t) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_params_add_tied)(ps, name, t);
@@ -2699,6 +2705,7 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_nn_seq_add(...) gad__at_nn_seq_add(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_nn_prefix(...) gad__at_nn_prefix(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_nn_linear(...) gad__at_nn_linear(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_nn_linear_tied(...) gad__at_nn_linear_tied(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_params_add_tied(...) gad__at_params_add_tied(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_nn_embedding(...) gad__at_nn_embedding(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_nn_layer_norm(...) gad__at_nn_layer_norm(__FILE__, __LINE__, __VA_ARGS__)

@@ -4863,6 +4863,12 @@ ROW(nn_linear_dup, "gad_nn_linear", "value", "a prefix already used", "NULL", E_
     gad_module_free(m);
     gad_params_free(ps);
     return ok;)
+ROW(nn_linear_tied_rank, "gad_nn_linear_tied", "rank", "a tied weight [6]", "NULL", E_SHAPE,
+    "Linear", "the tied weight f32 [6] must be [out, in]", 0,
+    NN_CTX;
+    int ok = gad_nn_linear_tied(&c, "head", F32T(6), 1) == NULL;
+    gad_params_free(ps);
+    return ok;)
 ROW(nn_emb_pad, "gad_nn_embedding", "index", "padding_idx 5 of 5 rows", "NULL", E_DOMAIN,
     "Embedding", "padding_idx = 5 must be within num_embeddings = 5", 0,
     NN_CTX;

@@ -374,6 +374,60 @@ TEST(mha_cross_attention_and_masks) {
     gad_rng_free(rng);
 }
 
+/* Tied weights: a head sharing the embedding's tensor. The set counts it
+ * once; the file holds two entries (safetensors refuses shared tensors),
+ * and loads back strictly into a tied model. */
+TEST(tied_weights_are_saved_as_two_entries_and_load) {
+    gad_params *ps = gad_params_new();
+    gad_rng *rng = gad_rng_new(5);
+    gad_nn_ctx c = {ps, rng, GAD_F32};
+    gad_module *emb = gad_nn_embedding(&c, "embed", 6, 4, GAD_NN_NO_PADDING);
+    gad_module *head = gad_nn_linear_tied(&c, "head", gad_module_tensor(emb, "weight"), 1);
+    CHECK(emb && head && gad_params_count(ps) == 2);
+    CHECK(gad_params_get(ps, "head.weight") == gad_params_get(ps, "embed.weight"));
+    char dir[256], path[300];
+    if (test_make_tmpdir(dir, sizeof dir, "gad_tied", 1)) return;
+    snprintf(path, sizeof path, "%s/tied.safetensors", dir);
+    CHECK(gad_params_save(ps, path) == GAD_OK);
+    gad_checkpoint *cp = gad_load(path);
+    CHECK(cp && gad_checkpoint_count(cp) == 3);
+    gad_scope_begin();
+    CHECK(max_diff(gad_checkpoint_get(cp, "head.weight"), gad_checkpoint_get(cp, "embed.weight")) ==
+          0);
+    gad_scope_end();
+    gad_checkpoint_free(cp);
+    /* a second tied model loads it strictly; the tie holds */
+    gad_params *ps2 = gad_params_new();
+    gad_nn_ctx c2 = {ps2, rng, GAD_F32};
+    gad_module *emb2 = gad_nn_embedding(&c2, "embed", 6, 4, GAD_NN_NO_PADDING);
+    gad_module *head2 = gad_nn_linear_tied(&c2, "head", gad_module_tensor(emb2, "weight"), 1);
+    gad_params_load_info info;
+    CHECK(gad_params_load(ps2, path, 1, &info) == GAD_OK && info.unexpected == 0);
+    gad_scope_begin();
+    CHECK(max_diff(gad_params_get(ps2, "embed.weight"), gad_params_get(ps, "embed.weight")) == 0);
+    CHECK(gad_params_get(ps2, "head.weight") == gad_params_get(ps2, "embed.weight"));
+    /* the head's gradient reaches the one tensor from both uses */
+    int64_t ids[3] = {1, 4, 2};
+    gad_tensor *x = gad_module_forward(emb2, gad_from_i64(ids, (int64_t[]){3}, 1));
+    gad_tensor *y = gad_module_forward(head2, x);
+    gad_tensor *g[2];
+    CHECK(gad_params_grad(ps2, gad_sum_all(y), g) == GAD_OK && g[0] && g[1]);
+    gad_scope_end();
+    /* an untied model loads it too: two tensors with the same values */
+    gad_params *ps3 = gad_params_new();
+    gad_nn_ctx c3 = {ps3, rng, GAD_F32};
+    gad_module *emb3 = gad_nn_embedding(&c3, "embed", 6, 4, GAD_NN_NO_PADDING);
+    gad_module *head3 = gad_nn_linear(&c3, "head", 4, 6, 1);
+    CHECK(gad_params_load(ps3, path, 1, NULL) == GAD_OK);
+    gad_module *m[6] = {emb, head, emb2, head2, emb3, head3};
+    for (int i = 0; i < 6; i++) gad_module_free(m[i]);
+    gad_params_free(ps);
+    gad_params_free(ps2);
+    gad_params_free(ps3);
+    gad_rng_free(rng);
+    test_remove_tree(dir, 0);
+}
+
 /* Hyper-parameters PyTorch refuses: clear errors naming the layer, its
  * prefix and the values; nothing is added to the set. */
 TEST(invalid_hyper_parameters) {
@@ -429,6 +483,7 @@ int main(void) {
     RUN(linear_matches_the_functional_form);
     RUN(norms_over_several_dims);
     RUN(mha_cross_attention_and_masks);
+    RUN(tied_weights_are_saved_as_two_entries_and_load);
     RUN(invalid_hyper_parameters);
     return test_summary();
 }

@@ -279,6 +279,39 @@ gad_module *gad_nn_linear(const gad_nn_ctx *c, const char *prefix, int64_t in, i
     return finish(m, st);
 }
 
+gad_module *gad_nn_linear_tied(const gad_nn_ctx *c, const char *prefix, gad_tensor *weight,
+                               int bias) {
+    const char *type = "Linear";
+    if (check_ctx(c, type, prefix)) return NULL;
+    if (!weight) return gad_error_set(GAD_ERR_DOMAIN, type, "\"%s\": the weight is NULL", prefix);
+    if (gad_rank(weight) != 2 || gad_dtype(weight) != c->dtype) {
+        char sw[GAD_SHAPE_FORMAT_CAP];
+        return gad_error_set(GAD_ERR_SHAPE, type, "\"%s\": the tied weight %s %s must be [out, "
+                             "in] of the context's dtype %s", prefix,
+                             gad_dtype_name(gad_dtype(weight)),
+                             gad_shape_format(sw, sizeof sw, gad_shape(weight), gad_rank(weight)),
+                             gad_dtype_name(c->dtype));
+    }
+    gad_module *m = module_new(M_LINEAR, type, prefix);
+    if (!m) return NULL;
+    m->out = gad_shape(weight)[0];
+    m->in = gad_shape(weight)[1];
+    static const char *const f[2] = {"weight", "bias"};
+    if (names_free(c, m, f, bias ? 2 : 1)) return finish(m, -1);
+    char name[NAME_CAP];
+    if (join(name, m->prefix, "weight", type) || !gad_params_add_tied(c->ps, name, weight))
+        return finish(m, -1);
+    m->field[0] = "weight";
+    m->t[0] = gad_retain(weight);
+    m->nfield = 1;
+    double bound = m->in > 0 ? 1.0 / sqrt((double)m->in) : 0.0;
+    int st = 0;
+    gad_scope_begin();
+    if (bias) st = add_field(c, m, "bias", uniform(c, &m->out, 1, bound), 0);
+    gad_scope_end();
+    return finish(m, st);
+}
+
 static gad_tensor *linear_fwd(gad_module *m, gad_tensor *x) {
     int r = gad_rank(x);
     if (r < 1 || gad_shape(x)[r - 1] != m->in) {
