@@ -238,6 +238,7 @@ struct deleter {
     void operator()(gad_checkpoint *c) const noexcept { gad_checkpoint_free(c); }
     void operator()(gad_params *p) const noexcept { gad_params_free(p); }
     void operator()(gad_sampler *s) const noexcept { gad_sampler_free(s); }
+    void operator()(gad_module *m) const noexcept { gad_module_free(m); } /* issue 29 layers */
 };
 template <class T> using unique = std::unique_ptr<T, deleter>;
 
