@@ -1960,6 +1960,38 @@ static gad_tensor *n_chnorm(prog *p) {
     }
 }
 
+/* ---- layer objects with PyTorch's names (issue 29): a Linear, LayerNorm,
+ * RMSNorm or self-attention module built on x's last dim in a set of its
+ * own (freed here: the result's graph keeps what it needs); outside smooth
+ * mode the head count may not divide the width (a domain error) */
+static gad_tensor *n_module(prog *p) {
+    unsigned which = u8(&p->in) % 4, b = u8(&p->in);
+    gad_tensor *x = arg(p);
+    int64_t d = x ? dim_or1(x, 1) : 1, out = dim_of(p);
+    if (over_cap(gad_numel(x) / (d ? d : 1), out > d ? out : d) || d > 64) {
+        p->skip = 1;
+        return NULL;
+    }
+    gad_params *ps = gad_params_new();
+    gad_rng *rng = gad_rng_new(b);
+    gad_nn_ctx c = {ps, rng, x ? fdt(x) : GAD_F32};
+    gad_module *m = NULL;
+    switch (which) {
+    case 0: m = gad_nn_linear(&c, "fc", d, out, b & 1); break;
+    case 1: m = gad_nn_layer_norm(&c, "ln", &d, 1, p->smooth ? 1e-5 : eps_of(p), 1, b & 1); break;
+    case 2: m = gad_nn_rms_norm(&c, "rn", &d, 1, (b & 2) ? NAN : 1e-6, b & 1); break;
+    default: {
+        int64_t h = p->smooth ? 1 : 1 + (b >> 5);
+        m = gad_nn_multihead_attention(&c, "attn", d, h, 0.0, b & 1);
+    }
+    }
+    gad_tensor *y = m ? gad_module_forward(m, x) : NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    gad_rng_free(rng);
+    return y;
+}
+
 /* ======================================================================== */
 
 typedef gad_tensor *(*op_fn)(prog *p);
@@ -2000,6 +2032,8 @@ static const op_entry smooth_ops[] = {
     {"math", e_math},
     /* losses with PyTorch's options (issue 27) */
     {"loss_ex", n_loss_ex},
+    /* layer objects with PyTorch's names (issue 29) */
+    {"module", n_module},
 };
 #define N_OPS ((unsigned)(sizeof smooth_ops / sizeof smooth_ops[0]))
 
