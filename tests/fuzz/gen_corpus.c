@@ -1010,6 +1010,19 @@ static void norm_seeds(void) {
     emit("norm_smooth_second_order");
 }
 
+/* ---- layer objects with PyTorch's names (issue 29): module's Linear,
+ * LayerNorm, RMSNorm (eps None) and self-attention, chained (bytes:
+ * which, flags (1 bias/affine, 2 RMSNorm's eps None), x, out dim) */
+static void module_seeds(void) {
+    begin(SM | F_BACKWARD, 0, 62);
+    randn_c(13, 1, 1, 3, (int64_t)2, (int64_t)3, (int64_t)4); /* 0 [2,3,4] f64 leaf */
+    op("module"); put(0); put(1); R(0); put(D(6));             /* 1 Linear 4 -> 6 */
+    op("module"); put(1); put(1); R(1); put(D(3));             /* 2 LayerNorm(6) */
+    op("module"); put(2); put(3); R(2); put(D(3));             /* 3 RMSNorm(6) */
+    op("module"); put(3); put(1); R(3); put(D(3));             /* 4 attention, 1 head */
+    emit("modules_pytorch_layers");
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s CORPUS_OPS_DIR CORPUS_LOAD_DIR "
@@ -1026,6 +1039,7 @@ int main(int argc, char **argv) {
     ops_seeds_2();
     regress_seeds();
     norm_seeds(); /* normalization (issue 28) */
+    module_seeds(); /* layer objects with PyTorch's names (issue 29) */
     load_seeds(argv[3]);
     printf("gen_corpus: %d op programs in %s, %d checkpoints in %s\n", n_ops_written,
            ops_dir, n_load_written, load_dir);
