@@ -161,9 +161,37 @@ TEST(state_dict_loads_strictly_and_gives_pytorch_logits) {
     CHECK(gad_last_error() == NULL);
 }
 
-/* The names, dtypes and shapes gad writes are the state_dict's. With
- * GAD_MODULES_KEEP set, the file is also written there, for
- * `torch_layers.py --check`. */
+/* With GAD_MODULES_KEEP=PATH: a model with gad's own initial values
+ * saved to PATH, and its logits (the reference script's sequence: text,
+ * conv in training on img_a then img_b, conv in evaluation on img_a) to
+ * PATH.io, for `torch_layers.py --check PATH` (PyTorch loads the file
+ * strictly and compares its logits with gad's). Not a ctest by itself. */
+static void keep_for_pytorch(void) {
+    const char *keep = getenv("GAD_MODULES_KEEP");
+    if (!keep || !*keep) return;
+    net n;
+    CHECK(build_net(&n, GAD_F32) == 0);
+    CHECK(gad_params_save(n.ps, keep) == GAD_OK);
+    gad_checkpoint *io = gad_load(IO);
+    CHECK(io != NULL);
+    gad_scope_begin();
+    gad_module_train(n.embed, 0), gad_module_train(n.layers, 0);
+    gad_tensor *t[4];
+    t[0] = text_forward(&n, gad_checkpoint_get(io, "text.idx"));
+    t[1] = gad_module_forward(n.conv, gad_checkpoint_get(io, "conv.img_a"));
+    t[2] = gad_module_forward(n.conv, gad_checkpoint_get(io, "conv.img_b"));
+    t[3] = gad_module_forward(gad_module_train(n.conv, 0), gad_checkpoint_get(io, "conv.img_a"));
+    const char *names[4] = {"text.logits", "conv.logits_train_a", "conv.logits_train_b",
+                            "conv.logits_eval"};
+    char path[1024];
+    snprintf(path, sizeof path, "%s.io", keep);
+    CHECK(gad_save(path, names, t, 4) == GAD_OK);
+    gad_scope_end();
+    gad_checkpoint_free(io);
+    free_net(&n);
+}
+
+/* The names, dtypes and shapes gad writes are the state_dict's. */
 TEST(saved_set_has_the_state_dict_names_and_shapes) {
     net n;
     CHECK(build_net(&n, GAD_F32) == 0);
@@ -172,8 +200,6 @@ TEST(saved_set_has_the_state_dict_names_and_shapes) {
     snprintf(path, sizeof path, "%s/net.safetensors", dir);
     CHECK(gad_params_load(n.ps, MODEL, 1, NULL) == GAD_OK);
     CHECK(gad_params_save(n.ps, path) == GAD_OK);
-    const char *keep = getenv("GAD_MODULES_KEEP");
-    if (keep && *keep) CHECK(gad_params_save(n.ps, keep) == GAD_OK);
     gad_checkpoint *a = gad_load(MODEL), *b = gad_load(path);
     CHECK(a && b && gad_checkpoint_count(a) == gad_checkpoint_count(b));
     gad_scope_begin();
@@ -479,6 +505,7 @@ TEST(invalid_hyper_parameters) {
 int main(void) {
     RUN(state_dict_loads_strictly_and_gives_pytorch_logits);
     RUN(saved_set_has_the_state_dict_names_and_shapes);
+    RUN(keep_for_pytorch);
     RUN(gradients_match_finite_differences_f64);
     RUN(linear_matches_the_functional_form);
     RUN(norms_over_several_dims);

@@ -9,7 +9,9 @@
                                  training-mode forwards)
     torch_layers.py --check PATH load a state_dict file that gad wrote with
                                  load_state_dict(strict=True) and print the
-                                 largest logit difference against the io file
+                                 largest logit difference against PATH.io
+                                 (gad's logits; test_modules writes both with
+                                 GAD_MODULES_KEEP=PATH) or else the io file
 
 Run with a current PyTorch (/work/venv/bin/python; not needed by CI: the C
 test reads the committed files). The safetensors files are read and written
@@ -144,17 +146,22 @@ def run(net, io):
     io["text.idx"], io["conv.img_a"], io["conv.img_b"] = idx, img_a, img_b
 
 
+def want_path(gad_io):
+    return gad_io if os.path.exists(gad_io) else IO
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         net = Net()
         net.load_state_dict(read(sys.argv[2]), strict=True)
-        want = read(IO)
+        gad_io = sys.argv[2] + ".io"
+        want = read(gad_io if os.path.exists(gad_io) else IO)
         got = {}
         run(net, got)
         worst = max((got[k] - want[k]).abs().max().item()
                     for k in want if k.endswith("logits") or "logits_" in k)
-        print("load_state_dict(strict=True) accepted %s; largest logit difference %.3g"
-              % (sys.argv[2], worst))
+        print("load_state_dict(strict=True) accepted %s; largest logit difference "
+              "against %s: %.3g" % (sys.argv[2], os.path.basename(want_path(gad_io)), worst))
         return
     if len(sys.argv) != 1:
         sys.exit(__doc__)
