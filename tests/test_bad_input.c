@@ -4777,6 +4777,14 @@ ROW(nn_fwd_bn_rank, "gad_module_forward", "rank", "x [4,3] into BatchNorm2d(3)",
     gad_module_free(m);
     gad_params_free(ps);
     return ok;)
+ROW(nn_fwd_conv_channels, "gad_module_forward", "shape", "x [1,2,5,5] into Conv2d(3, 4, 3)",
+    "NULL", E_SHAPE, "Conv2d", "\"conv\": x [1,2,5,5] must be [N, 3, H, W]", 0,
+    NN_CTX;
+    gad_module *m = gad_nn_conv2d(&c, "conv", 3, 4, 3, 3, NULL, 1);
+    int ok = m && gad_module_forward(m, F32T(1, 2, 5, 5)) == NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
 ROW(nn_fwd_emb_dtype, "gad_module_forward", "dtype", "f32 indices into an Embedding", "NULL",
     E_DTYPE, "Embedding", "indices must be i64", 0,
     NN_CTX;
@@ -4926,6 +4934,15 @@ ROW(nn_enc_fwd_kind, "gad_nn_encoder_layer_forward", "odd", "a Linear given", "N
     NN_CTX;
     gad_module *m = gad_nn_linear(&c, "fc", 3, 2, 0);
     int ok = m && gad_nn_encoder_layer_forward(m, F32T(2, 3), NULL, NULL, 0) == NULL;
+    gad_module_free(m);
+    gad_params_free(ps);
+    return ok;)
+ROW(nn_enc_fwd_width, "gad_nn_encoder_layer_forward", "shape", "x [2,3,5] for d_model 4",
+    "NULL", E_SHAPE, "TransformerEncoderLayer", "\"enc\": x [2,3,5] must be [B, T, 4]", 0,
+    NN_CTX;
+    gad_module *m =
+        gad_nn_transformer_encoder_layer(&c, "enc", 4, 2, 8, 0.0, GAD_NN_GELU, 1e-5, 1, 1);
+    int ok = m && gad_nn_encoder_layer_forward(m, F32T(2, 3, 5), NULL, NULL, 0) == NULL;
     gad_module_free(m);
     gad_params_free(ps);
     return ok;)

@@ -663,6 +663,14 @@ static gad_tensor *drop(gad_module *m, gad_tensor *x) {
 
 static gad_tensor *encoder(gad_module *m, gad_tensor *x, gad_tensor *mask, gad_tensor *kpm,
                            int is_causal) {
+    int r = gad_rank(x);
+    if ((r != 2 && r != 3) || gad_shape(x)[r - 1] != m->in) {
+        char sx[GAD_SHAPE_FORMAT_CAP];
+        return gad_error_set(GAD_ERR_SHAPE, m->type, "\"%s\": x %s must be [B, T, %lld] or "
+                             "[T, %lld]", m->prefix,
+                             gad_shape_format(sx, sizeof sx, gad_shape(x), r), (long long)m->in,
+                             (long long)m->in);
+    }
     gad_module **ch = m->child;
     int norm_first = m->flag & 1, gelu = m->flag & 2;
 #define SA(t) drop(m, mha(ch[0], (t), (t), (t), kpm, mask, is_causal))
@@ -721,6 +729,18 @@ gad_module *gad_nn_conv2d(const gad_nn_ctx *c, const char *prefix, int64_t in, i
     if (!st && bias) st = add_field(c, m, "bias", uniform(c, &out, 1, bound), 0);
     gad_scope_end();
     return finish(m, st);
+}
+
+static gad_tensor *conv_fwd(gad_module *m, gad_tensor *x) {
+    int r = gad_rank(x);
+    if ((r != 3 && r != 4) || gad_shape(x)[r - 3] != m->in) {
+        char sx[GAD_SHAPE_FORMAT_CAP];
+        return gad_error_set(GAD_ERR_SHAPE, m->type, "\"%s\": x %s must be [N, %lld, H, W] or "
+                             "[%lld, H, W]", m->prefix,
+                             gad_shape_format(sx, sizeof sx, gad_shape(x), r), (long long)m->in,
+                             (long long)m->in);
+    }
+    return gad_conv2d(x, m->t[0], field_of(m, "bias"), &m->conv);
 }
 
 /* ------------------------------------------------------------- BatchNorm */
@@ -879,7 +899,7 @@ static gad_tensor *forward(gad_module *m, gad_tensor *x) {
     case M_RMS_NORM: return norm_fwd(m, x);
     case M_MHA: return mha(m, x, x, x, NULL, NULL, 0);
     case M_ENCODER: return encoder(m, x, NULL, NULL, 0);
-    case M_CONV2D: return gad_conv2d(x, m->t[0], field_of(m, "bias"), &m->conv);
+    case M_CONV2D: return conv_fwd(m, x);
     case M_BATCH_NORM: return bn_fwd(m, x);
     case M_RELU: return gad_relu(x);
     case M_GELU: return m->flag ? gad_gelu(x) : gad_gelu_erf(x);
