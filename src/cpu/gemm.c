@@ -340,6 +340,17 @@ static int gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
     return 1;
 }
 
+/* ---- for the half-precision GEMM (gemm_half.c): the f32 kernel set in
+ * use, the scratch block, and the thread and blocking policies above ---- */
+const gemm_sdesc *gad__gemm_sdesc(void) { return gemm_sdesc_get(); }
+void *gad__gemm_scratch(size_t n) { return gemm_scratch_get(n); }
+int gad__gemm_threads(int64_t M, int64_t N, int64_t K) { return gemm_threads(M, N, K); }
+void gad__gemm_plan(int nt, int64_t M, int64_t N, int64_t K, int mr, int nr, int *tm,
+                    int *tn) {
+    gemm_plan(nt, M, N, K, mr, nr, tm, tn);
+}
+int64_t gad__gemm_kc(int64_t K, int64_t kcmax) { return gemm_kc(K, kcmax); }
+
 /* ---- the typed parts ---- */
 #define GT float
 #define GT_DESC gemm_sdesc

@@ -41,6 +41,22 @@ int gad__dgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
                        const double *B, int64_t ldb, double beta, double *C,
                        int64_t ldc);
 
+/* ---- half precision (gemm_half.c) ----
+ * C = op(A) @ op(B) for A and B of dtype dt (GAD_BF16 or GAD_F16, given as
+ * their bits), with the index rules above; the products are summed in f32
+ * and C, of dtype cdt (dt or GAD_F32), is written, never read: each element
+ * rounded once from its f32 sum for a half cdt (half.h's rounding and NaN
+ * bits). K = 0 gives zeros. Subnormal bf16 inputs count as zero (the bf16
+ * instructions and the f32 kernels' DAZ); f16 subnormals count in full.
+ * Same threads, scratch and return value as gad__sgemm (never CBLAS); the
+ * bits may differ between kernels (AMX, AVX-512 BF16, the f32 kernels on
+ * converted panels) but not with the thread count. gemm_half.c also defines
+ * the test hooks gad__hgemm_test_path and gad__hgemm_path. */
+int gad__hgemm(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const uint16_t *A,
+               int64_t lda, const uint16_t *B, int64_t ldb, int cdt, void *C, int64_t ldc);
+/* The bytes of scratch one call takes on one thread (gad__gemm_lend_scratch). */
+size_t gad__hgemm_scratch_bytes(int dt, int cdt, int64_t M, int64_t N, int64_t K);
+
 /* Give this thread's packing buffers back to the allocator (called by
  * gad_cache_trim and at thread exit). */
 void gad__gemm_release_scratch(void);

@@ -150,6 +150,17 @@ int gad__gemm_isa(void);
 /* gemm.c: set by the test hook gad__gemm_test_blas_always (see there). */
 extern atomic_int gad__gemm_blas_always;
 
+/* gemm.c, for the half-precision GEMM (gemm_half.c): the f32 kernel set in
+ * use (its micro-kernel runs the converted panels), this thread's scratch
+ * block (as the f32 kernels take theirs: lent or cached), how many threads a
+ * product is worth, the tm x tn split of C, and the block depth for K. */
+const gemm_sdesc *gad__gemm_sdesc(void);
+void *gad__gemm_scratch(size_t n);
+int gad__gemm_threads(int64_t M, int64_t N, int64_t K);
+void gad__gemm_plan(int nt, int64_t M, int64_t N, int64_t K, int mr, int nr, int *tm,
+                    int *tn);
+int64_t gad__gemm_kc(int64_t K, int64_t kcmax);
+
 #ifdef GAD_HAVE_CBLAS
 /* gemm_blas.c: true when CBLAS should take an M x N x K product of elements
  * of esize bytes (see there for the measurements behind it). */

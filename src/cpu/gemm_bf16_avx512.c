@@ -1,0 +1,187 @@
+/* gemm_bf16_avx512.c: the bf16 GEMM's micro-kernel for AVX-512 BF16 and the
+ * packing of bf16 operands into pairs of K (the layouts are in
+ * gemm_half_int.h; the driver is gemm_half.c).
+ *
+ * VDPBF16PS (Intel SDM vol. 2, "VDPBF16PS: Dot Product of BF16 Pairs
+ * Accumulated into Packed Single Precision") adds to each f32 lane the two
+ * products of one pair of bf16 from each source: one instruction is 32
+ * multiply-adds on a 512-bit register. The products of two bf16 are exact in
+ * f32; the sums round to nearest even whatever MXCSR says, input subnormals
+ * count as zero and subnormal results are flushed to zero (the SDM's
+ * "DAZ, FTZ, RNE" for this instruction). The tile is 12 rows x 32 columns
+ * as in the f32 kernel: 24 accumulators, two B registers, and each A pair
+ * broadcast from memory (an embedded broadcast of the instruction). */
+#include "cpu/gemm_half_int.h"
+
+#include <string.h>
+
+#ifdef GEMM_X86
+
+static inline uint32_t ld32(const uint16_t *p) {
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
+void gad__hgemm_pack_a12(int64_t mc, int64_t kc, int64_t kp, const uint16_t *A, int64_t lda,
+                         int ta, uint32_t *dst) {
+    for (int64_t ir = 0; ir < mc; ir += 12, dst += kp * 12) {
+        int m = (int)(mc - ir < 12 ? mc - ir : 12);
+        if (!ta) {
+            /* op(A)(i, k) = A[i*lda + k]: a pair is one word of row i */
+            const uint16_t *rows[12];
+            for (int i = 0; i < m; i++) rows[i] = A + (ir + i) * lda;
+            int64_t p = 0;
+            for (; 2 * p + 1 < kc; p++) {
+                uint32_t *d = dst + p * 12;
+                int i = 0;
+                for (; i < m; i++) d[i] = ld32(rows[i] + 2 * p);
+                for (; i < 12; i++) d[i] = 0;
+            }
+            for (; p < kp; p++) { /* an odd last k, then zeros */
+                uint32_t *d = dst + p * 12;
+                int i = 0;
+                for (; i < m; i++) d[i] = 2 * p < kc ? rows[i][2 * p] : 0;
+                for (; i < 12; i++) d[i] = 0;
+            }
+        } else {
+            /* op(A)(i, k) = A[k*lda + i]: rows k and k+1 interleaved */
+            for (int64_t p = 0; p < kp; p++) {
+                uint32_t *d = dst + p * 12;
+                const uint16_t *lo = 2 * p < kc ? A + 2 * p * lda + ir : NULL;
+                const uint16_t *hi = 2 * p + 1 < kc ? A + (2 * p + 1) * lda + ir : NULL;
+                int i = 0;
+                for (; i < m; i++)
+                    d[i] = (lo ? lo[i] : 0u) | (hi ? (uint32_t)hi[i] << 16 : 0u);
+                for (; i < 12; i++) d[i] = 0;
+            }
+        }
+    }
+}
+
+void gad__hgemm_pack_a32(int64_t mc, int64_t kc, int64_t kp, const uint16_t *A, int64_t lda,
+                         int ta, uint32_t *dst) {
+    for (int64_t ir = 0; ir < mc; ir += 32, dst += kp * 32) {
+        int m = (int)(mc - ir < 32 ? mc - ir : 32);
+        for (int i = 0; i < 32; i++) {
+            for (int64_t p = 0; p < kp; p++) {
+                uint32_t w = 0;
+                if (i < m) {
+                    int64_t k = 2 * p;
+                    uint32_t lo = 0, hi = 0;
+                    if (ta) {
+                        if (k < kc) lo = A[k * lda + ir + i];
+                        if (k + 1 < kc) hi = A[(k + 1) * lda + ir + i];
+                    } else {
+                        const uint16_t *row = A + (ir + i) * lda;
+                        if (k < kc) lo = row[k];
+                        if (k + 1 < kc) hi = row[k + 1];
+                    }
+                    w = lo | hi << 16;
+                }
+                dst[((p / 16) * 32 + i) * 16 + p % 16] = w;
+            }
+        }
+    }
+}
+
+/* permutex2var indices: word j of the result = (a[j], b[j]) for the low
+ * 16 columns, then the high 16 (b's lanes are numbered from 32). */
+static const uint16_t pair_idx[64] = {
+    0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+    8,  40, 9,  41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47,
+    16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
+    24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
+
+/* Two rows of 32 bf16 (k and k+1, n valid columns) into 32 pair words. */
+__attribute__((target("avx512f,avx512bw"))) static void pair_rows_vec(const uint16_t *r0,
+                                                                     const uint16_t *r1,
+                                                                     int n, uint32_t *d) {
+    const __mmask32 m = n >= 32 ? 0xFFFFFFFFu : (__mmask32)((1u << n) - 1);
+    __m512i a = _mm512_maskz_loadu_epi16(m, r0);
+    __m512i b = r1 ? _mm512_maskz_loadu_epi16(m, r1) : _mm512_setzero_si512();
+    /* words 0..15: (a0, b0), (a1, b1), ...; words 16..31: from lanes 16.. */
+    const __m512i lo = _mm512_loadu_si512(pair_idx);
+    const __m512i hi = _mm512_loadu_si512(pair_idx + 32);
+    _mm512_store_si512(d, _mm512_permutex2var_epi16(a, lo, b));
+    _mm512_store_si512(d + 16, _mm512_permutex2var_epi16(a, hi, b));
+}
+
+static void pair_rows_plain(const uint16_t *r0, const uint16_t *r1, int n, uint32_t *d) {
+    int j = 0;
+    for (; j < n; j++) d[j] = r0[j] | (r1 ? (uint32_t)r1[j] << 16 : 0u);
+    for (; j < 32; j++) d[j] = 0;
+}
+
+void gad__hgemm_pack_b32(int64_t kc, int64_t kp, int64_t nc, const uint16_t *B, int64_t ldb,
+                         int tb, uint32_t *dst, int vec) {
+    for (int64_t jr = 0; jr < nc; jr += 32, dst += kp * 32) {
+        int n = (int)(nc - jr < 32 ? nc - jr : 32);
+        if (!tb) {
+            /* op(B)(k, j) = B[k*ldb + j]: rows k and k+1 interleaved */
+            int64_t p = 0;
+            for (; 2 * p < kc; p++) {
+                const uint16_t *r0 = B + 2 * p * ldb + jr;
+                const uint16_t *r1 = 2 * p + 1 < kc ? r0 + ldb : NULL;
+                if (vec)
+                    pair_rows_vec(r0, r1, n, dst + p * 32);
+                else
+                    pair_rows_plain(r0, r1, n, dst + p * 32);
+            }
+            if (p < kp) memset(dst + p * 32, 0, (size_t)(kp - p) * 32 * 4);
+        } else {
+            /* op(B)(k, j) = B[j*ldb + k]: a pair is one word of column j */
+            const uint16_t *cols[32];
+            for (int j = 0; j < n; j++) cols[j] = B + (jr + j) * ldb;
+            int64_t p = 0;
+            for (; 2 * p + 1 < kc; p++) {
+                uint32_t *d = dst + p * 32;
+                int j = 0;
+                for (; j < n; j++) d[j] = ld32(cols[j] + 2 * p);
+                for (; j < 32; j++) d[j] = 0;
+            }
+            for (; p < kp; p++) {
+                uint32_t *d = dst + p * 32;
+                int j = 0;
+                for (; j < n; j++) d[j] = 2 * p < kc ? cols[j][2 * p] : 0;
+                for (; j < 32; j++) d[j] = 0;
+            }
+        }
+    }
+}
+
+/* ---- the 12 x 32 micro-kernel ---- */
+#define HK_DECL(i) __m512 c##i##_0 = _mm512_setzero_ps(), c##i##_1 = _mm512_setzero_ps();
+#define HK_STEP(i)                                                                         \
+    {                                                                                      \
+        __m512bh av_ = (__m512bh)_mm512_set1_epi32((int)a[i]);                             \
+        c##i##_0 = _mm512_dpbf16_ps(c##i##_0, av_, b0);                                    \
+        c##i##_1 = _mm512_dpbf16_ps(c##i##_1, av_, b1);                                    \
+    }
+#define HK_STORE(i)                                                                        \
+    _mm512_storeu_ps(c + (i)*ldc, c##i##_0);                                               \
+    _mm512_storeu_ps(c + (i)*ldc + 16, c##i##_1);
+#define HK_ADD(i)                                                                          \
+    _mm512_storeu_ps(c + (i)*ldc, _mm512_add_ps(_mm512_loadu_ps(c + (i)*ldc), c##i##_0));  \
+    _mm512_storeu_ps(c + (i)*ldc + 16,                                                     \
+                     _mm512_add_ps(_mm512_loadu_ps(c + (i)*ldc + 16), c##i##_1));
+
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) void
+gad__hgemm_kern_avx512(int64_t kp, const uint32_t *a, const uint32_t *b, float *c,
+                       int64_t ldc, int accumulate) {
+    GEMM_ROWS12(HK_DECL)
+    for (int64_t p = 0; p < kp; p++) {
+        __m512bh b0 = (__m512bh)_mm512_load_si512(b);
+        __m512bh b1 = (__m512bh)_mm512_load_si512(b + 16);
+        GEMM_ROWS12(HK_STEP)
+        a += 12;
+        b += 32;
+    }
+    if (!accumulate) {
+        GEMM_ROWS12(HK_STORE)
+    } else {
+        GEMM_ROWS12(HK_ADD)
+    }
+}
+
+#endif /* GEMM_X86 */

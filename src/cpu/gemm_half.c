@@ -1,0 +1,504 @@
+/* gemm_half.c: the GEMM of bf16 and f16 matrices (gemm.h has the contract):
+ * products summed in f32, the result written in f32 or rounded once to the
+ * inputs' dtype. The driver is the packed path of gemm.c (Goto/BLIS loops,
+ * the same thread split and block depth, so the same bits for any thread
+ * count), with one of three kernels, chosen at run time:
+ *
+ *   - AMX-BF16 (gemm_amx.c), bf16 inputs on a CPU with AMX whose kernel
+ *     grants the tile state;
+ *   - AVX-512 BF16 (gemm_bf16_avx512.c), bf16 inputs, VDPBF16PS;
+ *   - the f32 kernels of gemm.c (whatever ISA it chose), the half panels
+ *     converted to f32 while packing: f16 inputs everywhere (no x86 CPU
+ *     here has an f16 dot product with f32 sums: AVX512-FP16 multiplies
+ *     and sums in f16, so it is not used), and bf16 elsewhere.
+ *
+ * The products are exact in f32 on every path (8 x 8 or 11 x 11 bits of
+ * mantissa). The paths differ in the order of the sums (pairs of K first for
+ * the bf16 instructions) and in what they do with subnormals: the bf16
+ * instructions count bf16 subnormal inputs as zero and flush subnormal
+ * sums, and the f32 kernels run with FTZ/DAZ (gemm.c) and so do the same for
+ * bf16 inputs; f16 subnormals are normal numbers in f32 and count in full.
+ *
+ * C is accumulated in f32 over the blocks of K: into C itself for an f32
+ * result, else into a buffer of the thread's rows x columns of one block of
+ * rows, converted (RNE, half.h's bits) once the last block of K is in. */
+#include "cpu/gemm.h"
+#include "cpu/gemm_half_int.h"
+#include "gad_int.h"
+#include "half.h"
+
+#include <string.h>
+
+#ifdef GEMM_X86
+#include <cpuid.h>
+#define HG_FTZ_DAZ 0x8040u
+static inline unsigned hg_ftz_begin(void) {
+    unsigned m = _mm_getcsr();
+    if ((m & HG_FTZ_DAZ) != HG_FTZ_DAZ) _mm_setcsr(m | HG_FTZ_DAZ);
+    return m;
+}
+static inline void hg_ftz_end(unsigned m) {
+    if ((m & HG_FTZ_DAZ) != HG_FTZ_DAZ) _mm_setcsr(m);
+}
+#else
+static inline unsigned hg_ftz_begin(void) { return 0; }
+static inline void hg_ftz_end(unsigned m) { (void)m; }
+#endif
+
+/* ======================================================================== */
+/* Paths                                                                     */
+/* ======================================================================== */
+
+enum { HG_F32 = 1, HG_AVX512 = 2, HG_AMX = 3 };
+
+typedef struct hg_desc {
+    int path, mr, nr;
+    int64_t kc, mcb, ncb;
+    const gemm_sdesc *sd; /* HG_F32: the f32 kernel */
+    int vec;              /* AVX-512 F/BW/VL for the conversions and packing */
+} hg_desc;
+
+static int64_t hg_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t hg_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static size_t hg_round64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+#ifdef GEMM_X86
+static int hg_cpu_bf16(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return 0;
+    return (a >> 5) & 1; /* AVX512_BF16 */
+}
+static int hg_cpu_vec(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
+}
+#endif
+
+/* 0: the best path; else the path forced by gad__hgemm_test_path. */
+static atomic_int hg_forced;
+
+/* The best path the CPU and the f32 kernel set in use allow for bf16. */
+static int hg_best_bf16(void) {
+#ifdef GEMM_X86
+    if (gad__gemm_isa() < 3 || !hg_cpu_vec()) return HG_F32;
+    if (gad__hgemm_amx_usable()) return HG_AMX;
+    if (hg_cpu_bf16()) return HG_AVX512;
+#endif
+    return HG_F32;
+}
+
+/* For tests only (not in gemm.h; tests declare it): from now on, process-
+ * wide, bf16 products take path p (1: converted to f32 for gemm.c's
+ * kernels, 2: AVX-512 BF16, 3: AMX; 0: the best the CPU has). f16 products
+ * always take path 1. Returns 0, or -1 when this CPU cannot run p. */
+int gad__hgemm_test_path(int p);
+int gad__hgemm_test_path(int p) {
+    if (p < 0 || p > 3) return -1;
+#ifdef GEMM_X86
+    if (p == HG_AVX512 && !(hg_cpu_bf16() && hg_cpu_vec() && gad__gemm_isa() == 3)) return -1;
+    if (p == HG_AMX && !(gad__hgemm_amx_usable() && hg_cpu_vec() && gad__gemm_isa() == 3))
+        return -1;
+#else
+    if (p > HG_F32) return -1;
+#endif
+    atomic_store_explicit(&hg_forced, p, memory_order_relaxed);
+    return 0;
+}
+
+/* For tests and benchmarks: the path a product of dtype dt takes now. */
+int gad__hgemm_path(int dt);
+int gad__hgemm_path(int dt) {
+    if (dt != GAD_BF16) return HG_F32;
+    int p = atomic_load_explicit(&hg_forced, memory_order_relaxed);
+    return p ? p : hg_best_bf16();
+}
+
+static void hg_desc_get(int dt, hg_desc *d) {
+    memset(d, 0, sizeof *d);
+    d->path = gad__hgemm_path(dt);
+#ifdef GEMM_X86
+    d->vec = gad__gemm_isa() == 3 && hg_cpu_vec();
+#endif
+    if (d->path == HG_F32) {
+        const gemm_sdesc *sd = gad__gemm_sdesc();
+        d->sd = sd;
+        d->mr = sd->mr;
+        d->nr = sd->nr;
+        d->kc = sd->kc < 512 ? sd->kc : 512; /* the packing's row buffer */
+        d->mcb = sd->mcb;
+        d->ncb = sd->ncb;
+    } else {
+        /* bf16 pairs: 2 bytes an element, so twice the f32 kernel's depth
+         * for the same bytes of A micro-panel in L1 (12 x 768 x 2 = 18 KiB)
+         * and of B block in L2 (768 x 480 x 2 = 720 KiB) */
+        d->mr = d->path == HG_AMX ? 32 : 12;
+        d->nr = HGEMM_NR;
+        d->kc = 768;
+        d->mcb = d->path == HG_AMX ? 3072 : 3072;
+        d->ncb = 480;
+    }
+}
+
+/* Pairs of K in a block of kc (AMX: whole tiles of 16 pairs). */
+static int64_t hg_kp(const hg_desc *d, int64_t kc) {
+    return d->path == HG_AMX ? hg_cdiv(kc, 32) * 16 : hg_cdiv(kc, 2);
+}
+
+/* ======================================================================== */
+/* Conversions                                                               */
+/* ======================================================================== */
+
+#ifdef GEMM_X86
+__attribute__((target("avx512f"))) static void cvt_in_vec(int dt, const uint16_t *s,
+                                                          int64_t n, float *d) {
+    int64_t j = 0;
+    if (dt == GAD_BF16) {
+        for (; j + 16 <= n; j += 16) {
+            __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(s + j)));
+            _mm512_storeu_ps(d + j, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
+        }
+    } else {
+        /* VCVTPH2PS is exact, subnormals included (MXCSR.DAZ does not
+         * apply to half inputs) */
+        for (; j + 16 <= n; j += 16)
+            _mm512_storeu_ps(d + j, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(s + j))));
+    }
+    for (; j < n; j++) d[j] = dt == GAD_BF16 ? gad__bf16_to_f32(s[j]) : gad__f16_to_f32(s[j]);
+}
+
+/* f32 to half with half.h's rounding and NaNs. bf16: round to nearest even
+ * in integer arithmetic; f16: VCVTPS2PH (round to nearest even; a NaN keeps
+ * part of its payload there, so NaNs are set to sign | 0x7e00 after). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void
+cvt_out_vec(int dt, const float *s, int64_t n, uint16_t *d) {
+    int64_t j = 0;
+    const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff);
+    for (; j < n; j += 16) {
+        int r = n - j < 16 ? (int)(n - j) : 16;
+        __mmask16 m = (__mmask16)(r == 16 ? 0xFFFFu : (1u << r) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, s + j);
+        __m512i u = _mm512_castps_si512(v);
+        __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        __m256i h;
+        if (dt == GAD_BF16) {
+            __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
+            __m512i t = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(bias, lsb)), 16);
+            t = _mm512_mask_mov_epi32(t, nan, _mm512_set1_epi32(0xffff));
+            h = _mm512_cvtepi32_epi16(t);
+        } else {
+            h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            __m512i q = _mm512_or_si512(
+                _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x8000)),
+                _mm512_set1_epi32(0x7e00));
+            h = _mm256_mask_mov_epi16(h, (__mmask16)nan, _mm512_cvtepi32_epi16(q));
+        }
+        _mm256_mask_storeu_epi16(d + j, m, h);
+    }
+}
+#endif
+
+static void cvt_in(const hg_desc *hd, int dt, const uint16_t *s, int64_t n, float *d) {
+#ifdef GEMM_X86
+    if (hd->vec) {
+        cvt_in_vec(dt, s, n, d);
+        return;
+    }
+#endif
+    (void)hd;
+    if (dt == GAD_BF16)
+        for (int64_t j = 0; j < n; j++) d[j] = gad__bf16_to_f32(s[j]);
+    else
+        for (int64_t j = 0; j < n; j++) d[j] = gad__f16_to_f32(s[j]);
+}
+
+static void cvt_out(const hg_desc *hd, int dt, const float *s, int64_t n, uint16_t *d) {
+#ifdef GEMM_X86
+    if (hd->vec) {
+        cvt_out_vec(dt, s, n, d);
+        return;
+    }
+#endif
+    (void)hd;
+    if (dt == GAD_BF16)
+        for (int64_t j = 0; j < n; j++) d[j] = gad__f32_to_bf16(s[j]);
+    else
+        for (int64_t j = 0; j < n; j++) d[j] = gad__f32_to_f16(s[j]);
+}
+
+/* ======================================================================== */
+/* Packing for the f32 kernels (layouts of gemm_driver_tmpl.h)              */
+/* ======================================================================== */
+
+#define HG_ROWBUF 512
+
+static void pack_a_f32(const hg_desc *hd, int dt, int64_t mc, int64_t kc, const uint16_t *A,
+                       int64_t lda, int ta, float *dst) {
+    const int mr = hd->mr;
+    float buf[HG_ROWBUF];
+    for (int64_t ir = 0; ir < mc; ir += mr, dst += kc * mr) {
+        int m = (int)hg_min(mr, mc - ir);
+        if (!ta) {
+            /* a row of op(A) is contiguous in k: convert it, then scatter */
+            for (int i = 0; i < mr; i++) {
+                if (i < m) {
+                    cvt_in(hd, dt, A + (ir + i) * lda, kc, buf);
+                    for (int64_t k = 0; k < kc; k++) dst[k * mr + i] = buf[k];
+                } else {
+                    for (int64_t k = 0; k < kc; k++) dst[k * mr + i] = 0;
+                }
+            }
+        } else {
+            for (int64_t k = 0; k < kc; k++) {
+                float *d = dst + k * mr;
+                cvt_in(hd, dt, A + k * lda + ir, m, d);
+                for (int i = m; i < mr; i++) d[i] = 0;
+            }
+        }
+    }
+}
+
+static void pack_b_f32(const hg_desc *hd, int dt, int64_t kc, int64_t nc, const uint16_t *B,
+                       int64_t ldb, int tb, float *dst) {
+    const int nr = hd->nr;
+    float buf[HG_ROWBUF];
+    for (int64_t jr = 0; jr < nc; jr += nr, dst += kc * nr) {
+        int n = (int)hg_min(nr, nc - jr);
+        if (!tb) {
+            for (int64_t k = 0; k < kc; k++) {
+                float *d = dst + k * nr;
+                cvt_in(hd, dt, B + k * ldb + jr, n, d);
+                for (int j = n; j < nr; j++) d[j] = 0;
+            }
+        } else {
+            for (int j = 0; j < nr; j++) {
+                if (j < n) {
+                    cvt_in(hd, dt, B + (jr + j) * ldb, kc, buf);
+                    for (int64_t k = 0; k < kc; k++) dst[k * nr + j] = buf[k];
+                } else {
+                    for (int64_t k = 0; k < kc; k++) dst[k * nr + j] = 0;
+                }
+            }
+        }
+    }
+}
+
+/* ======================================================================== */
+/* The packed driver                                                         */
+/* ======================================================================== */
+
+typedef struct hg_args {
+    const hg_desc *d;
+    int dt, cdt, ta, tb;
+    int64_t M, N, K, kc;
+    const uint16_t *A;
+    int64_t lda;
+    const uint16_t *B;
+    int64_t ldb;
+    void *C;
+    int64_t ldc;
+} hg_args;
+
+/* One micro-tile: c (ldc) = or += the product of micro-panels a and b. */
+static void hg_kern(const hg_desc *d, int64_t kc, int64_t kp, const void *a, const void *b,
+                    float *c, int64_t ldc, int acc) {
+    switch (d->path) {
+#ifdef GEMM_X86
+    case HG_AVX512: gad__hgemm_kern_avx512(kp, a, b, c, ldc, acc); return;
+    case HG_AMX: gad__hgemm_kern_amx(kp, a, b, c, ldc, acc); return;
+#endif
+    default:
+        /* c = 1*acc + 1*c (or + 0*c, not read): exactly acc + c */
+        (void)kp;
+        d->sd->kern(kc, a, b, c, ldc, 1.0f, acc ? 1.0f : 0.0f);
+    }
+}
+
+/* Loops 2 and 1: the packed mc x kc panel pa times the packed kc x nc block
+ * pb into (or onto, acc) the f32 block at cf. Packed elements are 4 bytes:
+ * an f32 or a pair of bf16. */
+static void hg_macro(const hg_desc *d, int64_t mc, int64_t nc, int64_t kc, int64_t kp,
+                     const uint32_t *pa, const uint32_t *pb, float *cf, int64_t ldf, int acc) {
+    const int mr = d->mr, nr = d->nr;
+    const int64_t depth = d->path == HG_F32 ? kc : kp;
+    _Alignas(64) float tmp[32 * 32];
+    for (int64_t ir = 0; ir < mc; ir += mr) {
+        int m = (int)hg_min(mr, mc - ir);
+        const uint32_t *a = pa + ir * depth;
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+            int n = (int)hg_min(nr, nc - jr);
+            const uint32_t *b = pb + jr * depth;
+            float *c = cf + ir * ldf + jr;
+            if (m == mr && n == nr) {
+                hg_kern(d, kc, kp, a, b, c, ldf, acc);
+                continue;
+            }
+            hg_kern(d, kc, kp, a, b, tmp, nr, 0);
+            for (int i = 0; i < m; i++) {
+                float *cr = c + i * ldf;
+                const float *t = tmp + i * nr;
+                if (acc)
+                    for (int j = 0; j < n; j++) cr[j] = cr[j] + t[j];
+                else
+                    memcpy(cr, t, (size_t)n * sizeof(float));
+            }
+        }
+    }
+}
+
+/* Loops 5 to 3 over rows [i0, i1) x columns [j0, j1) of C: A panels of mcb
+ * rows at pa, B blocks of ncb columns at pb, and (half result) an f32
+ * buffer of mcb x (j1 - j0) at cbuf. */
+static void hg_region(const hg_args *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+                      int64_t mcb, int64_t ncb, uint32_t *pa, uint32_t *pb, float *cbuf) {
+    const hg_desc *d = g->d;
+    const int64_t cols = j1 - j0;
+    for (int64_t ic = i0; ic < i1; ic += mcb) {
+        int64_t mc = hg_min(mcb, i1 - ic);
+        float *cf;
+        int64_t ldf;
+        if (g->cdt == GAD_F32) {
+            cf = (float *)g->C + ic * g->ldc + j0;
+            ldf = g->ldc;
+        } else {
+            cf = cbuf;
+            ldf = cols;
+        }
+        for (int64_t pc = 0; pc < g->K; pc += g->kc) {
+            int64_t kc = hg_min(g->kc, g->K - pc), kp = hg_kp(d, kc);
+            const uint16_t *a = g->ta ? g->A + pc * g->lda + ic : g->A + ic * g->lda + pc;
+            switch (d->path) {
+#ifdef GEMM_X86
+            case HG_AVX512: gad__hgemm_pack_a12(mc, kc, kp, a, g->lda, g->ta, pa); break;
+            case HG_AMX: gad__hgemm_pack_a32(mc, kc, kp, a, g->lda, g->ta, pa); break;
+#endif
+            default: pack_a_f32(d, g->dt, mc, kc, a, g->lda, g->ta, (float *)pa);
+            }
+            for (int64_t jc = j0; jc < j1; jc += ncb) {
+                int64_t nc = hg_min(ncb, j1 - jc);
+                const uint16_t *b = g->tb ? g->B + jc * g->ldb + pc : g->B + pc * g->ldb + jc;
+                if (d->path == HG_F32)
+                    pack_b_f32(d, g->dt, kc, nc, b, g->ldb, g->tb, (float *)pb);
+#ifdef GEMM_X86
+                else
+                    gad__hgemm_pack_b32(kc, kp, nc, b, g->ldb, g->tb, pb, d->vec);
+#endif
+                hg_macro(d, mc, nc, kc, kp, pa, pb, cf + (jc - j0), ldf, pc > 0);
+            }
+        }
+        if (g->cdt != GAD_F32)
+            for (int64_t i = 0; i < mc; i++)
+                cvt_out(d, g->cdt, cf + i * ldf, cols,
+                        (uint16_t *)g->C + (ic + i) * g->ldc + j0);
+    }
+}
+
+/* The scratch of one thread: an A panel, a B block and the f32 buffer. */
+typedef struct hg_plan {
+    int tm, tn, nt;
+    int64_t mcb, ncb, rows, cols;
+    size_t asz, bsz, csz, per;
+} hg_plan;
+
+static void hg_make_plan(const hg_desc *d, int cdt, int nt, int64_t M, int64_t N, int64_t K,
+                         int64_t kc, hg_plan *p) {
+    const int mr = d->mr, nr = d->nr;
+    int64_t mt = hg_cdiv(M, mr), ntl = hg_cdiv(N, nr);
+    int tm = 1, tn = 1;
+    if (nt > 1) gad__gemm_plan(nt, M, N, K, mr, nr, &tm, &tn);
+    if (tm > mt) tm = (int)mt;
+    if (tn > ntl) tn = (int)ntl;
+    p->tm = tm;
+    p->tn = tn;
+    p->nt = tm * tn;
+    p->rows = hg_cdiv(mt, tm) * mr; /* a region's rows and columns, at most */
+    p->cols = hg_cdiv(ntl, tn) * nr;
+    p->mcb = hg_min(d->mcb, p->rows);
+    p->ncb = hg_min(d->ncb, p->cols);
+    if (cdt != GAD_F32) {
+        /* keep the f32 buffer near 8 MiB: fewer rows per A panel */
+        int64_t lim = ((int64_t)1 << 21) / p->cols / mr * mr;
+        if (lim < mr) lim = mr;
+        if (p->mcb > lim) p->mcb = lim;
+    }
+    int64_t depth = d->path == HG_F32 ? kc : hg_kp(d, kc);
+    p->asz = hg_round64((size_t)(p->mcb * depth) * 4);
+    p->bsz = hg_round64((size_t)(p->ncb * depth) * 4);
+    p->csz = cdt != GAD_F32 ? hg_round64((size_t)(p->mcb * p->cols) * 4) : 0;
+    p->per = p->asz + p->bsz + p->csz;
+}
+
+typedef struct hg_job {
+    const hg_args *g;
+    const hg_plan *p;
+    char *buf;
+} hg_job;
+
+static void hg_task(void *arg, int64_t lo, int64_t hi) {
+    const hg_job *j = arg;
+    const hg_args *g = j->g;
+    const hg_plan *p = j->p;
+    const int mr = g->d->mr, nr = g->d->nr;
+    int64_t mt = hg_cdiv(g->M, mr), ntl = hg_cdiv(g->N, nr);
+    unsigned csr = hg_ftz_begin();
+#ifdef GEMM_X86
+    if (g->d->path == HG_AMX) gad__hgemm_amx_begin();
+#endif
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t rm = r / p->tn, rn = r % p->tn;
+        int64_t i0 = hg_min(g->M, mt * rm / p->tm * mr);
+        int64_t i1 = hg_min(g->M, mt * (rm + 1) / p->tm * mr);
+        int64_t j0 = hg_min(g->N, ntl * rn / p->tn * nr);
+        int64_t j1 = hg_min(g->N, ntl * (rn + 1) / p->tn * nr);
+        char *mine = j->buf + p->per * (size_t)r;
+        if (i0 < i1 && j0 < j1)
+            hg_region(g, i0, i1, j0, j1, p->mcb, p->ncb, (uint32_t *)mine,
+                      (uint32_t *)(mine + p->asz), (float *)(mine + p->asz + p->bsz));
+    }
+#ifdef GEMM_X86
+    if (g->d->path == HG_AMX) gad__hgemm_amx_end();
+#endif
+    hg_ftz_end(csr);
+}
+
+/* C = 0 (K = 0). */
+static void hg_zero(int64_t M, int64_t N, int cdt, void *C, int64_t ldc) {
+    size_t es = cdt == GAD_F32 ? 4 : 2;
+    for (int64_t i = 0; i < M; i++) memset((char *)C + (size_t)(i * ldc) * es, 0, (size_t)N * es);
+}
+
+int gad__hgemm(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const uint16_t *A,
+               int64_t lda, const uint16_t *B, int64_t ldb, int cdt, void *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return 0;
+    if (K <= 0) {
+        hg_zero(M, N, cdt, C, ldc);
+        return 0;
+    }
+    hg_desc d;
+    hg_desc_get(dt, &d);
+    hg_args g = {&d, dt, cdt, ta, tb, M, N, K, gad__gemm_kc(K, d.kc), A, lda, B, ldb, C, ldc};
+    hg_plan p;
+    hg_make_plan(&d, cdt, gad__gemm_threads(M, N, K), M, N, K, g.kc, &p);
+    char *buf = gad__gemm_scratch(p.per * (size_t)p.nt);
+    int rc = 0;
+    if (!buf) {
+        rc = -1;
+    } else {
+        hg_job job = {&g, &p, buf};
+        if (p.nt == 1)
+            hg_task(&job, 0, 1);
+        else
+            gad__parallel_for(p.nt, 1, hg_task, &job);
+    }
+    if (GAD_UNLIKELY(gad__pool_worker())) gad__gemm_release_scratch();
+    return rc;
+}
+
+size_t gad__hgemm_scratch_bytes(int dt, int cdt, int64_t M, int64_t N, int64_t K) {
+    if (M <= 0 || N <= 0 || K <= 0) return 0;
+    hg_desc d;
+    hg_desc_get(dt, &d);
+    hg_plan p;
+    hg_make_plan(&d, cdt, 1, M, N, K, gad__gemm_kc(K, d.kc), &p);
+    return p.per;
+}

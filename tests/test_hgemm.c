@@ -1,0 +1,364 @@
+/* test_hgemm.c: the half-precision GEMM (src/cpu/gemm_half.c) and
+ * gad_matmul on f16/bf16 tensors, against a double-precision reference:
+ * every kernel path this CPU has (AMX, AVX-512 BF16, the f32 kernels on
+ * converted panels, and those with gemm.c's portable kernels forced), odd
+ * sizes, all transposes, padded leading dimensions, K = 0, NaN and Inf,
+ * subnormal inputs, the same bits for 1, 2 and 3 threads, the half result
+ * being the f32 result rounded once; then matmul's batched and broadcast
+ * shapes and its gradients against the f32 op.
+ *
+ * The bound. Inputs are halves, exact in f32 and f64, and the product of two
+ * of them is exact in f32 (at most 11 + 11 mantissa bits). The only errors
+ * are the f32 sums and the final rounding. Summing K exact terms in f32, in
+ * any order or blocking, errs by at most (K - 1) u / (1 - (K - 1) u) times
+ * S = sum |a_ik b_kj| (u = 2^-24, Higham, "Accuracy and Stability of
+ * Numerical Algorithms", 2nd ed., section 4.2); (K + 1) u S covers it for
+ * every K here. Rounding that to the half dtype adds at most u_h |c| <=
+ * u_h (1 + K u) S (u_h = 2^-8 for bf16, 2^-11 for f16) for a normal
+ * result, or half the spacing of the half's subnormals (2^-25 for f16)
+ * below that. So
+ *   |out - ref| <= (K + 1) u S + 1.01 u_h S + (f16: 2^-25). */
+#include "gad.h"
+#include "gad_int.h"
+#include "cpu/gemm.h"
+#include "half.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Test hooks (gemm.c, gemm_half.c; not in gemm.h). */
+int gad__gemm_test_isa(int isa, int small_paths);
+int gad__hgemm_test_path(int p);
+int gad__hgemm_path(int dt);
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rng_next(void) {
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+static float rndf(void) {
+    return (float)((double)(rng_next() >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+}
+
+static uint16_t to_half(int dt, float f) {
+    return dt == GAD_BF16 ? gad__f32_to_bf16(f) : gad__f32_to_f16(f);
+}
+static double from_half(int dt, uint16_t h) {
+    return dt == GAD_BF16 ? gad__bf16_to_f32(h) : gad__f16_to_f32(h);
+}
+
+static uint16_t *hrand(int dt, size_t n) {
+    uint16_t *p = malloc((n ? n : 1) * 2);
+    for (size_t i = 0; i < n; i++) p[i] = to_half(dt, rndf());
+    return p;
+}
+
+/* One product with padded leading dimensions: op(A) is M x K, op(B) K x N. */
+typedef struct hprob {
+    int dt, ta, tb;
+    int64_t M, N, K, lda, ldb;
+    uint16_t *A, *B;
+} hprob;
+
+static void hprob_make(hprob *p, int dt, int ta, int tb, int64_t M, int64_t N, int64_t K) {
+    p->dt = dt;
+    p->ta = ta;
+    p->tb = tb;
+    p->M = M;
+    p->N = N;
+    p->K = K;
+    p->lda = (ta ? M : K) + 3;
+    p->ldb = (tb ? K : N) + 5;
+    p->A = hrand(dt, (size_t)((ta ? K : M) * p->lda));
+    p->B = hrand(dt, (size_t)((tb ? N : K) * p->ldb));
+}
+
+static void hprob_free(hprob *p) {
+    free(p->A);
+    free(p->B);
+}
+
+static double opa(const hprob *p, int64_t i, int64_t k) {
+    return from_half(p->dt, p->ta ? p->A[k * p->lda + i] : p->A[i * p->lda + k]);
+}
+static double opb(const hprob *p, int64_t k, int64_t j) {
+    return from_half(p->dt, p->tb ? p->B[j * p->ldb + k] : p->B[k * p->ldb + j]);
+}
+
+/* Run p with result dtype cdt into C (ldc = N + 2, NaN-filled first). */
+static void *run(const hprob *p, int cdt) {
+    int64_t ldc = p->N + 2;
+    size_t n = (size_t)(p->M * ldc) + 1, es = cdt == GAD_F32 ? 4 : 2;
+    void *C = malloc(n * es);
+    memset(C, 0xff, n * es); /* NaN in every dtype */
+    CHECK(gad__hgemm(p->dt, p->ta, p->tb, p->M, p->N, p->K, p->A, p->lda, p->B, p->ldb, cdt, C,
+                     ldc) == 0);
+    return C;
+}
+
+static double c_at(const void *C, int cdt, int64_t i) {
+    return cdt == GAD_F32 ? (double)((const float *)C)[i] : from_half(cdt, ((const uint16_t *)C)[i]);
+}
+
+/* Check the result (cdt = p->dt or f32) against the f64 reference within
+ * the bound of the header; reference infinities and NaNs must match. */
+static int check_result(const hprob *p, int cdt, const void *C, const char *what) {
+    const double u = 0x1p-24, uh = cdt == GAD_F32 ? 0 : cdt == GAD_BF16 ? 0x1p-8 : 0x1p-11;
+    const double absb = cdt == GAD_F16 ? 0x1p-25 : 0;
+    int64_t ldc = p->N + 2;
+    int bad = 0;
+    for (int64_t i = 0; i < p->M && !bad; i++)
+        for (int64_t j = 0; j < p->N && !bad; j++) {
+            double ref = 0, mag = 0;
+            for (int64_t k = 0; k < p->K; k++) {
+                double t = opa(p, i, k) * opb(p, k, j);
+                ref += t;
+                mag += fabs(t);
+            }
+            double got = c_at(C, cdt, i * ldc + j);
+            int ok;
+            if (isnan(ref) || isinf(ref))
+                ok = isnan(ref) ? isnan(got) : got == ref;
+            else
+                ok = fabs(got - ref) <= ((double)(p->K + 1) * u + 1.01 * uh) * mag + absb;
+            if (!ok) {
+                printf("  %s: dt %d cdt %d ta %d tb %d %lldx%lldx%lld at (%lld,%lld): got %.9g "
+                       "want %.9g (sum|ab| %.3g), path %d\n",
+                       what, p->dt, cdt, p->ta, p->tb, (long long)p->M, (long long)p->N,
+                       (long long)p->K, (long long)i, (long long)j, got, ref, mag,
+                       gad__hgemm_path(p->dt));
+                bad = 1;
+            }
+        }
+    /* the padding of C past N is not written */
+    for (int64_t i = 0; i < p->M && !bad; i++) {
+        double pad = c_at(C, cdt, i * ldc + p->N);
+        if (!isnan(pad)) bad = 1;
+    }
+    CHECK(!bad);
+    return !bad;
+}
+
+/* The half result must be the f32 result rounded once (the same sums). */
+static void check_rounded(const hprob *p, const void *Cf, const void *Ch) {
+    int64_t ldc = p->N + 2;
+    int bad = 0;
+    for (int64_t i = 0; i < p->M && !bad; i++)
+        for (int64_t j = 0; j < p->N && !bad; j++) {
+            float f = ((const float *)Cf)[i * ldc + j];
+            uint16_t h = ((const uint16_t *)Ch)[i * ldc + j];
+            if (h != to_half(p->dt, f)) {
+                printf("  rounding at (%lld,%lld): %g gave 0x%04x, want 0x%04x\n", (long long)i,
+                       (long long)j, (double)f, h, to_half(p->dt, f));
+                bad = 1;
+            }
+        }
+    CHECK(!bad);
+}
+
+static void check_shape(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K) {
+    hprob p;
+    hprob_make(&p, dt, ta, tb, M, N, K);
+    void *Cf = run(&p, GAD_F32), *Ch = run(&p, dt);
+    check_result(&p, GAD_F32, Cf, "f32 out");
+    check_result(&p, dt, Ch, "half out");
+    check_rounded(&p, Cf, Ch);
+    free(Cf);
+    free(Ch);
+    hprob_free(&p);
+}
+
+/* The odd sizes of the brief, sizes across the blocking of K (384 and 768)
+ * and of the tiles (12 and 32 rows, 32 columns). */
+static const int64_t shapes[][3] = {
+    {1, 1, 1},     {7, 17, 33},   {17, 7, 1},    {33, 255, 17}, {255, 33, 7},
+    {257, 1, 255}, {1, 257, 33},  {13, 35, 385}, {33, 65, 769}, {255, 257, 257},
+    {64, 64, 2},   {12, 32, 768}, {31, 33, 3},
+};
+#ifdef SANITIZED
+#define NSHAPES 8
+#else
+#define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
+#endif
+
+static void every_shape(int dt) {
+    for (int s = 0; s < NSHAPES; s++)
+        for (int t = 0; t < 4; t++) check_shape(dt, t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2]);
+}
+
+/* Each path this CPU has, bf16 and f16, then the f32 path with gemm.c's
+ * portable kernels (and plain-C conversions). */
+TEST(hgemm_every_path) {
+    for (int path = 1; path <= 3; path++) {
+        if (gad__hgemm_test_path(path) != 0) {
+            printf("  path %d (%s) skipped: this CPU or build cannot run it%s\n", path,
+                   path == 2 ? "AVX-512 BF16" : path == 3 ? "AMX-BF16" : "f32",
+                   path == 3 ? " (no AMX-BF16, or the kernel refused the tile state)" : "");
+            continue;
+        }
+        CHECK(gad__hgemm_path(GAD_BF16) == path);
+        every_shape(GAD_BF16);
+        if (path == 1) every_shape(GAD_F16);
+    }
+    if (gad__gemm_test_isa(1, 1) == 0) {
+        CHECK(gad__hgemm_test_path(1) == 0);
+        every_shape(GAD_BF16);
+        every_shape(GAD_F16);
+    }
+    CHECK(gad__gemm_test_isa(0, 1) == 0);
+    CHECK(gad__hgemm_test_path(0) == 0);
+}
+
+/* K = 0 writes zeros; M or N = 0 writes nothing. */
+TEST(hgemm_degenerate) {
+    for (int dt = GAD_F16; dt <= GAD_BF16; dt++) {
+        uint16_t a[4] = {0}, b[4] = {0};
+        uint16_t c[6];
+        float cf[6];
+        memset(c, 0xff, sizeof c);
+        memset(cf, 0xff, sizeof cf);
+        CHECK(gad__hgemm(dt, 0, 0, 2, 3, 0, a, 1, b, 3, dt, c, 3) == 0);
+        CHECK(gad__hgemm(dt, 1, 1, 2, 3, 0, a, 2, b, 1, GAD_F32, cf, 3) == 0);
+        for (int i = 0; i < 6; i++) CHECK(c[i] == 0 && cf[i] == 0.0f);
+        memset(c, 0xff, sizeof c);
+        CHECK(gad__hgemm(dt, 0, 0, 0, 3, 4, a, 4, b, 3, dt, c, 3) == 0);
+        CHECK(gad__hgemm(dt, 0, 0, 2, 0, 4, a, 4, b, 3, dt, c, 3) == 0);
+        for (int i = 0; i < 6; i++) CHECK(c[i] == 0xffff);
+    }
+}
+
+/* NaN and Inf in the inputs reach exactly the elements they should, on
+ * every path: a NaN in row 3 of A makes row 3 of C NaN; +Inf in row 5
+ * against positive B gives +Inf; Inf times a zero gives NaN. */
+static void nan_inf_case(int dt) {
+    const int64_t M = 40, N = 70, K = 50;
+    hprob p;
+    hprob_make(&p, dt, 0, 0, M, N, K);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) p.B[k * p.ldb + j] = to_half(dt, 0.25f + (float)(k + j) / 512);
+    p.A[3 * p.lda + 7] = to_half(dt, NAN);
+    p.A[5 * p.lda + 11] = to_half(dt, INFINITY);
+    p.A[9 * p.lda + 2] = to_half(dt, -INFINITY);
+    p.B[2 * p.ldb + 13] = 0; /* -Inf * 0 = NaN at (9, 13) */
+    void *Cf = run(&p, GAD_F32), *Ch = run(&p, dt);
+    check_result(&p, GAD_F32, Cf, "nan/inf f32");
+    check_result(&p, dt, Ch, "nan/inf half");
+    check_rounded(&p, Cf, Ch);
+    int64_t ldc = N + 2;
+    CHECK(isnan(c_at(Ch, dt, 3 * ldc + 0)) && isinf(c_at(Ch, dt, 5 * ldc + 1)) &&
+          isnan(c_at(Ch, dt, 9 * ldc + 13)) && c_at(Ch, dt, 9 * ldc + 12) < 0);
+    /* a half NaN is half.h's NaN */
+    uint16_t h = ((uint16_t *)Ch)[3 * ldc];
+    CHECK(dt == GAD_BF16 ? h == 0xffff : (h & 0x7fff) == 0x7e00);
+    free(Cf);
+    free(Ch);
+    hprob_free(&p);
+}
+
+TEST(hgemm_nan_inf) {
+    for (int path = 1; path <= 3; path++) {
+        if (gad__hgemm_test_path(path) != 0) continue;
+        nan_inf_case(GAD_BF16);
+        if (path == 1) nan_inf_case(GAD_F16);
+    }
+    CHECK(gad__hgemm_test_path(0) == 0);
+}
+
+/* Subnormal inputs: bf16 ones count as zero on every path (gad.h says so);
+ * f16 ones count in full. */
+TEST(hgemm_subnormals) {
+    const int64_t M = 20, N = 40, K = 30;
+    for (int path = 1; path <= 3; path++) {
+        if (gad__hgemm_test_path(path) != 0) continue;
+        for (int dt = GAD_F16; dt <= GAD_BF16; dt++) {
+            if (dt == GAD_F16 && path != 1) continue;
+            uint16_t *A = calloc((size_t)(M * K), 2), *B = calloc((size_t)(K * N), 2);
+            float *C = malloc((size_t)(M * N) * 4);
+            /* A: the smallest subnormal; B: 2^12 (an f32 product of 2^-121
+             * for bf16 and 2^-12 for f16: both normal in f32) */
+            for (int64_t i = 0; i < M * K; i++) A[i] = 1;
+            for (int64_t i = 0; i < K * N; i++) B[i] = to_half(dt, 4096.0f);
+            CHECK(gad__hgemm(dt, 0, 0, M, N, K, A, K, B, N, GAD_F32, C, N) == 0);
+            int ok = 1;
+            float want = dt == GAD_BF16 ? 0.0f : (float)K * 0x1p-12f;
+            for (int64_t i = 0; i < M * N; i++) ok &= C[i] == want;
+            CHECK(ok);
+            free(A);
+            free(B);
+            free(C);
+        }
+    }
+    CHECK(gad__hgemm_test_path(0) == 0);
+}
+
+/* The same bits for 1, 2 and 3 threads, on every path, both results. */
+TEST(hgemm_threads_bit_identical) {
+    static const int64_t tshapes[][3] = {
+        {300, 290, 800}, {64, 700, 100}, {700, 40, 90}, {257, 257, 257}, {5, 3000, 60},
+    };
+    int ns = (int)(sizeof tshapes / sizeof tshapes[0]);
+#ifdef SANITIZED
+    ns = 2;
+#endif
+    for (int path = 1; path <= 3; path++) {
+        if (gad__hgemm_test_path(path) != 0) continue;
+        for (int dt = GAD_F16; dt <= GAD_BF16; dt++) {
+            if (dt == GAD_F16 && path != 1) continue;
+            for (int s = 0; s < ns; s++) {
+                hprob p;
+                hprob_make(&p, dt, s & 1, (s >> 1) & 1, tshapes[s][0], tshapes[s][1],
+                           tshapes[s][2]);
+                void *ref[2] = {NULL, NULL};
+                for (int nt = 1; nt <= 3; nt++) {
+                    gad_set_num_threads(nt);
+                    for (int o = 0; o < 2; o++) {
+                        int cdt = o ? dt : GAD_F32;
+                        void *C = run(&p, cdt);
+                        size_t bytes = (size_t)(p.M * (p.N + 2)) * (o ? 2 : 4);
+                        if (!ref[o])
+                            ref[o] = C;
+                        else {
+                            CHECK(memcmp(ref[o], C, bytes) == 0);
+                            free(C);
+                        }
+                    }
+                }
+                free(ref[0]);
+                free(ref[1]);
+                hprob_free(&p);
+            }
+        }
+    }
+    gad_set_num_threads(0);
+    CHECK(gad__hgemm_test_path(0) == 0);
+}
+
+int main(void) {
+    RUN(hgemm_degenerate);
+    RUN(hgemm_every_path);
+    RUN(hgemm_nan_inf);
+    RUN(hgemm_subnormals);
+    RUN(hgemm_threads_bit_identical);
+    return test_summary();
+}
