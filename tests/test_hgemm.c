@@ -354,11 +354,169 @@ TEST(hgemm_threads_bit_identical) {
     CHECK(gad__hgemm_test_path(0) == 0);
 }
 
+
+/* ------------------------------------------------------------ gad_matmul */
+
+static gad_rng *g_rng;
+
+/* Values of dtype dt (uniform in [-1, 1) rounded to dt) of a shape. */
+static gad_tensor *hrnd(int dt, const int64_t *shape, int rank) {
+    return gad_cast(gad_rng_uniform_tensor(g_rng, shape, rank, GAD_F32, -1.0, 1.0), dt);
+}
+
+static float *readf(gad_tensor *t) {
+    int64_t n = gad_numel(t);
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    if (n > 0) CHECK(gad_read_f32(t, p, (size_t)n) == GAD_OK);
+    return p;
+}
+
+/* yh (dtype dt) against y32, the f32 op on the same values, and S, the f32
+ * product of the absolute values: each is within the header's bound of the
+ * exact result, so |yh - y32| <= 2 (K + 1) u S + 1.01 u_h S (+ 2^-25 for
+ * f16). Shapes and dtype too. */
+static void check_close_half(int dt, gad_tensor *yh, gad_tensor *y32, gad_tensor *S, int64_t K,
+                             const char *what) {
+    CHECK(yh && y32 && S);
+    if (!yh || !y32 || !S) return;
+    CHECK(gad_dtype(yh) == (gad_dtype_t)dt);
+    CHECK(gad_rank(yh) == gad_rank(y32));
+    for (int d = 0; d < gad_rank(y32) && d < gad_rank(yh); d++)
+        CHECK(gad_shape(yh)[d] == gad_shape(y32)[d]);
+    if (gad_numel(yh) != gad_numel(y32)) return;
+    float *h = readf(yh), *f = readf(y32), *m = readf(S);
+    const double u = 0x1p-24, uh = dt == GAD_BF16 ? 0x1p-8 : 0x1p-11;
+    const double absb = dt == GAD_F16 ? 0x1p-25 : 0;
+    int bad = 0;
+    for (int64_t i = 0; i < gad_numel(y32) && !bad; i++) {
+        double tol = (2.0 * (double)(K + 1) * u + 1.01 * uh) * m[i] + absb;
+        if (!(fabs((double)h[i] - (double)f[i]) <= tol)) {
+            printf("  %s (dt %d): element %lld: %.9g vs f32 %.9g (tol %.3g)\n", what, dt,
+                   (long long)i, (double)h[i], (double)f[i], tol);
+            bad = 1;
+        }
+    }
+    CHECK(!bad);
+    free(h);
+    free(f);
+    free(m);
+}
+
+/* matmul of a and b (half) against the f32 op on their values. */
+static void mm_case(int dt, gad_tensor *a, gad_tensor *b, const char *what) {
+    gad_tensor *a32 = gad_cast(a, GAD_F32), *b32 = gad_cast(b, GAD_F32);
+    int64_t K = gad_shape(a)[gad_rank(a) - 1];
+    check_close_half(dt, gad_matmul(a, b), gad_matmul(a32, b32),
+                     gad_matmul(gad_abs(a32), gad_abs(b32)), K, what);
+}
+
+/* 1-D on either side, batched, broadcast batch dims, K = 0, sizes around
+ * the tiles, and operands that are transposed or sliced views. */
+static const struct {
+    int ra, rb;
+    int64_t a[4], b[4];
+} mm_cases[] = {
+    {2, 2, {3, 4}, {4, 5}},          {1, 1, {33}, {33}},          {2, 1, {13, 40}, {40}},
+    {1, 2, {40}, {40, 33}},          {3, 2, {2, 13, 40}, {40, 33}}, {3, 3, {2, 3, 4}, {1, 4, 2}},
+    {4, 3, {2, 1, 5, 7}, {3, 7, 6}}, {1, 3, {3}, {2, 3, 2}},       {2, 2, {2, 0}, {0, 3}},
+    {2, 2, {70, 129}, {129, 65}},    {3, 3, {5, 33, 17}, {5, 17, 40}},
+};
+
+TEST(matmul_half) {
+    for (int dt = GAD_F16; dt <= GAD_BF16; dt++) {
+        for (size_t c = 0; c < sizeof mm_cases / sizeof mm_cases[0]; c++) {
+            gad_scope_begin();
+            char what[32];
+            snprintf(what, sizeof what, "case %zu", c);
+            mm_case(dt, hrnd(dt, mm_cases[c].a, mm_cases[c].ra),
+                    hrnd(dt, mm_cases[c].b, mm_cases[c].rb), what);
+            gad_scope_end();
+        }
+        gad_scope_begin();
+        /* transposed views on both sides (read in place), a sliced one
+         * (packed first), and a batch of a's against one b (one GEMM) */
+        gad_tensor *at = gad_transpose(hrnd(dt, (const int64_t[]){50, 37}, 2));
+        gad_tensor *bt = gad_transpose(hrnd(dt, (const int64_t[]){29, 50}, 2));
+        mm_case(dt, at, bt, "transposed");
+        gad_tensor *big = hrnd(dt, (const int64_t[]){37, 100}, 2);
+        gad_tensor *sl = gad_slice(big, (const gad_range[]){{0, 37, 1}, {0, 100, 2}}, 2); /* [37, 50] */
+        if (sl) mm_case(dt, sl, hrnd(dt, (const int64_t[]){50, 9}, 2), "sliced");
+        mm_case(dt, hrnd(dt, (const int64_t[]){4, 30, 50}, 3), bt, "batch x shared");
+        /* K = 0: zeros of the half dtype */
+        gad_tensor *z = gad_matmul(hrnd(dt, (const int64_t[]){3, 0}, 2),
+                                   hrnd(dt, (const int64_t[]){0, 4}, 2));
+        CHECK(z && gad_dtype(z) == (gad_dtype_t)dt && gad_numel(z) == 12);
+        if (z) {
+            float *v = readf(z);
+            for (int i = 0; i < 12; i++) CHECK(v[i] == 0.0f);
+            free(v);
+        }
+        gad_scope_end();
+    }
+    /* mixed dtypes stay a dtype error */
+    gad_scope_begin();
+    gad_tensor *x = hrnd(GAD_BF16, (const int64_t[]){2, 3}, 2);
+    gad_tensor *w = hrnd(GAD_F16, (const int64_t[]){3, 2}, 2);
+    CHECK(gad_matmul(x, w) == NULL && gad_last_error()->kind == GAD_ERR_DTYPE);
+    gad_clear_error();
+    CHECK(gad_matmul(x, gad_cast(w, GAD_F32)) == NULL &&
+          gad_last_error()->kind == GAD_ERR_DTYPE);
+    gad_clear_error();
+    gad_scope_end();
+}
+
+/* The products the matmul VJP makes (dA = G B^T and dB = A^T G, as
+ * transposed views, and the stacked x @ W form) in half against the f32
+ * ones; then, where half tensors can be on the tape, gad_grad itself (the
+ * half VJP is the f32 VJP within the bound). */
+TEST(matmul_half_vjp_products) {
+    for (int dt = GAD_F16; dt <= GAD_BF16; dt++) {
+        gad_scope_begin();
+        gad_tensor *A = hrnd(dt, (const int64_t[]){33, 70}, 2);
+        gad_tensor *B = hrnd(dt, (const int64_t[]){70, 45}, 2);
+        gad_tensor *G = hrnd(dt, (const int64_t[]){33, 45}, 2);
+        mm_case(dt, G, gad_transpose(B), "dA = G B^T");
+        mm_case(dt, gad_transpose(A), G, "dB = A^T G");
+        gad_tensor *X = hrnd(dt, (const int64_t[]){4, 9, 70}, 3);
+        gad_tensor *G3 = hrnd(dt, (const int64_t[]){4, 9, 45}, 3);
+        mm_case(dt, gad_transpose(gad_reshape(X, (const int64_t[]){36, 70}, 2)),
+                gad_reshape(G3, (const int64_t[]){36, 45}, 2), "dW stacked");
+
+        gad_tensor *Al = gad_requires_grad(gad_detach(A));
+        if (!Al) {
+            gad_clear_error();
+            printf("  gad_grad on %s skipped: half tensors cannot be on the tape in this build\n",
+                   gad_dtype_name(dt));
+            gad_scope_end();
+            continue;
+        }
+        gad_tensor *Bl = gad_requires_grad(gad_detach(B));
+        gad_tensor *y = gad_matmul(Al, Bl), *g[2] = {NULL, NULL};
+        CHECK(y && gad_grad_ex(y, G, (gad_tensor *const[]){Al, Bl}, 2, g, 0) == GAD_OK);
+        if (g[0] && g[1]) {
+            CHECK(gad_dtype(g[0]) == (gad_dtype_t)dt && gad_dtype(g[1]) == (gad_dtype_t)dt);
+            gad_tensor *G32 = gad_cast(G, GAD_F32), *A32 = gad_cast(A, GAD_F32),
+                       *B32 = gad_cast(B, GAD_F32);
+            check_close_half(dt, g[0], gad_matmul(G32, gad_transpose(B32)),
+                             gad_matmul(gad_abs(G32), gad_transpose(gad_abs(B32))), 45,
+                             "grad A");
+            check_close_half(dt, g[1], gad_matmul(gad_transpose(A32), G32),
+                             gad_matmul(gad_transpose(gad_abs(A32)), gad_abs(G32)), 33,
+                             "grad B");
+        }
+        gad_scope_end();
+    }
+}
+
 int main(void) {
     RUN(hgemm_degenerate);
     RUN(hgemm_every_path);
     RUN(hgemm_nan_inf);
     RUN(hgemm_subnormals);
     RUN(hgemm_threads_bit_identical);
+    g_rng = gad_rng_new(29);
+    RUN(matmul_half);
+    RUN(matmul_half_vjp_products);
+    gad_rng_free(g_rng);
     return test_summary();
 }

@@ -2,7 +2,8 @@
  * batch broadcasting over GEMMs (src/cpu/gemm.c), transposed views read in
  * place, operands GEMM cannot read packed, a batch of row-major matrices
  * against one shared matrix folded into a single GEMM, and small products
- * spread over threads a batch entry each. */
+ * spread over threads a batch entry each. f16 and bf16 go to gemm_half.c
+ * (f32 sums, the result rounded once). */
 #include "backend/layout.h"
 #include "cpu.h"
 #include "cpu/gemm.h"
@@ -26,6 +27,10 @@ typedef struct mm_ctx {
 } mm_ctx;
 
 static int one_gemm(mm_ctx *c, const char *a, const char *b, char *y) {
+    if (gad__is_half(c->dtype)) /* f32 sums, rounded once (gemm_half.c) */
+        return gad__hgemm(c->dtype, c->a.trans, c->b.trans, c->M, c->N, c->K,
+                          (const uint16_t *)a, c->a.ld, (const uint16_t *)b, c->b.ld,
+                          c->dtype, y, c->N);
     if (c->dtype == GAD_F32)
         return gad__sgemm(c->a.trans, c->b.trans, c->M, c->N, c->K, 1.0f,
                           (const float *)a, c->a.ld, (const float *)b, c->b.ld,
@@ -82,8 +87,10 @@ static void mm_spread(mm_ctx *c, int64_t nbatch) {
         mm_batches(c, 0, nbatch);
         return;
     }
-    size_t per = gad__gemm_scratch_bytes(c->dtype == GAD_F64, c->a.trans, c->b.trans, c->M,
-                                         c->N, c->K, c->a.ld, c->b.ld);
+    size_t per = gad__is_half(c->dtype)
+                     ? gad__hgemm_scratch_bytes(c->dtype, c->dtype, c->M, c->N, c->K)
+                     : gad__gemm_scratch_bytes(c->dtype == GAD_F64, c->a.trans, c->b.trans,
+                                               c->M, c->N, c->K, c->a.ld, c->b.ld);
     per = (per + GAD_ALIGN - 1) & ~(size_t)(GAD_ALIGN - 1);
     mm_team team = {c, NULL, per, nbatch, 0};
     if (per && !(team.buf = gad__alloc(per * (size_t)nt))) {

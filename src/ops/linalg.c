@@ -1,5 +1,5 @@
 /* linalg.c: matmul with NumPy's batch broadcasting and 1-D rules (SPEC
- * §3.2, D2): shapes checked here, the product made by the back end (the
+ * §3.2, D2), on f32/f64 and (CPU) f16/bf16: shapes checked here, the product made by the back end (the
  * CPU's batching is src/cpu/matmul.c), or by the GPUs for a large CPU
  * product when offload is on (offload.c). */
 #include "ops_int.h"
@@ -14,8 +14,14 @@ gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b) {
         return gad__err(GAD_ERR_SHAPE, op, "rank-0 is not allowed: %s @ %s",
                         gad__shape_str(s1, a->shape, a->rank),
                         gad__shape_str(s2, b->shape, b->rank));
-    if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
+    if (gad__need_same_dtype(op, a, b)) return NULL;
+    /* f16/bf16 (issue 29): f32 sums, rounded once; CPU only */
+    bool half = gad__is_half(a->dtype);
+    if (!half && gad__need_float(op, a)) return NULL;
     if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
+    if (half && a->dev != GAD_DEV_HOST)
+        return gad__err(GAD_ERR_UNSUPPORTED, op, "%s not supported on %s",
+                        gad_dtype_name(a->dtype), gad__device_name(a->dev));
     bool a1 = a->rank == 1, b1 = b->rank == 1;
     int64_t M = a1 ? 1 : a->shape[a->rank - 2], K = a->shape[a->rank - 1];
     int64_t K2 = b1 ? b->shape[0] : b->shape[b->rank - 2];
