@@ -6,7 +6,8 @@
  *
  *   - AMX-BF16 (gemm_amx.c), bf16 inputs on a CPU with AMX whose kernel
  *     grants the tile state;
- *   - AVX-512 BF16 (gemm_bf16_avx512.c), bf16 inputs, VDPBF16PS;
+ *   - AVX-512 BF16 (gemm_bf16_avx512.c), bf16 inputs, VDPBF16PS, where it
+ *     out-runs f32 FMAs (measured once, see hg_dp_wins);
  *   - the f32 kernels of gemm.c (whatever ISA it chose), the half panels
  *     converted to f32 while packing: f16 inputs everywhere (no x86 CPU
  *     here has an f16 dot product with f32 sums: AVX512-FP16 multiplies
@@ -75,6 +76,71 @@ static int hg_cpu_vec(void) {
 }
 #endif
 
+#ifdef GEMM_X86
+/* Whether VDPBF16PS out-runs f32 FMAs on this core. It does 64 FLOP to an
+ * FMA's 32, but some cores issue it at half an FMA's rate (this Xeon: 0.5 a
+ * cycle against two FMAs: the same FLOP, and converting bf16 panels to f32
+ * for gemm.c's kernel then wins by the packing), others at the same rate.
+ * So it is measured once: twelve independent chains of each instruction in
+ * registers, alternated five times, the fastest of each kept (a few tens of
+ * microseconds). VDPBF16PS is taken at 1.25x the FLOP rate or better. */
+#define HG_PROBE_ITERS 2048
+#define HG_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define HG_DECL(i) __m512 c##i = _mm512_set1_ps((float)(i));
+#define HG_SUM(i) s = _mm512_add_ps(s, c##i);
+#define HG_FMA(i) c##i = _mm512_fmadd_ps(x, y, c##i);
+#define HG_DP(i) c##i = _mm512_dpbf16_ps(c##i, xh, yh);
+
+__attribute__((target("avx512f"))) static uint64_t hg_probe_fma(float *sink) {
+    __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(0x1p-30f), s = _mm512_setzero_ps();
+    HG_CHAINS(HG_DECL)
+    uint64_t t0 = __rdtsc();
+    for (int it = 0; it < HG_PROBE_ITERS; it++) {
+        HG_CHAINS(HG_FMA)
+    }
+    uint64_t t = __rdtsc() - t0;
+    HG_CHAINS(HG_SUM)
+    *sink += _mm512_reduce_add_ps(s);
+    return t;
+}
+
+__attribute__((target("avx512f,avx512bf16"))) static uint64_t hg_probe_dp(float *sink) {
+    __m512bh xh = (__m512bh)_mm512_set1_epi32(0x3f803f80);
+    __m512bh yh = (__m512bh)_mm512_set1_epi32(0x30803080);
+    __m512 s = _mm512_setzero_ps();
+    HG_CHAINS(HG_DECL)
+    uint64_t t0 = __rdtsc();
+    for (int it = 0; it < HG_PROBE_ITERS; it++) {
+        HG_CHAINS(HG_DP)
+    }
+    uint64_t t = __rdtsc() - t0;
+    HG_CHAINS(HG_SUM)
+    *sink += _mm512_reduce_add_ps(s);
+    return t;
+}
+
+/* 0: not measured, 1: VDPBF16PS is faster, 2: it is not. */
+static volatile float hg_sink; /* keeps the probes' sums alive */
+static atomic_int hg_dp_fast;
+
+static int hg_dp_wins(void) {
+    int s = atomic_load_explicit(&hg_dp_fast, memory_order_relaxed);
+    if (s) return s == 1;
+    uint64_t tf = UINT64_MAX, td = UINT64_MAX;
+    float sink = 0;
+    for (int r = 0; r < 5; r++) {
+        uint64_t a = hg_probe_fma(&sink), b = hg_probe_dp(&sink);
+        if (a < tf) tf = a;
+        if (b < td) td = b;
+    }
+    /* FLOP per tick: 32 / tf for FMAs, 64 / td for VDPBF16PS */
+    hg_sink = sink;
+    s = 2.0 * (double)tf >= 1.25 * (double)td ? 1 : 2;
+    atomic_store_explicit(&hg_dp_fast, s, memory_order_relaxed);
+    return s == 1;
+}
+#endif
+
 /* 0: the best path; else the path forced by gad__hgemm_test_path. */
 static atomic_int hg_forced;
 
@@ -83,7 +149,7 @@ static int hg_best_bf16(void) {
 #ifdef GEMM_X86
     if (gad__gemm_isa() < 3 || !hg_cpu_vec()) return HG_F32;
     if (gad__hgemm_amx_usable()) return HG_AMX;
-    if (hg_cpu_bf16()) return HG_AVX512;
+    if (hg_cpu_bf16() && hg_dp_wins()) return HG_AVX512;
 #endif
     return HG_F32;
 }
@@ -258,9 +324,35 @@ static void pack_a_f32(const hg_desc *hd, int dt, int64_t mc, int64_t kc, const 
     }
 }
 
+#ifdef GEMM_X86
+/* One full micro-panel of nr = 16q columns of a row-major op(B): each row
+ * of K converted straight into the panel (no call per row). */
+__attribute__((target("avx512f"))) static void pack_b_f32_full(int dt, int nr, int64_t kc,
+                                                               const uint16_t *B, int64_t ldb,
+                                                               float *dst) {
+    for (int64_t k = 0; k < kc; k++, B += ldb, dst += nr)
+        for (int j = 0; j < nr; j += 16) {
+            __m256i h = _mm256_loadu_si256((const __m256i *)(B + j));
+            __m512 v = dt == GAD_BF16
+                           ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
+                           : _mm512_cvtph_ps(h);
+            _mm512_storeu_ps(dst + j, v);
+        }
+}
+#endif
+
 static void pack_b_f32(const hg_desc *hd, int dt, int64_t kc, int64_t nc, const uint16_t *B,
                        int64_t ldb, int tb, float *dst) {
     const int nr = hd->nr;
+#ifdef GEMM_X86
+    if (hd->vec && !tb && nr % 16 == 0) {
+        int64_t full = nc / nr * nr;
+        for (int64_t jr = 0; jr < full; jr += nr, dst += kc * nr)
+            pack_b_f32_full(dt, nr, kc, B + jr, ldb, dst);
+        B += full;
+        nc -= full;
+    }
+#endif
     float buf[HG_ROWBUF];
     for (int64_t jr = 0; jr < nc; jr += nr, dst += kc * nr) {
         int n = (int)hg_min(nr, nc - jr);
