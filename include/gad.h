@@ -1237,7 +1237,22 @@ gad_tensor *gad_logits_filter(gad_tensor *logits, const gad_sample_opts *opts);
  * kernels. On x86 those count subnormal values (below FLT_MIN or DBL_MIN)
  * as zero, in operands and result, as PyTorch's set_flush_denormal(True)
  * does: subnormals would cost a microcode assist per multiply. The caller's
- * floating-point mode is left as it was. */
+ * floating-point mode is left as it was.
+ *
+ * Half precision (issue 29; CPU only): two GAD_F16 or two GAD_BF16 operands
+ * give that dtype. The products are exact in f32 and summed in f32 (never
+ * CBLAS); each element is rounded once to the half dtype (nearest even, the
+ * NaNs of gad_cast). The kernel is chosen at run time: AMX-BF16 tiles (on
+ * Linux after arch_prctl(ARCH_REQ_XCOMP_PERM), asked once per process),
+ * AVX-512 BF16 (VDPBF16PS, where it out-runs f32 FMAs on the core), else
+ * gad's f32 kernels on panels converted while packing (all f16 products:
+ * AVX512-FP16 sums in f16). Subnormals: VDPBF16PS and TDPBF16PS treat bf16
+ * subnormal inputs as zero and flush subnormal results to zero (Intel SDM,
+ * "DAZ, FTZ, RNE" for these instructions), and the f32 kernels do the same
+ * with FTZ/DAZ, so a subnormal bf16 operand counts as 0 on every path; f16
+ * subnormals are normal numbers in f32 and count in full. The bits may
+ * differ between kernels (the order of the sums), never with the thread
+ * count. Gradients of half operands are half (the same products). */
 gad_tensor *gad_matmul(gad_tensor *a, gad_tensor *b);
 
 /* Offload (g's rule, off at first): with it on, a large f32 product of CPU

@@ -1,7 +1,8 @@
 /* test_hgemm.c: the half-precision GEMM (src/cpu/gemm_half.c) and
  * gad_matmul on f16/bf16 tensors, against a double-precision reference:
  * every kernel path this CPU has (AMX, AVX-512 BF16, the f32 kernels on
- * converted panels, and those with gemm.c's portable kernels forced), odd
+ * converted panels, packed or, for small problems, unpacked, and gemm.c's
+ * portable kernels forced), odd
  * sizes, all transposes, padded leading dimensions, K = 0, NaN and Inf,
  * subnormal inputs, the same bits for 1, 2 and 3 threads, the half result
  * being the f32 result rounded once; then matmul's batched and broadcast
@@ -221,6 +222,10 @@ TEST(hgemm_every_path) {
         every_shape(GAD_BF16);
         if (path == 1) every_shape(GAD_F16);
     }
+    /* the packed path on the shapes the small-problem one takes */
+    CHECK(gad__gemm_test_isa(0, 0) == 0 && gad__hgemm_test_path(1) == 0);
+    every_shape(GAD_BF16);
+    every_shape(GAD_F16);
     if (gad__gemm_test_isa(1, 1) == 0) {
         CHECK(gad__hgemm_test_path(1) == 0);
         every_shape(GAD_BF16);

@@ -55,7 +55,7 @@ int gad__dgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
 int gad__hgemm(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const uint16_t *A,
                int64_t lda, const uint16_t *B, int64_t ldb, int cdt, void *C, int64_t ldc);
 /* The bytes of scratch one call takes on one thread (gad__gemm_lend_scratch). */
-size_t gad__hgemm_scratch_bytes(int dt, int cdt, int64_t M, int64_t N, int64_t K);
+size_t gad__hgemm_scratch_bytes(int dt, int cdt, int tb, int64_t M, int64_t N, int64_t K);
 
 /* Give this thread's packing buffers back to the allocator (called by
  * gad_cache_trim and at thread exit). */

@@ -64,16 +64,25 @@ static int64_t hg_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t hg_round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 #ifdef GEMM_X86
-static int hg_cpu_bf16(void) {
-    unsigned a, b, c, d;
-    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return 0;
-    return (a >> 5) & 1; /* AVX512_BF16 */
-}
-static int hg_cpu_vec(void) {
+/* CPU features, read once (CPUID traps to the hypervisor in a VM): bit 0
+ * AVX-512 F/BW/VL, bit 1 AVX512_BF16, bit 2 set once read. */
+static atomic_int hg_cpu;
+
+static int hg_cpu_flags(void) {
+    int f = atomic_load_explicit(&hg_cpu, memory_order_relaxed);
+    if (f) return f;
+    f = 4;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl");
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        f |= 1;
+    unsigned a, b, c, d;
+    if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 5) & 1)) f |= 2;
+    atomic_store_explicit(&hg_cpu, f, memory_order_relaxed);
+    return f;
 }
+static int hg_cpu_vec(void) { return hg_cpu_flags() & 1; }
+static int hg_cpu_bf16(void) { return (hg_cpu_flags() >> 1) & 1; }
 #endif
 
 #ifdef GEMM_X86
@@ -191,7 +200,7 @@ static void hg_desc_get(int dt, hg_desc *d) {
         d->sd = sd;
         d->mr = sd->mr;
         d->nr = sd->nr;
-        d->kc = sd->kc < 512 ? sd->kc : 512; /* the packing's row buffer */
+        d->kc = sd->kc;
         d->mcb = sd->mcb;
         d->ncb = sd->ncb;
     } else {
@@ -296,6 +305,7 @@ static void cvt_out(const hg_desc *hd, int dt, const float *s, int64_t n, uint16
 /* Packing for the f32 kernels (layouts of gemm_driver_tmpl.h)              */
 /* ======================================================================== */
 
+/* Rows of op(A) and columns of op(B) are converted this many at a time. */
 #define HG_ROWBUF 512
 
 static void pack_a_f32(const hg_desc *hd, int dt, int64_t mc, int64_t kc, const uint16_t *A,
@@ -308,8 +318,11 @@ static void pack_a_f32(const hg_desc *hd, int dt, int64_t mc, int64_t kc, const 
             /* a row of op(A) is contiguous in k: convert it, then scatter */
             for (int i = 0; i < mr; i++) {
                 if (i < m) {
-                    cvt_in(hd, dt, A + (ir + i) * lda, kc, buf);
-                    for (int64_t k = 0; k < kc; k++) dst[k * mr + i] = buf[k];
+                    for (int64_t k0 = 0; k0 < kc; k0 += HG_ROWBUF) {
+                        int64_t n = hg_min(HG_ROWBUF, kc - k0);
+                        cvt_in(hd, dt, A + (ir + i) * lda + k0, n, buf);
+                        for (int64_t k = 0; k < n; k++) dst[(k0 + k) * mr + i] = buf[k];
+                    }
                 } else {
                     for (int64_t k = 0; k < kc; k++) dst[k * mr + i] = 0;
                 }
@@ -365,8 +378,11 @@ static void pack_b_f32(const hg_desc *hd, int dt, int64_t kc, int64_t nc, const 
         } else {
             for (int j = 0; j < nr; j++) {
                 if (j < n) {
-                    cvt_in(hd, dt, B + (jr + j) * ldb, kc, buf);
-                    for (int64_t k = 0; k < kc; k++) dst[k * nr + j] = buf[k];
+                    for (int64_t k0 = 0; k0 < kc; k0 += HG_ROWBUF) {
+                        int64_t len = hg_min(HG_ROWBUF, kc - k0);
+                        cvt_in(hd, dt, B + (jr + j) * ldb + k0, len, buf);
+                        for (int64_t k = 0; k < len; k++) dst[(k0 + k) * nr + j] = buf[k];
+                    }
                 } else {
                     for (int64_t k = 0; k < kc; k++) dst[k * nr + j] = 0;
                 }
@@ -559,6 +575,123 @@ static void hg_zero(int64_t M, int64_t N, int cdt, void *C, int64_t ldc) {
     for (int64_t i = 0; i < M; i++) memset((char *)C + (size_t)(i * ldc) * es, 0, (size_t)N * es);
 }
 
+/* ======================================================================== */
+/* Small problems: gemm.c's small-problem kernels on converted copies        */
+/* ======================================================================== */
+/* Where gemm.c would run an f32 product of this shape unpacked (op(B) small
+ * enough to stay in L2, or a thin M or N), the half operands are converted
+ * whole to f32 (in their own layout: no transposing) and its small-problem
+ * kernels read them: packing A into micro-panels would cost more than the
+ * product. op(B) transposed is packed into NR-column panels, as gemm.c does.
+ * Each element of C is one chain of K multiply-adds: the same bits for any
+ * split between threads. */
+
+typedef struct hg_sup {
+    const gemm_sdesc *sd;
+    int64_t M, N, K;
+    const float *a, *b; /* converted op(A) (row stride rsa, column csa), op(B) */
+    int64_t rsa, csa, rsb, pstride;
+    int tb;
+    float *c;
+    int64_t ldc;
+    int split_rows, parts;
+} hg_sup;
+
+/* Part t of parts (rows, or columns in units of NR). */
+static void hg_sup_part(const hg_sup *s, int t) {
+    const int mr = s->sd->mr, nr = s->sd->nr, lanes = nr / 2;
+    const unsigned full = lanes == 16 ? 0xFFFFu : 0xFFu;
+    int64_t i0 = 0, i1 = s->M, j0 = 0, j1 = s->N;
+    if (s->split_rows) {
+        i0 = s->M * t / s->parts;
+        i1 = s->M * (t + 1) / s->parts;
+    } else {
+        int64_t ntl = hg_cdiv(s->N, nr);
+        j0 = hg_min(s->N, ntl * t / s->parts * nr);
+        j1 = hg_min(s->N, ntl * (t + 1) / s->parts * nr);
+    }
+    for (int64_t i = i0; i < i1; i += mr) {
+        int m = (int)hg_min(mr, i1 - i);
+        const float *a = s->a + i * s->rsa;
+        for (int64_t j = j0; j < j1; j += nr) {
+            int n = (int)hg_min(nr, j1 - j);
+            const float *b = s->tb ? s->b + j / nr * s->pstride : s->b + j;
+            unsigned m0 = n >= lanes ? full : (1u << n) - 1;
+            unsigned m1 = n > lanes ? (n >= nr ? full : (1u << (n - lanes)) - 1) : 0;
+            int v = n > lanes ? (n == nr ? 2 : 1) : 0;
+            s->sd->sup[v][m - 1](s->K, a, s->rsa, s->csa, b, s->rsb, s->c + i * s->ldc + j,
+                                 s->ldc, 1.0f, 0.0f, m0, m1);
+        }
+    }
+}
+
+static void hg_sup_task(void *arg, int64_t lo, int64_t hi) {
+    unsigned csr = hg_ftz_begin();
+    for (int64_t r = lo; r < hi; r++) hg_sup_part(arg, (int)r);
+    hg_ftz_end(csr);
+}
+
+/* Bytes of the converted copies of op(A) and op(B), and of the f32 result
+ * of a half one. */
+static size_t hg_sup_asz(int64_t M, int64_t K) { return hg_round64((size_t)(M * K) * 4); }
+static size_t hg_sup_bsz(const gemm_sdesc *sd, int tb, int64_t N, int64_t K) {
+    return hg_round64((size_t)(tb ? hg_cdiv(N, sd->nr) * sd->nr * K : K * N) * 4);
+}
+static size_t hg_sup_bytes(const gemm_sdesc *sd, int tb, int cdt, int64_t M, int64_t N,
+                           int64_t K) {
+    size_t c = cdt != GAD_F32 ? hg_round64((size_t)(M * N) * 4) : 0;
+    return hg_sup_asz(M, K) + hg_sup_bsz(sd, tb, N, K) + c;
+}
+
+static int hg_use_sup(const hg_desc *d, int tb, int64_t M, int64_t N, int64_t K) {
+    return d->path == HG_F32 && d->vec && d->sd->sup && gad__gemm_use_sup(M, N, K, N, tb);
+}
+
+static int hg_sup_run(const hg_desc *d, int dt, int ta, int tb, int64_t M, int64_t N,
+                      int64_t K, const uint16_t *A, int64_t lda, const uint16_t *B,
+                      int64_t ldb, int cdt, void *C, int64_t ldc) {
+    const gemm_sdesc *sd = d->sd;
+    char *buf = gad__gemm_scratch(hg_sup_bytes(sd, tb, cdt, M, N, K));
+    if (!buf) return -1;
+    float *a = (float *)buf;
+    float *b = (float *)(buf + hg_sup_asz(M, K));
+    /* op(A) as stored: ta ? K rows of M : M rows of K, packed */
+    int64_t ar = ta ? K : M, ac = ta ? M : K;
+    for (int64_t r = 0; r < ar; r++) cvt_in(d, dt, A + r * lda, ac, a + r * ac);
+    hg_sup s = {sd, M, N, K, a, b, ta ? 1 : K, ta ? M : 1, N, 0, tb, NULL, ldc, 1, 1};
+    if (tb) {
+        pack_b_f32(d, dt, K, N, B, ldb, 1, b);
+        s.rsb = sd->nr;
+        s.pstride = K * sd->nr;
+    } else {
+        for (int64_t k = 0; k < K; k++) cvt_in(d, dt, B + k * ldb, N, b + k * N);
+    }
+    float *cf = cdt == GAD_F32 ? (float *)C : (float *)((char *)b + hg_sup_bsz(sd, tb, N, K));
+    s.c = cf;
+    s.ldc = cdt == GAD_F32 ? ldc : N;
+    /* threads: rows, or columns in units of NR, whichever balances better
+     * (gemm.c's rule) */
+    const int mr = sd->mr, nr = sd->nr;
+    int nt = gad__gemm_threads(M, N, K);
+    int64_t ntl = hg_cdiv(N, nr);
+    if (nt > 1) {
+        double rows = (double)hg_cdiv(hg_cdiv(M, nt), mr) * (double)ntl;
+        double cols = (double)hg_cdiv(M, mr) * (double)hg_cdiv(ntl, nt);
+        s.split_rows = rows <= cols;
+        if (!s.split_rows && ntl < nt) nt = (int)ntl;
+        if (s.split_rows && M < nt) nt = (int)M;
+    }
+    s.parts = nt > 1 ? nt : 1;
+    if (s.parts == 1)
+        hg_sup_task(&s, 0, 1);
+    else
+        gad__parallel_for(s.parts, 1, hg_sup_task, &s);
+    if (cdt != GAD_F32)
+        for (int64_t i = 0; i < M; i++)
+            cvt_out(d, cdt, cf + i * N, N, (uint16_t *)C + i * ldc);
+    return 0;
+}
+
 int gad__hgemm(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const uint16_t *A,
                int64_t lda, const uint16_t *B, int64_t ldb, int cdt, void *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return 0;
@@ -568,6 +701,11 @@ int gad__hgemm(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const ui
     }
     hg_desc d;
     hg_desc_get(dt, &d);
+    if (hg_use_sup(&d, tb, M, N, K)) {
+        int rc = hg_sup_run(&d, dt, ta, tb, M, N, K, A, lda, B, ldb, cdt, C, ldc);
+        if (GAD_UNLIKELY(gad__pool_worker())) gad__gemm_release_scratch();
+        return rc;
+    }
     hg_args g = {&d, dt, cdt, ta, tb, M, N, K, gad__gemm_kc(K, d.kc), A, lda, B, ldb, C, ldc};
     hg_plan p;
     hg_make_plan(&d, cdt, gad__gemm_threads(M, N, K), M, N, K, g.kc, &p);
@@ -586,10 +724,11 @@ int gad__hgemm(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const ui
     return rc;
 }
 
-size_t gad__hgemm_scratch_bytes(int dt, int cdt, int64_t M, int64_t N, int64_t K) {
+size_t gad__hgemm_scratch_bytes(int dt, int cdt, int tb, int64_t M, int64_t N, int64_t K) {
     if (M <= 0 || N <= 0 || K <= 0) return 0;
     hg_desc d;
     hg_desc_get(dt, &d);
+    if (hg_use_sup(&d, tb, M, N, K)) return hg_sup_bytes(d.sd, tb, cdt, M, N, K);
     hg_plan p;
     hg_make_plan(&d, cdt, 1, M, N, K, gad__gemm_kc(K, d.kc), &p);
     return p.per;
