@@ -13,7 +13,8 @@ GFLOP/s (2 N^3 per product), the ratios, and the fraction of the bf16 peak
 (threads x the one-core VDPBF16PS rate of `hgemm-bench peak`, register-only
 loops timed in CPU time, and the same for f32 FMAs; the peak taken is the
 faster of the two ways to run bf16). The host may be loaded: the ratios of
-one run are the figures to quote, with the load printed beside them."""
+one run are the figures to quote, with the load printed beside them
+(--cputime: one-thread rows timed in CPU time on both sides)."""
 import argparse
 import os
 import statistics
@@ -31,22 +32,24 @@ def reps_for(n):
     return max(2, min(50, int(3e9 / (2 * n ** 3))))
 
 
-def torch_gflops(n, dt, reps):
+def torch_gflops(n, dt, reps, cpu=False):
     g = torch.Generator().manual_seed(0)
     a = (torch.rand(n, n, generator=g) * 2 - 1).to(dt)
     b = (torch.rand(n, n, generator=g) * 2 - 1).to(dt)
     ts = []
+    clock = time.process_time if cpu else time.perf_counter
     for i in range(reps + 2):
-        t0 = time.perf_counter()
+        t0 = clock()
         torch.matmul(a, b)
         if i >= 2:
-            ts.append(time.perf_counter() - t0)
+            ts.append(clock() - t0)
     return 2 * n ** 3 / statistics.median(ts) * 1e-9
 
 
-def gad_gflops(exe, n, threads, dt, reps):
+def gad_gflops(exe, n, threads, dt, reps, cpu=False):
+    env = dict(os.environ, HB_CPUTIME="1") if cpu else None
     out = subprocess.run([exe, str(n), str(threads), dt, str(reps)], capture_output=True,
-                         text=True, check=True).stdout.split()
+                         text=True, check=True, env=env).stdout.split()
     return float(out[1]), out[2]
 
 
@@ -57,6 +60,9 @@ def main():
     ap.add_argument("--sizes", default="256,512,1024,2048,4096")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--f16", action="store_true", help="also gad's f16 (torch's f16 matmul too)")
+    ap.add_argument("--cputime", action="store_true",
+                    help="time the one-thread rows in process CPU time on both sides "
+                         "(steadier on a loaded host; two-thread rows stay wall time)")
     a = ap.parse_args()
     exe = os.path.join(a.build, "bench", "hgemm-bench")
     cpu = subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"],
@@ -79,11 +85,12 @@ def main():
             path = ""
             for _ in range(a.rounds):
                 for k, tdt in kinds:
-                    g, p = gad_gflops(exe, n, t, k, reps)
+                    cpu = a.cputime and t == 1
+                    g, p = gad_gflops(exe, n, t, k, reps, cpu)
                     if k == "bf16":
                         path = p
                     res[k][0].append(g)
-                    res[k][1].append(torch_gflops(n, tdt, reps))
+                    res[k][1].append(torch_gflops(n, tdt, reps, cpu))
             med = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in res.items()}
             gb, tb = med["bf16"]
             gf, _ = med["f32"]

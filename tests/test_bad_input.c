@@ -2453,6 +2453,21 @@ GOOD(matmul_empty_k, "gad_matmul", "empty", "[2,0] @ [0,3]", "[2,3] zeros",
      all_zero(gad_matmul(F32T(2, 0), F32T(0, 3))))
 GOOD(matmul_empty_m, "gad_matmul", "empty", "[0,3] @ [3,2]", "[0,2]",
      SHAPE_IS(gad_matmul(F32T(0, 3), F32T(3, 2)), 0, 2))
+/* ---- half-precision matmul (issue 29, helper hgemm) ---- */
+#define BF16T(...) gad_cast(F32T(__VA_ARGS__), GAD_BF16)
+#define F16T(...) gad_cast(F32T(__VA_ARGS__), GAD_F16)
+TBAD(matmul_half_mixed, "gad_matmul", "dtype", "a bf16, b f16", E_DTYPE, "matmul",
+     "bf16 and f16", gad_matmul(BF16T(2, 3), F16T(3, 2)))
+TBAD(matmul_half_f32, "gad_matmul", "dtype", "a f16, b f32", E_DTYPE, "matmul", "f16 and f32",
+     gad_matmul(F16T(2, 3), F32T(3, 2)))
+TBAD(matmul_half_inner, "gad_matmul", "shape", "bf16 [2,3] @ [4,5]", E_SHAPE, "matmul",
+     "[2,3] @ [4,5]", gad_matmul(BF16T(2, 3), BF16T(4, 5)))
+GOOD(matmul_half_empty_k, "gad_matmul", "empty", "bf16 [2,0] @ [0,3]", "[2,3] bf16 zeros",
+     SHAPE_IS(gad_matmul(BF16T(2, 0), BF16T(0, 3)), 2, 3) &&
+     all_zero(gad_matmul(BF16T(2, 0), BF16T(0, 3))) &&
+     gad_dtype(gad_matmul(BF16T(2, 0), BF16T(0, 3))) == GAD_BF16)
+#undef BF16T
+#undef F16T
 GOOD(matmul_1d, "gad_matmul", "rank", "[3] @ [3]", "a scalar",
      SCALAR_IS(gad_matmul(F32T(3), F32T(3))))
 GOOD(matmul_nan, "gad_matmul", "NaN/Inf", "a row with NaN", "NaN in that row (no error)",

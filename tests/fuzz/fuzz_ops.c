@@ -1250,6 +1250,13 @@ static gad_tensor *l_matmul(prog *p) {
             return NULL;
         }
     }
+    /* half-precision matmul (issue 29, helper hgemm): bit 0x20 runs the
+     * product in bf16 (0x40: f16) and casts the result back, so the rest
+     * of the program sees the dtype it had */
+    if ((m & 0x20) && a && b && is_float(gad_dtype(a)) && gad_dtype(a) == gad_dtype(b)) {
+        gad_dtype_t h = (m & 0x40) ? GAD_F16 : GAD_BF16, dt = gad_dtype(a);
+        return gad_cast(gad_matmul(gad_cast(a, h), gad_cast(b, h)), dt);
+    }
     return gad_matmul(a, b);
 }
 
