@@ -1497,7 +1497,8 @@ typedef enum gad_reduction {
 /* x @ w (+ b): w is [in, out] (not PyTorch's [out, in]), x is [..., in]
  * (rank >= 1; a 1-D x gives [out]), b (NULL for none) is [out]. A shape
  * error names x's and w's shapes when x's last dim is not w's first or w is
- * not rank 2. */
+ * not rank 2. x, w (and b) may be f16 or bf16 (one dtype): the product is
+ * gad_matmul's half-precision one. */
 gad_tensor *gad_linear(gad_tensor *x, gad_tensor *w, gad_tensor *b);
 
 /* (pred - target)^2, reduced. target is held constant (detached); the two

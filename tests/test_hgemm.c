@@ -470,6 +470,33 @@ TEST(matmul_half) {
     gad_scope_end();
 }
 
+/* gad_linear on half x and w is the half matmul (with a bias, where half
+ * additions exist in this build). */
+TEST(linear_half) {
+    for (int dt = GAD_F16; dt <= GAD_BF16; dt++) {
+        gad_scope_begin();
+        gad_tensor *x = hrnd(dt, (const int64_t[]){3, 5, 40}, 3);
+        gad_tensor *w = hrnd(dt, (const int64_t[]){40, 24}, 2);
+        gad_tensor *y = gad_linear(x, w, NULL), *ref = gad_matmul(x, w);
+        CHECK(y && ref && gad_dtype(y) == (gad_dtype_t)dt && gad_numel(y) == 360);
+        if (y && ref) {
+            float *a = readf(y), *b = readf(ref);
+            CHECK(memcmp(a, b, 360 * sizeof(float)) == 0);
+            free(a);
+            free(b);
+        }
+        gad_tensor *yb = gad_linear(x, w, hrnd(dt, (const int64_t[]){24}, 1));
+        if (!yb) {
+            printf("  linear with a %s bias skipped: %s\n", gad_dtype_name(dt),
+                   gad_last_error()->text);
+            gad_clear_error();
+        } else {
+            CHECK(gad_dtype(yb) == (gad_dtype_t)dt);
+        }
+        gad_scope_end();
+    }
+}
+
 /* The products the matmul VJP makes (dA = G B^T and dB = A^T G, as
  * transposed views, and the stacked x @ W form) in half against the f32
  * ones; then, where half tensors can be on the tape, gad_grad itself (the
@@ -522,6 +549,7 @@ int main(void) {
     g_rng = gad_rng_new(29);
     RUN(matmul_half);
     RUN(matmul_half_vjp_products);
+    RUN(linear_half);
     gad_rng_free(g_rng);
     return test_summary();
 }

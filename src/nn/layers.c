@@ -78,7 +78,9 @@ gad_tensor *gad_linear(gad_tensor *x, gad_tensor *w, gad_tensor *b) {
     if (!x || !w)
         return gad_error_set(GAD_ERR_DOMAIN, op, "x or w is NULL");
     if (GAD_LIVE(op, x, w, b)) return NULL;
-    if (need_float(op, "x", x) || need_same_dtype(op, "w", w, x, "x") ||
+    /* f16/bf16 x and w too: the product is gad_matmul's (issue 29) */
+    bool half = gad_dtype(x) == GAD_F16 || gad_dtype(x) == GAD_BF16;
+    if ((!half && need_float(op, "x", x)) || need_same_dtype(op, "w", w, x, "x") ||
         (b && need_same_dtype(op, "b", b, x, "x")))
         return NULL;
     char sx[SHAPE_CAP], sw[SHAPE_CAP], sb[SHAPE_CAP];
