@@ -1862,6 +1862,17 @@ GOOD(div_zero, "gad_div", "NaN/Inf", "1 / 0 and 0 / 0", "inf and NaN (no error)"
 GOOD(relu_nan, "gad_relu", "NaN/Inf", "x NaN", "0 (as g)", at(gad_relu(S32(NAN)), 0) == 0)
 GOOD(exp_big, "gad_exp", "NaN/Inf", "x 1000", "inf (no error)",
      isinf(at(gad_exp(S64(1000)), 0)))
+/* issue 29: f16/bf16 operands (and i32, still refused) */
+TBAD(half_add_f64, "gad_add", "dtype", "bf16 [2] and f64 [2]", E_DTYPE, "add", "bf16",
+     gad_add(gad_cast(F32T(2), GAD_BF16), F64T(2)))
+TBAD(half_mul_f16_bf16, "gad_mul", "dtype", "f16 [2] and bf16 [2]", E_DTYPE, "mul", "f16",
+     gad_mul(gad_cast(F32T(2), GAD_F16), gad_cast(F32T(2), GAD_BF16)))
+GOOD(half_add_0d_f32, "gad_add", "rank 0", "bf16 [2] and a 0-d f32", "bf16 [2]",
+     gad_dtype(gad_add(gad_cast(F32T(2), GAD_BF16), S32(1))) == GAD_BF16)
+GOOD(half_add_0d_f16_bf16, "gad_add", "rank 0", "a 0-d f16 and a 0-d bf16", "a 0-d f32",
+     gad_dtype(gad_add(gad_cast(S32(1), GAD_F16), gad_cast(S32(1), GAD_BF16))) == GAD_F32)
+TBAD(half_exp_i32, "gad_exp", "dtype", "i32 [2]", E_DTYPE, "exp", "i32",
+     gad_exp(gad_cast(I64T(2), GAD_I32)))
 GOOD(log_neg, "gad_log", "NaN/Inf", "x -1 and 0", "NaN and -inf (no error)",
      isnan(at(gad_log(S32(-1)), 0)) && at(gad_log(S32(0)), 0) == -INFINITY)
 GOOD(sqrt_neg, "gad_sqrt", "NaN/Inf", "x -1", "NaN (no error)",
@@ -2196,6 +2207,9 @@ GOOD(sum_all_bcast, "gad_sum_all", "huge",
      at(gad_sum_all(bview((int64_t)1 << 25, (int64_t)1 << 25)), 0) == 0x1p50)
 GOOD(sum_all_inf, "gad_sum_all", "NaN/Inf", "inf and -inf", "NaN (no error)",
      isnan(at(gad_sum_all(VALS32(INFINITY, -INFINITY)), 0)))
+/* issue 29: u8 is no float */
+TBAD(half_sum_u8, "gad_sum_all", "dtype", "u8 [2]", E_DTYPE, "sum_all", "u8",
+     gad_sum_all(gad_cast(I64T(2), GAD_U8)))
 TBAD(mean_all_null, "gad_mean_all", "NULL", "x NULL", E_DOMAIN, "mean_all", NULL,
      gad_mean_all(NULL))
 TBAD(mean_all_i64, "gad_mean_all", "dtype", "x i64", E_DTYPE, "mean_all", "i64",
@@ -2273,6 +2287,9 @@ ONE_AXIS_TAIL(logsumexp, , 0)
 GOOD(logsumexp_ninf, "gad_logsumexp", "NaN/Inf", "a row of -inf", "-inf (no NaN)",
      at(gad_logsumexp(VALS32(-INFINITY, -INFINITY), 0, 0), 0) == -INFINITY)
 ONE_AXIS_ROWS(softmax, )
+/* issue 29: i32 is no float */
+TBAD(half_softmax_i32, "gad_softmax", "dtype", "i32 [2]", E_DTYPE, "softmax", "i32",
+     gad_softmax(gad_cast(I64T(2), GAD_I32), 0))
 ONE_AXIS_ROWS(log_softmax, )
 
 AREA("Sorting, cumulative ops and sampling")
@@ -2656,6 +2673,9 @@ GOOD(requires_grad_empty, "gad_requires_grad", "empty", "t [0]", "t, a leaf",
      gad_is_leaf(gad_requires_grad(F32T(0))))
 GOOD(requires_grad_view, "gad_requires_grad", "odd", "t a broadcast view",
      "t, a leaf", gad_is_leaf(gad_requires_grad(bview(2, 2))))
+/* issue 29: a half leaf */
+GOOD(half_requires_grad, "gad_requires_grad", "odd", "bf16 [2]", "a bf16 leaf",
+     gad_is_tracked(gad_requires_grad(gad_cast(F32T(2), GAD_BF16))))
 GOOD(is_tracked_null, "gad_is_tracked", "NULL", "t NULL", "0", gad_is_tracked(NULL) == 0)
 GOOD(is_leaf_null, "gad_is_leaf", "NULL", "t NULL", "0", gad_is_leaf(NULL) == 0)
 GOOD(is_leaf_op, "gad_is_leaf", "non-leaf", "t the output of a tracked op", "0",
@@ -3354,6 +3374,10 @@ GOOD(mce_allzero, "gad_masked_ce", "odd", "every weight 0", "0",
      at(gad_masked_ce(F32T(2, 3), IDX(0, 1), VALS32(0, 0)), 0) == 0)
 GOOD(mce_empty, "gad_masked_ce", "empty", "N = 0", "0",
      at(gad_masked_ce(F32T(0, 3), I64T(0), F32T(0)), 0) == 0)
+/* issue 29: bf16 logits with an f32 mask */
+TBAD(half_mce_mixed, "gad_masked_ce", "dtype", "bf16 logits, f32 mask", E_DTYPE,
+     "masked_ce", "mixed dtypes",
+     gad_masked_ce(gad_cast(F32T(2, 3), GAD_BF16), IDX(0, 1), F32T(2)))
 TBAD(embf_null, "gad_embedding_fused", "NULL", "table NULL", E_DOMAIN,
      "embedding_fused", NULL, gad_embedding_fused(NULL, IDX(0)))
 TBAD(embf_i64, "gad_embedding_fused", "dtype", "table i64", E_DTYPE, "embedding_fused",

@@ -762,7 +762,11 @@ TEST(inputs_untouched) {
 
 /* ones([3]) ("dim") or a 0-d one ("0d") of the dtype named. */
 static gad_tensor *promo_operand(const char *dt, const char *kind) {
-    gad_dtype_t d = !strcmp(dt, "f32") ? GAD_F32 : !strcmp(dt, "f64") ? GAD_F64 : GAD_I64;
+    static const char *const names[] = {"f32", "f64", "i64", "f16", "bf16", "i32", "u8"};
+    static const gad_dtype_t dts[] = {GAD_F32, GAD_F64, GAD_I64, GAD_F16, GAD_BF16, GAD_I32, GAD_U8};
+    gad_dtype_t d = GAD_I64;
+    for (int i = 0; i < 7; i++)
+        if (!strcmp(dt, names[i])) d = dts[i];
     return strcmp(kind, "0d") ? gad_ones((int64_t[]){3}, 1, d) : gad_scalar(1, d);
 }
 
@@ -803,7 +807,7 @@ TEST(promotion_follows_pytorch) {
         }
     }
     fclose(f);
-    CHECK_MSG(rows == 36, "%d rows in promotion.txt (3 dtypes x 2 kinds, squared: 36)", rows);
+    CHECK_MSG(rows == 196, "%d rows in promotion.txt (7 dtypes x 2 kinds, squared: 196)", rows);
 }
 
 /* Gradients flow back through the conversion, each in its input's dtype. */

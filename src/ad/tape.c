@@ -76,8 +76,7 @@ GAD_HOT gad_tensor *gad__saved(gad_node *n, int i) {
 
 gad_tensor *gad_requires_grad(gad_tensor *t) {
     if (gad__bad_tensor(t)) return gad__bad_arg("requires_grad", t);
-    /* half leaves too (issue 29): parameter sets hold half models */
-    if (!gad__is_half(t->dtype) && gad__need_float("requires_grad", t)) return NULL;
+    if (gad__need_floating("requires_grad", t)) return NULL;
     if (t->node) return t;
     gad_node *leaf = gad__node_new(0, 0, t->rank, 0);
     if (!leaf) return gad__err(GAD_ERR_MEMORY, "requires_grad", "cannot allocate a leaf");

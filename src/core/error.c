@@ -155,6 +155,18 @@ int gad__need_float_fail(const char *op, const gad_tensor *t) {
     return -1;
 }
 
+int gad__need_floating_fail(const char *op, const gad_tensor *t) {
+    if (gad__is_half(t->dtype)) {
+        if (t->dev == GAD_DEV_HOST) return 0;
+        gad__err(GAD_ERR_UNSUPPORTED, op, "%s tensors: not supported on %s",
+                 gad_dtype_name((gad_dtype_t)t->dtype), gad__device_name(t->dev));
+        return -1;
+    }
+    gad__err(GAD_ERR_DTYPE, op, "needs a float tensor (f32, f64, f16 or bf16), got %s",
+             gad_dtype_name((gad_dtype_t)t->dtype));
+    return -1;
+}
+
 int gad__need_same_dtype_fail(const char *op, const gad_tensor *a,
                               const gad_tensor *b) {
     gad__err(GAD_ERR_DTYPE, op, "mixed dtypes %s and %s (use gad_cast)",

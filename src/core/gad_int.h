@@ -538,6 +538,37 @@ static inline int gad__need_same_dtype(const char *op, const gad_tensor *a,
 }
 int gad__need_i64(const char *op, const gad_tensor *index);
 
+/* ---- half precision (issue 29): ops on f16/bf16 inputs
+ * f16 and bf16 are floats for the user: an op that takes them computes in
+ * f32 and rounds once on output. gad__is_float stays the dtypes kernels
+ * compute in (f32, f64); gad__is_floating adds the two half dtypes.
+ * gad__need_floating accepts all four on the host; a half tensor on
+ * another device is GAD_ERR_UNSUPPORTED (no device has half kernels). */
+static inline bool gad__is_floating(int dtype) {
+    return gad__is_float(dtype) || gad__is_half(dtype);
+}
+/* PyTorch's categories for result_type: bool 0 < integers 1 < floats 2. */
+static inline int gad__dtype_category(int dt) {
+    return dt == GAD_BOOL ? 0 : (dt == GAD_I64 || dt == GAD_I32 || dt == GAD_U8) ? 1 : 2;
+}
+/* torch.promote_types on gad's dtypes: the higher category's dtype; within
+ * the floats the wider (f64 over all, f32 over the halves, f16 with bf16
+ * gives f32), within the integers the wider (u8 < i32 < i64). */
+static inline int gad__promote_types(int a, int b) {
+    if (a == b) return a;
+    int ca = gad__dtype_category(a), cb = gad__dtype_category(b);
+    if (ca != cb) return ca > cb ? a : b;
+    if (ca == 2) {
+        if (a == GAD_F64 || b == GAD_F64) return GAD_F64;
+        return GAD_F32; /* f32 with a half, or f16 with bf16 */
+    }
+    return a == GAD_I64 || b == GAD_I64 ? GAD_I64 : GAD_I32; /* u8 with i32 */
+}
+int gad__need_floating_fail(const char *op, const gad_tensor *t);
+static inline int gad__need_floating(const char *op, const gad_tensor *t) {
+    return GAD_LIKELY(gad__is_float(t->dtype)) ? 0 : gad__need_floating_fail(op, t);
+}
+
 /* ----------------------------------------------------------------- random */
 
 /* Values for the op registry's gradcheck samples: an f64 host tensor of the

@@ -189,7 +189,7 @@ static void copy_range(void *vctx, int64_t lo, int64_t hi) {
     while (pos < hi) {
         int64_t len = inner - j < hi - pos ? inner - j : hi - pos;
         if (c->es == 4) COPY_RUN(uint32_t);
-        else if (c->es == 2) COPY_RUN(uint16_t);
+        else if (c->es == 2) COPY_RUN(uint16_t); /* f16, bf16 */
         else if (c->es == 1) COPY_RUN(uint8_t);
         else COPY_RUN(uint64_t);
         pos += len;

@@ -33,6 +33,15 @@ typedef void (*gad_vkernel)(int64_t n, const float *x, float *y, bool stream);
 /* gelu's AVX-512 kernel (gelu_avx512.c); NULL where the CPU lacks AVX-512. */
 gad_vkernel gad__vk_gelu_f32(void);
 
+/* ---- half precision (issue 29): tile conversions (half_tile.c)
+ * dt is GAD_F16 or GAD_BF16. widen: y[i] = x[i * sx] in f32 (exact);
+ * narrow: y[i * sy] = x[i] rounded to nearest even (half.h's bits);
+ * get/put: one element. */
+void gad__half_widen(int dt, int64_t n, const uint16_t *x, int64_t sx, float *y);
+void gad__half_narrow(int dt, int64_t n, const float *x, uint16_t *y, int64_t sy);
+float gad__half_get(int dt, const void *p);
+void gad__half_put(int dt, void *p, float v);
+
 /* ---------------------------------------------------------- elementwise */
 
 /* The kernel ids and their parameters are the seam's (backend/kernels.h). */

@@ -56,6 +56,7 @@ typedef struct ew_ctx {
     gad_vkernel vk; /* replaces uk where the input is contiguous */
     const gad_uparams *p;
     bool stream; /* write the output with streaming stores */
+    int half;    /* GAD_F16 or GAD_BF16: 2-byte operands, f32 kernels; else 0 */
 } ew_ctx;
 
 /* Outputs of at least this many bytes are written with streaming stores
@@ -113,6 +114,61 @@ static void ew_call_vk(const ew_ctx *c, int64_t len, const float *x, int64_t sx,
     }
 }
 
+/* ------------------------------------------------------------ f16, bf16
+ * Half operands go through the f32 kernels a tile at a time: each input
+ * tile is widened (exactly) into an f32 buffer on the stack, the kernel
+ * runs on it, and its results are rounded once (to nearest even, half.h's
+ * bits) into the output. Nothing of the tensors' size is allocated, so the
+ * memory traffic stays that of 2-byte data. A result's bits are those of
+ * the f32 op on the widened inputs, rounded. */
+#define EW_HTILE 512
+
+#define half_widen gad__half_widen
+#define half_narrow gad__half_narrow
+
+/* One input tile of k elements from x at stride s: a broadcast input
+ * (s == 0) is widened once and read at stride 0 (*fs), as the kernel
+ * would read it. */
+static inline void half_tile_in(int dt, int64_t k, const char *x, int64_t s, float *buf,
+                                int64_t *fs) {
+    if (s == 0) {
+        half_widen(dt, 1, (const uint16_t *)x, 0, buf);
+        *fs = 0;
+    } else {
+        half_widen(dt, k, (const uint16_t *)x, s, buf);
+        *fs = 1;
+    }
+}
+
+static void ew_call_half(const ew_ctx *c, int64_t len, const char *x0, int64_t s0,
+                         const char *x1, int64_t s1, char *y) {
+    _Alignas(64) float a[EW_HTILE], b[EW_HTILE], r[EW_HTILE];
+    _Alignas(64) uint16_t h[EW_HTILE];
+    const int dt = c->half;
+    uint16_t *yh = (uint16_t *)y;
+    for (int64_t i = 0; i < len; i += EW_HTILE) {
+        int64_t k = len - i < EW_HTILE ? len - i : EW_HTILE, fa, fb;
+        if (c->vk) { /* a hand-written kernel reads contiguous input */
+            half_widen(dt, k, (const uint16_t *)x0 + i * s0, s0, a);
+            c->vk(k, a, r, false);
+        } else {
+            half_tile_in(dt, k, x0 + i * s0 * 2, s0, a, &fa);
+            if (c->uk) {
+                c->uk(k, a, fa, r, c->p);
+            } else {
+                half_tile_in(dt, k, x1 + i * s1 * 2, s1, b, &fb);
+                c->bk(k, a, fa, b, fb, r, c->p);
+            }
+        }
+        if (c->stream) {
+            half_narrow(dt, k, r, h, 1);
+            gad__stream_store(yh + i, h, (size_t)k * 2);
+        } else {
+            half_narrow(dt, k, r, yh + i, 1);
+        }
+    }
+}
+
 static void ew_range(void *vctx, int64_t lo, int64_t hi) {
     ew_ctx *c = vctx;
     const gad_iter *it = &c->it;
@@ -126,7 +182,9 @@ static void ew_range(void *vctx, int64_t lo, int64_t hi) {
         const char *x0 = c->in[0] + (off[0] + j * s0) * (int64_t)c->es; /* may step back */
         const char *x1 = c->bk ? c->in[1] + (off[1] + j * s1) * (int64_t)c->es : NULL;
         char *y = c->out + (size_t)pos * c->es;
-        if (c->vk)
+        if (c->half)
+            ew_call_half(c, len, x0, s0, x1, s1, y);
+        else if (c->vk)
             ew_call_vk(c, len, (const float *)x0, s0, (float *)y);
         else
             (c->stream ? ew_call_stream : ew_call)(c, len, x0, s0, x1, s1, y);
@@ -147,16 +205,19 @@ GAD_HOT void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
                   const gad_uparams *p) {
     if (x->numel == 0) return;
     ew_ctx c;
+    c.half = gad__is_half(x->dtype) ? x->dtype : 0;
     c.uk = unary_kernel(k, x->dtype == GAD_F64);
     c.bk = NULL;
     c.p = p ? p : &no_params;
     c.es = gad__dsize(x->dtype);
     c.in[0] = gad__ptr(x);
     c.out = gad__ptr(y);
-    c.vk = ew_vkernel(k, x->dtype);
+    c.vk = ew_vkernel(k, c.half ? GAD_F32 : x->dtype);
     c.stream = x->numel * (int64_t)c.es >= EW_STREAM_BYTES && (unary_light[k] || c.vk);
     if (x->contig && x->numel < 2 * EW_GRAIN) { /* the small fast path */
-        if (c.vk) ew_call_vk(&c, x->numel, (const float *)c.in[0], 1, (float *)c.out);
+        if (c.half)
+            ew_call_half(&c, x->numel, c.in[0], 1, NULL, 0, c.out);
+        else if (c.vk) ew_call_vk(&c, x->numel, (const float *)c.in[0], 1, (float *)c.out);
         else c.uk(x->numel, c.in[0], 1, c.out, c.p);
         return;
     }
@@ -168,12 +229,14 @@ GAD_HOT void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
 GAD_HOT static void run_binary(bkern bk, bool light, const gad_tensor *a, const gad_tensor *b,
                        gad_tensor *y, const gad_uparams *p) {
     if (y->numel == 0) return;
-    if (a->contig && b->contig && a->numel == y->numel && b->numel == y->numel &&
+    int half = gad__is_half(y->dtype) ? y->dtype : 0;
+    if (!half && a->contig && b->contig && a->numel == y->numel && b->numel == y->numel &&
         y->numel < 2 * EW_GRAIN) { /* the small fast path */
         bk(y->numel, gad__ptr(a), 1, gad__ptr(b), 1, gad__ptr(y), p ? p : &no_params);
         return;
     }
     ew_ctx c;
+    c.half = half;
     c.uk = NULL;
     c.bk = bk;
     c.p = p ? p : &no_params;

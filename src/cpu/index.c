@@ -73,6 +73,11 @@ static void pick(const gad_tensor *x, int axis, const gad_tensor *index,
         double *yp = gad__ptr(y);
         WALK(index->shape, index->rank, index->strides, xs,
              yp[pos] = xp[doff + wrap(ip[ioff], d) * sa]);
+    } else if (gad__dsize(x->dtype) == 2) { /* f16, bf16: moved, not computed */
+        const uint16_t *xp = gad__ptr(x);
+        uint16_t *yp = gad__ptr(y);
+        WALK(index->shape, index->rank, index->strides, xs,
+             yp[pos] = xp[doff + wrap(ip[ioff], d) * sa]);
     } else if (x->dtype == GAD_BOOL) { /* masks: forward only */
         const uint8_t *xp = gad__ptr(x);
         uint8_t *yp = gad__ptr(y);

@@ -89,6 +89,11 @@ static void pad_range(void *vc, int64_t p0, int64_t p1) {
                         ((uint32_t *)dst)[o] = ((const uint32_t *)src)[mw[o]];
                     for (int64_t o = lo + W; o < Wo; o++)
                         ((uint32_t *)dst)[o] = ((const uint32_t *)src)[mw[o]];
+                } else if (es == 2) { /* f16, bf16 */
+                    for (int64_t o = 0; o < lo; o++)
+                        ((uint16_t *)dst)[o] = ((const uint16_t *)src)[mw[o]];
+                    for (int64_t o = lo + W; o < Wo; o++)
+                        ((uint16_t *)dst)[o] = ((const uint16_t *)src)[mw[o]];
                 } else if (es == 1) { /* bool */
                     for (int64_t o = 0; o < lo; o++) dst[o] = src[mw[o]];
                     for (int64_t o = lo + W; o < Wo; o++) dst[o] = src[mw[o]];

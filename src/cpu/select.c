@@ -89,6 +89,26 @@ typedef struct cmp_ctx {
     uint8_t *y;
 } cmp_ctx;
 
+/* ---- half precision (issue 29): f16/bf16 operands compare as their
+ * (exact) f32 widenings, a tile at a time; a broadcast operand (stride 0)
+ * is widened once. */
+#define SEL_HTILE 512
+static void half_in(int dt, int64_t k, const char *x, int64_t s, float *buf, int64_t *fs) {
+    gad__half_widen(dt, s ? k : 1, (const uint16_t *)x, s, buf);
+    *fs = s ? 1 : 0;
+}
+
+static void cmp_half(gad_cmp_op op, int dt, int64_t n, const char *a, int64_t sa, const char *b,
+                     int64_t sb, uint8_t *y) {
+    _Alignas(64) float fa[SEL_HTILE], fb[SEL_HTILE];
+    for (int64_t i = 0; i < n; i += SEL_HTILE) {
+        int64_t k = n - i < SEL_HTILE ? n - i : SEL_HTILE, ja, jb;
+        half_in(dt, k, a + i * sa * 2, sa, fa, &ja);
+        half_in(dt, k, b + i * sb * 2, sb, fb, &jb);
+        cmp_f32(op, k, fa, ja, fb, jb, y + i);
+    }
+}
+
 GAD_CLONES static void cmp_range(void *vctx, int64_t lo, int64_t hi) {
     cmp_ctx *c = vctx;
     const gad_iter *it = &c->it;
@@ -103,6 +123,8 @@ GAD_CLONES static void cmp_range(void *vctx, int64_t lo, int64_t hi) {
         const char *b = c->b + (off[1] + j * sb) * (int64_t)c->es;
         uint8_t *y = c->y + pos;
         switch (c->dtype) {
+        case GAD_F16:
+        case GAD_BF16: cmp_half(c->op, c->dtype, len, a, sa, b, sb, y); break;
         case GAD_F32: cmp_f32(c->op, len, (const float *)a, sa, (const float *)b, sb, y); break;
         case GAD_F64: cmp_f64(c->op, len, (const double *)a, sa, (const double *)b, sb, y); break;
         case GAD_I64: cmp_i64(c->op, len, (const int64_t *)a, sa, (const int64_t *)b, sb, y); break;
@@ -123,6 +145,7 @@ static void cpu_compare(gad_cmp_op op, const gad_tensor *a, const gad_tensor *b,
         double d;
         int64_t i;
         uint8_t u;
+        uint16_t h;
     } one;
     int64_t sa[GAD_MAX_RANK], sb[GAD_MAX_RANK];
     cmp_ctx c = {.op = op, .dtype = a->dtype, .es = gad__dsize(a->dtype), .a = P(a), .y = P(y)};
@@ -133,6 +156,7 @@ static void cpu_compare(gad_cmp_op op, const gad_tensor *a, const gad_tensor *b,
     } else {
         if (a->dtype == GAD_F32) one.f = (float)s->f;
         else if (a->dtype == GAD_F64) one.d = s->f;
+        else if (gad__is_half(a->dtype)) gad__half_put(a->dtype, &one.h, (float)s->f);
         else if (a->dtype == GAD_I64) one.i = s->i;
         else one.u = (uint8_t)s->i; /* a bool op with a bool scalar: 0 or 1 */
         for (int d = 0; d < y->rank; d++) sb[d] = 0;
@@ -196,7 +220,18 @@ typedef struct test_ctx {
     uint8_t *y;
 } test_ctx;
 
-GAD_CLONES static void test_range(void *vctx, int64_t lo, int64_t hi) {
+GAD_CLONES /* half: the f32 tests of the widened values */
+static void test_half(gad_test_op op, int dt, int64_t n, const char *x, int64_t sx, uint8_t *y) {
+    _Alignas(64) float f[SEL_HTILE];
+    for (int64_t i = 0; i < n; i += SEL_HTILE) {
+        int64_t k = n - i < SEL_HTILE ? n - i : SEL_HTILE, j;
+        half_in(dt, k, x + i * sx * 2, sx, f, &j);
+        if (j) test_f32(op, k, f, 1, y + i);
+        else test_f32(op, k, f, 0, y + i);
+    }
+}
+
+static void test_range(void *vctx, int64_t lo, int64_t hi) {
     test_ctx *c = vctx;
     const gad_iter *it = &c->it;
     int64_t inner = it->inner, nd = it->nd;
@@ -209,6 +244,8 @@ GAD_CLONES static void test_range(void *vctx, int64_t lo, int64_t hi) {
         const char *x = c->x + (off[0] + j * sx) * (int64_t)c->es;
         uint8_t *y = c->y + pos;
         switch (c->dtype) {
+        case GAD_F16:
+        case GAD_BF16: test_half(c->op, c->dtype, len, x, sx, y); break;
         case GAD_F32: test_f32(c->op, len, (const float *)x, sx, y); break;
         case GAD_F64: test_f64(c->op, len, (const double *)x, sx, y); break;
         case GAD_I64: test_i64(c->op, len, (const int64_t *)x, sx, y); break;
@@ -252,6 +289,7 @@ static void cpu_test(gad_test_op op, const gad_tensor *x, gad_tensor *y) {
     }
 
 WHERE_RUN(uint8_t, where_1)
+WHERE_RUN(uint16_t, where_2)
 WHERE_RUN(uint32_t, where_4)
 WHERE_RUN(uint64_t, where_8)
 
@@ -279,6 +317,8 @@ GAD_CLONES static void where_range(void *vctx, int64_t lo, int64_t hi) {
         char *y = w->y + pos * es;
         if (es == 4)
             where_4(len, c, sc, (const uint32_t *)a, sa, (const uint32_t *)b, sb, (uint32_t *)y);
+        else if (es == 2)
+            where_2(len, c, sc, (const uint16_t *)a, sa, (const uint16_t *)b, sb, (uint16_t *)y);
         else if (es == 8)
             where_8(len, c, sc, (const uint64_t *)a, sa, (const uint64_t *)b, sb, (uint64_t *)y);
         else

@@ -366,7 +366,7 @@ static gad_status run(const char *op, gad_tensor *out, gad_tensor *seed,
     for (int i = 0; grads && i < n; i++) grads[i] = NULL;
     if (gad__bad_tensor(out)) return (gad__bad_arg(op, out), gad_last_error()->kind);
     char b1[GAD_SHAPE_BUF], b2[GAD_SHAPE_BUF];
-    if (!gad__is_float(out->dtype)) {
+    if (!gad__is_floating(out->dtype)) {
         gad__err(GAD_ERR_DTYPE, op, "output must be a float tensor, got %s",
                  gad_dtype_name((gad_dtype_t)out->dtype));
         return GAD_ERR_DTYPE;
@@ -631,7 +631,7 @@ gad_status gad_jvp(gad_tensor *out, gad_tensor *const *inputs,
         return GAD_ERR_DOMAIN;
     }
     if (gad__bad_tensor(out)) return (gad__bad_arg("jvp", out), gad_last_error()->kind);
-    if (!gad__is_float(out->dtype)) {
+    if (!gad__is_floating(out->dtype)) {
         gad__err(GAD_ERR_DTYPE, "jvp", "output must be a float tensor, got %s",
                  gad_dtype_name((gad_dtype_t)out->dtype));
         return GAD_ERR_DTYPE;

@@ -234,6 +234,10 @@ gad_tensor *gad_scaled_dot_product_attention(gad_tensor *q, gad_tensor *k, gad_t
                                              gad_tensor *mask, int is_causal, double dropout_p,
                                              double scale, gad_rng *rng) {
     const char *op = "scaled_dot_product_attention";
+    gad_tensor *hin[4] = {q, k, v, mask}; /* half precision: in f32 (ops_int.h) */
+    GAD_HALF_VIA_F32(op, hin, 4,
+                     gad_scaled_dot_product_attention(hin[0], hin[1], hin[2], hin[3], is_causal,
+                                                      dropout_p, scale, rng));
     sdpa_args a;
     if (sdpa_check(op, q, k, v, mask, is_causal, dropout_p, scale, rng != NULL, &a))
         return NULL;
@@ -380,6 +384,7 @@ static int rope_apply(const char *op, gad_tensor *x, gad_tensor *pos, double bas
 
 gad_tensor *gad_rope(gad_tensor *x, gad_tensor *positions, double base, int interleaved) {
     const char *op = "rope";
+    GAD_HALF_VIA_F32(op, &x, 1, gad_rope(x, positions, base, interleaved));
     if (rope_check(op, x, positions, base) || GAD_LACKS_FAM(op, x, attention, rope)) return NULL;
     gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;

@@ -31,6 +31,8 @@ static void spatial3_of(const int64_t *shape, int nd, int64_t s[3]) {
 static gad_tensor *conv_kind(const char *op, int kind, gad_tensor *a, gad_tensor *b,
                              gad_tensor *bias, const gad_np_conv *p) {
     if (!a || !b) return NULL;
+    gad_tensor *hin[3] = {a, b, bias}; /* half precision (issue 29) */
+    GAD_HALF_VIA_F32(op, hin, 3, conv_kind(op, kind, hin[0], hin[1], hin[2], p));
     if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
     int nd = (int)p->nd;
     if (GAD_LACKS_FAM(op, a, conv, fwd) || GAD_LACKS_FAM(op, a, conv, bwd_data) ||
@@ -163,7 +165,7 @@ static int conv_common(const char *op, int nd, gad_tensor *x, gad_tensor *w, gad
         gad__bad_of(op, bias ? 3 : 2, (const gad_tensor *const[]){x, w, bias});
         return -1;
     }
-    if (gad__need_float(op, x) || gad__need_same_dtype(op, x, w) ||
+    if (gad__need_floating(op, x) || gad__need_same_dtype(op, x, w) ||
         (bias && gad__need_same_dtype(op, x, bias)))
         return -1;
     if (GAD_UNLIKELY(w->dev != x->dev)) return (gad__err_device(op, x->dev, w->dev), -1);

@@ -35,8 +35,42 @@ gad_tensor *gad_cast(gad_tensor *t, gad_dtype_t dtype) {
     GAD_BE(t)->convert(t, y);
     /* only float -> float is differentiable; an i64 result is an index, a
      * bool one a mask */
-    if (gad__is_float(dtype)) y = gad__track(y, GAD_OP(CAST), &t, 1, NULL, 0);
+    if (gad__is_floating(dtype)) y = gad__track(y, GAD_OP(CAST), &t, 1, NULL, 0);
     return gad__own(y);
+}
+
+/* ---- half precision (issue 29): GAD_HALF_VIA_F32 (ops_int.h) */
+
+int gad__half_begin(const char *op, gad_tensor **in, int n) {
+    int dt = 0;
+    const gad_tensor *first = NULL;
+    for (int i = 0; i < n; i++) {
+        if (gad__bad_tensor(in[i]) || !gad__is_floating(in[i]->dtype)) continue;
+        if (gad__is_half(in[i]->dtype) && gad__need_floating(op, in[i])) return -1;
+        if (!first) first = in[i];
+        else if (gad__need_same_dtype(op, first, in[i])) return -1;
+        if (gad__is_half(in[i]->dtype)) dt = in[i]->dtype;
+    }
+    gad_scope_begin();
+    for (int i = 0; i < n; i++)
+        if (!gad__bad_tensor(in[i]) && gad__is_half(in[i]->dtype) &&
+            !(in[i] = gad_cast(in[i], GAD_F32))) {
+            gad_scope_end();
+            return -1;
+        }
+    return dt;
+}
+
+gad_tensor *gad__half_end(gad_tensor *r, int dtype, gad_tensor **extra) {
+    if (dtype <= 0) return NULL;
+    if (r && r->dtype == GAD_F32) r = gad_cast(r, (gad_dtype_t)dtype);
+    gad_keep(r);
+    if (extra && *extra) {
+        if (r) gad_keep(*extra);
+        else *extra = NULL;
+    }
+    gad_scope_end();
+    return r;
 }
 
 int gad__make_writable(const char *op, gad_tensor *t) {

@@ -34,18 +34,18 @@ static gad_tensor *saved_in(gad_node *n, int i) {
 enum { KEEP_NONE, KEEP_CROSS, KEEP_QUOT, KEEP_BOTH };
 
 /* The dtype of a binary op on a and b whose dtypes or devices differ and
- * one of which is 0-d: PyTorch's rule (gad.h, "Scalars and dtypes"). Two
- * 0-d tensors promote as two tensors do in PyTorch (a float beats i64,
- * f64 beats f32); a 0-d tensor with a dimensioned one gives the
- * dimensioned one's dtype, unless it is i64 and the 0-d one a float,
- * which gives the 0-d one's. */
+ * one of which is 0-d: PyTorch's result_type (gad.h, "Scalars and
+ * dtypes"). Two 0-d tensors promote as two tensors do in PyTorch
+ * (torch.promote_types: a float beats an integer, f64 beats f32, f32 beats
+ * the halves, f16 with bf16 gives f32); a 0-d tensor with a dimensioned
+ * one gives the dimensioned one's dtype, unless the 0-d one is of a higher
+ * category (a float with an integer tensor), which gives the 0-d one's. */
 static gad_dtype_t dtype_with_0d(const gad_tensor *a, const gad_tensor *b) {
     gad_dtype_t x = a->dtype, y = b->dtype;
-    int fx = gad__is_float(x), fy = gad__is_float(y);
     if (x == y) return x;
-    if (a->rank == 0 && b->rank == 0) return fx && fy ? GAD_F64 : fx ? x : y;
-    if (a->rank == 0) return fx && !fy ? x : y;
-    return fy && !fx ? y : x;
+    if (a->rank == 0 && b->rank == 0) return (gad_dtype_t)gad__promote_types(x, y);
+    if (a->rank == 0) return gad__dtype_category(x) > gad__dtype_category(y) ? x : y;
+    return gad__dtype_category(y) > gad__dtype_category(x) ? y : x;
 }
 
 GAD_HOT static GAD_ALWAYS_INLINE gad_tensor *binary(const char *op, const gad_op_info *info, gad_bkernel k, gad_tensor *a, gad_tensor *b, int keep);
@@ -80,7 +80,7 @@ GAD_HOT static GAD_ALWAYS_INLINE gad_tensor *binary(const char *op, const gad_op
         gad_tensor *y;
         if (binary_with_0d(op, info, k, a, b, keep, &y)) return y;
     }
-    if (gad__need_same_dtype(op, a, b) || gad__need_float(op, a)) return NULL;
+    if (gad__need_same_dtype(op, a, b) || gad__need_floating(op, a)) return NULL;
     if (GAD_UNLIKELY(a->dev != b->dev)) return gad__err_device(op, a->dev, b->dev);
     if (GAD_LACKS(op, a, binary)) return NULL;
     gad_tensor *y;
@@ -137,7 +137,7 @@ enum { SAVE_NONE, SAVE_X, SAVE_Y };
 GAD_HOT static GAD_ALWAYS_INLINE gad_tensor *unary(const char *op, const gad_op_info *info, gad_ukernel k, gad_tensor *x, double pa, double pb,
                          int save) {
     GAD_NEED(op, x);
-    if (gad__need_float(op, x) || GAD_LACKS(op, x, unary)) return NULL;
+    if (gad__need_floating(op, x) || GAD_LACKS(op, x, unary)) return NULL;
     gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;
     gad_uparams p = {pa, pb};
@@ -243,7 +243,7 @@ static gad_tensor *gelu_erf_grad(gad_tensor *x) {
 gad_tensor *gad_gelu_ex(gad_tensor *x, const char *approximate) {
     GAD_COMPOSITE("gelu_ex"); /* a missing kernel names gelu_ex */
     GAD_NEED("gelu_ex", x);
-    if (gad__need_float("gelu_ex", x)) return NULL;
+    if (gad__need_floating("gelu_ex", x)) return NULL;
     if (!approximate || !strcmp(approximate, "none")) return gad_gelu_erf(x);
     if (!strcmp(approximate, "tanh")) return gad_gelu(x);
     return gad__err(GAD_ERR_DOMAIN, "gelu_ex",

@@ -68,6 +68,7 @@ gad_tensor *gad_gated_scan(gad_tensor *a, gad_tensor *b) {
     const char *op = "gated_scan";
     if (gad__bad_tensor(a) || gad__bad_tensor(b)) return gad__bad_of(op, 2, (const gad_tensor *const[]){a, b});
     gad_tensor *in[2] = {a, b}, *save[2] = {a, NULL};
+    GAD_HALF_VIA_F32(op, in, 2, gad_gated_scan(in[0], in[1]));
     if (gad__need_float(op, a) || gad__need_same_dtype(op, a, b) || same_devs(op, in, 2) ||
         need_rank(op, "a", a, 3) || need_shape(op, "b", b, a->shape, 3) ||
         GAD_LACKS_FAM(op, a, scan, fwd))
@@ -149,6 +150,7 @@ static int check_eps(const char *op, double eps) {
 gad_tensor *gad_rms_norm(gad_tensor *x, double eps) {
     const char *op = "rms_norm";
     GAD_NEED(op, x);
+    GAD_HALF_VIA_F32(op, &x, 1, gad_rms_norm(x, eps));
     if (gad__need_float(op, x) || check_eps(op, eps)) return NULL;
     if (x->rank == 0) return gad__err(GAD_ERR_SHAPE, op, "needs rank >= 1, got a scalar");
     if (GAD_LACKS_FAM(op, x, rms_norm, fwd)) return NULL;
@@ -255,6 +257,8 @@ gad_tensor *gad_masked_ce(gad_tensor *logits, gad_tensor *targets, gad_tensor *m
     const char *op = "masked_ce";
     if (gad__bad_tensor(logits) || gad__bad_tensor(targets) || gad__bad_tensor(mask)) return gad__bad_of(op, 3, (const gad_tensor *const[]){logits, targets, mask});
     int64_t N, V;
+    gad_tensor *hin[3] = {logits, targets, mask};
+    GAD_HALF_VIA_F32(op, hin, 3, gad_masked_ce(hin[0], hin[1], hin[2]));
     if (mce_check(op, logits, targets, mask, &N, &V) ||
         GAD_LACKS_FAM(op, logits, masked_ce, fwd))
         return NULL;
@@ -312,7 +316,7 @@ static gad_tensor *emb_index(const char *op, gad_tensor *idx, int64_t V) {
 
 static int emb_check(const char *op, gad_tensor *table, gad_tensor *idx) {
     gad_tensor *in[2] = {table, idx};
-    if (gad__need_float(op, table) || gad__need_i64(op, idx) || same_devs(op, in, 2) ||
+    if (gad__need_floating(op, table) || gad__need_i64(op, idx) || same_devs(op, in, 2) ||
         need_rank(op, "table", table, 2))
         return -1;
     if (idx->rank >= GAD_MAX_RANK)
@@ -404,7 +408,7 @@ static int helix_inputs(const char *op, gad_tensor *x, const gad_helix_weights *
         if (gad__bad_tensor(list[i])) return (gad__bad_arg(op, list[i]), -1);
         in[i] = list[i];
     }
-    if (gad__need_float(op, x) || need_rank(op, "x", x, 3) || same_devs(op, in, HX_NIN))
+    if (gad__need_floating(op, x) || need_rank(op, "x", x, 3) || same_devs(op, in, HX_NIN))
         return -1;
     int64_t D = x->shape[2];
     const int64_t shapes[HX_NIN][2] = {{0, 0},     {D + 1, D}, {D, D}, {D, D}, {D, 2 * D},
@@ -442,11 +446,19 @@ gad_tensor *gad__helix_block_unfused(gad_tensor *x, const gad_helix_weights *w, 
     return y;
 }
 
+/* gad_helix_block on its inputs in[] (helix_inputs' order). */
+static gad_tensor *helix_call(gad_tensor *const *in, double eps) {
+    gad_helix_weights w = {.wa = in[1], .wb = in[2], .wo = in[3], .wf1 = in[4], .wf2 = in[5],
+                           .g1 = in[6], .g2 = in[7], .g3 = in[8], .g4 = in[9]};
+    return gad_helix_block(in[0], &w, eps);
+}
+
 gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w, double eps) {
     const char *op = "helix_block";
     gad_tensor *in[HX_NIN];
-    if (helix_inputs(op, x, w, in) || check_eps(op, eps) || GAD_LACKS_FAM(op, x, helix, fwd))
-        return NULL;
+    if (helix_inputs(op, x, w, in)) return NULL;
+    GAD_HALF_VIA_F32(op, in, HX_NIN, helix_call(in, eps));
+    if (check_eps(op, eps) || GAD_LACKS_FAM(op, x, helix, fwd)) return NULL;
     int64_t B = x->shape[0], T = x->shape[1], D = x->shape[2];
     gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;

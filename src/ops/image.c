@@ -321,6 +321,7 @@ static void interp_maps(gad_interp_axis *ax, int64_t in, int64_t out, double sf,
 static gad_tensor *interp_run(const char *op, gad_tensor *src, const int64_t *dst_shape,
                               const gad_np_interp *p, int bwd) {
     GAD_NEED(op, src);
+    GAD_HALF_VIA_F32(op, &src, 1, interp_run(op, src, dst_shape, p, bwd));
     if (bwd ? GAD_LACKS_FAM(op, src, pool, interp_bwd) : GAD_LACKS_FAM(op, src, pool, interp_fwd))
         return NULL;
     int r = src->rank, nd = (int)p->nd;
@@ -452,7 +453,7 @@ gad_tensor *gad_interpolate(gad_tensor *x, const int64_t *size, const double *sc
     const char *op = "interpolate";
     GAD_NEED(op, x);
     char b[GAD_SHAPE_BUF];
-    if (gad__need_float(op, x)) return NULL;
+    if (gad__need_floating(op, x)) return NULL;
     if ((unsigned)mode > GAD_INTERP_BILINEAR)
         return gad__err(GAD_ERR_DOMAIN, op, "unknown mode %d", (int)mode);
     int want = mode == GAD_INTERP_LINEAR ? 1 : mode == GAD_INTERP_BILINEAR ? 2 : x->rank - 2;
@@ -626,6 +627,7 @@ static gad_fold_geom fold_geom(const gad_np_fold *p) {
  * -> [N, C kk, L] or [C kk, L]. */
 static gad_tensor *unfold_run(const char *op, gad_tensor *x, const gad_np_fold *p) {
     GAD_NEED(op, x);
+    GAD_HALF_VIA_F32(op, &x, 1, unfold_run(op, x, p));
     if (GAD_LACKS_FAM(op, x, pool, im2col)) return NULL;
     gad_fold_geom g = fold_geom(p);
     int r = x->rank;
@@ -648,6 +650,7 @@ static gad_tensor *unfold_run(const char *op, gad_tensor *x, const gad_np_fold *
  * -> [N, C, H, W] or [C, H, W]. */
 static gad_tensor *fold_run(const char *op, gad_tensor *cols, const gad_np_fold *p) {
     GAD_NEED(op, cols);
+    GAD_HALF_VIA_F32(op, &cols, 1, fold_run(op, cols, p));
     if (GAD_LACKS_FAM(op, cols, pool, col2im)) return NULL;
     gad_fold_geom g = fold_geom(p);
     int r = cols->rank;
@@ -670,7 +673,7 @@ gad_tensor *gad_unfold(gad_tensor *x, const gad_fold_opts *o) {
     const char *op = "unfold";
     GAD_NEED(op, x);
     char b[GAD_SHAPE_BUF];
-    if (gad__need_float(op, x)) return NULL;
+    if (gad__need_floating(op, x)) return NULL;
     if (x->rank != 3 && x->rank != 4)
         return gad__err(GAD_ERR_SHAPE, op, "takes a 3D or 4D input, got %s",
                         gad__shape_str(b, x->shape, x->rank));
@@ -685,7 +688,7 @@ gad_tensor *gad_fold(gad_tensor *cols, const int64_t *output_size, const gad_fol
     const char *op = "fold";
     GAD_NEED(op, cols);
     char b[GAD_SHAPE_BUF];
-    if (gad__need_float(op, cols)) return NULL;
+    if (gad__need_floating(op, cols)) return NULL;
     if (!output_size) return gad__null_arg(op);
     if (cols->rank != 2 && cols->rank != 3)
         return gad__err(GAD_ERR_SHAPE, op, "takes a 2D or 3D input, got %s",

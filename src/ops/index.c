@@ -74,6 +74,8 @@ gad_tensor *gad_scatter_add(gad_tensor *dst, int axis, gad_tensor *index,
     const char *op = "scatter_add";
     if (gad__bad_tensor(dst) || gad__bad_tensor(index) || gad__bad_tensor(src)) return gad__bad_of(op, 3, (const gad_tensor *const[]){dst, index, src});
     int a;
+    gad_tensor *hin[3] = {dst, index, src};
+    GAD_HALF_VIA_F32(op, hin, 3, gad_scatter_add(hin[0], axis, hin[1], hin[2]));
     if (gad__need_float(op, dst) || gad__need_same_dtype(op, dst, src) ||
         gad__need_i64(op, index) || gad__norm_axis(op, axis, dst->rank, &a) ||
         same_rank(op, dst, index) || same_dev(op, dst, index) || same_dev(op, dst, src))

@@ -38,6 +38,8 @@ static gad_tensor *reduce(gad_tensor *v, gad_reduction red) {
 gad_tensor *gad_mse_loss(gad_tensor *pred, gad_tensor *target, gad_reduction red) {
     const char *op = "mse_loss";
     GAD_COMPOSITE(op);
+    gad_tensor *hin[2] = {pred, target}; /* half precision: in f32 (ops_int.h) */
+    GAD_HALF_VIA_F32(op, hin, 2, gad_mse_loss(hin[0], hin[1], red));
     if (!pred || !target)
         return gad_error_set(GAD_ERR_DOMAIN, op, "pred or target is NULL");
     if (GAD_LIVE(op, pred, target)) return NULL;
@@ -126,6 +128,8 @@ static gad_tensor *nll(gad_tensor *log_probs, gad_tensor *targets,
 gad_tensor *gad_nll_loss(gad_tensor *log_probs, gad_tensor *targets,
                          gad_reduction red) {
     GAD_COMPOSITE("nll_loss");
+    gad_tensor *hin[2] = {log_probs, targets};
+    GAD_HALF_VIA_F32("nll_loss", hin, 2, gad_nll_loss(hin[0], hin[1], red));
     if (check_nll("nll_loss", "log_probs", log_probs, targets, red)) return NULL;
     gad_scope_begin();
     gad_tensor *y = gad_keep(nll(log_probs, targets, red));
@@ -137,6 +141,8 @@ gad_tensor *gad_cross_entropy(gad_tensor *logits, gad_tensor *targets,
                               gad_reduction red) {
     const char *op = "cross_entropy";
     GAD_COMPOSITE(op);
+    gad_tensor *hin[2] = {logits, targets};
+    GAD_HALF_VIA_F32(op, hin, 2, gad_cross_entropy(hin[0], hin[1], red));
     if (check_nll(op, "logits", logits, targets, red)) return NULL;
     if (gad_shape(logits)[1] == 0) { /* only with B = 0: targets are checked */
         char sx[SHAPE_CAP];
@@ -270,6 +276,10 @@ gad_tensor *gad_cross_entropy_ex(gad_tensor *logits, gad_tensor *target, gad_ten
                                  double label_smoothing) {
     const char *op = "cross_entropy_ex";
     GAD_COMPOSITE(op);
+    gad_tensor *hin[3] = {logits, target, weight};
+    GAD_HALF_VIA_F32(op, hin, 3,
+                     gad_cross_entropy_ex(hin[0], hin[1], hin[2], ignore_index, red,
+                                          label_smoothing));
     int64_t C = 0, M = 0;
     if (check_ce_ex(op, logits, target, weight, red, label_smoothing, &C, &M)) return NULL;
     const double e = label_smoothing;
@@ -391,6 +401,9 @@ gad_tensor *gad_binary_cross_entropy_with_logits(gad_tensor *x, gad_tensor *targ
                                                  gad_reduction red) {
     const char *op = "bce_with_logits"; /* the full name is longer than an error's op */
     GAD_COMPOSITE(op);
+    gad_tensor *hin[4] = {x, target, weight, pos_weight};
+    GAD_HALF_VIA_F32(op, hin, 4,
+                     gad_binary_cross_entropy_with_logits(hin[0], hin[1], hin[2], hin[3], red));
     char sx[SHAPE_CAP], st[SHAPE_CAP];
     if (!x || !target) return gad_error_set(GAD_ERR_DOMAIN, op, "x or target is NULL");
     if (GAD_LIVE(op, x, target)) return NULL;

@@ -14,6 +14,42 @@
         if (gad__bad_tensor(t)) return gad__bad_arg(op, t);                    \
     } while (0)
 
+/* ---- half precision (issue 29): the generic f32 fallback
+ * For the ops whose kernels compute in f32/f64 only: when a float input
+ * among in[0..n) is f16 or bf16, GAD_HALF_VIA_F32 casts each such input to
+ * f32 (in place in the array, by the differentiable gad_cast), returns
+ * `call` (the op again, on in[]) with an f32 result rounded back to the
+ * half dtype, all in a scope of its own; gradients flow back through the
+ * casts, so a half input's gradient is half. The f32 copies cost a full
+ * pass over memory each way: a native half kernel (widening a tile at a
+ * time, as the elementwise ones) is faster. Float inputs must all have
+ * the one half dtype (else the mixed-dtype error); NULL or released
+ * entries and integer inputs pass unchanged (the op's own checks then
+ * report a bad one). */
+int gad__half_begin(const char *op, gad_tensor **in, int n);
+gad_tensor *gad__half_end(gad_tensor *r, int dtype, gad_tensor **extra);
+static inline bool gad__any_half(gad_tensor *const *in, int n) {
+    for (int i = 0; i < n; i++)
+        if (!gad__bad_tensor(in[i]) && gad__is_half(in[i]->dtype)) return true;
+    return false;
+}
+#define GAD_HALF_VIA_F32(op, in, n, call)                                      \
+    do {                                                                       \
+        if (GAD_UNLIKELY(gad__any_half(in, n))) {                              \
+            int half_dt_ = gad__half_begin(op, in, n);                         \
+            return gad__half_end(half_dt_ > 0 ? (call) : NULL, half_dt_, NULL); \
+        }                                                                      \
+    } while (0)
+/* The same for an op with a second result through a pointer (indices),
+ * which is kept too: extra is that gad_tensor ** (may be NULL). */
+#define GAD_HALF_VIA_F32_OUT(op, in, n, extra, call)                           \
+    do {                                                                       \
+        if (GAD_UNLIKELY(gad__any_half(in, n))) {                              \
+            int half_dt_ = gad__half_begin(op, in, n);                         \
+            return gad__half_end(half_dt_ > 0 ? (call) : NULL, half_dt_, extra); \
+        }                                                                      \
+    } while (0)
+
 /* ------------------------------------------------------------- registry */
 
 typedef enum gad_op_id {

@@ -288,6 +288,7 @@ static gad_tensor *pool_public(const char *op, gad_tensor *x, const gad_pool_opt
                                int max, gad_tensor **indices) {
     if (indices) *indices = NULL;
     GAD_NEED(op, x);
+    GAD_HALF_VIA_F32_OUT(op, &x, 1, indices, pool_public(op, x, o, nd, max, indices));
     gad_np_pool p;
     if (check_opts(op, o, nd, max, !max, &p) || check_input(op, x, nd)) return NULL;
     return pool_run(op, x, &p, max, indices);
@@ -313,6 +314,7 @@ static gad_tensor *adaptive(const char *op, gad_tensor *x, int64_t oh, int64_t o
                             gad_tensor **indices) {
     if (indices) *indices = NULL;
     GAD_NEED(op, x);
+    GAD_HALF_VIA_F32_OUT(op, &x, 1, indices, adaptive(op, x, oh, ow, max, indices));
     if (oh < 0 || ow < 0)
         return gad__err(GAD_ERR_DOMAIN, op,
                         "elements of output_size must be >= 0, got (%lld, %lld)",
@@ -348,6 +350,7 @@ static gad_tensor *max_scatter(gad_tensor *gy, gad_tensor *idx, const int64_t *s
     const char *op = "max_pool_backward";
     GAD_NEED(op, gy);
     GAD_NEED(op, idx);
+    GAD_HALF_VIA_F32(op, &gy, 1, max_scatter(gy, idx, shape, rank, p));
     if (GAD_UNLIKELY(idx->dev != gy->dev)) return (gad__err_device(op, gy->dev, idx->dev), NULL);
     if (GAD_LACKS_FAM(op, gy, pool, max_bwd)) return NULL;
     gad_tensor *gx = gad__tensor_new(op, gy->dev, gy->dtype, shape, rank);
@@ -370,6 +373,7 @@ static gad_tensor *avg_scatter(gad_tensor *gy, const int64_t *shape, int rank,
                                const gad_np_pool *p) {
     const char *op = "avg_pool_backward";
     GAD_NEED(op, gy);
+    GAD_HALF_VIA_F32(op, &gy, 1, avg_scatter(gy, shape, rank, p));
     if (GAD_LACKS_FAM(op, gy, pool, avg_bwd)) return NULL;
     int64_t H = p->nd == 2 ? shape[rank - 2] : 1, W = shape[rank - 1];
     geom G;

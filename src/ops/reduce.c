@@ -133,7 +133,7 @@ static gad_tensor *sum_mask(const char *op, gad_tensor *x, unsigned mask,
 static gad_tensor *reduce_axes(const char *op, gad_tensor *x, const int *axes,
                                int n, int keepdims, bool mean) {
     GAD_NEED(op, x);
-    if (gad__need_float(op, x)) return NULL;
+    if (gad__need_floating(op, x)) return NULL;
     unsigned mask;
     if (gad__axes_mask(op, axes, n, x->rank, &mask)) return NULL;
     return sum_mask(op, x, mask, keepdims, mean);
@@ -148,7 +148,7 @@ gad_tensor *gad_mean(gad_tensor *x, const int *axes, int n, int keepdims) {
 
 static gad_tensor *reduce_all(const char *op, gad_tensor *x, bool mean) {
     GAD_NEED(op, x);
-    if (gad__need_float(op, x)) return NULL;
+    if (gad__need_floating(op, x)) return NULL;
     unsigned mask = x->rank ? (1u << x->rank) - 1 : 0;
     return sum_mask(op, x, mask, 0, mean);
 }
@@ -159,7 +159,7 @@ gad_tensor *gad_mean_all(gad_tensor *x) { return reduce_all("mean_all", x, true)
 /* variance = mean((x - mean(x, keep))^2), population form. */
 gad_tensor *gad_variance(gad_tensor *x, const int *axes, int n, int keepdims) {
     GAD_NEED("variance", x);
-    if (gad__need_float("variance", x)) return NULL;
+    if (gad__need_floating("variance", x)) return NULL;
     unsigned mask;
     if (gad__axes_mask("variance", axes, n, x->rank, &mask)) return NULL;
     GAD_COMPOSITE("variance");
@@ -174,7 +174,7 @@ gad_tensor *gad_variance(gad_tensor *x, const int *axes, int n, int keepdims) {
 gad_tensor *gad_stddev(gad_tensor *x, const int *axes, int n, int keepdims) {
     GAD_NEED("stddev", x);
     unsigned mask;
-    if (gad__need_float("stddev", x) || gad__axes_mask("stddev", axes, n, x->rank, &mask))
+    if (gad__need_floating("stddev", x) || gad__axes_mask("stddev", axes, n, x->rank, &mask))
         return NULL;
     GAD_COMPOSITE("stddev");
     gad_scope_begin();
@@ -188,7 +188,7 @@ gad_tensor *gad_stddev(gad_tensor *x, const int *axes, int n, int keepdims) {
 /* Checks shared by amax, argmax, softmax and log_softmax: a float tensor,
  * a valid axis, a non-empty axis. */
 static int axis_op_check(const char *op, gad_tensor *x, int axis, int *a) {
-    if (gad__need_float(op, x) || gad__norm_axis(op, axis, x->rank, a)) return -1;
+    if (gad__need_floating(op, x) || gad__norm_axis(op, axis, x->rank, a)) return -1;
     if (x->shape[*a] == 0) {
         char b[GAD_SHAPE_BUF];
         gad__err(GAD_ERR_SHAPE, op, "empty axis %d of %s has no identity", axis,
@@ -267,7 +267,7 @@ gad_tensor *gad_log_softmax(gad_tensor *x, int axis) {
 gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims) {
     GAD_NEED("logsumexp", x);
     int a;
-    if (gad__need_float("logsumexp", x) || gad__norm_axis("logsumexp", axis, x->rank, &a))
+    if (gad__need_floating("logsumexp", x) || gad__norm_axis("logsumexp", axis, x->rank, &a))
         return NULL;
     GAD_COMPOSITE("logsumexp");
     if (x->shape[a] == 0) {
@@ -285,7 +285,11 @@ gad_tensor *gad_logsumexp(gad_tensor *x, int axis, int keepdims) {
      * largest finite value instead, which leaves -inf, +inf and NaN as they
      * are and every finite m unchanged. */
     if (m) {
-        double big = m->dtype == GAD_F32 ? FLT_MAX : DBL_MAX;
+        /* the largest finite value of m's dtype */
+        double big = m->dtype == GAD_F64    ? DBL_MAX
+                     : m->dtype == GAD_F16  ? 65504.0
+                     : m->dtype == GAD_BF16 ? 0x1.fep127
+                                            : FLT_MAX;
         m = gad__const_unary(GAD_UK_CLAMP, m, -big, big);
     }
     gad_tensor *s = gad_sum(gad_exp(gad_sub(x, m)), &a, 1, 1);

@@ -27,6 +27,7 @@ static int rows_check(const char *op, gad_tensor *x) {
 static gad_tensor *multinomial(const char *op, gad_tensor *w, int64_t n, int replacement,
                                gad_rng *rng) {
     GAD_NEED(op, w);
+    GAD_HALF_VIA_F32(op, &w, 1, multinomial(op, w, n, replacement, rng));
     if (rows_check(op, w)) return NULL;
     if (n < 1) return gad__err(GAD_ERR_SHAPE, op, "n %lld: needs at least one draw", (long long)n);
     if (!replacement && n > w->shape[w->rank - 1])
@@ -89,6 +90,7 @@ static gad_tensor *filter(const char *op, gad_tensor *x, const gad_sample_opts *
 gad_tensor *gad_logits_filter(gad_tensor *logits, const gad_sample_opts *opts) {
     const char *op = "logits_filter";
     GAD_NEED(op, logits);
+    GAD_HALF_VIA_F32(op, &logits, 1, gad_logits_filter(logits, opts));
     const gad_sample_opts *o = opts ? opts : &default_opts;
     if (rows_check(op, logits) || opts_check(op, o)) return NULL;
     return filter(op, logits, o);
@@ -98,6 +100,7 @@ gad_tensor *gad_sample_logits(gad_tensor *logits, const gad_sample_opts *opts, g
     const char *op = "sample_logits";
     GAD_COMPOSITE(op);
     GAD_NEED(op, logits);
+    GAD_HALF_VIA_F32(op, &logits, 1, gad_sample_logits(logits, opts, rng));
     const gad_sample_opts *o = opts ? opts : &default_opts;
     if (rows_check(op, logits) || opts_check(op, o)) return NULL;
     if (o->temperature == 0) return gad_argmax(logits, -1, 0);

@@ -5,6 +5,7 @@
  * kernels are the select family of the seam (backend/select.h). */
 #include "ops_int.h"
 #include "backend/select.h"
+#include "half.h"
 
 #include <math.h>
 
@@ -12,15 +13,12 @@
 
 /* ------------------------------------------------------------ operands */
 
-/* PyTorch's categories for result_type: bool < integer < float. */
-static int category(int dt) { return dt == GAD_BOOL ? 0 : dt == GAD_I64 ? 1 : 2; }
+/* PyTorch's categories for result_type: bool < integer < float
+ * (gad_int.h). */
+static int category(int dt) { return gad__dtype_category(dt); }
 
-/* The higher of two dtypes: the higher category, f64 over f32 within the
- * floats. */
-static int higher(int a, int b) {
-    if (category(a) != category(b)) return category(a) > category(b) ? a : b;
-    return a == GAD_F64 || b == GAD_F64 ? (category(a) == 2 ? GAD_F64 : a) : a;
-}
+/* The dtype of two 0-d operands: torch.promote_types (gad_int.h). */
+static int higher(int a, int b) { return gad__promote_types(a, b); }
 
 /* The dtype and device the n operands (NULL entries skipped) are brought
  * to: the dimensioned ones must agree (a dtype or device error naming the
@@ -121,7 +119,7 @@ static gad_tensor *compare_scalar(const char *op, gad_cmp_op k, gad_tensor *x, d
     if (GAD_LACKS_FAM(op, x, select, compare)) return NULL;
     gad_sel_scalar v;
     int to = -1; /* the dtype x is converted to first, if any */
-    if (gad__is_float(x->dtype)) {
+    if (gad__is_floating(x->dtype)) {
         v.f = s;
     } else if (s == floor(s) && s >= -9223372036854775808.0 && s < 9223372036854775808.0) {
         v.i = (int64_t)s; /* an integer: exact (a bool x against 2 or -1 as i64) */
@@ -268,6 +266,8 @@ static int scalar_bits(const char *op, int dt, double v, void *buf) {
     switch (dt) {
     case GAD_F32: *(float *)buf = (float)v; return 0;
     case GAD_F64: *(double *)buf = v; return 0;
+    case GAD_F16: *(uint16_t *)buf = gad__f32_to_f16((float)v); return 0; /* as PyTorch: */
+    case GAD_BF16: *(uint16_t *)buf = gad__f32_to_bf16((float)v); return 0; /* through f32 */
     case GAD_BOOL: *(uint8_t *)buf = v != 0; return 0;
     default:
         if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
@@ -424,8 +424,9 @@ gad_tensor *gad_clamp_tensor(gad_tensor *x, gad_tensor *lo, gad_tensor *hi) {
     gad_tensor *t[3] = {x, lo, hi};
     int64_t shape[GAD_MAX_RANK];
     int rank;
-    if (GAD_LACKS_FAM(op, x, select, clamp) || unify(op, t, 3) || no_bool(op, t[0]) ||
-        broadcast_all(op, t, 3, shape, &rank))
+    if (GAD_LACKS_FAM(op, x, select, clamp) || unify(op, t, 3)) return NULL;
+    GAD_HALF_VIA_F32(op, t, 3, gad_clamp_tensor(t[0], t[1], t[2]));
+    if (no_bool(op, t[0]) || broadcast_all(op, t, 3, shape, &rank))
         return NULL;
     gad_tensor *y = gad__tensor_new(op, t[0]->dev, t[0]->dtype, shape, rank);
     if (!y) return NULL;

@@ -44,6 +44,7 @@ static gad_tensor *sort_impl(const char *op, gad_tensor *x, int dim, int descend
                              gad_tensor **indices, int values) {
     if (indices) *indices = NULL;
     GAD_NEED(op, x);
+    GAD_HALF_VIA_F32_OUT(op, &x, 1, indices, sort_impl(op, x, dim, descending, indices, values));
     int a;
     if (dim_check(op, x, dim, &a, 0) || GAD_LACKS_FAM(op, x, sort, sort)) return NULL;
     gad_tensor *v = values ? gad__tensor_like(op, x) : NULL;
@@ -80,6 +81,7 @@ gad_tensor *gad_topk(gad_tensor *x, int64_t k, int dim, int largest, int sorted,
     (void)sorted; /* always sorted: an order PyTorch allows either way */
     if (indices) *indices = NULL;
     GAD_NEED(op, x);
+    GAD_HALF_VIA_F32_OUT(op, &x, 1, indices, gad_topk(x, k, dim, largest, sorted, indices));
     int a;
     if (dim_check(op, x, dim, &a, 1)) return NULL;
     if (k < 0 || k > x->shape[a]) {
@@ -133,6 +135,7 @@ int gad__vjp_topk(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gi
 gad_tensor *gad__arg_extreme(const char *op, gad_tensor *x, int axis, int keepdims,
                              int largest) {
     GAD_NEED(op, x);
+    GAD_HALF_VIA_F32(op, &x, 1, gad__arg_extreme(op, x, axis, keepdims, largest));
     int a;
     if (dim_check(op, x, axis, &a, 1)) return NULL;
     if (x->shape[a] == 0) {
@@ -172,6 +175,7 @@ static gad_tensor *cum_out(const char *op, gad_tensor *x) {
 
 static gad_tensor *cumsum_dir(const char *op, gad_tensor *x, int dim, int reverse) {
     GAD_NEED(op, x);
+    GAD_HALF_VIA_F32(op, &x, 1, cumsum_dir(op, x, dim, reverse));
     int a;
     if (dim_check(op, x, dim, &a, 0) || GAD_LACKS_FAM(op, x, cumulative, cumsum)) return NULL;
     gad_tensor *y = cum_out(op, x);
@@ -201,6 +205,7 @@ int gad__vjp_cumsum(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **
 gad_tensor *gad_cumprod(gad_tensor *x, int dim) {
     const char *op = "cumprod";
     GAD_NEED(op, x);
+    GAD_HALF_VIA_F32(op, &x, 1, gad_cumprod(x, dim));
     int a;
     if (dim_check(op, x, dim, &a, 0) || GAD_LACKS_FAM(op, x, cumulative, cumprod)) return NULL;
     gad_tensor *y = cum_out(op, x);

@@ -7,7 +7,8 @@ gad's two differences applied:
     stricter than PyTorch's: "dtype");
   - the ops take floats only: an i64 result is an error too ("dtype").
 tests/test_elementwise.c (promotion_follows_pytorch) reads it; no test
-needs Python.
+needs Python. The dtypes: f32, f64, i64, and (issue 29) f16, bf16, i32, u8,
+which Debian's torch 1.13 knows.
 
 Run with Debian's interpreter and torch (apt-get install python3-torch):
     /usr/bin/python3 tests/reference/make_promotion.py > tests/reference/promotion.txt
@@ -20,7 +21,9 @@ import sys
 
 import torch
 
-DTYPES = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64}
+DTYPES = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64,
+          # issue 29: the half dtypes and the small integers
+          "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32, "u8": torch.uint8}
 NAMES = {v: k for k, v in DTYPES.items()}
 
 
@@ -39,7 +42,7 @@ for a in DTYPES:
                 r = NAMES[torch.result_type(x, y)]
                 if ka == "dim" and kb == "dim" and a != b:
                     r = "dtype"  # gad: no implicit promotion between dimensioned tensors
-                elif r == "i64":
+                elif r in ("i64", "i32", "u8"):
                     r = "dtype"  # gad: these ops take floats
                 # PyTorch computes the op in that dtype too
                 assert r == "dtype" or NAMES[(x + y).dtype] == r

@@ -1,0 +1,47 @@
+/* half_tile.c: the CPU kernels' conversions of f16/bf16 tiles (issue 29).
+ * Kernels that take half operands compute in f32: they widen a tile of
+ * input into an f32 buffer, run their f32 loop and round the results once
+ * into the half output. Widening is exact; narrowing rounds to nearest
+ * even with PyTorch's NaN bits (half.h), the same bits as the scalar
+ * functions. A file of its own: half.h and vmath.h cannot share one. */
+#include "cpu.h"
+#include "half.h"
+
+GAD_CLONES void gad__half_widen(int dt, int64_t n, const uint16_t *x, int64_t sx, float *y) {
+    if (dt == GAD_BF16) {
+        if (sx == 1)
+            for (int64_t i = 0; i < n; i++) y[i] = gad__bf16_to_f32(x[i]);
+        else
+            for (int64_t i = 0; i < n; i++) y[i] = gad__bf16_to_f32(x[i * sx]);
+    } else {
+        if (sx == 1)
+            for (int64_t i = 0; i < n; i++) y[i] = gad__f16_to_f32(x[i]);
+        else
+            for (int64_t i = 0; i < n; i++) y[i] = gad__f16_to_f32(x[i * sx]);
+    }
+}
+
+GAD_CLONES void gad__half_narrow(int dt, int64_t n, const float *x, uint16_t *y, int64_t sy) {
+    if (dt == GAD_BF16) {
+        if (sy == 1)
+            for (int64_t i = 0; i < n; i++) y[i] = gad__f32_to_bf16(x[i]);
+        else
+            for (int64_t i = 0; i < n; i++) y[i * sy] = gad__f32_to_bf16(x[i]);
+    } else {
+        if (sy == 1)
+            for (int64_t i = 0; i < n; i++) y[i] = gad__f32_to_f16(x[i]);
+        else
+            for (int64_t i = 0; i < n; i++) y[i * sy] = gad__f32_to_f16(x[i]);
+    }
+}
+
+float gad__half_get(int dt, const void *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return dt == GAD_BF16 ? gad__bf16_to_f32(h) : gad__f16_to_f32(h);
+}
+
+void gad__half_put(int dt, void *p, float v) {
+    uint16_t h = dt == GAD_BF16 ? gad__f32_to_bf16(v) : gad__f32_to_f16(v);
+    memcpy(p, &h, 2);
+}
