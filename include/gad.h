@@ -890,14 +890,42 @@ gad_tensor *gad_roll(gad_tensor *x, const int64_t *shifts, const int *dims, int 
 /* Float tensors only (i64 is a dtype error); the result is a new contiguous
  * tensor. IEEE semantics: log(-1) is NaN, 1/0 is inf; none are errors. */
 
+/* ---- Half precision (issue 29): ops on f16 and bf16 tensors.
+ * Every float op takes f16 and bf16 tensors on the CPU, computes in f32
+ * and rounds once on output (to nearest even, as gad_cast): the result has
+ * the input's dtype and the bits of the f32 op on the widened inputs,
+ * rounded. The gradients of half tensors are half (gad_grad, gad_backward
+ * accumulate in the gradient's dtype); gradcheck stays f64.
+ *   - natively (a tile of input widened into f32 at a time: no f32 copy
+ *     of the tensors, so the memory traffic is that of 2-byte data): the
+ *     elementwise ops below and their gradients, sum/mean (f32 results'
+ *     order, accumulated in double), amax, argmax, softmax and
+ *     log_softmax, the comparisons, isnan/isinf/isfinite, where,
+ *     masked_fill, tril/triu, the data movements (views, copies, gather,
+ *     take, cat, stack, pad, flip, roll) and gad_embedding_fused;
+ *   - through f32 copies of the inputs (a generic fallback: correct, the
+ *     same bits, a pass over memory slower): rms_norm, masked_ce,
+ *     gated_scan, helix_block, scatter_add, sort, argsort, topk, argmin,
+ *     cumsum, cumprod, clamp_tensor, pooling, interpolate, fold/unfold,
+ *     conv, scaled_dot_product_attention, rope, the losses, multinomial,
+ *     logits_filter and sample_logits;
+ *   - composites (variance, stddev, logsumexp, ...) round after each op
+ *     they are made of, as PyTorch's do.
+ * Two dimensioned operands must still have one dtype (bf16 with f32 is a
+ * dtype error; a 0-d one promotes, below). A half tensor on another
+ * device is GAD_ERR_UNSUPPORTED. matmul (and linear) and the norm family
+ * are documented with them. */
+
 /* Binary ops broadcast; both operands must have the same float dtype and
  * device, except that a 0-d operand follows PyTorch's rule (its
  * torch.result_type, tests/reference/promotion.txt):
  *   - a 0-d tensor with a dimensioned one takes the dimensioned one's
- *     dtype (f32 [3] * a 0-d f64 is f32), unless the dimensioned one is
- *     i64 and the 0-d one a float, which gives the 0-d one's dtype;
- *   - two 0-d tensors promote (f32 with f64 is f64; i64 with a float is
- *     the float);
+ *     dtype (f32 [3] * a 0-d f64 is f32; bf16 [3] * a 0-d f32 is bf16),
+ *     unless the dimensioned one is an integer (i64, i32, u8) and the 0-d
+ *     one a float, which gives the 0-d one's dtype;
+ *   - two 0-d tensors promote as torch.promote_types (f32 with f64 is
+ *     f64; f32 with f16 or bf16 is f32; f16 with bf16 is f32; an integer
+ *     with a float is the float);
  *   - a 0-d CPU tensor combines with a tensor on any device, the result on
  *     that device.
  * The conversions are gad_cast and gad_to_device (differentiable: each
@@ -1006,7 +1034,8 @@ gad_tensor *gad_pow(gad_tensor *x, gad_tensor *e);
  * clamp_tensor are differentiable in their float operands. Operands
  * broadcast as binary elementwise ops do (gad_add); their dtypes must agree
  * except that a 0-d operand follows PyTorch's result_type (as gad_add says:
- * a 0-d tensor of a higher category, bool < i64 < float, gives its dtype),
+ * a 0-d tensor of a higher category, bool < integer < float, gives its
+ * dtype; two 0-d ones promote as torch.promote_types),
  * and a 0-d CPU operand is read on the other operands' device. A back end
  * without the kernels answers the unsupported error. */
 
