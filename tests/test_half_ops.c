@@ -10,6 +10,7 @@
 #include "test.h"
 #include "ops/ops_int.h"
 #include "test_registry.h"
+#include "half_vec.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -252,7 +253,77 @@ TEST(bf16_model_trains) {
     gad_scope_end();
 }
 
+/* Large operands (threads, streaming stores, tiles' edges), strided and
+ * broadcast ones, and special values (NaN, inf, subnormals, values that
+ * round past the largest half), on every conversion path this CPU has
+ * (half_vec.h's forced ones included): the bits of the f32 op, rounded. */
+static void large_case(gad_dtype_t dt, const char *path) {
+    gad_scope_begin();
+    gad_rng *rng = gad_rng_new(31);
+    int64_t shape[2] = {300, 2049}; /* > 2 * EW_GRAIN, odd rows */
+    gad_tensor *a = gad_rng_normal_tensor(rng, shape, 2, GAD_F32, 0, 3);
+    float *p = gad_data_mut(a);
+    const float special[] = {NAN, -NAN, INFINITY, -INFINITY, 0x1p-20f, -0x1p-25f, 1e-40f,
+                             70000.0f, 65520.0f, 65519.0f, 3.4e38f, -0.0f};
+    for (int i = 0; p && i < (int)(sizeof special / sizeof *special); i++)
+        p[i * 977] = special[i];
+    gad_tensor *ah = gad_cast(a, dt);
+    gad_tensor *bh = gad_cast(gad_rng_normal_tensor(rng, shape, 2, GAD_F32, 1, 2), dt);
+    gad_tensor *row = gad_cast(gad_rng_normal_tensor(rng, (int64_t[]){2049}, 1, GAD_F32, 0, 1), dt);
+    gad_tensor *at = gad_transpose(ah); /* strided */
+    gad_tensor *aw = gad_cast(ah, GAD_F32), *bw = gad_cast(bh, GAD_F32), *rw = gad_cast(row, GAD_F32);
+    gad_tensor *atw = gad_transpose(aw);
+    struct {
+        const char *what;
+        gad_tensor *h, *w;
+    } c[] = {
+        {"add", gad_add(ah, bh), gad_add(aw, bw)},
+        {"div broadcast row", gad_div(ah, row), gad_div(aw, rw)},
+        /* the 0-d f32 takes the half dtype first (result_type), as in PyTorch */
+        {"mul 0-d", gad_mul(ah, gad_scalar_f32(0.1f)),
+         gad_mul(aw, gad_cast(gad_cast(gad_scalar_f32(0.1f), dt), GAD_F32))},
+        {"gelu", gad_gelu(ah), gad_gelu(aw)},
+        {"exp strided", gad_exp(at), gad_exp(atw)},
+        {"tanh", gad_tanh(ah), gad_tanh(aw)},
+        {"sum axis 0", gad_sum(bh, (int[]){0}, 1, 0), gad_sum(bw, (int[]){0}, 1, 0)},
+        {"sum axis 1", gad_sum(bh, (int[]){1}, 1, 0), gad_sum(bw, (int[]){1}, 1, 0)},
+        {"sum_all", gad_sum_all(bh), gad_sum_all(bw)},
+        {"softmax rows", gad_softmax(bh, 1), gad_softmax(bw, 1)},
+        {"log_softmax cols", gad_log_softmax(bh, 0), gad_log_softmax(bw, 0)},
+        {"amax", gad_amax(ah, 1, 0), gad_amax(aw, 1, 0)},
+    };
+    for (int i = 0; i < (int)(sizeof c / sizeof *c); i++) {
+        int bitwise;
+        double d = half_diff(c[i].h, c[i].w, dt, &bitwise);
+        CHECK_MSG(bitwise, "%s (%s, %s): %g ulps from the f32 result rounded", c[i].what,
+                  gad_dtype_name(dt), path, d);
+    }
+    /* a gradient kernel, on the large tensors (gelu's reads x, exact in
+     * both; tanh's would read y, rounded to half in one of them) */
+    gad_tensor *x = gad_requires_grad(gad_detach(bh)), *xw = gad_requires_grad(gad_detach(bw));
+    gad_tensor *g, *gw;
+    CHECK(gad_grad(gad_sum_all(gad_gelu(x)), &x, 1, &g) == GAD_OK);
+    CHECK(gad_grad(gad_sum_all(gad_gelu(xw)), &xw, 1, &gw) == GAD_OK);
+    int bitwise;
+    double d = half_diff(g, gw, dt, &bitwise);
+    CHECK_MSG(bitwise, "gelu's gradient (%s, %s): %g ulps", gad_dtype_name(dt), path, d);
+    gad_rng_free(rng);
+    gad_scope_end();
+}
+
+TEST(large_and_special_on_every_path) {
+    static const int levels[] = {GAD_HALF_VEC_AUTO, GAD_HALF_VEC_PORTABLE, GAD_HALF_VEC_SCALAR};
+    for (int l = 0; l < 3; l++) {
+        int prev = gad__half_vec_force(levels[l]);
+        const char *path = gad__half_vec_path(1);
+        large_case(GAD_BF16, path);
+        large_case(GAD_F16, gad__half_vec_path(0));
+        gad__half_vec_force(prev);
+    }
+}
+
 int main(void) {
+    RUN(large_and_special_on_every_path);
     RUN(every_op_bf16);
     RUN(every_op_f16);
     RUN(bf16_model_trains);
