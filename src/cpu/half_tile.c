@@ -5,13 +5,14 @@
  * even with PyTorch's NaN bits (half.h), the same bits as the scalar
  * functions. Contiguous runs go through half_vec.h's vector conversions
  * (F16C, AVX-512 BF16, chosen at run time); strided ones through the
- * scalar functions. A file of its own: half.h and vmath.h cannot share
- * one. */
+ * scalar functions (no GAD_CLONES: clang emits no symbol for an extern
+ * function with target_clones). A file of its own: half.h and vmath.h
+ * cannot share one. */
 #include "cpu.h"
 #include "half.h"
 #include "half_vec.h"
 
-GAD_CLONES void gad__half_widen(int dt, int64_t n, const uint16_t *x, int64_t sx, float *y) {
+void gad__half_widen(int dt, int64_t n, const uint16_t *x, int64_t sx, float *y) {
     if (sx == 1) {
         if (dt == GAD_BF16) gad__bf16_to_f32_n(x, y, n);
         else gad__f16_to_f32_n(x, y, n);
@@ -23,7 +24,7 @@ GAD_CLONES void gad__half_widen(int dt, int64_t n, const uint16_t *x, int64_t sx
         for (int64_t i = 0; i < n; i++) y[i] = gad__f16_to_f32(x[i * sx]);
 }
 
-GAD_CLONES void gad__half_narrow(int dt, int64_t n, const float *x, uint16_t *y, int64_t sy) {
+void gad__half_narrow(int dt, int64_t n, const float *x, uint16_t *y, int64_t sy) {
     if (sy == 1) {
         if (dt == GAD_BF16) gad__f32_to_bf16_n(x, y, n);
         else gad__f32_to_f16_n(x, y, n);
