@@ -121,7 +121,7 @@ static void ew_call_vk(const ew_ctx *c, int64_t len, const float *x, int64_t sx,
  * bits) into the output. Nothing of the tensors' size is allocated, so the
  * memory traffic stays that of 2-byte data. A result's bits are those of
  * the f32 op on the widened inputs, rounded. */
-#define EW_HTILE 512
+#define EW_HTILE 1024
 
 #define half_widen gad__half_widen
 #define half_narrow gad__half_narrow
