@@ -902,9 +902,10 @@ gad_tensor *gad_roll(gad_tensor *x, const int64_t *shifts, const int *dims, int 
  *     order, accumulated in double), amax, argmax, softmax and
  *     log_softmax, the comparisons, isnan/isinf/isfinite, where,
  *     masked_fill, tril/triu, the data movements (views, copies, gather,
- *     take, cat, stack, pad, flip, roll) and gad_embedding_fused;
+ *     take, cat, stack, pad, flip, roll), gad_embedding_fused and
+ *     gad_rms_norm (blocks of rows widened);
  *   - through f32 copies of the inputs (a generic fallback: correct, the
- *     same bits, a pass over memory slower): rms_norm, masked_ce,
+ *     same bits, a pass over memory slower): masked_ce,
  *     gated_scan, helix_block, scatter_add, sort, argsort, topk, argmin,
  *     cumsum, cumprod, clamp_tensor, pooling, interpolate, fold/unfold,
  *     conv, scaled_dot_product_attention, rope, the losses, multinomial,

@@ -291,6 +291,7 @@ static void large_case(gad_dtype_t dt, const char *path) {
         {"softmax rows", gad_softmax(bh, 1), gad_softmax(bw, 1)},
         {"log_softmax cols", gad_log_softmax(bh, 0), gad_log_softmax(bw, 0)},
         {"amax", gad_amax(ah, 1, 0), gad_amax(aw, 1, 0)},
+        {"rms_norm (blocks of rows)", gad_rms_norm(bh, 1e-5), gad_rms_norm(bw, 1e-5)},
     };
     for (int i = 0; i < (int)(sizeof c / sizeof *c); i++) {
         int bitwise;
@@ -307,6 +308,10 @@ static void large_case(gad_dtype_t dt, const char *path) {
     int bitwise;
     double d = half_diff(g, gw, dt, &bitwise);
     CHECK_MSG(bitwise, "gelu's gradient (%s, %s): %g ulps", gad_dtype_name(dt), path, d);
+    CHECK(gad_grad(gad_sum_all(gad_rms_norm(x, 1e-5)), &x, 1, &g) == GAD_OK);
+    CHECK(gad_grad(gad_sum_all(gad_rms_norm(xw, 1e-5)), &xw, 1, &gw) == GAD_OK);
+    d = half_diff(g, gw, dt, &bitwise);
+    CHECK_MSG(bitwise, "rms_norm's gradient (%s, %s): %g ulps", gad_dtype_name(dt), path, d);
     gad_rng_free(rng);
     gad_scope_end();
 }

@@ -150,8 +150,7 @@ static int check_eps(const char *op, double eps) {
 gad_tensor *gad_rms_norm(gad_tensor *x, double eps) {
     const char *op = "rms_norm";
     GAD_NEED(op, x);
-    GAD_HALF_VIA_F32(op, &x, 1, gad_rms_norm(x, eps));
-    if (gad__need_float(op, x) || check_eps(op, eps)) return NULL;
+    if (gad__need_floating(op, x) || check_eps(op, eps)) return NULL; /* half: native */
     if (x->rank == 0) return gad__err(GAD_ERR_SHAPE, op, "needs rank >= 1, got a scalar");
     if (GAD_LACKS_FAM(op, x, rms_norm, fwd)) return NULL;
     gad_tensor *y = gad__tensor_like(op, x);
