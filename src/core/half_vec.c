@@ -221,15 +221,6 @@ static int has_f16c(void) {
 }
 #endif
 
-#ifdef HV_X86
-/* CPUID.1:ECX bit 29 (clang 14's __builtin_cpu_supports has no "f16c");
- * the AVX state it needs is checked by the caller's avx2 test */
-static int has_f16c(void) {
-    unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
-}
-#endif
-
 static void pick(void) {
     for (int l = 0; l < 3; l++) {
         paths[l].to_f16 = f32_to_f16_scalar, paths[l].from_f16 = f16_to_f32_scalar;
