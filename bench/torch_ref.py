@@ -8,7 +8,16 @@ never run by default; bench/gpu.sh runs them beside gad-bench's.
 Run with Debian's interpreter and torch (apt-get install python3-torch):
     REFBENCH_THREADS=2 OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_ref.py W5
 The thread count is set before torch loads OpenBLAS (OPENBLAS_NUM_THREADS is
-read once, at load time)."""
+read once, at load time).
+
+The same script runs the modern references for bench/compare with the venv
+of bench/setup-references.sh (torch 2.x): REFBENCH_IMPL names the figures
+(default "torch"), REFBENCH_COMPILE=1 wraps each workload's forward (to the
+loss) in torch.compile (mode default; backward through AOTAutograd, the
+optimizer step eager). The first calls, which compile, are the warm-up and
+are not timed. Under torch.compile the hand-written scan stays eager (a
+graph break: dynamo would unroll its loop over T), so W7 and W2 (one matrix
+product: nothing to compile) are skipped there."""
 import json
 import math
 import os
@@ -23,6 +32,13 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 torch.set_num_threads(THREADS)
+IMPL = os.environ.get("REFBENCH_IMPL", "torch")
+COMPILE = os.environ.get("REFBENCH_COMPILE") == "1"
+
+
+def comp(fn):
+    """fn under torch.compile (mode default) when REFBENCH_COMPILE=1."""
+    return torch.compile(fn) if COMPILE else fn
 
 
 def emit(w, metric, ts, scale=1.0, per_call=0.0, unit="ms", **extra):
@@ -34,7 +50,7 @@ def emit(w, metric, ts, scale=1.0, per_call=0.0, unit="ms", **extra):
         vals = (med * scale, lo * scale, hi * scale)
     d = {"workload": w, "metric": metric, "median": round(vals[0], 6), "min": round(vals[1], 6),
          "max": round(vals[2], 6), "unit": unit, "reps": len(ts), "threads": THREADS,
-         "impl": "torch"}
+         "impl": IMPL}
     d.update(extra)
     print(json.dumps(d), flush=True)
 
@@ -61,12 +77,14 @@ def w1_chain(nops):
     x = torch.randn(16, requires_grad=True)
     cm, ca, gy = torch.full((16,), 0.9), torch.full((16,), 0.1), torch.ones(16)
 
-    def chain():
+    def chain_():
         v = x
         for i in range(nops):
             k = i % 3
             v = v * cm if k == 0 else (v + ca if k == 1 else torch.tanh(v))
         return v
+
+    chain = comp(chain_)
 
     def fwd_bwd():
         x.grad = None
@@ -105,6 +123,8 @@ def w1_scaling():
 
 # ------------------------------------------------------------------ W2
 def w2():
+    if COMPILE:
+        return
     g = torch.Generator().manual_seed(2)
     for m, k, n in [(64, 64, 64), (128, 128, 128), (256, 256, 256), (512, 512, 512),
                     (1024, 1024, 1024), (2048, 2048, 2048), (4096, 256, 256), (256, 4096, 256)]:
@@ -120,9 +140,10 @@ def w3():
     n = 16 * 1024 * 1024
     torch.manual_seed(3)
     a, b = torch.rand(n), torch.rand(n)
-    emit("W3", "add_alloc_16M_GBps", timed(lambda: a + b, 20, 3), scale=1e-9, per_call=12.0 * n,
+    add, gelu = comp(lambda p, q: p + q), comp(lambda p: F.gelu(p, approximate="tanh"))
+    emit("W3", "add_alloc_16M_GBps", timed(lambda: add(a, b), 20, 3), scale=1e-9, per_call=12.0 * n,
          unit="GB/s")
-    emit("W3", "gelu_tanh_alloc_16M_GBps", timed(lambda: F.gelu(a, approximate="tanh"), 20, 3),
+    emit("W3", "gelu_tanh_alloc_16M_GBps", timed(lambda: gelu(a), 20, 3),
          scale=1e-9, per_call=8.0 * n, unit="GB/s")
 
 
@@ -135,12 +156,13 @@ def w4():
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     data = [(torch.randn(128, 784), torch.randint(0, 10, (128,))) for _ in range(16)]
     it = [0]
+    loss = comp(lambda x, y: F.cross_entropy(model(x), y))
 
     def step():
         x, y = data[it[0] % 16]
         it[0] += 1
         opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
+        loss(x, y).backward()
         opt.step()
 
     emit("W4", "mlp_train_step_ms", timed(step, 100, 20), scale=1e3)
@@ -179,6 +201,14 @@ class Scan(torch.autograd.Function):
         return ga.transpose(0, 1), G.transpose(0, 1)
 
 
+def scan_apply(a, u):
+    return Scan.apply(a, u)
+
+
+if COMPILE:
+    scan_apply = torch.compiler.disable(scan_apply)
+
+
 def block_params(D, g):
     wa = torch.randn(D + 1, D, generator=g) / math.sqrt(D)
     wa[D] = 3.0
@@ -196,7 +226,7 @@ def block(x, p):
     B, T, D = x.shape
     xn = rms_norm(x) * p["g1"]
     a = torch.sigmoid(torch.cat([xn, xn.new_ones(B, T, 1)], dim=-1) @ p["wa"])
-    h = Scan.apply(a, xn @ p["wb"])
+    h = scan_apply(a, xn @ p["wb"])
     out1 = x + F.silu(h * p["g2"]) @ p["wo"]
     f = F.silu((rms_norm(out1) * p["g3"]) @ p["wf1"]) @ p["wf2"]
     return out1 + f * p["g4"]
@@ -207,12 +237,13 @@ def w5():
     x = torch.randn(8, 256, 256, generator=g, requires_grad=True)
     r = torch.randn(8, 256, 256, generator=g)
     p = block_params(256, g)
+    loss = comp(lambda: (block(x, p) * r).sum())
 
     def step():
         x.grad = None
         for t in p.values():
             t.grad = None
-        (block(x, p) * r).sum().backward()
+        loss().backward()
 
     emit("W5", "helix_block_fwd_bwd_ms", timed(step, 15, 3), scale=1e3)
 
@@ -243,15 +274,20 @@ def w6_config(D, T, steps, warm, metric, rss):
     bg = torch.Generator().manual_seed(1)
     B = 16
 
-    def step():
-        s = torch.randint(0, data.numel() - T - 1, (B,), generator=bg)
-        w = data[s[:, None] + torch.arange(T + 1)[None, :]]
-        opt.zero_grad()
+    def loss_(w):
         h = F.embedding(w[:, :-1], emb)
         for p in blocks:
             h = block(h, p)
         logits = (rms_norm(h) * gain) @ wout
-        F.cross_entropy(logits.reshape(-1, 256), w[:, 1:].reshape(-1)).backward()
+        return F.cross_entropy(logits.reshape(-1, 256), w[:, 1:].reshape(-1))
+
+    loss = comp(loss_)
+
+    def step():
+        s = torch.randint(0, data.numel() - T - 1, (B,), generator=bg)
+        w = data[s[:, None] + torch.arange(T + 1)[None, :]]
+        opt.zero_grad()
+        loss(w).backward()
         opt.step()
 
     emit("W6", metric, timed(step, steps, warm), per_call=float(B * T), unit="tok/s")
@@ -265,6 +301,8 @@ def w6():
 
 # ------------------------------------------------------------------ W7
 def w7():
+    if COMPILE:
+        return
     g = torch.Generator().manual_seed(8)
     a = torch.sigmoid(torch.randn(8, 1024, 256, generator=g) + 3.0).requires_grad_()
     u = torch.randn(8, 1024, 256, generator=g).requires_grad_()
