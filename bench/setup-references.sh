@@ -66,7 +66,9 @@ pip() { "$vpy" -m pip install --disable-pip-version-check -q "$@"; }
 
 have numpy $NUMPY_PIN || pip "numpy==$NUMPY_PIN"
 if ! have torch $TORCH_PIN; then
-    pip --index-url "$TORCH_INDEX" "torch==$TORCH_PIN" ||
+    # one quick try of the CPU index: pip's default retries take minutes
+    # where the index's name does not resolve
+    pip --retries 1 --timeout 20 --index-url "$TORCH_INDEX" "torch==$TORCH_PIN" ||
         pip "torch==$TORCH_PIN"
 fi
 if ! have jax $JAX_PIN || ! have jaxlib $JAX_PIN; then
