@@ -2066,6 +2066,104 @@ int gad_optim_state(gad_optim *opt, const char **names, gad_tensor **tensors,
 gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
                                 gad_tensor *const *tensors, int n);
 
+/* ---- Mixed precision (issue 29) ----
+ * Training with a half-precision model and f32 master weights (Micikevicius
+ * et al., "Mixed Precision Training", 2018; PyTorch autocast + GradScaler;
+ * llm.c): the optimizer holds the f32 parameters (the masters) and their
+ * state; the model computes with f16 or bf16 copies, whose gradients come
+ * back in half; each step widens them, updates the masters in f32 and
+ * rounds the masters into the copies. With bf16 (f32's range) nothing else
+ * is needed; with f16 (largest 65504, smallest normal 6.1e-5) small
+ * gradients underflow unless the loss is scaled, so a gad_grad_scaler
+ * multiplies the loss, unscales the gradients in f32, skips a step whose
+ * gradients overflowed and adapts the scale:
+ *
+ *     gad_params *ps = ...;                    f32 parameters (masters)
+ *     gad_optim *opt = gad_adamw_new_params(ps, NULL, 0, NULL);
+ *     gad_tensor *half[N];                      one copy per parameter
+ *     for (int i = 0; i < N; i++)
+ *         half[i] = gad_requires_grad(gad_cast(gad_params_at(ps, i), GAD_BF16));
+ *     gad_optim_set_copies(opt, half);         copies = round(masters)
+ *     loop: loss = model(half, batch);          computes in bf16
+ *           gad_backward(loss);                 gradients land in half[i]
+ *           gad_optim_step(opt, NULL);          masters updated, copies rounded
+ *           gad_optim_zero_grad(opt);           the copies' slots too
+ *     f16: gad_backward(gad_grad_scaler_scale(sc, loss));
+ *          gad_grad_scaler_step(sc, opt, NULL, &stepped);
+ *
+ * A checkpoint saves the masters (gad_params_save) and the optimizer's
+ * state; the copies are recomputed from them by gad_optim_set_copies. */
+
+/* Give params[i] of opt a working copy copies[i] (NULL: none), for i in
+ * [0, n) of the optimizer's parameters: a leaf of params[i]'s shape and
+ * device, of dtype f16, bf16, f32 or f64, not a parameter of opt. The
+ * copies get the masters' values rounded (to nearest even) at once and
+ * after every step that updates their master; they are written in place
+ * (copy-on-write keeps the values any graph or view still holds). With
+ * copies, gad_optim_step with grads NULL reads each copy's gradient slot
+ * (not the master's), and takes a gradient of the copy's dtype, widened to
+ * the master's; gad_optim_zero_grad empties the copies' slots too. The
+ * optimizer retains the copies until the next call or gad_optim_free;
+ * copies NULL removes them. Errors (nothing changed): a shape, dtype,
+ * device or domain error naming the index (a copy that is no leaf, is
+ * params[i] itself, or is given twice). */
+gad_status gad_optim_set_copies(gad_optim *opt, gad_tensor *const *copies);
+
+/* Dynamic loss scaling for f16 (PyTorch's GradScaler: the same defaults
+ * and rules). A field of 0 takes its default. */
+typedef struct gad_grad_scaler_opts {
+    double init_scale;       /* 65536 */
+    double growth_factor;    /* 2: the scale after growth_interval good steps */
+    double backoff_factor;   /* 0.5: the scale after an overflow */
+    int64_t growth_interval; /* 2000 */
+} gad_grad_scaler_opts;
+
+typedef struct gad_grad_scaler gad_grad_scaler;
+
+/* A scaler (opts NULL: the defaults); a domain error for a scale that is
+ * not finite and > 0, a growth factor <= 1, a backoff outside (0, 1) or a
+ * negative interval. gad_grad_scaler_free accepts NULL. */
+gad_grad_scaler *gad_grad_scaler_new(const gad_grad_scaler_opts *opts);
+void gad_grad_scaler_free(gad_grad_scaler *s);
+
+/* The current scale (NaN and a domain error for NULL). */
+double gad_grad_scaler_scale_value(const gad_grad_scaler *s);
+
+/* loss * scale, tracked, in f32 when loss is f16 or bf16 (in the loss's
+ * float dtype otherwise), to be differentiated instead of the loss. */
+gad_tensor *gad_grad_scaler_scale(gad_grad_scaler *s, gad_tensor *loss);
+
+/* out[i] = grads[i] widened to f32 (f64 stays f64) and divided by the
+ * scale, new tensors owned as rule 2 says (grads[i] NULL: out[i] NULL);
+ * grads are not changed. Returns 1 when every value is finite, 0 when one
+ * is not (the step must then be skipped), -1 on an error (a dtype error
+ * for a gradient that is not float; out all NULL). For clipping between
+ * the unscale and the step: gad_clip_grad_norm(out), gad_optim_step(opt,
+ * out), then gad_grad_scaler_update. */
+int gad_grad_scaler_unscale(gad_grad_scaler *s, gad_tensor *const *grads, gad_tensor **out,
+                            int n);
+
+/* After a step: found_finite 0 multiplies the scale by backoff_factor and
+ * restarts the count of good steps; 1 counts one, and growth_interval of
+ * them in a row multiply the scale by growth_factor (kept when that would
+ * overflow). */
+gad_status gad_grad_scaler_update(gad_grad_scaler *s, int found_finite);
+
+/* Unscale, step and update in one call: the gradients of opt's parameters
+ * (grads[i], or with grads NULL the slots gad_optim_step reads, a NULL
+ * entry or empty slot skipping its parameter) are unscaled; if all are
+ * finite, opt takes the step with them (*stepped = 1), else the step is
+ * skipped (*stepped = 0, the optimizer untouched); then the scale is
+ * updated. stepped may be NULL. Errors as gad_optim_step's. */
+gad_status gad_grad_scaler_step(gad_grad_scaler *s, gad_optim *opt, gad_tensor *const *grads,
+                                int *stepped);
+
+/* The scaler's state for checkpoints: the scale and the count of good
+ * steps since its last change; load_state sets them (a domain error for a
+ * scale that is not finite and > 0 or a negative count). */
+gad_status gad_grad_scaler_state(const gad_grad_scaler *s, double *scale, int64_t *good);
+gad_status gad_grad_scaler_load_state(gad_grad_scaler *s, double scale, int64_t good);
+
 /* Scale the gradients in place so that their global L2 norm is at most
  * max_norm (by max_norm / (norm + 1e-6), PyTorch's rule); returns the norm
  * before clipping (NaN and an error if a gradient is NULL or not float). A
@@ -2226,7 +2324,7 @@ void gad_params_free(gad_params *ps);
  * (integer and bool tensors are buffers: gad_params_add_buffer); a memory
  * error. A set holds half parameters (saved and loaded as F16/BF16), but
  * the optimizers refuse them (an unsupported error naming the parameter:
- * a half parameter needs an f32 master copy). The set is
+ * a half parameter is trained through an f32 master: gad_optim_set_copies). The set is
  * unchanged on an error. A t that shares its storage (a view such as a
  * reshape or slice, a detached tensor) is added as it is, but the first
  * optimizer step that writes it copies it first (copy-on-write): from

@@ -119,7 +119,7 @@ static int check_params(const char *op, gad_tensor *const *params, int n, int fr
                           "params[%d] is %s; optimizers update f32 or f64 "
                           "tensors%s",
                           i, gad_dtype_name(gad_dtype(p)),
-                          half ? " (a half parameter needs an f32 master copy)" : "");
+                          half ? " (a half parameter is trained through an f32 master: gad_optim_set_copies)" : "");
             return -1;
         }
         if (!gad_is_leaf(p) && !(frozen && !gad_is_tracked(p))) {
@@ -185,7 +185,9 @@ static void optim_destroy(gad_optim *o) {
         if (o->params) gad_release(o->params[i]);
         if (o->s1) gad_release(o->s1[i]);
         if (o->s2) gad_release(o->s2[i]);
+        if (o->copies) gad_release(o->copies[i]);
     }
+    gad_mem_free(o->copies);
     gad_mem_free(o->params);
     gad_mem_free(o->s1);
     gad_mem_free(o->s2);
@@ -450,7 +452,7 @@ static int plan_set(const char *op, optim_plan *pl, gad_params *ps, const gad_pa
         if (dt == GAD_F16 || dt == GAD_BF16) { /* issue 29: sets may hold half tensors */
             gad_error_set(GAD_ERR_UNSUPPORTED, op,
                           "parameter \"%s\" is %s; optimizers update f32 or f64 tensors "
-                          "(a half parameter needs an f32 master copy)",
+                          "(a half parameter is trained through an f32 master: gad_optim_set_copies)",
                           gad__json_shown((char[64]){0}, 64, name), gad_dtype_name(dt));
             rc = -1;
         }
@@ -567,7 +569,7 @@ void gad_optim_free(gad_optim *opt) {
 /* Phase 1: fill work[i].g with the contiguous gradient of params[i] (NULL
  * to skip it). Returns GAD_OK or the error's kind. Runs inside the step's
  * scope and no-grad mode. */
-static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
+static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads, int null_skips) {
     const char *op = "optim_step";
     for (int i = 0; i < o->n; i++) {
         gad_tensor *p = o->params[i], *g;
@@ -575,6 +577,7 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
         if (!gad_is_leaf(p)) continue; /* frozen (off the tape): skipped */
         if (grads) {
             g = grads[i];
+            if (!g && null_skips) continue;
             if (!g) {
                 gad_error_set(GAD_ERR_DOMAIN, op, "grads[%d] is NULL", i);
                 return GAD_ERR_DOMAIN;
@@ -584,13 +587,21 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads) {
                 return GAD_ERR_DOMAIN;
             }
         } else {
-            if (!gad_leaf_has_grad(p)) continue; /* an empty slot: skip it */
-            g = gad_leaf_grad(p);
+            /* with a working copy, the model's gradient is in its slot */
+            gad_tensor *slot = o->copies && o->copies[i] ? o->copies[i] : p;
+            if (!gad_leaf_has_grad(slot)) continue; /* an empty slot: skip it */
+            g = gad_leaf_grad(slot);
             if (!g) { /* the slot is set: this is a memory error */
                 if (!gad_last_error())
                     gad_error_set(GAD_ERR_MEMORY, op, "cannot read the gradient of params[%d]", i);
                 return gad_last_error()->kind;
             }
+        }
+        /* a copy's gradient (f16, bf16) is widened to the master's dtype */
+        if (o->copies && o->copies[i] && gad_dtype(g) == gad_dtype(o->copies[i]) &&
+            gad_dtype(g) != gad_dtype(p) && g->dev == p->dev && optim_same_shape(g, p)) {
+            g = gad_cast(g, gad_dtype(p));
+            if (!g) return gad__optim_fail_memory(op);
         }
         if (gad_dtype(g) != gad_dtype(p)) {
             gad_error_set(GAD_ERR_DTYPE, op,
@@ -635,7 +646,8 @@ static gad_status take_writable(gad_optim *o) {
             w->fresh = gad_retain(z);
             if (!w->fresh) return gad__optim_fail_memory(op);
         }
-        if (gad__make_writable(op, o->params[i])) return gad__optim_fail_memory(op);
+        if (gad__make_writable(op, o->params[i]) || gad__optim_copy_writable(o, i))
+            return gad__optim_fail_memory(op);
         if (o->kind == OPTIM_ADAMW) {
             w->s1 = o->s1[i];
             if (gad__make_writable(op, o->s1[i]) || gad__make_writable(op, o->s2[i]))
@@ -677,18 +689,18 @@ static void apply_updates(gad_optim *o, int64_t t) {
             sc.first = w->fresh != NULL;
             GAD_BE(p)->sgd_step(p, momentum ? w->s1 : NULL, w->g, &sc);
         }
+        gad__optim_copy_write(o, i);
     }
 }
 
-gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads) {
-    if (gad__optim_bad("optim_step", opt)) return GAD_ERR_DOMAIN;
+static gad_status optim_step(gad_optim *opt, gad_tensor *const *grads, int null_skips) {
     for (int i = 0; i < opt->n; i++) /* a device without the update: before any change */
         if (opt->kind == OPTIM_ADAMW ? GAD_LACKS("optim_step", opt->params[i], adamw_step)
                                      : GAD_LACKS("optim_step", opt->params[i], sgd_step))
             return GAD_ERR_UNSUPPORTED;
     gad_scope_begin();
     gad_no_grad_begin();
-    gad_status st = gather_grads(opt, grads);
+    gad_status st = gather_grads(opt, grads, null_skips);
     if (st == GAD_OK) st = take_writable(opt);
     if (st == GAD_OK) {
         apply_updates(opt, opt->step + 1);
@@ -710,11 +722,23 @@ gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads) {
     return st;
 }
 
+gad_status gad_optim_step(gad_optim *opt, gad_tensor *const *grads) {
+    if (gad__optim_bad("optim_step", opt)) return GAD_ERR_DOMAIN;
+    return optim_step(opt, grads, 0);
+}
+
+gad_status gad__optim_step_skipping(gad_optim *opt, gad_tensor *const *grads) {
+    return optim_step(opt, grads, 1);
+}
+
 /* ------------------------------------------------------- accessors */
 
 void gad_optim_zero_grad(gad_optim *opt) {
     if (gad__optim_bad("optim_zero_grad", opt)) return;
     gad_zero_grad(opt->params, opt->n);
+    if (opt->copies)
+        for (int i = 0; i < opt->n; i++)
+            if (opt->copies[i]) gad_zero_grad(&opt->copies[i], 1);
 }
 
 double gad_optim_lr(const gad_optim *opt) {

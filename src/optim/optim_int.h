@@ -45,6 +45,10 @@ struct gad_optim {
     char (*name1)[OPTIM_NAME_CAP]; /* "m.<i>" or "momentum.<i>" */
     char (*name2)[OPTIM_NAME_CAP]; /* "v.<i>" (AdamW only) */
     optim_work *work;
+    /* Mixed precision (amp.c): copies[i], when set, is a half (or other
+     * float) leaf the model computes with; params[i] is its master. NULL
+     * array until gad_optim_set_copies. */
+    gad_tensor **copies;
     double momentum;               /* SGD */
     int nesterov;
     double beta1, beta2, eps;      /* AdamW */
@@ -80,5 +84,14 @@ static inline int optim_same_shape(gad_tensor *a, gad_tensor *b) {
 }
 
 static inline int optim_is_float(gad_dtype_t d) { return d == GAD_F32 || d == GAD_F64; }
+
+/* After a successful update of params[i]: its copy, if any, made writable
+ * beforehand (phase 2), gets the master's values rounded (amp.c). */
+int gad__optim_copy_writable(gad_optim *o, int i);
+void gad__optim_copy_write(gad_optim *o, int i);
+
+/* gad_optim_step with grads given, where a NULL grads[i] skips params[i]
+ * (as an empty slot does) instead of being an error. */
+gad_status gad__optim_step_skipping(gad_optim *opt, gad_tensor *const *grads);
 
 #endif
