@@ -193,6 +193,57 @@ TEST(mixed_devices_are_an_error) {
     CHECK(checked >= 15);
 }
 
+/* ---- half precision (issue 29): no device has half kernels. Every op of
+ * the registry on bf16 inputs on the test device either moves the
+ * elements (views, copies, gather, ...: the host's bits) or answers the
+ * unsupported error (or, for an op that takes no floats, the dtype
+ * error): never a float kernel on 2-byte data. */
+TEST(half_tensors_on_the_device) {
+    gad_rng *rng = gad_rng_new(79);
+    int refused = 0, moved = 0;
+    for (int op = 1; op < GAD_OP_COUNT_; op++) {
+        const gad_op_entry *e = &gad__ops[op];
+        gad_scope_begin();
+        gad_op_sample s;
+        memset(&s, 0, sizeof s);
+        int ok = e->sample(&s, rng, 0), any = 0;
+        gad_tensor *h[12], *d[12];
+        for (int i = 0; ok && i < s.n; i++) {
+            h[i] = s.in[i];
+            if (s.in[i] && (gad_dtype(s.in[i]) == GAD_F32 || gad_dtype(s.in[i]) == GAD_F64)) {
+                h[i] = gad_detach(gad_cast(s.in[i], GAD_BF16));
+                any = 1;
+            }
+            d[i] = h[i] ? gad__own(gad__to_dev("test", h[i], TD)) : NULL;
+        }
+        if (ok && any) {
+            gad_clear_error();
+            gad_tensor *y = s.apply(&s, d, s.n);
+            const gad_error *err = gad_last_error();
+            if (y) {
+                gad_tensor *want = s.apply(&s, h, s.n);
+                gad_tensor *got = gad_contiguous(gad_to_device(y, GAD_DEV_HOST));
+                want = want ? gad_contiguous(want) : NULL;
+                CHECK_MSG(want && got && gad_dtype(got) == gad_dtype(want) &&
+                              gad_numel(got) == gad_numel(want) &&
+                              !memcmp(gad_data(got), gad_data(want),
+                                      (size_t)gad_numel(got) * gad_dtype_size(gad_dtype(got))),
+                          "%s: bf16 on the device differs from the host", e->info.name);
+                moved++;
+            } else {
+                CHECK_MSG(err && (err->kind == GAD_ERR_UNSUPPORTED || err->kind == GAD_ERR_DTYPE),
+                          "%s: %s", e->info.name, err ? err->text : "no error");
+                refused++;
+            }
+        }
+        gad_clear_error();
+        gad_scope_end();
+    }
+    gad_rng_free(rng);
+    printf("  bf16 on the device: %d ops move elements, %d refuse\n", moved, refused);
+    CHECK(refused >= 50);
+}
+
 /* ------------------------------------------------------------ the rest */
 
 TEST(placement_and_read_back) {
@@ -815,6 +866,7 @@ int main(void) {
     }
     RUN(every_op_runs_on_the_device);
     RUN(mixed_devices_are_an_error);
+    RUN(half_tensors_on_the_device);
     RUN(placement_and_read_back);
     RUN(copy_on_write_on_the_device);
     RUN(checks_in_the_back_end);
