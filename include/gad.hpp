@@ -239,6 +239,7 @@ struct deleter {
     void operator()(gad_params *p) const noexcept { gad_params_free(p); }
     void operator()(gad_sampler *s) const noexcept { gad_sampler_free(s); }
     void operator()(gad_module *m) const noexcept { gad_module_free(m); } /* issue 29 layers */
+    void operator()(gad_grad_scaler *s) const noexcept { gad_grad_scaler_free(s); } /* issue 29 amp */
 };
 template <class T> using unique = std::unique_ptr<T, deleter>;
 
