@@ -2082,7 +2082,8 @@ gad_status gad_optim_load_state(gad_optim *opt, const char *const *names,
  *     gad_optim *opt = gad_adamw_new_params(ps, NULL, 0, NULL);
  *     gad_tensor *half[N];                      one copy per parameter
  *     for (int i = 0; i < N; i++)
- *         half[i] = gad_requires_grad(gad_cast(gad_params_at(ps, i), GAD_BF16));
+ *         half[i] = gad_requires_grad(gad_cast(gad_detach(gad_params_at(ps, i)),
+ *                                              GAD_BF16));   (a leaf of its own)
  *     gad_optim_set_copies(opt, half);         copies = round(masters)
  *     loop: loss = model(half, batch);          computes in bf16
  *           gad_backward(loss);                 gradients land in half[i]

@@ -95,7 +95,9 @@ TEST(copies_follow_masters) {
 TEST(step_reads_copy_slots) {
     LEAK_BEGIN();
     gad_rng *r = gad_rng_new(3);
-    gad_tensor *m = randn_leaf(r, 1.0), *copy = gad_requires_grad(gad_cast(m, GAD_BF16));
+    gad_tensor *m = randn_leaf(r, 1.0), *dm = gad_detach(m),
+               *copy = gad_requires_grad(gad_cast(dm, GAD_BF16));
+    gad_release(dm);
     gad_optim *o = gad_sgd_new(&m, 1, &(gad_sgd_opts){.lr = 0.5});
     CHECK(gad_optim_set_copies(o, &copy) == GAD_OK);
     float before[N], after[N], c[N];
@@ -242,7 +244,8 @@ TEST(scaler_f16_underflow_and_skip) {
     LEAK_BEGIN();
     float v[4] = {0.5f, -1, 2, 0.25f};
     gad_tensor *m = gad_requires_grad(gad_from_f32(v, (int64_t[]){4}, 1));
-    gad_tensor *copy = gad_requires_grad(gad_cast(m, GAD_F16));
+    gad_tensor *dm = gad_detach(m), *copy = gad_requires_grad(gad_cast(dm, GAD_F16));
+    gad_release(dm);
     gad_optim *o = gad_sgd_new(&m, 1, &(gad_sgd_opts){.lr = 1e6});
     gad_grad_scaler *s = gad_grad_scaler_new(NULL);
     CHECK(gad_optim_set_copies(o, &copy) == GAD_OK);

@@ -4720,6 +4720,86 @@ ROW(optim_set_group_lr_nan, "gad_optim_set_group_lr", "NaN/Inf", "lr NaN", "stat
     return ok;)
 SBAD(optim_set_group_lr_null, "gad_optim_set_group_lr", "NULL", "opt NULL", E_DOMAIN,
      "optim_set_group_lr", NULL, gad_optim_set_group_lr(NULL, 0, 0.1))
+/* ---- mixed precision (issue 29): working copies and the loss scaler */
+SBAD(optim_copies_null, "gad_optim_set_copies", "NULL", "opt NULL", E_DOMAIN,
+     "optim_set_copies", NULL,
+     gad_optim_set_copies(NULL, (gad_tensor *const[]){gad_requires_grad(gad_cast(F32T(2, 3),
+                                                                              GAD_BF16))}))
+ROW(optim_copies_shape, "gad_optim_set_copies", "shape", "a [3, 2] copy of a [2, 3] master",
+    "status", E_SHAPE, "optim_set_copies", "[3,2]", 0,
+    gad_optim *o = sgd1(0);
+    gad_tensor *c = gad_requires_grad(gad_cast(F32T(3, 2), GAD_BF16));
+    int ok = gad_optim_set_copies(o, &c) == E_SHAPE;
+    gad_optim_free(o);
+    return ok;)
+ROW(optim_copies_dtype, "gad_optim_set_copies", "dtype", "an i64 copy", "status", E_DTYPE,
+    "optim_set_copies", "i64", 0,
+    gad_optim *o = sgd1(0);
+    gad_tensor *c = gad_zeros(DIMS(2, 3), GAD_I64);
+    int ok = gad_optim_set_copies(o, &c) == E_DTYPE;
+    gad_optim_free(o);
+    return ok;)
+ROW(optim_copies_nonleaf, "gad_optim_set_copies", "non-leaf", "a copy that is no leaf",
+    "status", E_DOMAIN, "optim_set_copies", "not a leaf", 0,
+    gad_optim *o = sgd1(0);
+    gad_tensor *c = gad_cast(F32T(2, 3), GAD_F16);
+    int ok = gad_optim_set_copies(o, &c) == E_DOMAIN;
+    gad_optim_free(o);
+    return ok;)
+TBAD(grad_scaler_new_value, "gad_grad_scaler_new", "value", "init_scale -1", E_DOMAIN,
+     "grad_scaler_new", "init_scale",
+     gad_grad_scaler_new(&(gad_grad_scaler_opts){.init_scale = -1}))
+TBAD(grad_scaler_new_nan, "gad_grad_scaler_new", "NaN/Inf", "growth_factor NaN", E_DOMAIN,
+     "grad_scaler_new", "growth_factor",
+     gad_grad_scaler_new(&(gad_grad_scaler_opts){.growth_factor = NAN}))
+ROW(grad_scaler_free_null, "gad_grad_scaler_free", "NULL", "NULL (accepted)", "nothing", E_OK,
+    "", NULL, 0, gad_grad_scaler_free(NULL); return 1;)
+ROW(grad_scaler_scale_value_null, "gad_grad_scaler_scale_value", "NULL", "s NULL", "NaN",
+    E_DOMAIN, "grad_scaler_scale_value", NULL, 0,
+    return isnan(gad_grad_scaler_scale_value(NULL));)
+ROW(grad_scaler_scale_null, "gad_grad_scaler_scale", "NULL", "loss NULL", "NULL", E_DOMAIN,
+    "grad_scaler_scale", "loss", 0,
+    gad_grad_scaler *sc = gad_grad_scaler_new(NULL);
+    int ok = gad_grad_scaler_scale(sc, NULL) == NULL;
+    gad_grad_scaler_free(sc);
+    return ok;)
+ROW(grad_scaler_unscale_dtype, "gad_grad_scaler_unscale", "dtype", "an i64 gradient", "-1",
+    E_DTYPE, "grad_scaler_unscale", "i64", 0,
+    gad_grad_scaler *sc = gad_grad_scaler_new(NULL);
+    gad_tensor *g = gad_zeros(DIMS(2), GAD_I64), *out = NULL;
+    int ok = gad_grad_scaler_unscale(sc, &g, &out, 1) == -1 && out == NULL;
+    gad_grad_scaler_free(sc);
+    return ok;)
+ROW(grad_scaler_unscale_inf, "gad_grad_scaler_unscale", "NaN/Inf", "an f16 gradient of inf",
+    "0 (skip the step)", E_OK, "", NULL, 0,
+    gad_grad_scaler *sc = gad_grad_scaler_new(NULL);
+    gad_tensor *g = gad_full(DIMS(2), GAD_F16, INFINITY), *out = NULL;
+    int ok = gad_grad_scaler_unscale(sc, &g, &out, 1) == 0 && out != NULL;
+    gad_release(out);
+    gad_grad_scaler_free(sc);
+    return ok;)
+SBAD(grad_scaler_update_null, "gad_grad_scaler_update", "NULL", "s NULL", E_DOMAIN,
+     "grad_scaler_update", NULL, gad_grad_scaler_update(NULL, 1))
+ROW(grad_scaler_step_shape, "gad_grad_scaler_step", "shape", "a [3] gradient of a [2, 3] master",
+    "status", E_SHAPE, "optim_step", "[3]", 0,
+    gad_grad_scaler *sc = gad_grad_scaler_new(NULL);
+    gad_optim *o = sgd1(0);
+    gad_tensor *g = F32T(3);
+    int stepped = -1;
+    int ok = gad_grad_scaler_step(sc, o, &g, &stepped) == E_SHAPE && stepped == 0 &&
+             gad_optim_steps(o) == 0 && gad_grad_scaler_scale_value(sc) == 65536;
+    gad_optim_free(o);
+    gad_grad_scaler_free(sc);
+    return ok;)
+SBAD(grad_scaler_state_null, "gad_grad_scaler_state", "NULL", "s NULL", E_DOMAIN,
+     "grad_scaler_state", NULL, gad_grad_scaler_state(NULL, NULL, NULL))
+ROW(grad_scaler_load_state_value, "gad_grad_scaler_load_state", "value", "scale 0", "status",
+    E_DOMAIN, "grad_scaler_load_state", "scale = 0", 0,
+    gad_grad_scaler *sc = gad_grad_scaler_new(NULL);
+    int ok = gad_grad_scaler_load_state(sc, 0, 0) == E_DOMAIN &&
+             gad_grad_scaler_scale_value(sc) == 65536;
+    gad_grad_scaler_free(sc);
+    return ok;)
 /* ---- buffers and the batch norm layer (issue 28) */
 TBAD(params_buf_null_set, "gad_params_add_buffer", "NULL", "ps NULL", E_DOMAIN,
      "params_add_buffer", "set", gad_params_add_buffer(NULL, "m", F32T(2)))

@@ -36,10 +36,6 @@ static int bad_copy(const char *op, gad_optim *o, int i, gad_tensor *c) {
     gad_tensor *p = o->params[i];
     char a[GAD_SHAPE_FORMAT_CAP], b[GAD_SHAPE_FORMAT_CAP];
     if (gad__released(c)) return (gad__err_released(op), 1);
-    if (!gad_is_leaf(c)) {
-        gad_error_set(GAD_ERR_DOMAIN, op, "copies[%d] is not a leaf (gad_requires_grad)", i);
-        return 1;
-    }
     if (c == p) {
         gad_error_set(GAD_ERR_DOMAIN, op, "copies[%d] is params[%d] itself", i, i);
         return 1;
@@ -48,6 +44,10 @@ static int bad_copy(const char *op, gad_optim *o, int i, gad_tensor *c) {
     if (d != GAD_F16 && d != GAD_BF16 && d != GAD_F32 && d != GAD_F64) {
         gad_error_set(GAD_ERR_DTYPE, op, "copies[%d] is %s; a copy is f16, bf16, f32 or f64", i,
                       gad_dtype_name(d));
+        return 1;
+    }
+    if (!gad_is_leaf(c)) {
+        gad_error_set(GAD_ERR_DOMAIN, op, "copies[%d] is not a leaf (gad_requires_grad)", i);
         return 1;
     }
     if (!optim_same_shape(c, p)) {
