@@ -1801,6 +1801,65 @@ GAD_CS_INLINE_ gad_status gad__at_optim_load_state(const char *gad_file_, int ga
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_status gad__at_optim_set_copies(const char *gad_file_, int gad_line_, gad_optim *opt, gad_tensor *const *copies) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_optim_set_copies)(opt, copies);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_grad_scaler *gad__at_grad_scaler_new(const char *gad_file_, int gad_line_, const gad_grad_scaler_opts *opts) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_grad_scaler *gad_r_ = (gad_grad_scaler_new)(opts);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ void gad__at_grad_scaler_free(const char *gad_file_, int gad_line_, gad_grad_scaler *s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    (gad_grad_scaler_free)(s);
+    gad_call_site_leave(gad_prev_);
+}
+GAD_CS_INLINE_ double gad__at_grad_scaler_scale_value(const char *gad_file_, int gad_line_, const gad_grad_scaler *s) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    double gad_r_ = (gad_grad_scaler_scale_value)(s);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_tensor *gad__at_grad_scaler_scale(const char *gad_file_, int gad_line_, gad_grad_scaler *s, gad_tensor *loss) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_grad_scaler_scale)(s, loss);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int gad__at_grad_scaler_unscale(const char *gad_file_, int gad_line_, gad_grad_scaler *s, gad_tensor *const *grads, gad_tensor **out, int n) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_grad_scaler_unscale)(s, grads, out, n);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_grad_scaler_update(const char *gad_file_, int gad_line_, gad_grad_scaler *s, int found_finite) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_grad_scaler_update)(s, found_finite);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_grad_scaler_step(const char *gad_file_, int gad_line_, gad_grad_scaler *s, gad_optim *opt, gad_tensor *const *grads, int *stepped) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_grad_scaler_step)(s, opt, grads, stepped);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_grad_scaler_state(const char *gad_file_, int gad_line_, const gad_grad_scaler *s, double *scale, int64_t *good) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_grad_scaler_state)(s, scale, good);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_status gad__at_grad_scaler_load_state(const char *gad_file_, int gad_line_, gad_grad_scaler *s, double scale, int64_t good) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_status gad_r_ = (gad_grad_scaler_load_state)(s, scale, good);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ double gad__at_clip_grad_norm(const char *gad_file_, int gad_line_, gad_tensor *const *grads, int n, double max_norm) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     double gad_r_ = (gad_clip_grad_norm)(grads, n, max_norm);
@@ -2656,6 +2715,16 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_optim_set_group_lr(...) gad__at_optim_set_group_lr(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_optim_state(...) gad__at_optim_state(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_optim_load_state(...) gad__at_optim_load_state(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_optim_set_copies(...) gad__at_optim_set_copies(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_grad_scaler_new(...) gad__at_grad_scaler_new(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_grad_scaler_free(...) gad__at_grad_scaler_free(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_grad_scaler_scale_value(...) gad__at_grad_scaler_scale_value(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_grad_scaler_scale(...) gad__at_grad_scaler_scale(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_grad_scaler_unscale(...) gad__at_grad_scaler_unscale(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_grad_scaler_update(...) gad__at_grad_scaler_update(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_grad_scaler_step(...) gad__at_grad_scaler_step(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_grad_scaler_state(...) gad__at_grad_scaler_state(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_grad_scaler_load_state(...) gad__at_grad_scaler_load_state(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_clip_grad_norm(...) gad__at_clip_grad_norm(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_lr_warmup_cosine(...) gad__at_lr_warmup_cosine(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_save(...) gad__at_save(__FILE__, __LINE__, __VA_ARGS__)
