@@ -92,6 +92,18 @@ gad_tensor *gad__batch_norm_unfused(gad_tensor *x, gad_tensor *w, gad_tensor *b,
     return y;
 }
 
+/* y on the tape as op of x, w, b, saving them and the statistics mean and
+ * invstd (which the caller retained for the node: released here). */
+static gad_tensor *track_stats(gad_tensor *y, const gad_op_info *op, gad_tensor *x,
+                               gad_tensor *w, gad_tensor *b, gad_tensor *mean,
+                               gad_tensor *invstd) {
+    gad_tensor *in[3] = {x, w, b}, *save[5] = {x, w, b, mean, invstd};
+    y = gad__track(y, op, in, 3, save, 5);
+    gad_release(mean);
+    gad_release(invstd);
+    return y;
+}
+
 /* The node: x [N, C, ...] checked by the caller; batch: normalise with the
  * batch's statistics (and update rm, rv when given), else with rm, rv. */
 static gad_tensor *bn_core(const char *op, gad_tensor *x, gad_tensor *rm, gad_tensor *rv,
@@ -136,10 +148,7 @@ static gad_tensor *bn_core(const char *op, gad_tensor *x, gad_tensor *rm, gad_te
         gad_release(y);
         return NULL;
     }
-    gad_tensor *in[3] = {x, w, b}, *save[5] = {x, w, b, mean, invstd};
-    y = gad__track(y, GAD_OP(BATCH_NORM), in, 3, save, 5);
-    gad_release(mean);
-    gad_release(invstd);
+    y = track_stats(y, GAD_OP(BATCH_NORM), x, w, b, mean, invstd);
     if (y && y->node) {
         GAD_NODE_P(y->node, bnorm)->eps = eps;
         GAD_NODE_P(y->node, bnorm)->batch = batch;
@@ -290,10 +299,7 @@ static gad_tensor *gn_core(const char *op, gad_tensor *x, int64_t groups, gad_te
         gad_release(y);
         return NULL;
     }
-    gad_tensor *in[3] = {x, w, b}, *save[5] = {x, w, b, mean, invstd};
-    y = gad__track(y, GAD_OP(GROUP_NORM), in, 3, save, 5);
-    gad_release(mean);
-    gad_release(invstd);
+    y = track_stats(y, GAD_OP(GROUP_NORM), x, w, b, mean, invstd);
     if (y && y->node) {
         GAD_NODE_P(y->node, gnorm)->eps = eps;
         GAD_NODE_P(y->node, gnorm)->groups = groups;
