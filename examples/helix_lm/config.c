@@ -49,6 +49,7 @@ config default_config(void) {
     c.stop_at = 0;
     c.threads = 0;
     c.device = "cpu";
+    c.precision = "f32";
     c.prompt = "And God said";
     c.temperature = 0.8;
     c.top_k = 40;
@@ -104,6 +105,9 @@ const option_spec options[] = {
      "threads (0: all cores); resume with the same count to replay bit for bit"},
     {"device", OPT_STR, OFF(device), CMD_ALL, 0, 0, "DEV",
      "where the model runs: cpu, cuda or cuda:N (a GPU, in a CUDA build; default cpu)"},
+    {"precision", OPT_STR, OFF(precision), T_, 0, 0, "P",
+     "f32, bf16 or f16: the dtype the model computes in (f32 masters, half working copies; "
+     "f16 with dynamic loss scaling; default f32)"},
     {"plain", OPT_FLAG, OFF(plain), T_, 0, 0, NULL, "plain progress lines even on a terminal"},
     {"prompt", OPT_STR, OFF(prompt), T_ | S_, 0, 0, "TEXT",
      "the text to continue (default \"And God said\")"},
@@ -157,4 +161,15 @@ int select_device(const config *c) {
     }
     if (gad_set_default_device(dev) < 0) return fail_gad("cannot use the device");
     return 0;
+}
+
+int precision_dtype(const char *name) {
+    if (!strcmp(name, "f32")) return GAD_F32;
+    if (!strcmp(name, "bf16")) return GAD_BF16;
+    if (!strcmp(name, "f16")) return GAD_F16;
+    return fail("--precision %s: not one of f32, bf16, f16", name);
+}
+
+const char *precision_name(int dtype) {
+    return dtype == GAD_F32 ? "f32" : dtype == GAD_BF16 ? "bf16" : dtype == GAD_F16 ? "f16" : NULL;
 }

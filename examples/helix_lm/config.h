@@ -43,6 +43,7 @@ typedef struct config {
     const char *out, *ckpt;
     int64_t eval_every, ckpt_every, log_every, stop_at, threads;
     const char *device; /* "cpu", "cuda", "cuda:N" (select_device) */
+    const char *precision; /* train's: "f32", "bf16" or "f16" (precision_dtype) */
     int resume, plain;
     /* sampling */
     const char *prompt;
@@ -65,7 +66,7 @@ typedef struct option_spec {
     const char *arg, *help;
 } option_spec;
 
-#define N_OPTIONS 30 /* the entries of options[] */
+#define N_OPTIONS 31 /* the entries of options[] */
 extern const option_spec options[N_OPTIONS];
 
 /* Which options the command line gave (by index into options[]). */
@@ -85,5 +86,11 @@ int check_step_bytes(int64_t batch, int64_t seq, const char *ckpt);
  * "cuda" (GPU 0), "cuda:N", or any device's name as gad_device_name gives
  * it. 0, or -1 after a message saying which devices there are. */
 int select_device(const config *c);
+
+/* The dtype of the working model that --precision names (GAD_F32, GAD_BF16
+ * or GAD_F16), or -1 after a message; precision_name is the reverse
+ * (NULL for another dtype). */
+int precision_dtype(const char *name);
+const char *precision_name(int dtype);
 
 #endif

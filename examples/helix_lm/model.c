@@ -306,7 +306,7 @@ int save_checkpoint(const char *path, const model *m, gad_optim *opt, const conf
                     const run_state *rs) {
     int nopt = gad_optim_state(opt, NULL, NULL, 0);
     if (nopt < 0) return fail_gad("cannot read the optimizer state");
-    int n = m->np + nopt + N_HP + 8;
+    int n = m->np + nopt + N_HP + 12;
     const char **names = calloc((size_t)n, sizeof *names);
     gad_tensor **ts = calloc((size_t)n, sizeof *ts);
     char(*buf)[NAME_CAP] = calloc((size_t)(nopt + N_HP + 3), sizeof *buf);
@@ -349,6 +349,17 @@ int save_checkpoint(const char *path, const model *m, gad_optim *opt, const conf
         int64_t world = rs->world > 0 ? rs->world : 1;
         names[k] = "run.world";
         ts[k++] = gad_from_i64(&world, NULL, 0);
+        int64_t prec = rs->precision > 0 ? rs->precision : GAD_F32;
+        names[k] = "run.precision";
+        ts[k++] = gad_from_i64(&prec, NULL, 0);
+        if (prec == GAD_F16) {
+            names[k] = "run.scale";
+            ts[k++] = gad_scalar_f64(rs->scale);
+            names[k] = "run.scale_good";
+            ts[k++] = gad_from_i64(&rs->scale_good, NULL, 0);
+            names[k] = "run.skipped";
+            ts[k++] = gad_from_i64(&rs->skipped, NULL, 0);
+        }
         int64_t version = CKPT_VERSION;
         names[k] = "run.version";
         ts[k++] = gad_from_i64(&version, NULL, 0);
@@ -465,6 +476,21 @@ static int ckpt_read_config(const gad_checkpoint *cp, const char *path, config *
     rs->world = 1; /* optional: checkpoints from before distributed training lack it */
     if (rc == 0 && gad_checkpoint_get(cp, "run.world"))
         rc = ckpt_value(cp, path, "run.world", 1, 1, MAX_RUN_THREADS, &rs->world, NULL);
+    /* optional: checkpoints from before --precision are f32 */
+    rs->precision = GAD_F32, rs->scale = 0, rs->scale_good = 0, rs->skipped = 0;
+    if (rc == 0 && gad_checkpoint_get(cp, "run.precision")) {
+        rc = ckpt_value(cp, path, "run.precision", 1, 0, 64, &rs->precision, NULL);
+        if (rc == 0 && !precision_name((int)rs->precision))
+            rc = fail("'%s' holds run.precision = %lld, not f32, bf16 or f16", path,
+                      (long long)rs->precision);
+    }
+    if (rc == 0 && rs->precision == GAD_F16) { /* the scaler's state */
+        rc = ckpt_value(cp, path, "run.scale", 0, 1e-300, 1e300, NULL, &rs->scale);
+        if (rc == 0)
+            rc = ckpt_value(cp, path, "run.scale_good", 1, 0, MAX_STEPS, &rs->scale_good, NULL);
+        if (rc == 0)
+            rc = ckpt_value(cp, path, "run.skipped", 1, 0, (double)rs->step, &rs->skipped, NULL);
+    }
     if (rc == 0) gad_clear_error(); /* the absent name's index error */
     gad_scope_end();
     if (rc == 0) rc = check_step_bytes(c->batch, c->seq, path);

@@ -120,6 +120,12 @@ typedef struct run_state {
     int64_t lr_anchor, lr_total;
     double lr_anchor_lr;
     int64_t world;   /* the ranks that trained it (dist.c; 1 if the checkpoint does not say) */
+    /* --precision (a gad dtype: GAD_F32 if the checkpoint does not say),
+     * and for f16 the loss scaler's state (gad_grad_scaler_state) */
+    int64_t precision;
+    double scale;
+    int64_t scale_good;
+    int64_t skipped; /* f16: steps the scaler skipped (the optimizer's count is step - skipped) */
 } run_state;
 
 int save_checkpoint(const char *path, const model *m, gad_optim *opt, const config *c,

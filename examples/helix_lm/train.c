@@ -30,6 +30,14 @@ typedef struct trainer {
     model m;
     gad_optim *opt;
     gad_tensor **grads;
+    /* --precision bf16/f16: m holds the f32 masters (what the optimizer
+     * updates, evaluation reads and checkpoints hold); wm is the same model
+     * over half copies of them (gad_optim_set_copies), which the steps run;
+     * hgrads their half gradients; sc f16's loss scaler */
+    int prec;
+    model wm;
+    gad_tensor **hgrads;
+    gad_grad_scaler *sc;
     gad_rng *batch_rng;
     int64_t *in, *tg; /* one batch: inputs and targets, B*T each (gad_host_alloc) */
     /* this rank's rows of the batch on the model's device, made at the
@@ -82,6 +90,9 @@ static void trainer_free(trainer *tr) {
     gad_release(tr->targets);
     gad_release(tr->ones);
     free(tr->grads);
+    free(tr->hgrads);
+    gad_grad_scaler_free(tr->sc);
+    if (tr->wm.ps) model_free(&tr->wm);
     gad_rng_free(tr->batch_rng);
     gad_optim_free(tr->opt);
     model_free(&tr->m);
@@ -175,6 +186,36 @@ static int resume_metrics(trainer *tr) {
     return rc;
 }
 
+/* --precision bf16/f16: tr->wm, the model over working copies of the
+ * masters in tr->prec (gad_cast of each, a leaf of its own), registered
+ * with the optimizer, which rewrites them from the masters after every
+ * step. model_init gives wm its architecture's layout; its own f32
+ * parameters are dropped at once. */
+static int make_working_model(trainer *tr) {
+    const model *m = &tr->m;
+    model *w = &tr->wm;
+    if (model_init(w, m->d, m->layers, 0) != 0) return -1;
+    w->ctx = m->ctx;
+    gad_params_free(w->ps);
+    w->ps = gad_params_new();
+    tr->hgrads = calloc((size_t)m->np, sizeof *tr->hgrads);
+    int rc = w->ps && tr->hgrads ? 0 : fail("out of memory");
+    gad_scope_begin();
+    for (int i = 0; i < m->np && rc == 0; i++) {
+        gad_no_grad_begin();
+        gad_tensor *t = gad_detach(gad_cast(m->params[i], tr->prec));
+        gad_no_grad_end();
+        if (!t || !gad_requires_grad(t) || !gad_params_add(w->ps, gad_params_name(m->ps, i), t))
+            rc = fail_gad("cannot make the half working copy of the model");
+    }
+    gad_scope_end();
+    if (rc != 0) return rc;
+    model_bind(w);
+    if (gad_optim_set_copies(tr->opt, w->params) != GAD_OK)
+        return fail_gad("cannot give the optimizer the working copies");
+    return 0;
+}
+
 /* Read the configuration (and, resuming, the checkpoint), the data; build
  * the model and the optimizer. */
 static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics *mt) {
@@ -200,6 +241,19 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
                     "%s: note: %s holds a checkpoint: this run starts over and replaces it "
                     "(--resume continues it)\n",
                     prog, c->out);
+    }
+    if (cp && !was_given(given, "precision")) {
+        c->precision = precision_name((int)tr->rs.precision);
+    } else if (cp && precision_dtype(c->precision) != tr->rs.precision && !tr->quiet) {
+        fprintf(stderr,
+                "%s: note: --precision differs from the checkpoint's: the run goes on with the "
+                "new value (and will not replay the original run)\n",
+                prog);
+    }
+    tr->prec = precision_dtype(c->precision);
+    if (tr->prec < 0) {
+        gad_checkpoint_free(cp);
+        return -1;
     }
     if (c->steps <= 0 && c->time_budget <= 0) c->time_budget = 180;
     remove_stale_tmp(c->out, tr->quiet);
@@ -234,12 +288,24 @@ static int trainer_setup(trainer *tr, config *c, const given_set *given, metrics
     }
     if (rc == 0 && cp) {
         rc = ckpt_load_optim(cp, tr->ckpt_path, tr->opt);
-        if (rc == 0 && gad_optim_steps(tr->opt) != tr->rs.step)
-            rc = fail("'%s': the optimizer state is at step %lld but the run at step %lld",
+        if (rc == 0 && gad_optim_steps(tr->opt) != tr->rs.step - tr->rs.skipped)
+            rc = fail("'%s': the optimizer state is at step %lld but the run at step %lld "
+                      "(%lld skipped)",
                       tr->ckpt_path, (long long)gad_optim_steps(tr->opt),
-                      (long long)tr->rs.step);
+                      (long long)tr->rs.step, (long long)tr->rs.skipped);
         if (rc == 0) rc = resume_metrics(tr);
     }
+    if (rc == 0 && tr->prec != GAD_F32) rc = make_working_model(tr);
+    if (rc == 0 && tr->prec == GAD_F16) {
+        tr->sc = gad_grad_scaler_new(NULL);
+        if (!tr->sc) rc = fail_gad("cannot create the loss scaler");
+        /* a resumed f16 run goes on with the scale it stopped at */
+        if (rc == 0 && cp && tr->rs.precision == GAD_F16 &&
+            gad_grad_scaler_load_state(tr->sc, tr->rs.scale, tr->rs.scale_good) != GAD_OK)
+            rc = fail_gad("cannot restore the loss scaler");
+    }
+    if (cp && tr->rs.precision != GAD_F16) tr->rs.skipped = 0; /* counted from here on */
+    tr->rs.precision = tr->prec;
     tr->saved_step = cp ? tr->rs.step : -1;
     gad_checkpoint_free(cp);
     return rc;
@@ -261,15 +327,29 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
         int64_t n = nb * c->seq;
         tr->idx = gad_zeros((int64_t[]){nb, c->seq}, 2, GAD_I64);
         tr->targets = gad_zeros(&n, 1, GAD_I64);
-        tr->ones = gad_ones(&n, 1, GAD_F32);
+        tr->ones = gad_ones(&n, 1, tr->prec); /* masked_ce's weights: the logits' dtype */
         if (!tr->idx || !tr->targets || !tr->ones) return fail_gad("cannot make the batch");
     }
     if (gad_write_i64(tr->idx, tr->in + b0 * c->seq, (size_t)(nb * c->seq)) != GAD_OK ||
         gad_write_i64(tr->targets, tr->tg + b0 * c->seq, (size_t)(nb * c->seq)) != GAD_OK)
         return fail_gad("cannot copy the batch to the device");
     gad_scope_begin();
-    gad_tensor *lt = model_loss_on(&tr->m, tr->idx, tr->targets, tr->ones);
-    if (!lt || gad_grad(lt, tr->m.params, tr->m.np, tr->grads) != GAD_OK) {
+    int half = tr->prec != GAD_F32, finite = 1;
+    gad_tensor *lt = model_loss_on(half ? &tr->wm : &tr->m, tr->idx, tr->targets, tr->ones);
+    int ok = lt != NULL;
+    if (ok && !half) {
+        ok = gad_grad(lt, tr->m.params, tr->m.np, tr->grads) == GAD_OK;
+    } else if (ok) { /* half gradients of the copies, widened (f16: and unscaled) to f32 */
+        gad_tensor *root = tr->sc ? gad_grad_scaler_scale(tr->sc, lt) : lt;
+        ok = root && gad_grad(root, tr->wm.params, tr->m.np, tr->hgrads) == GAD_OK;
+        if (ok && tr->sc) {
+            finite = gad_grad_scaler_unscale(tr->sc, tr->hgrads, tr->grads, tr->m.np);
+            ok = finite >= 0;
+        }
+        for (int i = 0; ok && !tr->sc && i < tr->m.np; i++)
+            ok = (tr->grads[i] = gad_cast(tr->hgrads[i], GAD_F32)) != NULL;
+    }
+    if (!ok) {
         rc = fail_gad("the training step failed");
         dist_average(0, tr->m.params, tr->grads, tr->m.np, &loss);
     } else {
@@ -278,6 +358,15 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
         if (rc == 0 && c->clip > 0) {
             gnorm = gad_clip_grad_norm(tr->grads, tr->m.np, c->clip);
             if (isnan(gnorm) && gad_last_error()) rc = fail_gad("gradient clipping failed");
+        }
+        /* f16: gradients that overflowed (on any rank: the average or its
+         * norm is not finite) skip the step, and the scaler backs off */
+        if (rc == 0 && tr->sc && isfinite(loss) && (!finite || (c->clip > 0 && !isfinite(gnorm)))) {
+            tr->rs.skipped++;
+            if (gad_grad_scaler_update(tr->sc, 0) != GAD_OK) rc = fail_gad("the loss scaler");
+            gad_scope_end();
+            *row = (metric_row){step + 1, NAN, loss, NAN, lr, gnorm, tr->session};
+            return rc;
         }
         if (rc == 0 && !(isfinite(loss) && (c->clip <= 0 || isfinite(gnorm))))
             rc = fail("the loss is %g (gradient norm %g) at step %lld: training diverged; try "
@@ -289,6 +378,8 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
                 rc = fail_gad("the AdamW step failed");
             else
                 tr->rs.lr_total = total;
+            if (rc == 0 && tr->sc && gad_grad_scaler_update(tr->sc, 1) != GAD_OK)
+                rc = fail_gad("the loss scaler");
         }
     }
     gad_scope_end();
@@ -306,6 +397,8 @@ static int trainer_save(trainer *tr) {
     tr->rs.seconds = now_seconds() - tr->t_start;
     tr->rs.threads = gad_num_threads();
     tr->rs.world = dist_size();
+    if (tr->sc && gad_grad_scaler_state(tr->sc, &tr->rs.scale, &tr->rs.scale_good) != GAD_OK)
+        return fail_gad("cannot read the loss scaler's state");
     if (dist_rank() != 0) { /* rank 0 writes; the others hold the same state */
         tr->saved_step = tr->rs.step;
         return 0;
@@ -370,6 +463,9 @@ static void trainer_banner(const trainer *tr) {
         printf("training: a %g s budget", c->time_budget);
     printf("; AdamW lr %g (warm-up %lld, cosine to %g), wd %g (not on gains, bout), clip %g\n",
            c->lr, (long long)c->warmup, c->min_lr, c->wd, c->clip);
+    if (tr->prec != GAD_F32)
+        printf("precision: %s working copies of f32 masters%s\n", c->precision,
+               tr->sc ? ", dynamic loss scaling" : "");
     if (tr->rs.step > 0)
         printf("resumed from %s at step %lld (%.1f s)\n", tr->ckpt_path, (long long)tr->rs.step,
                tr->rs.seconds);
@@ -505,6 +601,10 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
                    (long long)tr.rs.step, (long long)tokens, el,
                    trained_tokens > 0 ? (double)trained_tokens / (el - session_start) : 0.0,
                    tr.last_val, tr.last_val / log(2.0));
+        if (tr.sc)
+            printf("f16: %lld step%s skipped for overflow, loss scale %g\n",
+                   (long long)tr.rs.skipped, tr.rs.skipped == 1 ? "" : "s",
+                   gad_grad_scaler_scale_value(tr.sc));
         printf("checkpoint: %s\nmetrics:    %s\nplot:       %s (open it in a browser)\n",
                tr.ckpt_path, tr.csv_path, tr.svg_path);
         fflush(stdout);
