@@ -107,6 +107,35 @@ pts=$(sed -n '/<polyline id="lr"/,/"\/>/p' "$DIR/part/loss.svg" | grep -o '[0-9.
 [ "$pts" -eq "$K" ] || fail "loss.svg's learning-rate curve has $pts points, not $K"
 echo "plot: the learning rate ($pts points) and the resume at step $k"
 
+# mixed precision: --precision bf16 and f16 (a half working model over the
+# f32 masters; f16 with a loss scaler) run the same checks: stopped at k
+# and resumed (the precision, and f16's scale, from the checkpoint) to K,
+# the same metrics bit for bit as the uninterrupted run
+for p in bf16 f16; do
+    # shellcheck disable=SC2086
+    "$BIN" train $CONF --precision $p --out "$DIR/$p" > "$DIR/$p.log" 2>&1 ||
+        { cat "$DIR/$p.log"; fail "training in $p failed"; }
+    grep -q "^precision: $p working copies" "$DIR/$p.log" || fail "the $p run does not say its precision"
+    # shellcheck disable=SC2086
+    "$BIN" train $CONF --precision $p --out "$DIR/$p-part" --stop-at $k > "$DIR/$p-part1.log" 2>&1 ||
+        { cat "$DIR/$p-part1.log"; fail "the $p run to be interrupted failed"; }
+    "$BIN" train --out "$DIR/$p-part" --resume --threads "$THREADS" --bytes 0 > "$DIR/$p-part2.log" 2>&1 ||
+        { cat "$DIR/$p-part2.log"; fail "resuming the $p run failed"; }
+    grep -q "^precision: $p working copies" "$DIR/$p-part2.log" || fail "the resumed run is not in $p"
+    cut -d, -f1,3-7 "$DIR/$p/metrics.csv" > "$DIR/$p.cols"
+    cut -d, -f1,3-7 "$DIR/$p-part/metrics.csv" > "$DIR/$p-part.cols"
+    if ! cmp -s "$DIR/$p.cols" "$DIR/$p-part.cols"; then
+        diff "$DIR/$p.cols" "$DIR/$p-part.cols" | head -20
+        fail "the resumed $p run's metrics differ from the uninterrupted run's"
+    fi
+    vf=$(tail -1 "$DIR/full.cols" | cut -d, -f4)
+    vp=$(tail -1 "$DIR/$p.cols" | cut -d, -f4)
+    awk -v a="$vf" -v b="$vp" 'BEGIN { d = a - b; exit !(d < 0.25 && d > -0.25) }' ||
+        fail "the $p run's validation loss $vp is far from f32's $vf"
+    echo "$p: stopped at step $k and resumed to $K: the same losses, bit for bit (val $vp, f32 $vf)"
+done
+grep -q "^f16: [0-9]* steps\? skipped" "$DIR/f16.log" || fail "the f16 run does not count its skipped steps"
+
 # resumed with a longer --steps: the same rate at step k as the
 # uninterrupted run, then lr(s) = min + (l_k - min)(1 + cos(pi (s - k) / (E - k))) / 2
 # for the update s (the row of step s + 1), down to --min-lr at E
@@ -207,6 +236,8 @@ expect_error "an unknown flag" "unknown option" "$BIN" train --no-such-flag
 expect_error "a bad number" "wants an integer" "$BIN" train --steps 12abc
 expect_error "a missing value" "needs a value" "$BIN" train --lr
 expect_error "an unknown command" "unknown command" "$BIN" fly
+expect_error "a bad --precision" "not one of f32, bf16, f16" \
+    "$BIN" train --precision f8 --out "$DIR/x" --steps 1
 expect_error "a missing checkpoint" "cannot read the checkpoint" "$BIN" eval --out "$DIR/nothing-here"
 head -c 1000 "$DIR/full/checkpoint.safetensors" > "$DIR/truncated.safetensors"
 expect_error "a truncated checkpoint" "not valid" "$BIN" sample --ckpt "$DIR/truncated.safetensors"
