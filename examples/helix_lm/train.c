@@ -38,6 +38,10 @@ typedef struct trainer {
     model wm;
     gad_tensor **hgrads;
     gad_grad_scaler *sc;
+    /* the most host memory a step's forward pass held (gad_mem_stats'
+     * live bytes at the loss less those at the step's start): the
+     * activations the backward pass reads */
+    int64_t act_bytes;
     gad_rng *batch_rng;
     int64_t *in, *tg; /* one batch: inputs and targets, B*T each (gad_host_alloc) */
     /* this rank's rows of the batch on the model's device, made at the
@@ -333,9 +337,13 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
     if (gad_write_i64(tr->idx, tr->in + b0 * c->seq, (size_t)(nb * c->seq)) != GAD_OK ||
         gad_write_i64(tr->targets, tr->tg + b0 * c->seq, (size_t)(nb * c->seq)) != GAD_OK)
         return fail_gad("cannot copy the batch to the device");
+    gad_mem_stats m0, m1;
+    gad_mem_stats_get(&m0);
     gad_scope_begin();
     int half = tr->prec != GAD_F32, finite = 1;
     gad_tensor *lt = model_loss_on(half ? &tr->wm : &tr->m, tr->idx, tr->targets, tr->ones);
+    gad_mem_stats_get(&m1);
+    if (m1.live_bytes - m0.live_bytes > tr->act_bytes) tr->act_bytes = m1.live_bytes - m0.live_bytes;
     int ok = lt != NULL;
     if (ok && !half) {
         ok = gad_grad(lt, tr->m.params, tr->m.np, tr->grads) == GAD_OK;
@@ -601,6 +609,9 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
                    (long long)tr.rs.step, (long long)tokens, el,
                    trained_tokens > 0 ? (double)trained_tokens / (el - session_start) : 0.0,
                    tr.last_val, tr.last_val / log(2.0));
+        if (tr.act_bytes > 0)
+            printf("activations: %.2f MB at most after a step's forward pass (%s)\n",
+                   (double)tr.act_bytes / 1e6, c->precision);
         if (tr.sc)
             printf("f16: %lld step%s skipped for overflow, loss scale %g\n",
                    (long long)tr.rs.skipped, tr.rs.skipped == 1 ? "" : "s",
