@@ -353,6 +353,11 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
         if (ok && tr->sc) {
             finite = gad_grad_scaler_unscale(tr->sc, tr->hgrads, tr->grads, tr->m.np);
             ok = finite >= 0;
+            /* unscale hands back a second reference to each gradient, on
+             * top of this scope's (src/optim/amp.c retains them, as
+             * gad_grad_scaler_step and test_amp expect): drop it, so that
+             * the scope's end frees them */
+            for (int i = 0; ok && i < tr->m.np; i++) gad_release(tr->grads[i]);
         }
         for (int i = 0; ok && !tr->sc && i < tr->m.np; i++)
             ok = (tr->grads[i] = gad_cast(tr->hgrads[i], GAD_F32)) != NULL;
@@ -369,18 +374,16 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
         }
         /* f16: gradients that overflowed (on any rank: the average or its
          * norm is not finite) skip the step, and the scaler backs off */
-        if (rc == 0 && tr->sc && isfinite(loss) && (!finite || (c->clip > 0 && !isfinite(gnorm)))) {
+        int skip = rc == 0 && tr->sc && isfinite(loss) &&
+                   (!finite || (c->clip > 0 && !isfinite(gnorm)));
+        if (skip) {
             tr->rs.skipped++;
             if (gad_grad_scaler_update(tr->sc, 0) != GAD_OK) rc = fail_gad("the loss scaler");
-            gad_scope_end();
-            *row = (metric_row){step + 1, NAN, loss, NAN, lr, gnorm, tr->session};
-            return rc;
-        }
-        if (rc == 0 && !(isfinite(loss) && (c->clip <= 0 || isfinite(gnorm))))
+        } else if (rc == 0 && !(isfinite(loss) && (c->clip <= 0 || isfinite(gnorm))))
             rc = fail("the loss is %g (gradient norm %g) at step %lld: training diverged; try "
                       "a lower --lr",
                       loss, gnorm, (long long)step);
-        if (rc == 0) {
+        if (rc == 0 && !skip) {
             gad_optim_set_lr(tr->opt, lr);
             if (gad_optim_step(tr->opt, tr->grads) != GAD_OK)
                 rc = fail_gad("the AdamW step failed");
