@@ -105,7 +105,7 @@ const option_spec options[] = {
      "threads (0: all cores); resume with the same count to replay bit for bit"},
     {"device", OPT_STR, OFF(device), CMD_ALL, 0, 0, "DEV",
      "where the model runs: cpu, cuda or cuda:N (a GPU, in a CUDA build; default cpu)"},
-    {"precision", OPT_STR, OFF(precision), T_, 0, 0, "P",
+    {"precision", OPT_STR, OFF(precision), T_ | CMD_QUICK, 0, 0, "P",
      "f32, bf16 or f16: the dtype the model computes in (f32 masters, half working copies; "
      "f16 with dynamic loss scaling; default f32)"},
     {"plain", OPT_FLAG, OFF(plain), T_, 0, 0, NULL, "plain progress lines even on a terminal"},

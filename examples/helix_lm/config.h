@@ -27,7 +27,8 @@
 #define MAX_BYTES 16777216 /* --bytes: the text sampled */
 #define MAX_PROMPT 1048576 /* --prompt, in bytes */
 
-enum command { CMD_TRAIN = 1, CMD_SAMPLE = 2, CMD_EVAL = 4, CMD_ALL = 7 };
+/* CMD_QUICK: --quick takes eval's options and those marked with it */
+enum command { CMD_TRAIN = 1, CMD_SAMPLE = 2, CMD_EVAL = 4, CMD_ALL = 7, CMD_QUICK = 8 };
 
 typedef struct config {
     /* the model */

@@ -55,7 +55,7 @@ static void usage(FILE *f) {
             "       %s eval   [options]   print a checkpoint's validation loss\n"
             "       %s export [options]   write DIR/export.safetensors: the model as a\n"
             "                                   PyTorch state_dict (torch_helix.py)\n"
-            "       %s --quick [--threads N] [--data PATH] [--device DEV]\n"
+            "       %s --quick [--threads N] [--data PATH] [--device DEV] [--precision P]\n"
             "                                   a self-test of a few seconds\n"
             "       %s --help\n"
             "\n"
@@ -67,9 +67,10 @@ static void usage(FILE *f) {
         const option_spec *o = &options[i];
         char left[64], cmds[16] = "";
         snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-        if (o->cmds != CMD_ALL)
-            snprintf(cmds, sizeof cmds, "[%s%s%s] ", o->cmds & CMD_TRAIN ? "t" : "",
-                     o->cmds & CMD_SAMPLE ? "s" : "", o->cmds & CMD_EVAL ? "e" : "");
+        if ((o->cmds & CMD_ALL) != CMD_ALL)
+            snprintf(cmds, sizeof cmds, "[%s%s%s%s] ", o->cmds & CMD_TRAIN ? "t" : "",
+                     o->cmds & CMD_SAMPLE ? "s" : "", o->cmds & CMD_EVAL ? "e" : "",
+                     o->cmds & CMD_QUICK ? "q" : "");
         fprintf(f, "  %-19s %s%s\n", left, cmds, o->help);
     }
     config d = default_config(); /* the architecture's (model.h) */
@@ -280,8 +281,10 @@ int main(int argc, char **argv) {
         }
     int rc;
     if (!strcmp(cmd, "--quick")) {
-        /* ctest runs `helix_lm --quick`; it takes --threads, --data, --device */
-        if (parse_options(argc, argv, 2, CMD_EVAL, "--quick", &c, &given) != 0) return 2;
+        /* ctest runs `helix_lm --quick`; it takes --threads, --data, --device,
+         * --precision (its training runs in that precision) */
+        if (parse_options(argc, argv, 2, CMD_EVAL | CMD_QUICK, "--quick", &c, &given) != 0)
+            return 2;
         rc = select_device(&c) != 0 ? 1 : cmd_quick(&c, &given);
     } else if (!strcmp(cmd, "train")) {
         if (parse_options(argc, argv, 2, CMD_TRAIN, cmd, &c, &given) != 0) return 2;

@@ -207,9 +207,9 @@ int cmd_quick(const config *base, const given_set *given) {
     memset(&b2, 0, sizeof b2);
     int ok = 1;
     double t0 = now_seconds();
-    printf("quick: D=%lld L=%lld B=%lld T=%lld, %lld steps, %d thread(s)\n", (long long)c.d,
+    printf("quick: D=%lld L=%lld B=%lld T=%lld, %lld steps, %d thread(s), %s\n", (long long)c.d,
            (long long)c.layers, (long long)c.batch, (long long)c.seq, (long long)c.steps,
-           gad_num_threads());
+           gad_num_threads(), c.precision);
 
     /* 1. the uninterrupted run learns: below 2.0 nats per byte (the
      * uniform guess is 5.545) */
