@@ -352,12 +352,7 @@ static int trainer_step(trainer *tr, double seconds, metric_row *row) {
         ok = root && gad_grad(root, tr->wm.params, tr->m.np, tr->hgrads) == GAD_OK;
         if (ok && tr->sc) {
             finite = gad_grad_scaler_unscale(tr->sc, tr->hgrads, tr->grads, tr->m.np);
-            ok = finite >= 0;
-            /* unscale hands back a second reference to each gradient, on
-             * top of this scope's (src/optim/amp.c retains them, as
-             * gad_grad_scaler_step and test_amp expect): drop it, so that
-             * the scope's end frees them */
-            for (int i = 0; ok && i < tr->m.np; i++) gad_release(tr->grads[i]);
+            ok = finite >= 0; /* the unscaled gradients are this scope's */
         }
         for (int i = 0; ok && !tr->sc && i < tr->m.np; i++)
             ok = (tr->grads[i] = gad_cast(tr->hgrads[i], GAD_F32)) != NULL;

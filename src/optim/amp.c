@@ -198,15 +198,12 @@ int gad_grad_scaler_unscale(gad_grad_scaler *s, gad_tensor *const *grads, gad_te
             finite = -1;
             break;
         }
-        out[i] = gad_retain(u);
+        out[i] = u; /* the caller's scope owns it */
         if (finite && !GAD_BE(u)->all_finite(u)) finite = 0;
     }
     gad_no_grad_end();
     if (finite < 0)
-        for (int i = 0; i < n; i++) {
-            gad_release(out[i]);
-            out[i] = NULL;
-        }
+        for (int i = 0; i < n; i++) out[i] = NULL; /* the scope frees them */
     return finite;
 }
 
@@ -246,20 +243,14 @@ gad_status gad_grad_scaler_step(gad_grad_scaler *s, gad_optim *opt, gad_tensor *
     if (finite == 1) {
         /* the master's dtype: an f64 master takes its gradient widened */
         for (int i = 0; i < n && st == GAD_OK; i++)
-            if (out[i] && gad_dtype(out[i]) != gad_dtype(opt->params[i])) {
-                gad_tensor *c = gad_cast(out[i], gad_dtype(opt->params[i]));
-                if (!c) st = gad_last_error()->kind;
-                else {
-                    gad_release(out[i]);
-                    out[i] = gad_retain(c);
-                }
-            }
+            if (out[i] && gad_dtype(out[i]) != gad_dtype(opt->params[i]) &&
+                !(out[i] = gad_cast(out[i], gad_dtype(opt->params[i]))))
+                st = gad_last_error()->kind;
         /* an empty slot (NULL) is skipped, as gad_optim_step skips it */
         if (st == GAD_OK) st = gad__optim_step_skipping(opt, out);
         if (st == GAD_OK && stepped) *stepped = 1;
     }
-    gad_scope_end();
-    for (int i = 0; i < n; i++) gad_release(out[i]);
+    gad_scope_end(); /* the unscaled gradients with it */
     gad_mem_free(in);
     if (st == GAD_OK && finite >= 0) gad_grad_scaler_update(s, finite);
     return st;
