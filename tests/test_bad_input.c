@@ -5395,6 +5395,16 @@ TBAD(aapool_i64, "gad_adaptive_avg_pool2d", "dtype", "x i64", E_DTYPE, "adaptive
      "i64", gad_adaptive_avg_pool2d(I64T(1, 1, 4, 4), 1, 1))
 GOOD(aapool_zero, "gad_adaptive_avg_pool2d", "empty", "output size (0, 2)", "[1,1,0,2]",
      SHAPE_IS(gad_adaptive_avg_pool2d(F32T(1, 1, 4, 4), 0, 2), 1, 1, 0, 2))
+ROW(aapool_zero_grad, "gad_adaptive_avg_pool2d", "empty", "output size (2, 0), its gradient",
+    "zeros of x's shape (torch: an error)", E_OK, "", NULL, 0,
+    gad_tensor *x = LEAF32(1, 1, 4, 4), *g[1];
+    return gad_grad(gad_sum_all(gad_adaptive_avg_pool2d(x, 2, 0)), &x, 1, g) == GAD_OK &&
+           SHAPE_IS(g[0], 1, 1, 4, 4) && all_zero(g[0]);)
+ROW(ampool_zero_grad, "gad_adaptive_max_pool2d", "empty", "output size (0, 3), its gradient",
+    "zeros of x's shape (torch: an error)", E_OK, "", NULL, 0,
+    gad_tensor *x = LEAF32(2, 3, 5), *g[1];
+    return gad_grad(gad_sum_all(gad_adaptive_max_pool2d(x, 0, 3, NULL)), &x, 1, g) == GAD_OK &&
+           SHAPE_IS(g[0], 2, 3, 5) && all_zero(g[0]);)
 GOOD(aapool_global, "gad_adaptive_avg_pool2d", "odd", "output 1x1 (global average pooling)",
      "[2,3,1,1]", SHAPE_IS(gad_adaptive_avg_pool2d(F32T(2, 3, 5, 7), 1, 1), 2, 3, 1, 1))
 GOOD(aap_one_nan, "gad_adaptive_avg_pool2d", "NaN/Inf", "output 1x1 of a plane with a NaN",

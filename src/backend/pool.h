@@ -53,11 +53,13 @@ typedef struct gad_be_pool {
     void (*max_fwd)(const gad_tensor *x, gad_tensor *y, gad_tensor *idx,
                     const gad_pool_geom *g);
     /* gx [P, H, W] = 0, then gy's values added at idx (the scatter of max
-     * pooling's backward); hw: H * W. */
+     * pooling's backward); hw: H * W. gy may be empty (an adaptive
+     * output of size 0): gx is then all zeros. */
     void (*max_bwd)(const gad_tensor *gy, const gad_tensor *idx, gad_tensor *gx, int64_t hw);
     /* y = the sum of each window of x over its divisor. */
     void (*avg_fwd)(const gad_tensor *x, gad_tensor *y, const gad_pool_geom *g);
-    /* gx = avg_fwd's transpose applied to gy (written whole). */
+    /* gx = avg_fwd's transpose applied to gy (written whole; zeros when gy
+     * is empty, and then g's window arrays are NULL). */
     void (*avg_bwd)(const gad_tensor *gy, gad_tensor *gx, const gad_pool_geom *g);
     /* pad in modes reflect, replicate and circular (of the last one to
      * three axes): y [P, Do, Ho, Wo] = x [P, D, H, W] read through the maps

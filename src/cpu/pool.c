@@ -41,6 +41,10 @@ static void cpu_max_bwd(const gad_tensor *gy, const gad_tensor *idx, gad_tensor 
                         int64_t hw) {
     int64_t n = planes(gx, hw);
     if (!gx->numel) return;
+    if (!gy->numel) { /* an adaptive output of size 0: nothing reaches x */
+        memset(P(gx), 0, (size_t)gx->numel * gad_dtype_size(gx->dtype));
+        return;
+    }
     int64_t L = gy->numel / n;
     if (F32(gx)) pool_max_bwd_f32(P(gy), P(idx), P(gx), n, L, hw);
     else pool_max_bwd_f64(P(gy), P(idx), P(gx), n, L, hw);
@@ -56,6 +60,10 @@ static void cpu_avg_fwd(const gad_tensor *x, gad_tensor *y, const gad_pool_geom 
 static void cpu_avg_bwd(const gad_tensor *gy, gad_tensor *gx, const gad_pool_geom *g) {
     int64_t n = planes(gx, g->h.n_in * g->w.n_in);
     if (!gx->numel) return;
+    if (!gy->numel) { /* as in cpu_max_bwd (the windows were not built) */
+        memset(P(gx), 0, (size_t)gx->numel * gad_dtype_size(gx->dtype));
+        return;
+    }
     if (F32(gx)) pool_avg_bwd_f32(P(gy), P(gx), n, g);
     else pool_avg_bwd_f64(P(gy), P(gx), n, g);
 }
