@@ -2239,9 +2239,9 @@ typedef struct gad_checkpoint gad_checkpoint;
  * truncated file is a format error naming what is wrong; a missing file an
  * io error, and so is a path that is not a regular file (a FIFO, socket,
  * directory or device: refused without being opened, so that a load never
- * blocks on one); a well-formed file holding a dtype other than F32/F64/I64
- * (F16, BF16, I32, ...) or a tensor of rank above GAD_MAX_RANK is an
- * unsupported error naming the tensor. The header may list tensors in any
+ * blocks on one); a well-formed file holding a dtype gad neither has nor
+ * converts (the list above) or a tensor of rank above GAD_MAX_RANK is an
+ * unsupported error naming the tensor and its dtype. The header may list tensors in any
  * order; their data must tile the buffer exactly. The tensors' bytes are
  * not read here: the checkpoint keeps the file open (one descriptor, until
  * gad_checkpoint_free) and gad_checkpoint_get reads each tensor from it, so

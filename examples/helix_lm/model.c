@@ -302,6 +302,38 @@ const hp_field hp_fields[] = {
 };
 _Static_assert(sizeof hp_fields / sizeof hp_fields[0] == N_HP, "N_HP counts hp_fields[]");
 
+/* The configuration as __metadata__ strings beside the tensors that hold
+ * it exactly (issue 29), for the tools that read safetensors headers: the
+ * format, the architecture, every hp.* field by its option's name, the step
+ * and the precision. Fills the pairs into meta (val: their storage);
+ * returns the number of pairs. */
+#define CKPT_META (N_HP + 5)
+static int checkpoint_meta(const config *c, const run_state *rs, const char *meta[2 * CKPT_META],
+                           char (*val)[32]) {
+    int k = 0, v = 0;
+    meta[k++] = "format";
+    meta[k++] = "helix_lm checkpoint";
+    meta[k++] = "model";
+    meta[k++] = lm_name;
+    snprintf(val[v], 32, "%d", CKPT_VERSION);
+    meta[k++] = "version";
+    meta[k++] = val[v++];
+    for (int i = 0; i < N_HP; i++) {
+        const void *f = (const char *)c + hp_fields[i].offset;
+        if (hp_fields[i].is_real) snprintf(val[v], 32, "%.17g", *(const double *)f);
+        else snprintf(val[v], 32, "%lld", (long long)*(const int64_t *)f);
+        meta[k++] = hp_fields[i].name;
+        meta[k++] = val[v++];
+    }
+    snprintf(val[v], 32, "%lld", (long long)rs->step);
+    meta[k++] = "step";
+    meta[k++] = val[v++];
+    meta[k++] = "precision";
+    const char *prec = precision_name(rs->precision > 0 ? rs->precision : GAD_F32);
+    meta[k++] = prec ? prec : "f32";
+    return k / 2;
+}
+
 int save_checkpoint(const char *path, const model *m, gad_optim *opt, const config *c,
                     const run_state *rs) {
     int nopt = gad_optim_state(opt, NULL, NULL, 0);
@@ -363,7 +395,11 @@ int save_checkpoint(const char *path, const model *m, gad_optim *opt, const conf
         int64_t version = CKPT_VERSION;
         names[k] = "run.version";
         ts[k++] = gad_from_i64(&version, NULL, 0);
-        if (gad_save(path, names, ts, k) != GAD_OK) rc = fail_gad("cannot save the checkpoint");
+        const char *meta[2 * CKPT_META];
+        char val[CKPT_META][32];
+        int n_meta = checkpoint_meta(c, rs, meta, val);
+        if (gad_save_meta(path, names, ts, k, meta, n_meta) != GAD_OK)
+            rc = fail_gad("cannot save the checkpoint");
     }
     gad_scope_end();
     free(names);

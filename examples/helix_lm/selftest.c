@@ -88,6 +88,37 @@ static int check_carried_state(const model *m, const unsigned char *text, int64_
     return rc;
 }
 
+/* The checkpoint's __metadata__ states the configuration it holds: the
+ * format, the width, depth and precision, and the step (a header read, no
+ * tensor). Returns 0 or -1 after a message. */
+static int check_meta(const char *path, const config *saved, const run_state *rs) {
+    gad_checkpoint *cp = gad_load_names(path, NULL, 0);
+    if (!cp) return fail_gad("quick: cannot read the checkpoint's metadata");
+    char d[32], layers[32], step[32];
+    snprintf(d, sizeof d, "%lld", (long long)saved->d);
+    snprintf(layers, sizeof layers, "%lld", (long long)saved->layers);
+    snprintf(step, sizeof step, "%lld", (long long)rs->step);
+    const char *want[][2] = {{"format", "helix_lm checkpoint"},
+                             {"model", lm_name},
+                             {"d", d},
+                             {"layers", layers},
+                             {"step", step},
+                             {"precision", precision_name(rs->precision)}};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof want / sizeof want[0] && rc == 0; i++) {
+        const char *got = gad_checkpoint_meta(cp, want[i][0]);
+        if (!got || !want[i][1] || strcmp(got, want[i][1]) != 0)
+            rc = fail("quick: the checkpoint's __metadata__ \"%s\" is %s%s%s, not \"%s\"",
+                      want[i][0], got ? "\"" : "", got ? got : "absent", got ? "\"" : "",
+                      want[i][1] ? want[i][1] : "(none)");
+    }
+    if (rc == 0)
+        printf("quick: the checkpoint's __metadata__ holds its configuration (%d pairs)\n",
+               gad_checkpoint_meta_count(cp));
+    gad_checkpoint_free(cp);
+    return rc;
+}
+
 /* A tiny model trained for a few seconds, exercising everything: training
  * with checkpoints, CSV and SVG; a run stopped half-way and resumed, which
  * must match the uninterrupted one bit for bit; eval of the checkpoint,
@@ -266,6 +297,7 @@ int cmd_quick(const config *base, const given_set *given) {
         if (load_model(&ce, &saved, &rs, &m, path, sizeof path) != 0) {
             ok = 0;
         } else {
+            if (check_meta(path, &saved, &rs) != 0) ok = 0;
             if (load_text(c.data, &ds) != 0 ||
                 evaluate(&m, &ds, saved.val_windows, saved.batch, saved.seq, &v) != 0)
                 ok = 0;

@@ -1927,7 +1927,8 @@ static gad_tensor *s_select(prog *p) {
         unsigned b = u8(&p->in);
         gad_tensor *lo = (b & 1) ? second(p, x) : NULL;
         gad_tensor *hi = (b & 2) ? second(p, x) : NULL;
-        if ((b & 4) && hi) hi = gad_add_scalar(hi, 1); /* mostly above lo */
+        /* mostly above lo (an integer hi stays: add_scalar takes floats) */
+        if ((b & 4) && hi && is_float(gad_dtype(hi))) hi = gad_add_scalar(hi, 1);
         if (too_big_bcast(x, lo) || too_big_bcast(x, hi) || too_big_bcast(lo, hi)) {
             p->skip = 1;
             return NULL;
