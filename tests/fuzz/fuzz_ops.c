@@ -83,6 +83,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define F2_CLIP 0x04u
 #define F2_SEEDED_GRAD 0x08u
 #define F2_THREADED 0x10u
+/* half mode (issue 29): every op reads its f32 registers as bf16 (with
+ * F2_F16 and not smooth: f16) and its half result goes back to the
+ * register as f32, so that the half kernels, their VJPs and the casts
+ * between run under every invariant, threads included */
+#define F2_HALF 0x20u
+#define F2_F16 0x40u
 #define NSHARED 4 /* the shared constants of threaded mode */
 
 #define FUZZ_NAME "fuzz_ops"
@@ -109,6 +115,7 @@ typedef struct prog {
     rd in;
     unsigned flags, flags2;
     int smooth;
+    gad_dtype_t half; /* F2_HALF: the dtype ops read f32 registers as; else GAD_F32 */
     int unsure;  /* smooth mode: a value on the way was not finite/moderate */
     int nsteps;
     gad_tensor *reg[NREG];
@@ -223,9 +230,16 @@ static uint64_t check_status(gad_status st, const char *what) {
 }
 
 static int is_float(gad_dtype_t d) { return d == GAD_F32 || d == GAD_F64; }
+static int is_half(gad_dtype_t d) { return d == GAD_F16 || d == GAD_BF16; }
 
 /* 1 if every element of a float tensor is finite and |v| <= bound. */
 NO_COVERAGE static int values_ok(gad_tensor *t, double bound) {
+    if (t && is_half(gad_dtype(t))) { /* exactly, as f32 */
+        gad_no_grad_begin();
+        t = gad_cast(t, GAD_F32);
+        gad_no_grad_end();
+        if (!t) fail("cannot widen a half tensor: %s", gad_last_error()->text);
+    }
     gad_dtype_t d = gad_dtype(t);
     int64_t n = gad_numel(t);
     if (!is_float(d) || n == 0) return 1;
@@ -250,7 +264,8 @@ static uint64_t check_tensor(prog *p, gad_tensor *t, const char *what) {
     int rank = gad_rank(t);
     gad_dtype_t dt = gad_dtype(t);
     if (rank < 0 || rank > GAD_MAX_RANK) fail("%s: rank %d", what, rank);
-    if (dt != GAD_F32 && dt != GAD_F64 && dt != GAD_I64 && dt != GAD_BOOL)
+    if (dt != GAD_F32 && dt != GAD_F64 && dt != GAD_I64 && dt != GAD_BOOL &&
+        !(p && p->half != GAD_F32 && dt == p->half))
         fail("%s: dtype %d", what, (int)dt);
     const int64_t *shape = gad_shape(t);
     if (rank > 0 && (!shape || !gad_strides(t))) fail("%s: no shape or strides", what);
@@ -294,6 +309,24 @@ NO_COVERAGE static int same_values(gad_tensor *a, gad_tensor *b, int twice) {
     int64_t n = gad_numel(a);
     if (gad_numel(b) != n || gad_dtype(a) != gad_dtype(b)) return 0;
     if (n == 0) return 1;
+    if (is_half(gad_dtype(a))) { /* 2a rounded once (to Inf past the range), then the bits */
+        uint16_t ex = gad_dtype(a) == GAD_F16 ? 0x7c00 : 0x7f80;
+        if (twice) {
+            gad_no_grad_begin();
+            a = gad_mul_scalar(a, 2);
+            gad_no_grad_end();
+        }
+        gad_tensor *ca = a ? gad_contiguous(a) : NULL, *cb = gad_contiguous(b);
+        const uint16_t *x = ca ? gad_data(ca) : NULL, *y = cb ? gad_data(cb) : NULL;
+        if (!x || !y) return 0;
+        for (int64_t i = 0; i < n; i++) {
+            int nx = (x[i] & ex) == ex && (x[i] & (uint16_t)~(ex | 0x8000)),
+                ny = (y[i] & ex) == ex && (y[i] & (uint16_t)~(ex | 0x8000));
+            if (nx && ny) continue;
+            if (x[i] != y[i]) return 0;
+        }
+        return 1;
+    }
     gad_tensor *ca = gad_contiguous(a), *cb = gad_contiguous(b);
     const void *da = gad_data(ca), *db = gad_data(cb);
     if (!da || !db) return 0;
@@ -359,7 +392,9 @@ static int same_shape(gad_tensor *a, gad_tensor *b) {
 static gad_tensor *arg(prog *p) {
     unsigned b = u8(&p->in);
     if (b == 0xFF || p->nsteps == 0) return NULL;
-    return p->reg[p->nsteps - 1 - (int)(b % (unsigned)p->nsteps)];
+    gad_tensor *t = p->reg[p->nsteps - 1 - (int)(b % (unsigned)p->nsteps)];
+    if (t && p->half != GAD_F32 && gad_dtype(t) == GAD_F32) t = gad_cast(t, p->half);
+    return t;
 }
 
 static gad_dtype_t dtype_of(prog *p) {
@@ -592,7 +627,7 @@ static gad_tensor *aux_normal(prog *p, const int64_t *shape, int rank,
                               gad_dtype_t dt, double scale) {
     gad_tensor *t = gad_randn(shape, rank, 0x1000u + p->seed * 7919u + p->naux++);
     if (scale != 1) t = gad_mul_scalar(t, scale);
-    if (dt == GAD_F64) t = gad_cast(t, GAD_F64);
+    if (dt == GAD_F64 || is_half(dt)) t = gad_cast(t, dt);
     return t;
 }
 
@@ -1286,6 +1321,13 @@ static gad_tensor *i_gather(prog *p) {
         index = arg(p);
     }
     if (which == 0) return gad_gather(x, a, index);
+    /* take's result: index's shape with x's other axes (a register index
+     * can be long and x wide) */
+    if (which == 2 && x && index && r > 0 && gad_shape(x)[an] > 0 &&
+        (double)gad_numel(index) * (double)(gad_numel(x) / gad_shape(x)[an]) > OUT_CAP) {
+        p->skip = 1;
+        return NULL;
+    }
     /* index_select (a composite of take) on the same index */
     if (which == 2) return (m & 4) ? gad_index_select(x, a, index) : gad_take(x, a, index);
     gad_tensor *src;
@@ -2259,6 +2301,9 @@ static void run_program(prog *p, const uint8_t *data, size_t size, int threads,
     p->flags2 = u8(&p->in);
     p->seed = u8(&p->in);
     p->smooth = (int)(p->flags & F_SMOOTH);
+    p->half = !(p->flags2 & F2_HALF)                 ? GAD_F32
+              : (p->flags2 & F2_F16) && !p->smooth ? GAD_F16
+                                                     : GAD_BF16;
     tracing = trace && (threads == 1 || (threads == 0 && nshared < 0));
     if (tracing)
         fprintf(stderr, "program: flags %02x %02x seed %u%s\n", p->flags, p->flags2, p->seed,
@@ -2283,6 +2328,11 @@ static void run_program(prog *p, const uint8_t *data, size_t size, int threads,
         if (!p->skip) record(p, e->name, check_tensor(p, t, e->name));
         else t = NULL;
         gad_clear_error();
+        if (t && p->half != GAD_F32 && gad_dtype(t) == p->half) {
+            t = gad_cast(t, GAD_F32); /* differentiable: the gradient comes back in half */
+            if (!t) record(p, "widen", check_tensor(p, NULL, "widen"));
+            gad_clear_error();
+        }
         p->reg[p->nsteps++] = t;
     }
     while (p->nograd > 0) {
