@@ -985,6 +985,10 @@ static gad_tensor *m_data_mut(prog *p) {
         case GAD_F32: ((float *)d)[k] = (float)v; break;
         case GAD_F64: ((double *)d)[k] = v; break;
         case GAD_BOOL: ((uint8_t *)d)[k] = (uint8_t)(b & 1); break;
+        case GAD_F16: /* any bits: NaN and Inf patterns included */
+        case GAD_BF16: ((uint16_t *)d)[k] = (uint16_t)(b * 0x0101u ^ (uint16_t)(int)v); break;
+        case GAD_I32: ((int32_t *)d)[k] = (int32_t)(b % 5) - 1; break;
+        case GAD_U8: ((uint8_t *)d)[k] = (uint8_t)b; break;
         default: ((int64_t *)d)[k] = (int64_t)(b % 5) - 1; break;
         }
     }
@@ -2306,8 +2310,9 @@ static void run_program(prog *p, const uint8_t *data, size_t size, int threads,
                                                      : GAD_BF16;
     tracing = trace && (threads == 1 || (threads == 0 && nshared < 0));
     if (tracing)
-        fprintf(stderr, "program: flags %02x %02x seed %u%s\n", p->flags, p->flags2, p->seed,
-                p->smooth ? " (smooth)" : "");
+        fprintf(stderr, "program: flags %02x %02x seed %u%s%s%s\n", p->flags, p->flags2, p->seed,
+                p->smooth ? " (smooth)" : "", p->half != GAD_F32 ? " half " : "",
+                p->half != GAD_F32 ? gad_dtype_name(p->half) : "");
     if (threads > 0) gad_set_num_threads(threads);
     gad_clear_error();
     gad_set_cache_limit((p->flags2 & F2_CACHE_OFF) ? 0 : ((size_t)256 << 20));
