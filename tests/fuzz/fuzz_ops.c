@@ -986,7 +986,7 @@ static gad_tensor *m_data_mut(prog *p) {
         case GAD_F64: ((double *)d)[k] = v; break;
         case GAD_BOOL: ((uint8_t *)d)[k] = (uint8_t)(b & 1); break;
         case GAD_F16: /* any bits: NaN and Inf patterns included */
-        case GAD_BF16: ((uint16_t *)d)[k] = (uint16_t)(b * 0x0101u ^ (uint16_t)(int)v); break;
+        case GAD_BF16: ((uint16_t *)d)[k] = (uint16_t)(b * 0x0101u); break;
         case GAD_I32: ((int32_t *)d)[k] = (int32_t)(b % 5) - 1; break;
         case GAD_U8: ((uint8_t *)d)[k] = (uint8_t)b; break;
         default: ((int64_t *)d)[k] = (int64_t)(b % 5) - 1; break;
