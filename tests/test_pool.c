@@ -31,6 +31,7 @@ typedef struct {
     atomic_int on_caller; /* part 0 ran on the calling thread */
     atomic_int inner;     /* what a nested region returned */
     atomic_int outside;   /* parts that found gad__pool_nested() false */
+    atomic_int elsewhere; /* parts that ran on another thread than the caller */
 } region_log;
 
 static void log_part(void *arg, int t, int nt) {
@@ -38,6 +39,7 @@ static void log_part(void *arg, int t, int nt) {
     if (t >= 0 && t < MAXT) atomic_fetch_add(&r->hits[t], 1);
     atomic_store(&r->seen_nt, nt);
     if (t == 0) atomic_store(&r->on_caller, pthread_equal(pthread_self(), r->caller));
+    if (!pthread_equal(pthread_self(), r->caller)) atomic_fetch_add(&r->elsewhere, 1);
 }
 
 /* Runs a region of nt parts; checks that parts 0..got-1 ran once each, on
@@ -176,6 +178,44 @@ TEST(sleeping_and_parked_workers_wake) {
         }
 }
 
+/* Workers the OS has not scheduled (held before they claim a part) hold
+ * nobody up: the caller claims their parts and the region ends without
+ * them (if it waited for them, this test would hang); the parallel loop's
+ * sums are the same bits. Lifted, the workers find nothing left of the
+ * old regions and take part in the next ones. */
+/* gad's threaded kernels on fixed data: a GEMM, an elementwise op and a
+ * reduction, summed (the same bits whoever ran each part). */
+static double sum_of(int64_t n) {
+    gad_scope_begin();
+    int64_t k = 96, m = n / k;
+    gad_tensor *a = gad_randn((int64_t[]){m, k}, 2, 7);
+    gad_tensor *b = gad_randn((int64_t[]){k, k}, 2, 8);
+    gad_tensor *y = gad_sum_all(gad_exp(gad_tanh(gad_matmul(a, b))));
+    double v = NAN;
+    if (!y || gad_read_f64(y, &v, 1) != GAD_OK) v = NAN;
+    gad_scope_end();
+    return v;
+}
+
+TEST(regions_finish_without_their_workers) {
+    gad_set_num_threads(4);
+    double quiet = sum_of(1 << 16);
+    gad__pool_test_hold(1);
+    for (int rep = 0; rep < 20; rep++) {
+        region_log r = {.caller = pthread_self()};
+        int got = gad__pool_run(4, log_part, &r);
+        CHECK(got >= 1 && got <= 4);
+        for (int t = 0; t < MAXT; t++) CHECK(atomic_load(&r.hits[t]) == (t < got));
+        CHECK_MSG(atomic_load(&r.elsewhere) == 0, "%d parts ran on held workers",
+                  atomic_load(&r.elsewhere));
+        CHECK(sum_of(1 << 16) == quiet);
+    }
+    gad__pool_test_hold(0);
+    for (int rep = 0; rep < 20; rep++) CHECK(run_logged(4) >= 1);
+    CHECK(sum_of(1 << 16) == quiet);
+    gad_set_num_threads(0);
+}
+
 TEST(fork_child_starts_its_own_workers) {
 #ifdef POOL_TSAN
     /* ThreadSanitizer does not allow a multi-threaded process's child to
@@ -209,6 +249,7 @@ int main(void) {
     RUN(parallel_for_covers_the_range);
     RUN(regions_from_several_threads);
     RUN(sleeping_and_parked_workers_wake);
+    RUN(regions_finish_without_their_workers);
     RUN(fork_child_starts_its_own_workers);
     return test_summary();
 }

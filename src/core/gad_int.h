@@ -588,12 +588,20 @@ void gad__sample_move(gad_tensor *t, double c0, double c1, double within, double
 
 int gad__nthreads(void);
 
-/* Runs fn(ctx, t, nt) for t = 0..nt-1 on nt threads (pool.c): t = 0 on the
- * caller, the others on gad's workers. Returns nt, which is smaller than
- * asked for (1: fn(ctx, 0, 1) on the caller alone) inside another region,
- * while another thread runs one, or when workers could not be started; fn
- * must do the whole job for any nt. */
+/* Runs fn(ctx, t, nt) once for each t = 0..nt-1 on up to nt threads
+ * (pool.c): t = 0 on the caller, the others on whichever thread claims
+ * them first, gad's workers or the caller once its own is done (so a
+ * worker the OS has not scheduled delays nothing). t names a slot (a
+ * scratch buffer), not a thread: one thread may run several, one after
+ * another. Returns nt, which is smaller than asked for (1: fn(ctx, 0, 1) on
+ * the caller alone) inside another region, while another thread runs one,
+ * or when workers could not be started; fn must do the whole job for any
+ * nt. */
 int gad__pool_run(int nt, void (*fn)(void *ctx, int t, int nt), void *ctx);
+/* Tests: while on, workers that wake for a region wait before claiming an
+ * index (as if the OS had not scheduled them), so a test can check that
+ * regions complete on the caller alone. */
+void gad__pool_test_hold(int on);
 /* Whether the calling thread is inside a region (a worker, or a caller
  * whose region runs): a region started there would run on one thread. */
 int gad__pool_nested(void);

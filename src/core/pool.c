@@ -17,11 +17,21 @@
  * spinning workers (gad__pool_park), so they do not take cores from it.
  *
  * The state word packs the region's sequence number and its thread count,
- * so that a worker reads both in one load: a worker with index w takes part
- * in the region if w < nt. fn and ctx are written before the state word is
- * published (release) and read only by workers that take part, and the
- * caller does not return (nor start another region) until all of those
- * have finished. */
+ * so that a worker reads both in one load: a worker with index w < nt
+ * wakes for the region. The indices t of fn are claimed, not assigned: the
+ * claim word packs the region's sequence number and the next unclaimed
+ * index, and whoever comes first (the caller, after its own t = 0, or a
+ * worker) takes the next one by compare-and-swap, until all nt are taken.
+ * So a worker that the OS has not scheduled yet (a busy machine, a CPU
+ * quota, more threads than cores) holds nobody up: the caller runs its
+ * index itself, and waits only for indices that running workers took. A
+ * worker that arrives after the last index went finds nothing to claim
+ * (the word's count is nt, or its sequence has moved on) and touches
+ * nothing of the region. fn and ctx are written before the claim word is
+ * published (release) and read only after a successful claim (acquire),
+ * which the caller waits for before it returns or starts another region.
+ * Which thread runs an index never changes a result: fn's indices pick
+ * scratch slots, and the work is split by n and nt alone. */
 #include "gad_int.h"
 
 #include <pthread.h>
@@ -46,7 +56,9 @@ typedef void (*pool_fn)(void *ctx, int t, int nt);
 static struct {
     atomic_flag busy;               /* a region is running */
     _Atomic uint64_t state;         /* seq << 16 | nt of the latest region */
-    atomic_int done;                /* workers finished with the region */
+    _Atomic uint64_t claim;         /* seq << 16 | the next unclaimed index */
+    atomic_int done;                /* indices finished by workers */
+    atomic_int hold;                /* tests: workers wait before claiming */
     atomic_int sleepers;            /* workers waiting on wake */
     atomic_int park;                /* spinning workers should sleep now */
     atomic_int nworkers;            /* workers started */
@@ -118,6 +130,27 @@ typedef struct {
     uint64_t seq;
 } worker_arg;
 
+/* The next unclaimed index of region seq (of nt), or -1 when all are
+ * taken or the region is over. */
+static int claim_index(uint64_t seq, int nt) {
+    uint64_t c = atomic_load_explicit(&pool.claim, memory_order_acquire);
+    for (;;) {
+        if (c >> 16 != seq || (int)(c & 0xffff) >= nt) return -1;
+        if (atomic_compare_exchange_weak_explicit(&pool.claim, &c, c + 1,
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return (int)(c & 0xffff);
+    }
+}
+
+/* gad__pool_test_hold's wait: until the hold is lifted. */
+static void hold_wait(void) {
+    while (atomic_load_explicit(&pool.hold, memory_order_acquire)) {
+        struct timespec ts = {0, 200 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void *worker_main(void *arg) {
     worker_arg a = *(worker_arg *)arg;
     free(arg);
@@ -129,8 +162,10 @@ static void *worker_main(void *arg) {
         uint64_t s = worker_wait(seq);
         seq = s >> 16;
         int nt = (int)(s & 0xffff);
-        if (w < nt) {
-            pool.fn(pool.ctx, w, nt);
+        if (w >= nt) continue;
+        if (GAD_UNLIKELY(atomic_load_explicit(&pool.hold, memory_order_relaxed))) hold_wait();
+        for (int t; (t = claim_index(seq, nt)) >= 0;) {
+            pool.fn(pool.ctx, t, nt);
             atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
         }
     }
@@ -203,8 +238,11 @@ int gad__pool_run(int nt, void (*fn)(void *ctx, int t, int nt), void *ctx) {
             pool.ctx = ctx;
             atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
             atomic_store_explicit(&pool.park, 0, memory_order_relaxed);
-            uint64_t s = atomic_load_explicit(&pool.state, memory_order_relaxed);
-            atomic_store(&pool.state, ((s >> 16) + 1) << 16 | (uint64_t)nt);
+            uint64_t seq = (atomic_load_explicit(&pool.state, memory_order_relaxed) >> 16) + 1;
+            seq &= ((uint64_t)1 << 48) - 1;
+            /* index 0 is the caller's */
+            atomic_store_explicit(&pool.claim, seq << 16 | 1, memory_order_release);
+            atomic_store(&pool.state, seq << 16 | (uint64_t)nt);
             if (atomic_load(&pool.sleepers) > 0) {
                 pthread_mutex_lock(&pool.mu);
                 pthread_cond_broadcast(&pool.wake);
@@ -212,10 +250,12 @@ int gad__pool_run(int nt, void (*fn)(void *ctx, int t, int nt), void *ctx) {
             }
             pool_inside = 1;
             fn(ctx, 0, nt);
-            /* wait for the workers; let them have this core if one of
-             * them is waiting for one (more threads than cores) */
+            int mine = 1; /* then the indices no worker has claimed yet */
+            for (int t; (t = claim_index(seq, nt)) >= 0; mine++) fn(ctx, t, nt);
+            /* wait for the indices running workers took; let them have
+             * this core if one of them is waiting for one */
             for (unsigned i = 1;
-                 atomic_load_explicit(&pool.done, memory_order_acquire) < nt - 1; i++)
+                 atomic_load_explicit(&pool.done, memory_order_acquire) < nt - mine; i++)
                 if (i % 4096) POOL_PAUSE();
                 else sched_yield();
             pool_inside = 0;
@@ -225,6 +265,10 @@ int gad__pool_run(int nt, void (*fn)(void *ctx, int t, int nt), void *ctx) {
     }
     fn(ctx, 0, 1);
     return 1;
+}
+
+void gad__pool_test_hold(int on) {
+    atomic_store_explicit(&pool.hold, on != 0, memory_order_release);
 }
 
 void gad__pool_park(void) {
