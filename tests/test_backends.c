@@ -12,6 +12,8 @@
  *   test_backends --markdown   print docs/backends.md (make generated) */
 #include "test.h"
 
+#include <stddef.h>
+
 #include "backend/backend.h"
 #include "gad_int.h"
 #include "ops/ops_int.h"
@@ -59,7 +61,8 @@ static void td_remove(int k) {
 #undef FAM
 }
 
-/* Every entry is in the lists: the structs hold nothing else. */
+/* Every entry is in the lists: the structs hold nothing else (a family's
+ * ends with its half flag). */
 TEST(the_lists_name_every_entry) {
     size_t fn = sizeof(void (*)(void)), core = 0, fams = 0;
 #define X(e) core++;
@@ -74,7 +77,9 @@ TEST(the_lists_name_every_entry) {
         size_t n = 0;                                                          \
         for (int k = 0; k < NENT; k++)                                         \
             n += entries[k].fam && entries[k].name && !strcmp(entries[k].fam, #f); \
-        CHECK_MSG(sizeof(gad_be_##f) == n * fn, "family %s: %zu entries listed", #f, n); \
+        CHECK_MSG(offsetof(gad_be_##f, half) == n * fn &&                      \
+                      sizeof(gad_be_##f) == n * fn + sizeof(void *),           \
+                  "family %s: %zu entries listed, then half", #f, n);           \
     }
     GAD_BE_FAMILIES(FAM)
 #undef FAM

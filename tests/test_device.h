@@ -40,6 +40,7 @@
 #include "backend/cumulative.h"
 #include "backend/sampling.h"
 #include "gad_int.h"
+#include "half.h"
 
 static atomic_llong td_live, td_to_host, td_from_host;
 static atomic_llong td_live_bytes; /* reported through mem_stats */
@@ -155,8 +156,11 @@ static int td_mce_prep(const char *op, const gad_tensor *targets, const gad_tens
         gad__pack(targets, gad__ptr(t));
         int64_t *tv = gad__ptr(t);
         for (int64_t i = 0; i < t->numel; i++) {
-            double w = mp->dtype == GAD_F32 ? ((const float *)gad__ptr(mp))[i]
-                                            : ((const double *)gad__ptr(mp))[i];
+            const void *mv = gad__ptr(mp);
+            double w = mp->dtype == GAD_F32    ? ((const float *)mv)[i]
+                       : mp->dtype == GAD_F64  ? ((const double *)mv)[i]
+                       : mp->dtype == GAD_BF16 ? gad__bf16_to_f32(((const uint16_t *)mv)[i])
+                                               : gad__f16_to_f32(((const uint16_t *)mv)[i]);
             if (w != 0 && (tv[i] < 0 || tv[i] >= V)) {
                 td_note(op, 1, i, tv[i], 0, V);
                 tv[i] = 0;
@@ -181,9 +185,11 @@ static int td_mce_fwd(const char *op, const gad_tensor *logits, const gad_tensor
     return 0;
 }
 
-static void td_mce_bwd(const gad_tensor *probs, const gad_tensor *safe, const gad_tensor *mask,
-                       const gad_tensor *count, const gad_tensor *gy, gad_tensor *d) {
-    if (probs->shape[1] > 0) gad__cpu_backend.masked_ce->bwd(probs, safe, mask, count, gy, d);
+static int td_mce_bwd(const gad_tensor *probs, const gad_tensor *safe, const gad_tensor *mask,
+                      const gad_tensor *count, const gad_tensor *gy, gad_tensor *d) {
+    if (probs->shape[1] > 0)
+        return gad__cpu_backend.masked_ce->bwd(probs, safe, mask, count, gy, d);
+    return 0;
 }
 
 /* ------------------------------------------------------------- memory */
@@ -264,7 +270,8 @@ static void td_table_reset(void) {
     td_backend.scatter_add = td_scatter_add;
     td_scan = *gad__cpu_backend.scan;
     td_rms_norm = *gad__cpu_backend.rms_norm;
-    td_masked_ce = (gad_be_masked_ce){.prep = td_mce_prep, .fwd = td_mce_fwd, .bwd = td_mce_bwd};
+    td_masked_ce = (gad_be_masked_ce){.prep = td_mce_prep, .fwd = td_mce_fwd, .bwd = td_mce_bwd,
+                                      .half = gad__cpu_backend.masked_ce->half};
     td_embedding = (gad_be_embedding){.fwd = td_emb_fwd, .bwd = td_emb_bwd};
     td_helix = *gad__cpu_backend.helix;
     td_select = *gad__cpu_backend.select;

@@ -45,6 +45,7 @@ typedef struct gad_be_attention {
      * axis, giving each row's position. -1: scratch memory (recorded). */
     int (*rope)(const char *op, const gad_tensor *x, const gad_tensor *pos, const gad_tensor *posb, double base,
                  int interleaved, int inverse, gad_tensor *y);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_attention;
 
 #endif

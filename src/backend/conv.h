@@ -34,6 +34,7 @@ typedef struct gad_be_conv {
      * each tap read */
     int (*bwd_weight)(const char *op, const gad_tensor *x, const gad_tensor *gy, gad_tensor *dw,
                       const gad_conv_geom *g);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_conv;
 
 #endif

@@ -19,6 +19,7 @@ typedef struct gad_be_cumulative {
      * by x (exact with any zeros): gx_k = E_k S_k with E_k = x_0...x_{k-1}
      * and S_k = gy_k + x_{k+1} S_{k+1}. f32 or f64. */
     void (*cumprod_bwd)(const gad_tensor *x, const gad_tensor *gy, int axis, gad_tensor *gx);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_cumulative;
 
 #endif

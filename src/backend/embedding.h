@@ -11,6 +11,7 @@ typedef struct gad_be_embedding {
     void (*fwd)(const gad_tensor *table, const gad_tensor *idx, gad_tensor *y);
     /* gt (zeroed by the caller) += the rows of gy scattered back. */
     void (*bwd)(const gad_tensor *idx, const gad_tensor *gy, gad_tensor *gt);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_embedding;
 
 #endif

@@ -23,6 +23,7 @@ typedef struct gad_be_helix {
     int (*fwd)(const char *op, gad_tensor *const *t, gad_tensor *y, double eps);
     int (*bwd)(const char *op, gad_tensor *const *t, const gad_tensor *gy,
                gad_tensor *const *grads, double eps);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_helix;
 
 #endif

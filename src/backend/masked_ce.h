@@ -17,9 +17,11 @@ typedef struct gad_be_masked_ce {
     /* The softmax rows to probs and the loss to loss (rank 0). */
     int (*fwd)(const char *op, const gad_tensor *logits, const gad_tensor *safe,
                const gad_tensor *mask, gad_tensor *probs, gad_tensor *loss);
-    /* dlogits = (probs - onehot) * mask * gy / count. */
-    void (*bwd)(const gad_tensor *probs, const gad_tensor *safe, const gad_tensor *mask,
-                const gad_tensor *count, const gad_tensor *gy, gad_tensor *dlogits);
+    /* dlogits = (probs - onehot) * mask * gy / count; -1: scratch memory
+     * (recorded). */
+    int (*bwd)(const gad_tensor *probs, const gad_tensor *safe, const gad_tensor *mask,
+               const gad_tensor *count, const gad_tensor *gy, gad_tensor *dlogits);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_masked_ce;
 
 #endif

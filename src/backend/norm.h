@@ -40,6 +40,7 @@ typedef struct gad_be_norm {
     int (*group_bwd)(const char *op, const gad_tensor *x, const gad_tensor *g,
                      const gad_tensor *mean, const gad_tensor *invstd, const gad_tensor *w,
                      int64_t groups, gad_tensor *dx, gad_tensor *dw, gad_tensor *db);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_norm;
 
 #endif

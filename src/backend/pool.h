@@ -81,6 +81,7 @@ typedef struct gad_be_pool {
     /* its transpose: gx [P, H, W] (written whole) = gy's values scattered
      * with the same weights. */
     void (*interp_bwd)(const gad_tensor *gy, gad_tensor *gx, const gad_interp_geom *g);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_pool;
 
 #endif

@@ -9,6 +9,7 @@
 typedef struct gad_be_rms_norm {
     void (*fwd)(const gad_tensor *x, gad_tensor *y, double eps);
     void (*bwd)(const gad_tensor *x, const gad_tensor *g, gad_tensor *dx, double eps);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_rms_norm;
 
 #endif

@@ -24,6 +24,7 @@ typedef struct gad_be_sampling {
      * kept). -1: scratch memory. */
     int (*logits_filter)(const char *op, const gad_tensor *x, double temperature, int64_t top_k,
                          double top_p, gad_tensor *y);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_sampling;
 
 #endif

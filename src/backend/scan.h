@@ -7,10 +7,12 @@
 #include "backend/backend.h"
 
 typedef struct gad_be_scan {
-    void (*fwd)(const gad_tensor *a, const gad_tensor *b, gad_tensor *h);
+    /* -1: scratch memory (recorded) */
+    int (*fwd)(const gad_tensor *a, const gad_tensor *b, gad_tensor *h);
     /* ga or gb NULL when not wanted */
-    void (*bwd)(const gad_tensor *a, const gad_tensor *h, const gad_tensor *gh, gad_tensor *ga,
-                gad_tensor *gb);
+    int (*bwd)(const gad_tensor *a, const gad_tensor *h, const gad_tensor *gh, gad_tensor *ga,
+               gad_tensor *gb);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_scan;
 
 #endif

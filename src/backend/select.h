@@ -59,6 +59,7 @@ typedef struct gad_be_select {
      * broadcast to y; lo or hi NULL: no bound on that side. */
     void (*clamp)(const gad_tensor *x, const gad_tensor *lo, const gad_tensor *hi,
                   gad_tensor *y);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_select;
 
 #endif

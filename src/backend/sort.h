@@ -23,6 +23,7 @@ typedef struct gad_be_sort {
      * (largest: maximum) along axis, or of the first NaN when there is
      * one (PyTorch). */
     void (*argmin)(const gad_tensor *x, int axis, int largest, gad_tensor *y);
+    int half; /* the entries take f16/bf16 too (backend.h) */
 } gad_be_sort;
 
 #endif

@@ -42,6 +42,23 @@ void gad__half_narrow(int dt, int64_t n, const float *x, uint16_t *y, int64_t sy
 float gad__half_get(int dt, const void *p);
 void gad__half_put(int dt, void *p, float v);
 
+/* f32 copies of a fused kernel's half tensors, so that its f32 kernel runs
+ * on them (the scan, masked_ce and HELIX families): slot i holds t[i]'s
+ * numel floats (t[i] NULL: an empty slot), t[i]'s values when in[i] is
+ * set (widened, exactly), else nothing yet (an output). One allocation;
+ * -1 after a memory error under op. gad__half_set_out rounds slot i into
+ * t (t's numel floats); gad__half_set_free gives the memory back. */
+#define GAD_HALF_SET_MAX 32
+typedef struct gad_half_set {
+    float *p[GAD_HALF_SET_MAX];
+    float *base;
+    size_t bytes;
+} gad_half_set;
+int gad__half_set_new(const char *op, gad_half_set *s, int n, const gad_tensor *const *t,
+                      const bool *in);
+void gad__half_set_out(const gad_half_set *s, int i, gad_tensor *t);
+void gad__half_set_free(gad_half_set *s);
+
 /* ---------------------------------------------------------- elementwise */
 
 /* The kernel ids and their parameters are the seam's (backend/kernels.h). */

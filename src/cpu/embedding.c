@@ -71,4 +71,4 @@ static void cpu_emb_bwd(const gad_tensor *idx, const gad_tensor *gy, gad_tensor 
     else gad__emb_bwd_f64(P(idx), P(gy), P(gt), idx->numel, D);
 }
 
-const gad_be_embedding gad__cpu_embedding = {.fwd = cpu_emb_fwd, .bwd = cpu_emb_bwd};
+const gad_be_embedding gad__cpu_embedding = {.fwd = cpu_emb_fwd, .bwd = cpu_emb_bwd, .half = 1};

@@ -45,3 +45,50 @@ void gad__half_put(int dt, void *p, float v) {
     uint16_t h = dt == GAD_BF16 ? gad__f32_to_bf16(v) : gad__f32_to_f16(v);
     memcpy(p, &h, 2);
 }
+
+/* Contiguous conversions of big arrays over gad's threads, in runs of
+ * 32K elements (the bits do not depend on the split). */
+typedef struct {
+    int dt;
+    uint16_t *h;
+    float *f;
+} conv_ctx;
+
+static void widen_range(void *vc, int64_t lo, int64_t hi) {
+    conv_ctx *c = vc;
+    gad__half_widen(c->dt, hi - lo, c->h + lo, 1, c->f + lo);
+}
+
+static void narrow_range(void *vc, int64_t lo, int64_t hi) {
+    conv_ctx *c = vc;
+    gad__half_narrow(c->dt, hi - lo, c->f + lo, c->h + lo, 1);
+}
+
+int gad__half_set_new(const char *op, gad_half_set *s, int n, const gad_tensor *const *t,
+                      const bool *in) {
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += t[i] ? (size_t)t[i]->numel : 0;
+    s->bytes = (total ? total : 1) * sizeof(float);
+    if (!(s->base = gad__alloc(s->bytes)))
+        return gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes for the f32 copies of "
+                                            "half tensors", s->bytes), -1;
+    float *p = s->base;
+    for (int i = 0; i < n; i++) {
+        s->p[i] = t[i] ? p : NULL;
+        if (!t[i]) continue;
+        conv_ctx c = {t[i]->dtype, gad__ptr(t[i]), p};
+        if (in[i]) gad__parallel_for(t[i]->numel, (int64_t)1 << 15, widen_range, &c);
+        p += t[i]->numel;
+    }
+    return 0;
+}
+
+void gad__half_set_out(const gad_half_set *s, int i, gad_tensor *t) {
+    conv_ctx c = {t->dtype, gad__ptr(t), s->p[i]};
+    gad__parallel_for(t->numel, (int64_t)1 << 15, narrow_range, &c);
+}
+
+void gad__half_set_free(gad_half_set *s) {
+    if (s->base) gad__free(s->base, s->bytes);
+    s->base = NULL;
+}

@@ -76,4 +76,4 @@ static void cpu_rms_bwd(const gad_tensor *x, const gad_tensor *g, gad_tensor *dx
     else gad__rms_bwd_f64(P(x), P(g), P(dx), rows, n, eps);
 }
 
-const gad_be_rms_norm gad__cpu_rms_norm = {.fwd = cpu_rms_fwd, .bwd = cpu_rms_bwd};
+const gad_be_rms_norm gad__cpu_rms_norm = {.fwd = cpu_rms_fwd, .bwd = cpu_rms_bwd, .half = 1};

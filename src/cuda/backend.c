@@ -430,14 +430,16 @@ out:
 
 /* ------------------------------------------------------ fused kernels */
 
-static void cu_scan_fwd(const gad_tensor *a, const gad_tensor *b, gad_tensor *h) {
+static int cu_scan_fwd(const gad_tensor *a, const gad_tensor *b, gad_tensor *h) {
     gcu_scan_fwd(ORD(a), a->dtype, P(a), P(b), P(h), a->shape[0], a->shape[1], a->shape[2]);
+    return 0;
 }
 
-static void cu_scan_bwd(const gad_tensor *a, const gad_tensor *h, const gad_tensor *gh,
-                        gad_tensor *ga, gad_tensor *gb) {
+static int cu_scan_bwd(const gad_tensor *a, const gad_tensor *h, const gad_tensor *gh,
+                       gad_tensor *ga, gad_tensor *gb) {
     gcu_scan_bwd(ORD(a), a->dtype, P(a), P(h), P(gh), ga ? P(ga) : NULL, gb ? P(gb) : NULL,
                  a->shape[0], a->shape[1], a->shape[2]);
+    return 0;
 }
 
 static void rows_of(const gad_tensor *x, int64_t *rows, int64_t *n) {
@@ -486,10 +488,11 @@ static int cu_mce_fwd(const char *op, const gad_tensor *logits, const gad_tensor
     return 0;
 }
 
-static void cu_mce_bwd(const gad_tensor *probs, const gad_tensor *safe, const gad_tensor *mask,
-                       const gad_tensor *count, const gad_tensor *gy, gad_tensor *d) {
+static int cu_mce_bwd(const gad_tensor *probs, const gad_tensor *safe, const gad_tensor *mask,
+                      const gad_tensor *count, const gad_tensor *gy, gad_tensor *d) {
     gcu_mce_bwd(ORD(d), d->dtype, P(probs), P(safe), P(mask), P(count), P(gy), P(d),
                 probs->shape[0], probs->shape[1]);
+    return 0;
 }
 
 static void cu_emb_fwd(const gad_tensor *table, const gad_tensor *idx, gad_tensor *y) {

@@ -40,6 +40,11 @@ static inline bool gad__any_half(gad_tensor *const *in, int n) {
             return gad__half_end(half_dt_ > 0 ? (call) : NULL, half_dt_, NULL); \
         }                                                                      \
     } while (0)
+/* Whether t's back end runs family fam on half tensors itself (the
+ * family's `half`: its kernels widen, compute in f32 and round once, and
+ * the node keeps half tensors); an op whose family does not falls back to
+ * GAD_HALF_VIA_F32. */
+#define GAD_HALF_NATIVE(t, fam) (GAD_BE(t)->fam != NULL && GAD_BE(t)->fam->half)
 /* The same for an op with a second result through a pointer (indices),
  * which is kept too: extra is that gad_tensor ** (may be NULL). */
 #define GAD_HALF_VIA_F32_OUT(op, in, n, extra, call)                           \
