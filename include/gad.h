@@ -1813,7 +1813,9 @@ gad_tensor *gad_conv_transpose3d(gad_tensor *x, gad_tensor *weight, gad_tensor *
  * statistics are [C] of x's dtype and device, each NULL for none. eps must
  * be finite and >= 0. A shape, dtype or device mismatch is an error naming
  * the argument; a back end without the kernels (CUDA) answers "not
- * supported on cuda:0". */
+ * supported on cuda:0". A half x (f16/bf16) is computed in f32 and the
+ * result rounded once; its running statistics may be f32 (as PyTorch's
+ * autocast keeps them) or x's dtype (updated in f32, then rounded). */
 
 /* (x - mean) / sqrt(var + eps) * weight + bias per channel (axis 1), the
  * statistics over N and the dims after C. training: the batch's mean and

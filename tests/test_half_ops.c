@@ -327,10 +327,62 @@ TEST(large_and_special_on_every_path) {
     }
 }
 
+/* Batch and instance norm of a half x in training update the running
+ * statistics in place: half ones to the f32 op's update rounded once, f32
+ * ones to the f32 op's update itself; the output is the f32 op's rounded
+ * once either way. */
+static int same_bits(gad_tensor *a, gad_tensor *b) {
+    gad_tensor *ca = gad_contiguous(a), *cb = gad_contiguous(b);
+    size_t n = (size_t)gad_numel(ca) * gad__dsize(gad_dtype(ca));
+    return ca && cb && gad_dtype(ca) == gad_dtype(cb) && gad_numel(ca) == gad_numel(cb) &&
+           (n == 0 || !memcmp(gad_data(ca), gad_data(cb), n));
+}
+
+TEST(half_norm_updates_running_statistics) {
+    gad_rng *rng = gad_rng_new(31);
+    for (int inst = 0; inst < 2; inst++)
+        for (int run_half = 0; run_half < 2; run_half++) {
+            gad_scope_begin();
+            enum { N = 3, C = 4, S = 5 };
+            gad_tensor *x = gad_cast(
+                gad_rng_uniform_tensor(rng, (int64_t[]){N, C, S}, 3, GAD_F32, -2, 2), GAD_BF16);
+            gad_tensor *m0 = gad_rng_uniform_tensor(rng, (int64_t[]){C}, 1, GAD_F32, -1, 1);
+            gad_tensor *v0 = gad_rng_uniform_tensor(rng, (int64_t[]){C}, 1, GAD_F32, 0.5, 2);
+            if (run_half) {
+                m0 = gad_cast(gad_cast(m0, GAD_BF16), GAD_F32);
+                v0 = gad_cast(gad_cast(v0, GAD_BF16), GAD_F32);
+            }
+            /* the reference: the f32 op on the widened x and statistics */
+            gad_tensor *wm = gad_clone(m0), *wv = gad_clone(v0);
+            gad_tensor *x32 = gad_cast(x, GAD_F32);
+            gad_tensor *yw = inst ? gad_instance_norm(x32, wm, wv, NULL, NULL, 1, 0.1, 1e-5)
+                                  : gad_batch_norm(x32, wm, wv, NULL, NULL, 1, 0.1, 1e-5);
+            gad_dtype_t rdt = run_half ? GAD_BF16 : GAD_F32;
+            gad_tensor *hm = gad_contiguous(gad_clone(gad_cast(m0, rdt)));
+            gad_tensor *hv = gad_contiguous(gad_clone(gad_cast(v0, rdt)));
+            gad_tensor *yh = inst ? gad_instance_norm(x, hm, hv, NULL, NULL, 1, 0.1, 1e-5)
+                                  : gad_batch_norm(x, hm, hv, NULL, NULL, 1, 0.1, 1e-5);
+            CHECK_MSG(yh && yw && gad_dtype(yh) == GAD_BF16 &&
+                          same_bits(yh, gad_cast(yw, GAD_BF16)),
+                      "%s, %s running statistics: not the f32 result rounded once: %s",
+                      inst ? "instance_norm" : "batch_norm", run_half ? "bf16" : "f32",
+                      gad_last_error() ? gad_last_error()->text : "");
+            CHECK(gad_dtype(hm) == rdt && gad_dtype(hv) == rdt);
+            CHECK_MSG(same_bits(hm, gad_cast(wm, rdt)) && same_bits(hv, gad_cast(wv, rdt)),
+                      "%s, %s running statistics: not the f32 update%s",
+                      inst ? "instance_norm" : "batch_norm", run_half ? "bf16" : "f32",
+                      run_half ? " rounded once" : "");
+            CHECK(!same_bits(hm, gad_cast(m0, rdt))); /* it moved */
+            gad_scope_end();
+        }
+    gad_rng_free(rng);
+}
+
 int main(void) {
     RUN(large_and_special_on_every_path);
     RUN(every_op_bf16);
     RUN(every_op_f16);
     RUN(bf16_model_trains);
+    RUN(half_norm_updates_running_statistics);
     return test_summary();
 }

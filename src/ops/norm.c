@@ -200,12 +200,50 @@ static int check_stats_args(const char *op, gad_tensor *x, gad_tensor *running_m
     return 0;
 }
 
+/* ---- half x with half running statistics (issue 29): the f32 op runs on
+ * f32 copies of the statistics, whose update is then written back into
+ * them rounded once. */
+static int half_running(const gad_tensor *x, const gad_tensor *rm, const gad_tensor *rv) {
+    return !gad__bad_tensor(x) && gad__is_half(x->dtype) && !gad__bad_tensor(rm) &&
+           !gad__bad_tensor(rv) && gad__is_half(rm->dtype) && gad__is_half(rv->dtype);
+}
+
+static int write_back(const char *op, gad_tensor *dst, gad_tensor *src) {
+    gad_tensor *h = gad_cast(src, dst->dtype);
+    if (!h || gad__make_writable(op, dst)) return -1;
+    gad__pack(h, gad__ptr(dst));
+    return 0;
+}
+
+static gad_tensor *norm_half_running(const char *op, int inst, gad_tensor *x, gad_tensor *rm,
+                                     gad_tensor *rv, gad_tensor *w, gad_tensor *b, int flag,
+                                     double momentum, double eps) {
+    gad_scope_begin();
+    gad_no_grad_begin();
+    gad_tensor *m32 = gad_cast(rm, GAD_F32), *v32 = gad_cast(rv, GAD_F32), *y = NULL;
+    gad_no_grad_end();
+    if (m32 && v32)
+        y = inst ? gad_instance_norm(x, m32, v32, w, b, flag, momentum, eps)
+                 : gad_batch_norm(x, m32, v32, w, b, flag, momentum, eps);
+    if (y && (write_back(op, rm, m32) || write_back(op, rv, v32))) y = NULL;
+    gad_keep(y);
+    gad_scope_end();
+    return y;
+}
+
 gad_tensor *gad_batch_norm(gad_tensor *x, gad_tensor *running_mean, gad_tensor *running_var,
                            gad_tensor *weight, gad_tensor *bias, int training, double momentum,
                            double eps) {
     const char *op = "batch_norm";
     GAD_COMPOSITE(op); /* evaluation's invstd comes from ordinary ops */
     GAD_NEED(op, x);
+    if (GAD_UNLIKELY(half_running(x, running_mean, running_var)))
+        return norm_half_running(op, 0, x, running_mean, running_var, weight, bias, training,
+                                 momentum, eps);
+    gad_tensor *hin[3] = {x, weight, bias}; /* f32 running statistics stay as they are */
+    GAD_HALF_VIA_F32(op, hin, 3,
+                     gad_batch_norm(hin[0], running_mean, running_var, hin[1], hin[2], training,
+                                    momentum, eps));
     int64_t N, C, S;
     if (check_stats_args(op, x, running_mean, running_var, weight, bias, training, momentum,
                          eps, "in evaluation mode", &N, &C, &S))
@@ -312,6 +350,8 @@ gad_tensor *gad_group_norm(gad_tensor *x, int64_t groups, gad_tensor *weight, ga
     const char *op = "group_norm";
     GAD_COMPOSITE(op);
     GAD_NEED(op, x);
+    gad_tensor *hin[3] = {x, weight, bias};
+    GAD_HALF_VIA_F32(op, hin, 3, gad_group_norm(hin[0], groups, hin[1], hin[2], eps));
     if (check_x(op, x) || check_eps(op, eps)) return NULL;
     int64_t N, C, S;
     ncs(x, &N, &C, &S);
@@ -377,6 +417,13 @@ gad_tensor *gad_instance_norm(gad_tensor *x, gad_tensor *running_mean, gad_tenso
     const char *op = "instance_norm";
     GAD_COMPOSITE(op);
     GAD_NEED(op, x);
+    if (GAD_UNLIKELY(half_running(x, running_mean, running_var)))
+        return norm_half_running(op, 1, x, running_mean, running_var, weight, bias,
+                                 use_input_stats, momentum, eps);
+    gad_tensor *hin[3] = {x, weight, bias}; /* f32 running statistics stay as they are */
+    GAD_HALF_VIA_F32(op, hin, 3,
+                     gad_instance_norm(hin[0], running_mean, running_var, hin[1], hin[2],
+                                       use_input_stats, momentum, eps));
     int64_t N, C, S;
     if (check_stats_args(op, x, running_mean, running_var, weight, bias, use_input_stats,
                          momentum, eps, "when use_input_stats is 0", &N, &C, &S))
