@@ -2026,6 +2026,12 @@ static gad_tensor *n_module(prog *p) {
         p->skip = 1;
         return NULL;
     }
+    /* attention: its composition under create_graph holds [L, L] scores */
+    int64_t L = x && gad_rank(x) >= 2 ? gad_shape(x)[gad_rank(x) - 2] : 1;
+    if (which == 3 && over_cap(L, L)) {
+        p->skip = 1;
+        return NULL;
+    }
     gad_params *ps = gad_params_new();
     gad_rng *rng = gad_rng_new(b);
     gad_nn_ctx c = {ps, rng, x ? fdt(x) : GAD_F32};
