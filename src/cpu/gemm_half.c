@@ -28,6 +28,7 @@
 #include "gad_int.h"
 #include "half.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #ifdef GEMM_X86
@@ -128,13 +129,14 @@ __attribute__((target("avx512f,avx512bf16"))) static uint64_t hg_probe_dp(float 
     return t;
 }
 
-/* 0: not measured, 1: VDPBF16PS is faster, 2: it is not. */
+/* Whether VDPBF16PS is faster, measured once per process (pthread_once:
+ * threads that meet their first bf16 product together wait for the one
+ * measurement, so every thread takes the same path and the same bits). */
 static volatile float hg_sink; /* keeps the probes' sums alive */
-static atomic_int hg_dp_fast;
+static int hg_dp_fast;
+static pthread_once_t hg_dp_once = PTHREAD_ONCE_INIT;
 
-static int hg_dp_wins(void) {
-    int s = atomic_load_explicit(&hg_dp_fast, memory_order_relaxed);
-    if (s) return s == 1;
+static void hg_dp_measure(void) {
     uint64_t tf = UINT64_MAX, td = UINT64_MAX;
     float sink = 0;
     for (int r = 0; r < 5; r++) {
@@ -144,9 +146,12 @@ static int hg_dp_wins(void) {
     }
     /* FLOP per tick: 32 / tf for FMAs, 64 / td for VDPBF16PS */
     hg_sink = sink;
-    s = 2.0 * (double)tf >= 1.25 * (double)td ? 1 : 2;
-    atomic_store_explicit(&hg_dp_fast, s, memory_order_relaxed);
-    return s == 1;
+    hg_dp_fast = 2.0 * (double)tf >= 1.25 * (double)td;
+}
+
+static int hg_dp_wins(void) {
+    pthread_once(&hg_dp_once, hg_dp_measure);
+    return hg_dp_fast;
 }
 #endif
 
