@@ -371,6 +371,10 @@ static int all_zero(gad_tensor *t) {
     gad_tensor *c = gad_contiguous(t);
     const void *d = n ? gad_data(c) : NULL;
     for (int64_t i = 0; i < n; i++) {
+        if (is_half(gad_dtype(t))) { /* +0 or -0: no bits but the sign */
+            if (((const uint16_t *)d)[i] & 0x7fff) return 0;
+            continue;
+        }
         double v = gad_dtype(t) == GAD_F32 ? (double)((const float *)d)[i]
                                            : ((const double *)d)[i];
         if (v != 0) return 0;
