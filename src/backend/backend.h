@@ -45,7 +45,8 @@
  * so a half model keeps half activations. When it is 0 (a back end
  * without half kernels), the op widens its half inputs to f32, runs the
  * f32 entries and rounds the result (GAD_HALF_VIA_F32, ops/ops_int.h):
- * the same values, with f32 buffers. The one test is GAD_HALF_NATIVE. */
+ * the same values, with f32 buffers. The one rule is GAD_HALF_VIA_F32_UNLESS
+ * (its test GAD_HALF_NATIVE). */
 #ifndef GAD_BACKEND_H
 #define GAD_BACKEND_H
 

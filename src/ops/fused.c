@@ -68,7 +68,7 @@ gad_tensor *gad_gated_scan(gad_tensor *a, gad_tensor *b) {
     const char *op = "gated_scan";
     if (gad__bad_tensor(a) || gad__bad_tensor(b)) return gad__bad_of(op, 2, (const gad_tensor *const[]){a, b});
     gad_tensor *in[2] = {a, b}, *save[2] = {a, NULL};
-    if (!GAD_HALF_NATIVE(a, scan)) GAD_HALF_VIA_F32(op, in, 2, gad_gated_scan(in[0], in[1]));
+    GAD_HALF_VIA_F32_UNLESS(scan, a, op, in, 2, gad_gated_scan(in[0], in[1]));
     if (gad__need_floating(op, a) || gad__need_same_dtype(op, a, b) || same_devs(op, in, 2) ||
         need_rank(op, "a", a, 3) || need_shape(op, "b", b, a->shape, 3) ||
         GAD_LACKS_FAM(op, a, scan, fwd))
@@ -152,7 +152,7 @@ gad_tensor *gad_rms_norm(gad_tensor *x, double eps) {
     GAD_NEED(op, x);
     if (gad__need_floating(op, x) || check_eps(op, eps)) return NULL; /* half: native */
     if (x->rank == 0) return gad__err(GAD_ERR_SHAPE, op, "needs rank >= 1, got a scalar");
-    if (!GAD_HALF_NATIVE(x, rms_norm)) GAD_HALF_VIA_F32(op, &x, 1, gad_rms_norm(x, eps));
+    GAD_HALF_VIA_F32_UNLESS(rms_norm, x, op, &x, 1, gad_rms_norm(x, eps));
     if (GAD_LACKS_FAM(op, x, rms_norm, fwd)) return NULL;
     gad_tensor *y = gad__tensor_like(op, x);
     if (!y) return NULL;
@@ -258,8 +258,8 @@ gad_tensor *gad_masked_ce(gad_tensor *logits, gad_tensor *targets, gad_tensor *m
     if (gad__bad_tensor(logits) || gad__bad_tensor(targets) || gad__bad_tensor(mask)) return gad__bad_of(op, 3, (const gad_tensor *const[]){logits, targets, mask});
     int64_t N, V;
     gad_tensor *hin[3] = {logits, targets, mask};
-    if (!GAD_HALF_NATIVE(logits, masked_ce))
-        GAD_HALF_VIA_F32(op, hin, 3, gad_masked_ce(hin[0], hin[1], hin[2]));
+    GAD_HALF_VIA_F32_UNLESS(masked_ce, logits, op, hin, 3,
+                            gad_masked_ce(hin[0], hin[1], hin[2]));
     if (mce_check(op, logits, targets, mask, &N, &V) ||
         GAD_LACKS_FAM(op, logits, masked_ce, fwd))
         return NULL;
@@ -349,8 +349,7 @@ gad_tensor *gad_embedding_fused(gad_tensor *table, gad_tensor *idx) {
     const char *op = "embedding_fused";
     if (gad__bad_tensor(table) || gad__bad_tensor(idx)) return gad__bad_of(op, 2, (const gad_tensor *const[]){table, idx});
     gad_tensor *hin[2] = {table, idx};
-    if (!GAD_HALF_NATIVE(table, embedding))
-        GAD_HALF_VIA_F32(op, hin, 2, gad_embedding_fused(hin[0], hin[1]));
+    GAD_HALF_VIA_F32_UNLESS(embedding, table, op, hin, 2, gad_embedding_fused(hin[0], hin[1]));
     if (emb_check(op, table, idx) || GAD_LACKS_FAM(op, table, embedding, fwd)) return NULL;
     int64_t D = table->shape[1];
     int64_t out[GAD_MAX_RANK];
@@ -462,7 +461,7 @@ gad_tensor *gad_helix_block(gad_tensor *x, const gad_helix_weights *w, double ep
     const char *op = "helix_block";
     gad_tensor *in[HX_NIN];
     if (helix_inputs(op, x, w, in)) return NULL;
-    if (!GAD_HALF_NATIVE(x, helix)) GAD_HALF_VIA_F32(op, in, HX_NIN, helix_call(in, eps));
+    GAD_HALF_VIA_F32_UNLESS(helix, x, op, in, HX_NIN, helix_call(in, eps));
     if (check_eps(op, eps) || GAD_LACKS_FAM(op, x, helix, fwd)) return NULL;
     int64_t B = x->shape[0], T = x->shape[1], D = x->shape[2];
     gad_tensor *y = gad__tensor_like(op, x);

@@ -42,9 +42,16 @@ static inline bool gad__any_half(gad_tensor *const *in, int n) {
     } while (0)
 /* Whether t's back end runs family fam on half tensors itself (the
  * family's `half`: its kernels widen, compute in f32 and round once, and
- * the node keeps half tensors); an op whose family does not falls back to
- * GAD_HALF_VIA_F32. */
+ * the node keeps half tensors). */
 #define GAD_HALF_NATIVE(t, fam) (GAD_BE(t)->fam != NULL && GAD_BE(t)->fam->half)
+/* The rule of an op whose kernels are family fam's: half inputs go to the
+ * family when t's back end has its half kernels, else through
+ * GAD_HALF_VIA_F32 (the dtype test first: f32 calls pay one branch). */
+#define GAD_HALF_VIA_F32_UNLESS(fam, t, op, in, n, call)                       \
+    do {                                                                       \
+        if (GAD_UNLIKELY(gad__any_half(in, n)) && !GAD_HALF_NATIVE(t, fam))    \
+            GAD_HALF_VIA_F32(op, in, n, call);                                 \
+    } while (0)
 /* The same for an op with a second result through a pointer (indices),
  * which is kept too: extra is that gad_tensor ** (may be NULL). */
 #define GAD_HALF_VIA_F32_OUT(op, in, n, extra, call)                           \
