@@ -269,4 +269,53 @@ GD_FN(gad__gemm_ddot_avx512)
 #undef GD_FMA
 #undef GD_ADD
 #undef GD_REDUCE
+/* ---- f32 transposing pack: dst[k*ds + i] = src[i*ld + k] for i < rows and
+ * k < kc, lanes i in [rows, lanes) written as zeros (rows <= lanes <= 16).
+ * The packing of op(A) when A is row-major (lanes = MR) and of op(B) when B
+ * is transposed (lanes = 16, one half of an NR = 32 panel) are transposes;
+ * element by element they cost more than the product at small sizes. Here
+ * 16 x 16 blocks go through registers: two-source unpacks, then 128-bit
+ * lane shuffles (4 stages, 64 shuffles per 256 elements); the k tail is
+ * read with masked loads, so nothing past the operand is touched. */
+__attribute__((target("avx512f"))) void gad__gemm_stpack_avx512(int64_t kc, const float *src,
+                                                                int64_t ld, int rows, int lanes,
+                                                                float *dst, int64_t ds) {
+    const __mmask16 out = (__mmask16)((1u << lanes) - 1);
+    for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+        int kk = (int)(kc - k0 < 16 ? kc - k0 : 16);
+        const __mmask16 in = (__mmask16)((1u << kk) - 1);
+        __m512 r[16], t[16];
+        for (int i = 0; i < 16; i++)
+            r[i] = i < rows ? _mm512_maskz_loadu_ps(in, src + i * ld + k0) : _mm512_setzero_ps();
+        /* t[2p], t[2p+1]: rows 2p and 2p+1 interleaved (low, high pairs) */
+        for (int p = 0; p < 8; p++) {
+            t[2 * p] = _mm512_unpacklo_ps(r[2 * p], r[2 * p + 1]);
+            t[2 * p + 1] = _mm512_unpackhi_ps(r[2 * p], r[2 * p + 1]);
+        }
+        /* r[4g + c]: in 128-bit lane L, column 4L + c of rows 4g..4g+3 */
+        for (int g = 0; g < 4; g++) {
+            __m512 a = t[4 * g], b = t[4 * g + 1], c = t[4 * g + 2], d = t[4 * g + 3];
+            r[4 * g + 0] = _mm512_shuffle_ps(a, c, 0x44);
+            r[4 * g + 1] = _mm512_shuffle_ps(a, c, 0xEE);
+            r[4 * g + 2] = _mm512_shuffle_ps(b, d, 0x44);
+            r[4 * g + 3] = _mm512_shuffle_ps(b, d, 0xEE);
+        }
+        /* column 4L + c gathers lane L of r[c], r[4 + c], r[8 + c], r[12 + c] */
+        for (int c = 0; c < 4; c++) {
+            __m512 v0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);
+            __m512 w0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xDD);
+            __m512 v1 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);
+            __m512 w1 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xDD);
+            t[c] = _mm512_shuffle_f32x4(v0, v1, 0x88);
+            t[4 + c] = _mm512_shuffle_f32x4(w0, w1, 0x88);
+            t[8 + c] = _mm512_shuffle_f32x4(v0, v1, 0xDD);
+            t[12 + c] = _mm512_shuffle_f32x4(w0, w1, 0xDD);
+        }
+        float *d = dst + k0 * ds;
+        if (lanes == 16)
+            for (int k = 0; k < kk; k++) _mm512_storeu_ps(d + k * ds, t[k]);
+        else
+            for (int k = 0; k < kk; k++) _mm512_mask_storeu_ps(d + k * ds, out, t[k]);
+    }
+}
 #endif /* GEMM_X86 */

@@ -10,11 +10,14 @@
 /* Pack rows [0, mc) and columns [0, kc) of op(A), starting at A (which points
  * at element (0, 0) of the block), into micro-panels of mr rows: panel r holds
  * dst[k*mr + i] = op(A)(r*mr + i, k), rows past mc are zero. */
-static void GT_FN(pack_a)(int mr, int64_t mc, int64_t kc, const GT *A,
+static void GT_FN(pack_a)(const GT_DESC *kd, int64_t mc, int64_t kc, const GT *A,
                           int64_t lda, int ta, GT *dst) {
+    const int mr = kd->mr;
     for (int64_t ir = 0; ir < mc; ir += mr, dst += kc * mr) {
         int m = (int)gemm_min(mr, mc - ir);
-        if (!ta && m == mr && (mr == 12 || mr == 6)) {
+        if (!ta && kd->tpack) {
+            kd->tpack(kc, A + ir * lda, lda, m, mr, dst, mr);
+        } else if (!ta && m == mr && (mr == 12 || mr == 6)) {
             /* op(A)(i, k) = A[i*lda + k]: gather one value from each row,
              * unrolled (a transpose; the loads are contiguous per row). */
             const GT *s = A + ir * lda;
@@ -56,11 +59,18 @@ static void GT_FN(pack_a)(int mr, int64_t mc, int64_t kc, const GT *A,
 /* Pack rows [0, kc) and columns [0, nc) of op(B), starting at B, into
  * micro-panels of nr columns: panel r holds dst[k*nr + j] =
  * op(B)(k, r*nr + j), columns past nc are zero. */
-static void GT_FN(pack_b)(int nr, int64_t kc, int64_t nc, const GT *B,
+static void GT_FN(pack_b)(const GT_DESC *kd, int64_t kc, int64_t nc, const GT *B,
                           int64_t ldb, int tb, GT *dst) {
+    const int nr = kd->nr;
     for (int64_t jr = 0; jr < nc; jr += nr, dst += kc * nr) {
         int n = (int)gemm_min(nr, nc - jr);
-        if (!tb) {
+        if (tb && kd->tpack && nr == 32) {
+            /* two 16-lane halves; a half past nc is written as zeros */
+            for (int h = 0; h < 2; h++) {
+                int rows = (int)gemm_min(16, n > 16 * h ? n - 16 * h : 0);
+                kd->tpack(kc, B + (jr + 16 * h) * ldb, ldb, rows, 16, dst + 16 * h, nr);
+            }
+        } else if (!tb) {
             /* op(B)(k, j) = B[k*ldb + j]: a micro-panel row is contiguous. */
             const GT *src = B + jr;
             if (n == nr) {
@@ -165,7 +175,7 @@ static void GT_FN(loop3)(const GT_DESC *kd, const GT_FN(args) *g, int64_t ic,
     for (int64_t jc = j0; jc < j1; jc += ncb) {
         int64_t nc = gemm_min(ncb, j1 - jc);
         const GT *b = g->tb ? g->B + jc * g->ldb + pc : g->B + pc * g->ldb + jc;
-        GT_FN(pack_b)(kd->nr, kc, nc, b, g->ldb, g->tb, pb);
+        GT_FN(pack_b)(kd, kc, nc, b, g->ldb, g->tb, pb);
         GT_FN(macro)(kd, mc, nc, kc, pa, pb, g->C + ic * g->ldc + jc, g->ldc,
                      g->alpha, beta);
     }
@@ -182,7 +192,7 @@ static void GT_FN(region)(const GT_DESC *kd, const GT_FN(args) *g, int64_t i0,
             int64_t kc = gemm_min(g->kc, g->K - pc);
             const GT *a =
                 g->ta ? g->A + pc * g->lda + ic : g->A + ic * g->lda + pc;
-            GT_FN(pack_a)(kd->mr, mc, kc, a, g->lda, g->ta, pa);
+            GT_FN(pack_a)(kd, mc, kc, a, g->lda, g->ta, pa);
             GT_FN(loop3)(kd, g, ic, mc, pc, kc, j0, j1, ncb, pa, pb);
         }
     }
@@ -254,7 +264,7 @@ static int GT_FN(sup_run)(const GT_DESC *kd, const GT_FN(args) *g) {
         int64_t ntl = gemm_cdiv(N, nr);
         GT *pb = gemm_scratch_get((size_t)(ntl * nr * K) * sizeof(GT));
         if (!pb) return -1;
-        GT_FN(pack_b)(nr, K, N, g->B, g->ldb, 1, pb);
+        GT_FN(pack_b)(kd, K, N, g->B, g->ldb, 1, pb);
         bsrc = pb;
         rsb = nr;
         pstride = K * nr;

@@ -67,7 +67,14 @@ typedef void (*gemm_ddot)(int64_t K, const double *const *x,
  * [variant][rows - 1] (NULL when the ISA has none; variants: one masked
  * vector, two masked vectors, two full vectors); their tile is MR x NR too,
  * NR being two vectors of NR/2 lanes. dot: the dot kernel (NULL
- * when none). */
+ * when none). tpack: the transposing pack (NULL when none). */
+/* Transposing pack (AVX-512 f32 only): dst[k*ds + i] = src[i*ld + k] for
+ * i < rows, k < kc, and zeros in lanes [rows, lanes). */
+typedef void (*gemm_stpack)(int64_t kc, const float *src, int64_t ld, int rows, int lanes,
+                            float *dst, int64_t ds);
+typedef void (*gemm_dtpack)(int64_t kc, const double *src, int64_t ld, int rows, int lanes,
+                            double *dst, int64_t ds);
+
 typedef struct gemm_sdesc {
     int mr, nr;
     int64_t kc, mcb, ncb;
@@ -75,6 +82,7 @@ typedef struct gemm_sdesc {
     const gemm_ssup (*sup)[12];
     gemm_sdot dot;
     const char *name;
+    gemm_stpack tpack; /* NULL: the packing loops of gemm_driver_tmpl.h */
 } gemm_sdesc;
 
 typedef struct gemm_ddesc {
@@ -84,6 +92,7 @@ typedef struct gemm_ddesc {
     const gemm_dsup (*sup)[12];
     gemm_ddot dot;
     const char *name;
+    gemm_dtpack tpack;
 } gemm_ddesc;
 
 /* Upper bounds over all kernels (edge-tile buffers). */
@@ -116,6 +125,9 @@ void gad__gemm_dkern_avx512(int64_t kc, const double *a, const double *b,
                             double *c, int64_t ldc, double alpha, double beta);
 extern const gemm_ssup gad__gemm_ssup_avx512[3][12];
 extern const gemm_dsup gad__gemm_dsup_avx512[3][12];
+/* The transposing pack (see gemm_avx512.c). */
+void gad__gemm_stpack_avx512(int64_t kc, const float *src, int64_t ld, int rows, int lanes,
+                             float *dst, int64_t ds);
 void gad__gemm_sdot_avx512(int64_t K, const float *const *x,
                            const float *const *y, float *out);
 void gad__gemm_ddot_avx512(int64_t K, const double *const *x,
