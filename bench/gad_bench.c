@@ -96,7 +96,8 @@ static void check(const void *p, const char *what) {
     exit(1);
 }
 
-static int reps_or(int r) { return g_reps > 0 ? g_reps : r; }
+/* --reps N, at most 64: the figures' arrays hold 64 timings */
+static int reps_or(int r) { return g_reps > 0 ? (g_reps < 64 ? g_reps : 64) : r; }
 
 /* ----------------------------------------------------------------- W1 */
 

@@ -545,7 +545,8 @@ TEST(unary_large_threads) {
 }
 
 /* Outputs of 16 MiB and more are written with streaming stores, a tile at a
- * time (src/cpu/stream.c), and gelu f32 by its AVX-512 kernel where the
+ * time (src/cpu/stream.c) or, for f32 add, sub, mul and div of contiguous
+ * inputs, straight from the registers, and gelu f32 by its AVX-512 kernel where the
  * CPU has one: the same values as the reference, on any number of threads,
  * for every layout of the inputs (an odd element count, so that chunks and
  * tiles end mid-line). */
@@ -570,6 +571,18 @@ TEST(streamed_outputs) {
             gad_set_num_threads(0);
             CHECK_CLOSE(y2, ref, n, 0, "streamed %s %s", B_NAME[op], gad_dtype_name((gad_dtype_t)dt));
             CHECK_MSG(test_same_bits(y1, y2), "streamed %s: 1/2 threads differ", B_NAME[op]);
+            /* both inputs contiguous: f32 add, sub, mul and div stream
+             * straight from the registers (stream.c), with the bits of
+             * the tiles above, on 1 and 2 threads */
+            gad_tensor *bc = gad_contiguous(b);
+            gad_set_num_threads(1);
+            gad_tensor *y3 = bapply(op, a, bc);
+            gad_set_num_threads(2);
+            gad_tensor *y4 = bapply(op, a, bc);
+            gad_set_num_threads(0);
+            CHECK_MSG(test_same_bits(y1, y3) && test_same_bits(y1, y4),
+                      "streamed %s %s: contiguous inputs differ from the tiled path", B_NAME[op],
+                      gad_dtype_name((gad_dtype_t)dt));
             gad_scope_end();
         }
         /* a broadcast row: one input with stride 0 along the rows */

@@ -26,6 +26,13 @@
 void gad__stream_store(void *dst, const void *src, size_t n);
 void gad__stream_fence(void);
 
+/* y = a op b over n contiguous f32 elements, with streaming stores (the
+ * caller fences as above); the bits are the portable kernel's. The kernel
+ * of binary row k where stream.c has one for this CPU (add, sub, mul, div
+ * on AVX-512), else NULL. */
+typedef void (*gad_sbkernel)(int64_t n, const float *a, const float *b, float *y);
+gad_sbkernel gad__stream_binary_f32(gad_bkernel k);
+
 /* A kernel written by hand for one CPU feature: y = f(x) over n contiguous
  * f32 elements, with streaming stores when `stream` is set. */
 typedef void (*gad_vkernel)(int64_t n, const float *x, float *y, bool stream);

@@ -54,6 +54,7 @@ typedef struct ew_ctx {
     ukern uk;
     bkern bk;
     gad_vkernel vk; /* replaces uk where the input is contiguous */
+    gad_sbkernel sb; /* replaces a streamed bk where both inputs are contiguous */
     const gad_uparams *p;
     bool stream; /* write the output with streaming stores */
     int half;    /* GAD_F16 or GAD_BF16: 2-byte operands, f32 kernels; else 0 */
@@ -186,6 +187,8 @@ static void ew_range(void *vctx, int64_t lo, int64_t hi) {
             ew_call_half(c, len, x0, s0, x1, s1, y);
         else if (c->vk)
             ew_call_vk(c, len, (const float *)x0, s0, (float *)y);
+        else if (c->sb && s0 == 1 && s1 == 1)
+            c->sb(len, (const float *)x0, (const float *)x1, (float *)y);
         else
             (c->stream ? ew_call_stream : ew_call)(c, len, x0, s0, x1, s1, y);
         pos += len;
@@ -213,6 +216,7 @@ GAD_HOT void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
     c.in[0] = gad__ptr(x);
     c.out = gad__ptr(y);
     c.vk = ew_vkernel(k, c.half ? GAD_F32 : x->dtype);
+    c.sb = NULL;
     c.stream = x->numel * (int64_t)c.es >= EW_STREAM_BYTES && (unary_light[k] || c.vk);
     if (x->contig && x->numel < 2 * EW_GRAIN) { /* the small fast path */
         if (c.half)
@@ -226,8 +230,8 @@ GAD_HOT void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
     gad__parallel_for(x->numel, EW_GRAIN, ew_range, &c);
 }
 
-GAD_HOT static void run_binary(bkern bk, bool light, const gad_tensor *a, const gad_tensor *b,
-                       gad_tensor *y, const gad_uparams *p) {
+GAD_HOT static void run_binary(bkern bk, gad_sbkernel sbk, bool light, const gad_tensor *a,
+                               const gad_tensor *b, gad_tensor *y, const gad_uparams *p) {
     if (y->numel == 0) return;
     int half = gad__is_half(y->dtype) ? y->dtype : 0;
     if (!half && a->contig && b->contig && a->numel == y->numel && b->numel == y->numel &&
@@ -246,6 +250,7 @@ GAD_HOT static void run_binary(bkern bk, bool light, const gad_tensor *a, const 
     c.out = gad__ptr(y);
     c.vk = NULL;
     c.stream = y->numel * (int64_t)c.es >= EW_STREAM_BYTES && light;
+    c.sb = c.stream && !half ? sbk : NULL;
     int64_t sa[GAD_MAX_RANK], sb[GAD_MAX_RANK];
     gad__broadcast_strides(a, y->shape, y->rank, sa);
     gad__broadcast_strides(b, y->shape, y->rank, sb);
@@ -256,10 +261,12 @@ GAD_HOT static void run_binary(bkern bk, bool light, const gad_tensor *a, const 
 
 GAD_HOT void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
                    gad_tensor *y) {
-    run_binary(binary_kernel(k, y->dtype == GAD_F64), true, a, b, y, NULL);
+    bool f64 = y->dtype == GAD_F64;
+    run_binary(binary_kernel(k, f64), y->dtype == GAD_F32 ? gad__stream_binary_f32(k) : NULL,
+               true, a, b, y, NULL);
 }
 
 GAD_HOT void gad__k_grad(gad_gkernel k, const gad_tensor *gy, const gad_tensor *v, gad_tensor *out,
                  const gad_uparams *p) {
-    run_binary(grad_kernel(k, out->dtype == GAD_F64), grad_light[k], gy, v, out, p);
+    run_binary(grad_kernel(k, out->dtype == GAD_F64), NULL, grad_light[k], gy, v, out, p);
 }

@@ -50,9 +50,56 @@ void gad__stream_store(void *dst, const void *src, size_t n) {
 
 void gad__stream_fence(void) { _mm_sfence(); }
 
+/* c = a op b over contiguous f32 with streaming stores straight from the
+ * registers: ordinary (masked) stores up to y's first cache line and after
+ * its last whole one. Each lane is the one IEEE operation the portable
+ * kernel's a + b (- * /) compiles to, so the bits are the same. */
+#define SB_BODY(OP)                                                            \
+    int64_t head = (int64_t)((-(uintptr_t)y & 63) / sizeof(float)), i = 0;     \
+    if (head > n) head = n;                                                    \
+    if (head) {                                                                \
+        __mmask16 m = (__mmask16)((1u << head) - 1);                           \
+        _mm512_mask_storeu_ps(                                                 \
+            y, m, OP(_mm512_maskz_loadu_ps(m, a), _mm512_maskz_loadu_ps(m, b))); \
+    }                                                                          \
+    for (i = head; i + 16 <= n; i += 16)                                       \
+        _mm512_stream_ps(y + i, OP(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i))); \
+    if (i < n) {                                                               \
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);                        \
+        _mm512_mask_storeu_ps(y + i, m,                                        \
+                              OP(_mm512_maskz_loadu_ps(m, a + i),              \
+                                 _mm512_maskz_loadu_ps(m, b + i)));            \
+    }
+#define SB_FN(name, OP)                                                        \
+    __attribute__((target("avx512f"))) static void name(int64_t n, const float *a, \
+                                                        const float *b, float *y) { \
+        SB_BODY(OP)                                                            \
+    }
+SB_FN(sb_add, _mm512_add_ps)
+SB_FN(sb_sub, _mm512_sub_ps)
+SB_FN(sb_mul, _mm512_mul_ps)
+SB_FN(sb_div, _mm512_div_ps)
+#undef SB_FN
+#undef SB_BODY
+
+gad_sbkernel gad__stream_binary_f32(gad_bkernel k) {
+    if (!__builtin_cpu_supports("avx512f")) return NULL;
+    switch (k) {
+    case GAD_BK_ADD: return sb_add;
+    case GAD_BK_SUB: return sb_sub;
+    case GAD_BK_MUL: return sb_mul;
+    case GAD_BK_DIV: return sb_div;
+    default: return NULL;
+    }
+}
+
 #else
 
 void gad__stream_store(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
 void gad__stream_fence(void) {}
+gad_sbkernel gad__stream_binary_f32(gad_bkernel k) {
+    (void)k;
+    return NULL;
+}
 
 #endif
