@@ -418,10 +418,34 @@ static void bench_w3(void) {
     w3_ctx c = {gad_rng_uniform_tensor(r, &n, 1, GAD_F32, 0, 1),
                 gad_rng_uniform_tensor(r, &n, 1, GAD_F32, 0, 1), 0};
     gad_rng_free(r);
-    double t[64];
+    double t[64], tn[64];
     int reps = reps_or(20);
-    run(w3_run, &c, 3, reps, t);
-    emit("W3", "add_alloc_16M_GBps", t, reps, 1e-9, 12.0 * (double)n, "GB/s", NULL);
+#if W3_NT
+    /* gad's add and STREAM's add (non-temporal stores, preallocated output)
+     * in turn, four blocks each, so that the two see the same states of a
+     * shared host: the add is judged as a fraction of the other */
+    float *nt = aligned_alloc(64, (size_t)n * sizeof *nt);
+    if (nt) {
+        w3c_ctx cn = {gad_data(c.a), gad_data(c.b), nt, n};
+        int per = (reps + 3) / 4;
+        if (per * 4 > 64) per = 16;
+        for (int b = 0; b < 4; b++) {
+            run(w3_run, &c, 2, per, t + b * per);
+            run(w3n_run, &cn, 2, per, tn + b * per);
+        }
+        qsort(t, (size_t)(per * 4), sizeof *t, cmp_double);
+        qsort(tn, (size_t)(per * 4), sizeof *tn, cmp_double);
+        emit("W3", "add_alloc_16M_GBps", t, per * 4, 1e-9, 12.0 * (double)n, "GB/s", NULL);
+        emit("W3", "stream_nt_add_16M_GBps", tn, per * 4, 1e-9, 12.0 * (double)n, "GB/s",
+             "\"note\":\"c = a + b with non-temporal stores, the widest the CPU has, "
+             "preallocated output: STREAM's add, timed in turn with add_alloc\"");
+        free(nt);
+    } else
+#endif
+    {
+        run(w3_run, &c, 3, reps, t);
+        emit("W3", "add_alloc_16M_GBps", t, reps, 1e-9, 12.0 * (double)n, "GB/s", NULL);
+    }
     c.op = 1;
     run(w3_run, &c, 3, reps, t);
     emit("W3", "gelu_tanh_alloc_16M_GBps", t, reps, 1e-9, 8.0 * (double)n, "GB/s", NULL);
@@ -431,17 +455,6 @@ static void bench_w3(void) {
     emit("W3", "c_add_out_16M_GBps", t, reps, 1e-9, 12.0 * (double)n, "GB/s",
          "\"note\":\"plain C loop, preallocated output: the bandwidth ceiling\"");
     free(out);
-#if W3_NT
-    float *nt = aligned_alloc(64, (size_t)n * sizeof *nt);
-    if (nt) {
-        w3c_ctx cn = {gad_data(c.a), gad_data(c.b), nt, n};
-        run(w3n_run, &cn, 3, reps, t);
-        emit("W3", "stream_nt_add_16M_GBps", t, reps, 1e-9, 12.0 * (double)n, "GB/s",
-             "\"note\":\"c = a + b with non-temporal stores, the widest the CPU has, "
-             "preallocated output: STREAM's add\"");
-        free(nt);
-    }
-#endif
     gad_release(c.a), gad_release(c.b);
 }
 
