@@ -230,7 +230,9 @@ GAD_HOT void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
     gad__parallel_for(x->numel, EW_GRAIN, ew_range, &c);
 }
 
-GAD_HOT static void run_binary(bkern bk, gad_sbkernel sbk, bool light, const gad_tensor *a,
+/* sbk: the binary row whose streamed f32 kernel may replace bk (stream.c),
+ * or -1 for none; looked up only for outputs that stream. */
+GAD_HOT static void run_binary(bkern bk, int sbk, bool light, const gad_tensor *a,
                                const gad_tensor *b, gad_tensor *y, const gad_uparams *p) {
     if (y->numel == 0) return;
     int half = gad__is_half(y->dtype) ? y->dtype : 0;
@@ -250,7 +252,8 @@ GAD_HOT static void run_binary(bkern bk, gad_sbkernel sbk, bool light, const gad
     c.out = gad__ptr(y);
     c.vk = NULL;
     c.stream = y->numel * (int64_t)c.es >= EW_STREAM_BYTES && light;
-    c.sb = c.stream && !half ? sbk : NULL;
+    c.sb = c.stream && sbk >= 0 && y->dtype == GAD_F32
+               ? gad__stream_binary_f32((gad_bkernel)sbk) : NULL;
     int64_t sa[GAD_MAX_RANK], sb[GAD_MAX_RANK];
     gad__broadcast_strides(a, y->shape, y->rank, sa);
     gad__broadcast_strides(b, y->shape, y->rank, sb);
@@ -261,12 +264,10 @@ GAD_HOT static void run_binary(bkern bk, gad_sbkernel sbk, bool light, const gad
 
 GAD_HOT void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
                    gad_tensor *y) {
-    bool f64 = y->dtype == GAD_F64;
-    run_binary(binary_kernel(k, f64), y->dtype == GAD_F32 ? gad__stream_binary_f32(k) : NULL,
-               true, a, b, y, NULL);
+    run_binary(binary_kernel(k, y->dtype == GAD_F64), (int)k, true, a, b, y, NULL);
 }
 
 GAD_HOT void gad__k_grad(gad_gkernel k, const gad_tensor *gy, const gad_tensor *v, gad_tensor *out,
                  const gad_uparams *p) {
-    run_binary(grad_kernel(k, out->dtype == GAD_F64), NULL, grad_light[k], gy, v, out, p);
+    run_binary(grad_kernel(k, out->dtype == GAD_F64), -1, grad_light[k], gy, v, out, p);
 }
