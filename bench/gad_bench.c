@@ -233,8 +233,9 @@ static void w2_emit(const w2_ctx *c, const char *impl, double *t, int reps) {
  * not its nominal one). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define W2_PEAK 1
-/* distinct starting values, or the compiler merges the chains into one */
-#define FMA12(V, FMA)                                                          \
+/* distinct starting values, or the compiler merges the chains into one;
+ * s: their sum, which the caller reduces to a float */
+#define FMA12(V, FMA, ADD)                                                     \
     V c0 = x, c1 = FMA(x, m, a), c2 = FMA(c1, m, a), c3 = FMA(c2, m, a);        \
     V c4 = FMA(c3, m, a), c5 = FMA(c4, m, a), c6 = FMA(c5, m, a);              \
     V c7 = FMA(c6, m, a), c8 = FMA(c7, m, a), c9 = FMA(c8, m, a);              \
@@ -244,21 +245,17 @@ static void w2_emit(const w2_ctx *c, const char *impl, double *t, int reps) {
         c3 = FMA(c3, m, a), c4 = FMA(c4, m, a), c5 = FMA(c5, m, a);            \
         c6 = FMA(c6, m, a), c7 = FMA(c7, m, a), c8 = FMA(c8, m, a);            \
         c9 = FMA(c9, m, a), c10 = FMA(c10, m, a), c11 = FMA(c11, m, a);        \
-    }
+    }                                                                          \
+    V s = ADD(ADD(ADD(ADD(c0, c1), ADD(c2, c3)), ADD(ADD(c4, c5), ADD(c6, c7))), \
+              ADD(ADD(c8, c9), ADD(c10, c11)));
 __attribute__((target("avx512f"))) static float peak16(int64_t iters) {
     __m512 x = _mm512_set1_ps(0.5f), m = _mm512_set1_ps(0.999f), a = _mm512_set1_ps(1e-4f);
-    FMA12(__m512, _mm512_fmadd_ps)
-    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0, c1), _mm512_add_ps(c2, c3)),
-                             _mm512_add_ps(_mm512_add_ps(c4, c5), _mm512_add_ps(c6, c7)));
-    s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(c8, c9), _mm512_add_ps(c10, c11)));
+    FMA12(__m512, _mm512_fmadd_ps, _mm512_add_ps)
     return _mm512_reduce_add_ps(s);
 }
 __attribute__((target("avx2,fma"))) static float peak8(int64_t iters) {
     __m256 x = _mm256_set1_ps(0.5f), m = _mm256_set1_ps(0.999f), a = _mm256_set1_ps(1e-4f);
-    FMA12(__m256, _mm256_fmadd_ps)
-    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3)),
-                             _mm256_add_ps(_mm256_add_ps(c4, c5), _mm256_add_ps(c6, c7)));
-    s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(c8, c9), _mm256_add_ps(c10, c11)));
+    FMA12(__m256, _mm256_fmadd_ps, _mm256_add_ps)
     float v[8];
     _mm256_storeu_ps(v, s);
     return v[0] + v[7];

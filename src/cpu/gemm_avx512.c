@@ -270,7 +270,8 @@ GD_FN(gad__gemm_ddot_avx512)
 #undef GD_ADD
 #undef GD_REDUCE
 /* ---- f32 transposing pack: dst[k*ds + i] = src[i*ld + k] for i < rows and
- * k < kc, lanes i in [rows, lanes) written as zeros (rows <= lanes <= 16).
+ * k < kc, lanes i in [rows, lanes) written as zeros (rows <= lanes <= 32;
+ * a panel wider than 16 lanes goes as two halves).
  * The packing of op(A) when A is row-major (lanes = MR) and of op(B) when B
  * is transposed (lanes = 16, one half of an NR = 32 panel) are transposes;
  * element by element they cost more than the product at small sizes. Here
@@ -280,6 +281,12 @@ GD_FN(gad__gemm_ddot_avx512)
 __attribute__((target("avx512f"))) void gad__gemm_stpack_avx512(int64_t kc, const float *src,
                                                                 int64_t ld, int rows, int lanes,
                                                                 float *dst, int64_t ds) {
+    if (lanes > 16) {
+        int hi = rows > 16 ? rows - 16 : 0;
+        gad__gemm_stpack_avx512(kc, src, ld, rows - hi, 16, dst, ds);
+        gad__gemm_stpack_avx512(kc, src + 16 * ld, ld, hi, lanes - 16, dst + 16, ds);
+        return;
+    }
     const __mmask16 out = (__mmask16)((1u << lanes) - 1);
     for (int64_t k0 = 0; k0 < kc; k0 += 16) {
         int kk = (int)(kc - k0 < 16 ? kc - k0 : 16);

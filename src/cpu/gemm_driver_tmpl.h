@@ -64,12 +64,8 @@ static void GT_FN(pack_b)(const GT_DESC *kd, int64_t kc, int64_t nc, const GT *B
     const int nr = kd->nr;
     for (int64_t jr = 0; jr < nc; jr += nr, dst += kc * nr) {
         int n = (int)gemm_min(nr, nc - jr);
-        if (tb && kd->tpack && nr == 32) {
-            /* two 16-lane halves; a half past nc is written as zeros */
-            for (int h = 0; h < 2; h++) {
-                int rows = (int)gemm_min(16, n > 16 * h ? n - 16 * h : 0);
-                kd->tpack(kc, B + (jr + 16 * h) * ldb, ldb, rows, 16, dst + 16 * h, nr);
-            }
+        if (tb && kd->tpack) {
+            kd->tpack(kc, B + jr * ldb, ldb, n, nr, dst, nr);
         } else if (!tb) {
             /* op(B)(k, j) = B[k*ldb + j]: a micro-panel row is contiguous. */
             const GT *src = B + jr;

@@ -61,6 +61,14 @@ typedef void (*gemm_sdot)(int64_t K, const float *const *x,
 typedef void (*gemm_ddot)(int64_t K, const double *const *x,
                           const double *const *y, double *out);
 
+/* Transposing pack (AVX-512 f32 only): dst[k*ds + i] = src[i*ld + k] for
+ * i < rows, k < kc, and zeros in lanes [rows, lanes); lanes is the panel's
+ * width, MR or NR (at most 32). */
+typedef void (*gemm_stpack)(int64_t kc, const float *src, int64_t ld, int rows, int lanes,
+                            float *dst, int64_t ds);
+typedef void (*gemm_dtpack)(int64_t kc, const double *src, int64_t ld, int rows, int lanes,
+                            double *dst, int64_t ds);
+
 /* Blocking of one kernel: micro-tile MR x NR, KC (depth of a block), MCB
  * (rows of the packed A panel), NCB (columns of the packed B block). MCB is a
  * multiple of MR and NCB of NR. sup: the small-problem kernels indexed by
@@ -68,13 +76,6 @@ typedef void (*gemm_ddot)(int64_t K, const double *const *x,
  * vector, two masked vectors, two full vectors); their tile is MR x NR too,
  * NR being two vectors of NR/2 lanes. dot: the dot kernel (NULL
  * when none). tpack: the transposing pack (NULL when none). */
-/* Transposing pack (AVX-512 f32 only): dst[k*ds + i] = src[i*ld + k] for
- * i < rows, k < kc, and zeros in lanes [rows, lanes). */
-typedef void (*gemm_stpack)(int64_t kc, const float *src, int64_t ld, int rows, int lanes,
-                            float *dst, int64_t ds);
-typedef void (*gemm_dtpack)(int64_t kc, const double *src, int64_t ld, int rows, int lanes,
-                            double *dst, int64_t ds);
-
 typedef struct gemm_sdesc {
     int mr, nr;
     int64_t kc, mcb, ncb;

@@ -33,12 +33,16 @@ static inline bool gad__any_half(gad_tensor *const *in, int n) {
         if (!gad__bad_tensor(in[i]) && gad__is_half(in[i]->dtype)) return true;
     return false;
 }
+/* The fallback itself, once a half input is known to be there (extra: as
+ * in GAD_HALF_VIA_F32_OUT below, or NULL). */
+#define GAD_HALF_RUN_F32_(op, in, n, extra, call)                              \
+    do {                                                                       \
+        int half_dt_ = gad__half_begin(op, in, n);                             \
+        return gad__half_end(half_dt_ > 0 ? (call) : NULL, half_dt_, extra);   \
+    } while (0)
 #define GAD_HALF_VIA_F32(op, in, n, call)                                      \
     do {                                                                       \
-        if (GAD_UNLIKELY(gad__any_half(in, n))) {                              \
-            int half_dt_ = gad__half_begin(op, in, n);                         \
-            return gad__half_end(half_dt_ > 0 ? (call) : NULL, half_dt_, NULL); \
-        }                                                                      \
+        if (GAD_UNLIKELY(gad__any_half(in, n))) GAD_HALF_RUN_F32_(op, in, n, NULL, call); \
     } while (0)
 /* Whether t's back end runs family fam on half tensors itself (the
  * family's `half`: its kernels widen, compute in f32 and round once, and
@@ -50,16 +54,13 @@ static inline bool gad__any_half(gad_tensor *const *in, int n) {
 #define GAD_HALF_VIA_F32_UNLESS(fam, t, op, in, n, call)                       \
     do {                                                                       \
         if (GAD_UNLIKELY(gad__any_half(in, n)) && !GAD_HALF_NATIVE(t, fam))    \
-            GAD_HALF_VIA_F32(op, in, n, call);                                 \
+            GAD_HALF_RUN_F32_(op, in, n, NULL, call);                          \
     } while (0)
 /* The same for an op with a second result through a pointer (indices),
  * which is kept too: extra is that gad_tensor ** (may be NULL). */
 #define GAD_HALF_VIA_F32_OUT(op, in, n, extra, call)                           \
     do {                                                                       \
-        if (GAD_UNLIKELY(gad__any_half(in, n))) {                              \
-            int half_dt_ = gad__half_begin(op, in, n);                         \
-            return gad__half_end(half_dt_ > 0 ? (call) : NULL, half_dt_, extra); \
-        }                                                                      \
+        if (GAD_UNLIKELY(gad__any_half(in, n))) GAD_HALF_RUN_F32_(op, in, n, extra, call); \
     } while (0)
 
 /* ------------------------------------------------------------- registry */
