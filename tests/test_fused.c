@@ -191,6 +191,29 @@ TEST(masked_ce_targets) {
     gad_scope_end();
 }
 
+/* A mask computed on the tape from the logits themselves (the fuzzer's
+ * case: per-row losses as weights) gets no gradient, with GAD_CREATE_GRAPH
+ * (the composed VJP) as without (the fused one): the logits' gradient is
+ * that of a constant mask of the same values, and the mask's is zero. */
+TEST(masked_ce_tracked_mask) {
+    gad_scope_begin();
+    gad_tensor *logits = gen((int64_t[]){4, 3}, 2, mce_logit2, 0);
+    gad_tensor *t = gad_from_i64((int64_t[]){2, 1, 0, 1}, (int64_t[]){4}, 1);
+    gad_tensor *l = gad_requires_grad(gad_clone(logits));
+    gad_tensor *mask = gad_sum(gad_exp(l), (int[]){1}, 1, 0); /* on the tape, [4] */
+    gad_tensor *cmask = gad_detach(mask), *gc, *g[2];
+    CHECK(gad_grad(gad_masked_ce(l, t, cmask), &l, 1, &gc) == GAD_OK);
+    for (int cg = 0; cg < 2; cg++) {
+        gad_tensor *loss = gad_masked_ce(l, t, mask);
+        CHECK(gad_is_tracked(loss));
+        gad_tensor *wrt[2] = {l, mask};
+        CHECK(gad_grad_ex(loss, NULL, wrt, 2, g, cg ? GAD_CREATE_GRAPH : 0) == GAD_OK);
+        CHECK(rel_err(g[0], gc, 1e-6) < 1e-6);
+        CHECK(g[1] == NULL || gad_item(gad_sum_all(gad_abs(g[1]))) == 0);
+    }
+    gad_scope_end();
+}
+
 /* ------------------------------------------------------------- SPEC 7.4 */
 
 static gad_tensor *f_scan_sig(gad_tensor *const *in, void *c) {
@@ -398,6 +421,7 @@ int main(void) {
     RUN(spec_7_3_masked_ce);
     RUN(spec_7_3_masked_ce_signed_weights);
     RUN(masked_ce_targets);
+    RUN(masked_ce_tracked_mask);
     RUN(spec_7_4_scan_and_rms);
     RUN(spec_7_4_explicit_recurrence);
     RUN(spec_7_5_helix_block);

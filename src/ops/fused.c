@@ -225,7 +225,9 @@ static int mce_prepare(const char *op, gad_tensor *logits, gad_tensor *targets,
     p->safe = gad__own(gad__tensor_new(op, dev, GAD_I64, &N, 1));
     p->count = gad__own(gad__tensor_new(op, dev, GAD_F64, NULL, 0));
     p->nscale = gad__own(gad__tensor_new(op, dev, logits->dtype, NULL, 0));
-    p->mask = packed(op, gad_reshape(mask, &N, 1));
+    /* off the tape: the mask gets no gradient, in the fused VJP and in the
+     * composition that GAD_CREATE_GRAPH differentiates alike */
+    p->mask = packed(op, gad_reshape(gad_detach(mask), &N, 1));
     if (!p->safe || !p->count || !p->nscale || !p->mask) return -1;
     return GAD_BE(logits)->masked_ce->prep(op, targets, p->mask, V, p->safe, p->count, p->nscale);
 }

@@ -8,9 +8,11 @@
 #include "gad.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void fail(const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -18,6 +20,13 @@ static void fail(const char *fmt, ...)
 #endif
     ;
 static void fail(const char *fmt, ...) {
+    /* threaded mode runs one program on several threads, which may all
+     * fail: only the first reports and aborts, the others wait for the
+     * process to end, so that libFuzzer's crash handler is not killed by
+     * a second abort before it has written the input */
+    static atomic_flag failing = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&failing))
+        for (;;) pause();
     va_list ap;
     fputs(FUZZ_NAME ": invariant violated: ", stderr);
     va_start(ap, fmt);
