@@ -299,6 +299,27 @@ TEST(group_norm_of_nothing) {
     }
 }
 
+/* instance norm of no channels (x [2, 0, 3]; the fuzzer's case: it divided
+ * by zero groups): an empty result, with running statistics of none and
+ * under GAD_CREATE_GRAPH too */
+TEST(instance_norm_of_no_channels) {
+    gad_scope_begin();
+    int64_t C = 0;
+    gad_tensor *x = gad_requires_grad(gad_zeros((int64_t[]){2, 0, 3}, 3, GAD_F32));
+    gad_tensor *w = gad_requires_grad(gad_ones(&C, 1, GAD_F32));
+    gad_tensor *rm = gad_zeros(&C, 1, GAD_F32), *rv = gad_ones(&C, 1, GAD_F32);
+    for (int run = 0; run < 2; run++) {
+        gad_tensor *y = gad_instance_norm(x, run ? rm : NULL, run ? rv : NULL, w, NULL, 1, 0.1,
+                                          1e-5);
+        CHECK(y && gad_rank(y) == 3 && gad_shape(y)[0] == 2 && gad_numel(y) == 0);
+        gad_tensor *g[2];
+        CHECK(gad_grad_ex(gad_sum_all(y), NULL, (gad_tensor *[]){x, w}, 2, g, GAD_CREATE_GRAPH) ==
+              GAD_OK);
+        CHECK(g[0] && gad_numel(g[0]) == 0 && g[1] && gad_numel(g[1]) == 0);
+    }
+    gad_scope_end();
+}
+
 /* f32 group norm against f64 of the same values, large blocks (the f32
  * kernels' chunked float sums) with a mean far from 0 relative to the
  * spread: y, dx, dw, db within float's accuracy. */
@@ -337,6 +358,7 @@ int main(void) {
     RUN(group_norm_is_bitwise_independent_of_threads);
     RUN(group_norm_propagates_nan_and_inf_within_the_group);
     RUN(group_norm_of_nothing);
+    RUN(instance_norm_of_no_channels);
     RUN(f32_group_norm_is_accurate);
     return test_summary();
 }

@@ -434,6 +434,10 @@ gad_tensor *gad_instance_norm(gad_tensor *x, gad_tensor *running_mean, gad_tenso
                         "expected more than 1 spatial element when training, got x %s",
                         gad__shape_str(b, x->shape, x->rank));
     }
+    /* no channels: nothing to normalise (and no groups for gn_core, whose
+     * group size C / groups would divide by zero); an empty result on the
+     * tape, so that a gradient has x's shape */
+    if (C == 0) return gad_clone(x);
     /* the running statistics: batch norm's evaluation */
     if (!use_input_stats)
         return bn_core(op, x, running_mean, running_var, weight, bias, 0, momentum, eps);
