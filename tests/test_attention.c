@@ -347,6 +347,10 @@ TEST(sinusoidal_table) {
     CHECK_VALUES(t, 1e-15, 0, 1, 0, 1, sin(1), cos(1), sin(0.01), cos(0.01), sin(2), cos(2),
                  sin(0.02), cos(0.02));
     CHECK_SHAPE(gad_sinusoidal_positions(0, 6, 10000, GAD_F32), 0, 6);
+    /* no columns: empty at once, whatever T (the fuzzer's 2^60 - 1 rows
+     * were a loop of 2^60 empty rows) */
+    const int64_t huge = ((int64_t)1 << 60) - 1;
+    CHECK_SHAPE(gad_sinusoidal_positions(huge, 0, 10000, GAD_F32), huge, 0);
     CHECK(gad_sinusoidal_positions(3, 5, 10000, GAD_F32) == NULL);
     CHECK_ERR(GAD_ERR_SHAPE, "sinusoidal_positions");
     gad_scope_end();
