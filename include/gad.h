@@ -416,6 +416,35 @@ int gad_blas_available(void);
  * returning 0 when gad was built without BLAS. */
 int gad_set_blas(int enabled);
 
+/* How f32 matrix products may compute, as PyTorch's
+ * torch.set_float32_matmul_precision. GAD_MATMUL_HIGHEST (the default) and
+ * GAD_MATMUL_HIGH: in f32 (the CPU has no TF32; HIGH is kept for code
+ * written against PyTorch). GAD_MATMUL_MEDIUM: where the CPU's bf16 units
+ * are faster than its f32 ones (AVX-512 BF16 at twice the f32 FMA rate, as
+ * on AMD Zen 4, or AMX; measured once per process), f32 products on the
+ * CPU round their operands to bf16 (to nearest even; subnormals count as
+ * zero) and sum the exact products in f32: a relative error of about 2^-8
+ * per operand instead of 2^-24, at up to twice the speed. Elsewhere MEDIUM
+ * computes as HIGHEST. It covers the products of gad_matmul on f32 tensors
+ * and everything built on them (gad_linear, attention's projections, the
+ * GEMM paths of convolution) and the products inside the fused HELIX block
+ * (f32, or f16/bf16 computed in f32). f64 products, the CUDA back end and
+ * the small direct convolution kernels keep full precision. The bits of a
+ * product do not depend on the thread count in either mode. Process-wide;
+ * set it between steps, not while other threads run products. Returns the
+ * previous setting; a value out of range is ignored (and returned as the
+ * current one). */
+typedef enum {
+    GAD_MATMUL_HIGHEST = 0,
+    GAD_MATMUL_HIGH = 1,
+    GAD_MATMUL_MEDIUM = 2
+} gad_matmul_precision;
+gad_matmul_precision gad_set_matmul_precision(gad_matmul_precision p);
+gad_matmul_precision gad_matmul_precision_get(void);
+/* 1 when GAD_MATMUL_MEDIUM takes effect on this CPU (bf16 products faster
+ * than f32 ones), else 0. */
+int gad_matmul_medium_native(void);
+
 /* "0.1.0" */
 const char *gad_version(void);
 

@@ -162,6 +162,24 @@ GAD_CS_INLINE_ int gad__at_set_blas(const char *gad_file_, int gad_line_, int en
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_matmul_precision gad__at_set_matmul_precision(const char *gad_file_, int gad_line_, gad_matmul_precision p) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_matmul_precision gad_r_ = (gad_set_matmul_precision)(p);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ gad_matmul_precision gad__at_matmul_precision_get(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_matmul_precision gad_r_ = (gad_matmul_precision_get)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
+GAD_CS_INLINE_ int gad__at_matmul_medium_native(const char *gad_file_, int gad_line_) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    int gad_r_ = (gad_matmul_medium_native)();
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ const char *gad__at_version(const char *gad_file_, int gad_line_) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     const char *gad_r_ = (gad_version)();
@@ -2440,6 +2458,9 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_num_threads() gad__at_num_threads(__FILE__, __LINE__)
 #define gad_blas_available() gad__at_blas_available(__FILE__, __LINE__)
 #define gad_set_blas(...) gad__at_set_blas(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_set_matmul_precision(...) gad__at_set_matmul_precision(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_matmul_precision_get() gad__at_matmul_precision_get(__FILE__, __LINE__)
+#define gad_matmul_medium_native() gad__at_matmul_medium_native(__FILE__, __LINE__)
 #define gad_version() gad__at_version(__FILE__, __LINE__)
 #define gad_from_f32(...) gad__at_from_f32(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_from_f64(...) gad__at_from_f64(__FILE__, __LINE__, __VA_ARGS__)

@@ -1027,6 +1027,19 @@ ROW(set_blas_odd, "gad_set_blas", "value", "enabled = 7 (any nonzero)",
     int old = gad_set_blas(7);
     int now = gad_set_blas(old);
     return gad_blas_available() ? now == 1 : (old == 0 && now == 0);)
+ROW(matmul_precision_range, "gad_set_matmul_precision", "value",
+    "p = 7 or p = -1 (no such precision)", "ignored: the current setting is returned and kept",
+    E_OK, "", NULL, 0,
+    gad_matmul_precision old = gad_set_matmul_precision(GAD_MATMUL_MEDIUM);
+    gad_matmul_precision a = gad_set_matmul_precision((gad_matmul_precision)7);
+    gad_matmul_precision b = gad_set_matmul_precision((gad_matmul_precision)-1);
+    gad_matmul_precision now = gad_matmul_precision_get();
+    gad_set_matmul_precision(old);
+    return a == GAD_MATMUL_MEDIUM && b == GAD_MATMUL_MEDIUM && now == GAD_MATMUL_MEDIUM;)
+GOOD(matmul_precision_default, "gad_matmul_precision_get", "odd", "no setting made",
+     "GAD_MATMUL_HIGHEST", gad_matmul_precision_get() == GAD_MATMUL_HIGHEST)
+GOOD(matmul_medium_native_01, "gad_matmul_medium_native", "odd", "any CPU", "0 or 1",
+     gad_matmul_medium_native() == 0 || gad_matmul_medium_native() == 1)
 GOOD(version_str, "gad_version", "odd", "any build", "\"0.1.0\"",
      strcmp(gad_version(), GAD_VERSION_STRING) == 0)
 

@@ -198,7 +198,7 @@ static void run_conv(geom g, const gad_conv_opts *o, int bias, const char *expec
         gad_tensor *seed = mk(sv, gad_shape(y), gad_rank(y), dt);
         gad_tensor *in[3] = {x, w, b}, *gr[3] = {0};
         gad_status st = gad_grad_ex(y, seed, in, bias ? 3 : 2, gr, 0);
-        CHECK_MSG(st == GAD_OK, "grad %s", what);
+        CHECK_MSG(st == GAD_OK, "grad %s: %s", what, gad_last_error() ? gad_last_error()->text : "");
         double ex = err_of(gr[0], dxr, nx), ew = err_of(gr[1], dwr, nw);
         CHECK_MSG(ex <= tol * 4, "dx %s: err %g", what, ex);
         CHECK_MSG(ew <= tol * 4, "dw %s: err %g", what, ew);

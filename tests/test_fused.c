@@ -23,6 +23,23 @@ static double rel_err(gad_tensor *a, gad_tensor *b, double floor_) {
     return worst;
 }
 
+/* max |a - b| / max |b| */
+static double norm_err(gad_tensor *a, gad_tensor *b) {
+    int64_t n = gad_numel(a);
+    if (n != gad_numel(b)) return INFINITY;
+    double *x = malloc((size_t)(n ? n : 1) * 8), *y = malloc((size_t)(n ? n : 1) * 8);
+    gad_read_f64(a, x, (size_t)n);
+    gad_read_f64(b, y, (size_t)n);
+    double d = 0, m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!(fabs(x[i] - y[i]) <= d)) d = fabs(x[i] - y[i]);
+        m = fmax(m, fabs(y[i]));
+    }
+    free(x);
+    free(y);
+    return m > 0 ? d / m : d;
+}
+
 /* A tensor from a formula of the flat index. */
 static gad_tensor *gen(const int64_t *shape, int rank, double (*f)(int64_t, double), double p) {
     int64_t n = 1;
@@ -317,6 +334,38 @@ TEST(spec_7_5_helix_block) {
     gad_scope_end();
 }
 
+/* GAD_MATMUL_MEDIUM reaches the products inside the fused block: its
+ * output and gradients stay within bf16's rounding of the f32 block's (the
+ * operands of each product rounded to 8 bits), the fused block and its
+ * composition still agree (both take the same products), and where the
+ * CPU has fast bf16 units the values differ from f32's; elsewhere they are
+ * the same bits. */
+TEST(helix_block_matmul_medium) {
+    gad_scope_begin();
+    helix_case c = helix_7_5();
+    gad_tensor *yh = gad_contiguous(gad_helix_block(c.x, &c.w, 1e-5));
+    gad_tensor *xl = gad_requires_grad(gad_clone(c.x)), *gh, *gm;
+    CHECK(gad_grad(gad_sum_all(gad_helix_block(xl, &c.w, 1e-5)), &xl, 1, &gh) == GAD_OK);
+    gad_set_matmul_precision(GAD_MATMUL_MEDIUM);
+    gad_tensor *ym = gad_contiguous(gad_helix_block(c.x, &c.w, 1e-5));
+    gad_tensor *yu = gad__helix_block_unfused(c.x, &c.w, 1e-5);
+    CHECK(gad_grad(gad_sum_all(gad_helix_block(xl, &c.w, 1e-5)), &xl, 1, &gm) == GAD_OK);
+    gad_set_matmul_precision(GAD_MATMUL_HIGHEST);
+    CHECK(ym && yu);
+    /* normwise: max |a - b| / max |b| (an element that cancels to near 0
+     * keeps the absolute error of its terms) */
+    double eu = norm_err(ym, yu), e = norm_err(ym, yh), eg = norm_err(gm, gh);
+    CHECK_MSG(eu < 2e-2, "fused and composed: %g", eu);
+    CHECK_MSG(e < 2e-2 && eg < 2e-2, "medium against f32: y %g, dx %g", e, eg);
+    if (gad_matmul_medium_native())
+        CHECK(e > 0);
+    else
+        CHECK(e == 0 && eg == 0);
+    printf("  helix block, GAD_MATMUL_MEDIUM (%s): normwise y %.2e, dx %.2e\n",
+           gad_matmul_medium_native() ? "bf16 products" : "f32 products", e, eg);
+    gad_scope_end();
+}
+
 /* The fused backward and the composition's backward agree in f64 to
  * rounding, and a second derivative through the fused op (create_graph)
  * equals the composition's. */
@@ -426,6 +475,7 @@ int main(void) {
     RUN(spec_7_4_explicit_recurrence);
     RUN(spec_7_5_helix_block);
     RUN(helix_block_f64_and_second_order);
+    RUN(helix_block_matmul_medium);
     RUN(threads_do_not_change_results);
     RUN(fused_errors);
     gad_mem_stats ms;

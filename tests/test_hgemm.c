@@ -540,12 +540,128 @@ TEST(matmul_half_vjp_products) {
     }
 }
 
+/* ---------------------------------------------------- GAD_MATMUL_MEDIUM */
+
+/* One f32 product through gad__sgemm under the given precision: op(A) M x
+ * K, op(B) K x N, padded leading dimensions, C (ldc = N + 1) starting as c0. */
+static float *sgemm_with(gad_matmul_precision prec, int ta, int tb, int64_t M, int64_t N,
+                         int64_t K, float alpha, const float *A, int64_t lda, const float *B,
+                         int64_t ldb, float beta, const float *c0) {
+    int64_t ldc = N + 1;
+    float *C = malloc((size_t)(M * ldc) * sizeof *C);
+    memcpy(C, c0, (size_t)(M * ldc) * sizeof *C);
+    gad_matmul_precision old = gad_set_matmul_precision(prec);
+    CHECK(gad__sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0);
+    gad_set_matmul_precision(old);
+    return C;
+}
+
+/* f32 products under GAD_MATMUL_MEDIUM, on every bf16 path this CPU has:
+ * where bf16 products are native (gad_matmul_medium_native), the result is
+ * that of the operands rounded to bf16 (RNE) with the exact products summed
+ * in f32: within (K + 1) u S of the f64 product of the rounded operands,
+ * for alpha and beta too, differing from f32's, and the same bits for 1 and
+ * 2 threads; elsewhere (the f32 path) MEDIUM is HIGHEST, bit for bit. The
+ * setting itself: default HIGHEST, values out of range ignored. */
+TEST(matmul_precision_medium) {
+    CHECK(gad_matmul_precision_get() == GAD_MATMUL_HIGHEST);
+    CHECK(gad_set_matmul_precision((gad_matmul_precision)7) == GAD_MATMUL_HIGHEST);
+    CHECK(gad_matmul_precision_get() == GAD_MATMUL_HIGHEST);
+    CHECK(gad_set_matmul_precision(GAD_MATMUL_HIGH) == GAD_MATMUL_HIGHEST);
+    CHECK(gad_set_matmul_precision(GAD_MATMUL_HIGHEST) == GAD_MATMUL_HIGH);
+    static const int64_t mshapes[][3] = {{37, 45, 70}, {130, 70, 300}, {5, 3, 1}};
+    static const float ab[][2] = {{1, 0}, {2, 0.5f}};
+    const int nth = gad_num_threads();
+    for (int path = 1; path <= 3; path++) {
+        if (gad__hgemm_test_path(path) != 0) continue;
+        int native = gad_matmul_medium_native();
+        CHECK(native == (path != 1));
+        int differed = 0;
+        for (int sh = 0; sh < 3; sh++)
+            for (int t = 0; t < 4; t++)
+                for (int v = 0; v < 2; v++) {
+                    int ta = t & 1, tb = t >> 1;
+                    int64_t M = mshapes[sh][0], N = mshapes[sh][1], K = mshapes[sh][2];
+                    int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 1;
+                    size_t na = (size_t)((ta ? K : M) * lda), nb = (size_t)((tb ? N : K) * ldb);
+                    float *A = malloc(na * 4), *B = malloc(nb * 4);
+                    float *c0 = malloc((size_t)(M * ldc) * 4);
+                    for (size_t i = 0; i < na; i++) A[i] = rndf();
+                    for (size_t i = 0; i < nb; i++) B[i] = rndf();
+                    for (int64_t i = 0; i < M * ldc; i++) c0[i] = rndf();
+                    float al = ab[v][0], be = ab[v][1];
+                    gad_set_num_threads(1);
+                    float *cm = sgemm_with(GAD_MATMUL_MEDIUM, ta, tb, M, N, K, al, A, lda, B,
+                                           ldb, be, c0);
+                    gad_set_num_threads(2);
+                    float *cm2 = sgemm_with(GAD_MATMUL_MEDIUM, ta, tb, M, N, K, al, A, lda, B,
+                                            ldb, be, c0);
+                    float *ch = sgemm_with(GAD_MATMUL_HIGHEST, ta, tb, M, N, K, al, A, lda, B,
+                                           ldb, be, c0);
+                    gad_set_num_threads(nth);
+                    double worst = 0;
+                    for (int64_t i = 0; i < M; i++)
+                        for (int64_t j = 0; j < N; j++) {
+                            float m = cm[i * ldc + j], h = ch[i * ldc + j];
+                            CHECK(memcmp(&m, &cm2[i * ldc + j], 4) == 0);
+                            if (!native) {
+                                CHECK(memcmp(&m, &h, 4) == 0);
+                                continue;
+                            }
+                            double ref = 0, S = 0;
+                            for (int64_t k = 0; k < K; k++) {
+                                float a = ta ? A[k * lda + i] : A[i * lda + k];
+                                float b = tb ? B[j * ldb + k] : B[k * ldb + j];
+                                double p = (double)gad__bf16_to_f32(gad__f32_to_bf16(a)) *
+                                           (double)gad__bf16_to_f32(gad__f32_to_bf16(b));
+                                ref += p;
+                                S += fabs(p);
+                            }
+                            double c = c0[i * ldc + j];
+                            ref = al * ref + be * c;
+                            double bound = (double)(K + 1) * 0x1p-24 * S * al +
+                                           4 * 0x1p-24 * (fabs(ref) + fabs(be * c));
+                            double e = fabs((double)m - ref);
+                            if (e / (bound + 1e-300) > worst) worst = e / (bound + 1e-300);
+                            differed |= m != h;
+                        }
+                    CHECK_MSG(worst <= 1, "path %d %lldx%lldx%lld ta %d tb %d alpha %g: %g of "
+                              "the bound", path, (long long)M, (long long)N, (long long)K, ta,
+                              tb, al, worst);
+                    free(A);
+                    free(B);
+                    free(c0);
+                    free(cm);
+                    free(cm2);
+                    free(ch);
+                }
+        CHECK(!native || differed);
+    }
+    CHECK(gad__hgemm_test_path(0) == 0);
+    /* gad_matmul on f32 tensors takes the same product */
+    gad_scope_begin();
+    gad_rng *r = gad_rng_new(5);
+    gad_tensor *a = gad_rng_normal_tensor(r, (int64_t[]){33, 50}, 2, GAD_F32, 0, 1);
+    gad_tensor *b = gad_rng_normal_tensor(r, (int64_t[]){50, 20}, 2, GAD_F32, 0, 1);
+    gad_rng_free(r);
+    gad_set_matmul_precision(GAD_MATMUL_MEDIUM);
+    gad_tensor *y = gad_contiguous(gad_matmul(a, b));
+    float *direct = calloc(33 * 21, 4);
+    CHECK(gad__sgemm(0, 0, 33, 20, 50, 1, gad_data(a), 50, gad_data(b), 20, 0, direct, 21) == 0);
+    gad_set_matmul_precision(GAD_MATMUL_HIGHEST);
+    const float *yv = gad_data(y);
+    for (int i = 0; i < 33; i++) CHECK(memcmp(yv + i * 20, direct + i * 21, 20 * 4) == 0);
+    free(direct);
+    gad_scope_end();
+}
+
 int main(void) {
     RUN(hgemm_degenerate);
     RUN(hgemm_every_path);
     RUN(hgemm_nan_inf);
     RUN(hgemm_subnormals);
     RUN(hgemm_threads_bit_identical);
+    RUN(matmul_precision_medium);
     g_rng = gad_rng_new(29);
     RUN(matmul_half);
     RUN(matmul_half_vjp_products);

@@ -470,8 +470,11 @@ static void trainer_banner(const trainer *tr) {
     printf("; AdamW lr %g (warm-up %lld, cosine to %g), wd %g (not on gains, bout), clip %g\n",
            c->lr, (long long)c->warmup, c->min_lr, c->wd, c->clip);
     if (tr->prec != GAD_F32)
-        printf("precision: %s working copies of f32 masters%s\n", c->precision,
-               tr->sc ? ", dynamic loss scaling" : "");
+        printf("precision: %s working copies of f32 masters%s%s\n", c->precision,
+               tr->sc ? ", dynamic loss scaling" : "",
+               tr->prec == GAD_BF16 && gad_matmul_medium_native()
+                   ? ", every product in bf16 (GAD_MATMUL_MEDIUM)"
+                   : "");
     if (tr->rs.step > 0)
         printf("resumed from %s at step %lld (%.1f s)\n", tr->ckpt_path, (long long)tr->rs.step,
                tr->rs.seconds);
@@ -534,7 +537,14 @@ int train(config *c, const given_set *given, int quiet, train_result *res) {
             break;
         }
         metric_row row;
+        /* bf16: the training step's f32 products (inside the fused blocks)
+         * in bf16 too, where the CPU's bf16 units are the faster ones, as
+         * PyTorch's autocast runs every product of a bf16 model; validation,
+         * checkpoints and sampling stay on the f32 masters in f32 */
+        gad_matmul_precision mp = gad_matmul_precision_get();
+        if (tr.prec == GAD_BF16) gad_set_matmul_precision(GAD_MATMUL_MEDIUM);
         rc = trainer_step(&tr, seconds, &row);
+        gad_set_matmul_precision(mp);
         if (rc != 0) break;
         tr.rs.step = row.step;
         double t1 = now_seconds();

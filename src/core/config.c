@@ -97,6 +97,18 @@ int gad_set_blas(int enabled) {
 #endif
 }
 
+static atomic_int g_mm_precision; /* gad_matmul_precision, HIGHEST = 0 */
+
+gad_matmul_precision gad_set_matmul_precision(gad_matmul_precision p) {
+    if ((int)p < GAD_MATMUL_HIGHEST || (int)p > GAD_MATMUL_MEDIUM)
+        return (gad_matmul_precision)atomic_load(&g_mm_precision);
+    return (gad_matmul_precision)atomic_exchange(&g_mm_precision, (int)p);
+}
+
+gad_matmul_precision gad_matmul_precision_get(void) {
+    return (gad_matmul_precision)atomic_load_explicit(&g_mm_precision, memory_order_relaxed);
+}
+
 bool gad__blas_on(void) {
 #ifdef GAD_HAVE_CBLAS
     return atomic_load_explicit(&g_blas, memory_order_relaxed) != 0;

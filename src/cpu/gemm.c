@@ -327,6 +327,15 @@ static int64_t gemm_kc(int64_t K, int64_t kcmax) {
     return kc < kcmax ? kc : kcmax;
 }
 
+/* The largest gemm_kc(K', kcmax) of any K' <= K: gemm_kc is not monotonic
+ * (K = kcmax takes kcmax, K = kcmax + 4 two blocks of half that), and a
+ * caller that sizes scratch once for products of up to K (convolution's
+ * blocks, their tails smaller) needs the bound. */
+static int64_t gemm_kc_bound(int64_t K, int64_t kcmax) {
+    int64_t kc = (K + 3) & ~(int64_t)3;
+    return kc < kcmax ? kc : kcmax;
+}
+
 /* This core's L2 in bytes (sysconf where the C library knows it, else 2 MiB,
  * the size the thresholds below were measured with). */
 static int64_t gemm_l2_bytes(void) {
@@ -371,6 +380,7 @@ void gad__gemm_plan(int nt, int64_t M, int64_t N, int64_t K, int mr, int nr, int
     gemm_plan(nt, M, N, K, mr, nr, tm, tn);
 }
 int64_t gad__gemm_kc(int64_t K, int64_t kcmax) { return gemm_kc(K, kcmax); }
+int64_t gad__gemm_kc_bound(int64_t K, int64_t kcmax) { return gemm_kc_bound(K, kcmax); }
 int gad__gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb) {
     return !atomic_load_explicit(&gemm_small_off, memory_order_relaxed) &&
            gemm_use_sup(M, N, K, ldb, tb, sizeof(float));
@@ -418,8 +428,13 @@ int gad__dgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
 
 size_t gad__gemm_scratch_bytes(int f64, int ta, int tb, int64_t M, int64_t N, int64_t K,
                                int64_t lda, int64_t ldb) {
-    return f64 ? gemm_d_scratch_one(gemm_ddesc_get(), ta, tb, M, N, K, lda, ldb)
-               : gemm_s_scratch_one(gemm_sdesc_get(), ta, tb, M, N, K, lda, ldb);
+    if (f64) return gemm_d_scratch_one(gemm_ddesc_get(), ta, tb, M, N, K, lda, ldb);
+    size_t s = gemm_s_scratch_one(gemm_sdesc_get(), ta, tb, M, N, K, lda, ldb);
+    if (gad__sgemm_medium()) { /* the product goes to gad__hgemm */
+        size_t h = gad__hgemm_scratch_bytes(GAD_BF16, GAD_F32, tb, M, N, K);
+        if (h > s) s = h;
+    }
+    return s;
 }
 
 /* For tests only (not in gemm.h): when on, gad__sgemm/gad__dgemm send every
@@ -435,6 +450,8 @@ void gad__gemm_test_blas_always(int on) {
 int gad__sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                const float *A, int64_t lda, const float *B, int64_t ldb,
                float beta, float *C, int64_t ldc) {
+    if (GAD_UNLIKELY(gad__sgemm_medium()))
+        return gad__sgemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #ifdef GAD_HAVE_CBLAS
     if (M > 0 && N > 0 &&
         gad__gemm_use_blas(M, N, K, lda, ldb, ldc, sizeof(float))) {

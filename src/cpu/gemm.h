@@ -54,6 +54,15 @@ int gad__dgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K,
  * the test hooks gad__hgemm_test_path and gad__hgemm_path. */
 int gad__hgemm(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const uint16_t *A,
                int64_t lda, const uint16_t *B, int64_t ldb, int cdt, void *C, int64_t ldc);
+/* GAD_MATMUL_MEDIUM (gad.h) in effect: set, and this CPU's bf16 products
+ * faster than its f32 ones. gad__sgemm then calls gad__sgemm_bf16: its
+ * arguments and result, with A and B rounded to bf16 (RNE) and the exact
+ * products summed in f32 by gad__hgemm; 0, or -1 when memory for the
+ * rounded copies could not be had. */
+int gad__sgemm_medium(void);
+int gad__sgemm_bf16(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                    const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                    float *C, int64_t ldc);
 /* The bytes of scratch one call takes on one thread (gad__gemm_lend_scratch). */
 size_t gad__hgemm_scratch_bytes(int dt, int cdt, int tb, int64_t M, int64_t N, int64_t K);
 

@@ -115,37 +115,46 @@ static void pair_rows_plain(const uint16_t *r0, const uint16_t *r1, int n, uint3
 
 void gad__hgemm_pack_b32(int64_t kc, int64_t kp, int64_t nc, const uint16_t *B, int64_t ldb,
                          int tb, uint32_t *dst, int vec) {
-    for (int64_t jr = 0; jr < nc; jr += 32, dst += kp * 32) {
-        int n = (int)(nc - jr < 32 ? nc - jr : 32);
-        if (!tb) {
-            /* op(B)(k, j) = B[k*ldb + j]: rows k and k+1 interleaved */
-            int64_t p = 0;
-            for (; 2 * p < kc; p++) {
-                const uint16_t *r0 = B + 2 * p * ldb + jr;
-                const uint16_t *r1 = 2 * p + 1 < kc ? r0 + ldb : NULL;
+    const int64_t panel = kp * 32; /* words of one micro-panel */
+    if (!tb) {
+        /* op(B)(k, j) = B[k*ldb + j]: rows k and k+1 interleaved, each pair
+         * of rows across all the panels before the next pair, so that B is
+         * read in order (panel by panel, every 32 columns of a row are a
+         * new cache line: a stride of two rows the prefetchers miss) */
+        int64_t p = 0;
+        for (; 2 * p < kc; p++) {
+            const uint16_t *r0 = B + 2 * p * ldb;
+            const uint16_t *r1 = 2 * p + 1 < kc ? r0 + ldb : NULL;
+            uint32_t *d = dst + p * 32;
+            for (int64_t jr = 0; jr < nc; jr += 32, d += panel) {
+                int n = (int)(nc - jr < 32 ? nc - jr : 32);
                 if (vec)
-                    pair_rows_vec(r0, r1, n, dst + p * 32);
+                    pair_rows_vec(r0 + jr, r1 ? r1 + jr : NULL, n, d);
                 else
-                    pair_rows_plain(r0, r1, n, dst + p * 32);
+                    pair_rows_plain(r0 + jr, r1 ? r1 + jr : NULL, n, d);
             }
-            if (p < kp) memset(dst + p * 32, 0, (size_t)(kp - p) * 32 * 4);
-        } else {
-            /* op(B)(k, j) = B[j*ldb + k]: a pair is one word of column j */
-            const uint16_t *cols[32];
-            for (int j = 0; j < n; j++) cols[j] = B + (jr + j) * ldb;
-            int64_t p = 0;
-            for (; 2 * p + 1 < kc; p++) {
-                uint32_t *d = dst + p * 32;
-                int j = 0;
-                for (; j < n; j++) d[j] = ld32(cols[j] + 2 * p);
-                for (; j < 32; j++) d[j] = 0;
-            }
-            for (; p < kp; p++) {
-                uint32_t *d = dst + p * 32;
-                int j = 0;
-                for (; j < n; j++) d[j] = 2 * p < kc ? cols[j][2 * p] : 0;
-                for (; j < 32; j++) d[j] = 0;
-            }
+        }
+        for (; p < kp; p++)
+            for (int64_t jr = 0; jr < nc; jr += 32) memset(dst + jr / 32 * panel + p * 32, 0, 128);
+        return;
+    }
+    for (int64_t jr = 0; jr < nc; jr += 32, dst += panel) {
+        int n = (int)(nc - jr < 32 ? nc - jr : 32);
+        /* op(B)(k, j) = B[j*ldb + k]: a pair is one word of column j */
+        const uint16_t *cols[32];
+        for (int j = 0; j < n; j++) cols[j] = B + (jr + j) * ldb;
+        int64_t p = 0;
+        for (; 2 * p + 1 < kc; p++) {
+            uint32_t *d = dst + p * 32;
+            int j = 0;
+            for (; j < n; j++) d[j] = ld32(cols[j] + 2 * p);
+            for (; j < 32; j++) d[j] = 0;
+        }
+        for (; p < kp; p++) {
+            uint32_t *d = dst + p * 32;
+            int j = 0;
+            for (; j < n; j++) d[j] = 2 * p < kc ? cols[j][2 * p] : 0;
+            for (; j < 32; j++) d[j] = 0;
         }
     }
 }

@@ -430,7 +430,10 @@ static int GT_FN(run_ftz)(const GT_DESC *kd, int ta, int tb, int64_t M,
 
 /* The bytes of packing buffer a call with these arguments takes on one
  * thread (a worker of gad's pool, where gemm_threads gives 1): the choice
- * of path above, without running it. */
+ * of path above, without running it; and at least what any call with M' <=
+ * M, N' <= N and K' <= K takes (callers size one buffer for a loop of
+ * products whose last block is smaller): the block depth's bound, and the
+ * small-problem path's copy of op(B) where a smaller K' would take it. */
 static size_t GT_FN(scratch_one)(const GT_DESC *kd, int ta, int tb, int64_t M, int64_t N,
                                  int64_t K, int64_t lda, int64_t ldb) {
     if (M <= 0 || N <= 0 || K <= 0) return 0;
@@ -440,12 +443,24 @@ static size_t GT_FN(scratch_one)(const GT_DESC *kd, int ta, int tb, int64_t M, i
         return 0;
     const int mr = kd->mr, nr = kd->nr;
     int64_t mt = gemm_cdiv(M, mr), ntl = gemm_cdiv(N, nr);
-    if (small && kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT)))
-        return tb ? (size_t)(ntl * nr * K) * sizeof(GT) : 0;
-    int64_t kc = gemm_kc(K, kd->kc);
+    /* the small-problem path packs all of a transposed op(B): the largest
+     * K' <= K for which it would be taken (its test is monotonic in K) */
+    size_t sup = 0;
+    if (small && kd->sup && tb) {
+        int64_t lo = 0, hi = K; /* gemm_use_sup holds at lo (or lo = 0) */
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo + 1) / 2;
+            if (gemm_use_sup(M, N, mid, ldb, tb, sizeof(GT))) lo = mid;
+            else hi = mid - 1;
+        }
+        sup = (size_t)(ntl * nr * lo) * sizeof(GT);
+    }
+    if (small && kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT))) return sup;
+    int64_t kc = gemm_kc_bound(K, kd->kc);
     int64_t rows = gemm_min(kd->mcb, mt * mr), cols = gemm_min(kd->ncb, ntl * nr);
-    return gemm_round64((size_t)(rows * kc) * sizeof(GT)) +
-           gemm_round64((size_t)(cols * kc) * sizeof(GT));
+    size_t packed = gemm_round64((size_t)(rows * kc) * sizeof(GT)) +
+                    gemm_round64((size_t)(cols * kc) * sizeof(GT));
+    return packed > sup ? packed : sup;
 }
 
 /* The calling thread runs with FTZ and DAZ too (the parallel parts set

@@ -27,6 +27,7 @@
 #include "cpu/gemm_half_int.h"
 #include "gad_int.h"
 #include "half.h"
+#include "half_vec.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -734,7 +735,72 @@ size_t gad__hgemm_scratch_bytes(int dt, int cdt, int tb, int64_t M, int64_t N, i
     hg_desc d;
     hg_desc_get(dt, &d);
     if (hg_use_sup(&d, tb, M, N, K)) return hg_sup_bytes(d.sd, tb, cdt, M, N, K);
-    hg_plan p;
-    hg_make_plan(&d, cdt, 1, M, N, K, gad__gemm_kc(K, d.kc), &p);
+    hg_plan p; /* the block depth's bound over K' <= K, as gemm.c's */
+    hg_make_plan(&d, cdt, 1, M, N, K, gad__gemm_kc_bound(K, d.kc), &p);
     return p.per;
+}
+
+/* ======================================================================== */
+/* f32 products in bf16 (GAD_MATMUL_MEDIUM)                                  */
+/* ======================================================================== */
+
+int gad_matmul_medium_native(void) { return gad__hgemm_path(GAD_BF16) != HG_F32; }
+
+int gad__sgemm_medium(void) {
+    return gad_matmul_precision_get() == GAD_MATMUL_MEDIUM && gad_matmul_medium_native();
+}
+
+/* rows of an f32 matrix rounded to bf16 (RNE, half.h's bits), over threads */
+typedef struct hg_round {
+    const float *src;
+    int64_t ld, cols;
+    uint16_t *dst;
+} hg_round;
+
+static void hg_round_rows(void *arg, int64_t lo, int64_t hi) {
+    const hg_round *r = arg;
+    for (int64_t i = lo; i < hi; i++)
+        gad__f32_to_bf16_n(r->src + i * r->ld, r->dst + i * r->cols, r->cols);
+}
+
+static void hg_round_matrix(const float *src, int64_t rows, int64_t cols, int64_t ld,
+                            uint16_t *dst) {
+    hg_round r = {src, ld, cols, dst};
+    gad__parallel_for(rows, 32768 / (cols + 1) + 1, hg_round_rows, &r);
+}
+
+/* C = alpha op(A) op(B) + beta C (beta 0: C not read) with A and B rounded
+ * to bf16, their products summed in f32 (gad__hgemm); copies of the two
+ * operands in their own layout, and of the product when alpha or beta ask
+ * for one, from the buffer cache. */
+int gad__sgemm_bf16(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                    const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                    float *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return 0;
+    int64_t ra = ta ? K : M, ca = ta ? M : K, rb = tb ? N : K, cb = tb ? K : N;
+    int direct = alpha == 1.0f && beta == 0.0f;
+    size_t asz = hg_round64((size_t)(ra * ca) * 2), bsz = hg_round64((size_t)(rb * cb) * 2);
+    size_t csz = direct ? 0 : (size_t)(M * N) * 4;
+    gad_storage *st = gad__storage_new(asz + bsz + csz);
+    if (!st) return -1;
+    char *base = gad__storage_data(st);
+    uint16_t *a16 = (uint16_t *)base, *b16 = (uint16_t *)(base + asz);
+    float *t = direct ? C : (float *)(base + asz + bsz);
+    int64_t ldt = direct ? ldc : N;
+    if (K > 0) {
+        hg_round_matrix(A, ra, ca, lda, a16);
+        hg_round_matrix(B, rb, cb, ldb, b16);
+    }
+    int rc = gad__hgemm(GAD_BF16, ta, tb, M, N, K, a16, ca, b16, cb, GAD_F32, t, ldt);
+    if (rc == 0 && !direct)
+        for (int64_t i = 0; i < M; i++) {
+            float *c = C + i * ldc;
+            const float *p = t + i * N;
+            if (beta == 0.0f)
+                for (int64_t j = 0; j < N; j++) c[j] = alpha * p[j];
+            else
+                for (int64_t j = 0; j < N; j++) c[j] = alpha * p[j] + beta * c[j];
+        }
+    gad__storage_release(st);
+    return rc;
 }
