@@ -2,7 +2,8 @@
  * gad_matmul in bf16, f16 or f32, and the core's peak rates measured with
  * register-only loops.
  *
- *   hgemm-bench N THREADS DTYPE REPS   DTYPE: bf16, f16 or f32; prints
+ *   hgemm-bench N THREADS DTYPE REPS   DTYPE: bf16, f16, f32 or f32m (f32
+ *                                      under GAD_MATMUL_MEDIUM); prints
  *                                      "<median ms> <GFLOP/s> <path>"
  *   hgemm-bench peak                   one thread: "<f32 FMA GFLOP/s>
  *                                      <bf16 VDPBF16PS GFLOP/s>" (0 when
@@ -100,13 +101,15 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc != 5) {
-        fprintf(stderr, "usage: hgemm-bench N THREADS bf16|f16|f32 REPS | hgemm-bench peak\n");
+        fprintf(stderr, "usage: hgemm-bench N THREADS bf16|f16|f32|f32m REPS | hgemm-bench peak\n");
         return 2;
     }
     int64_t n = atoll(argv[1]);
     int threads = atoi(argv[2]), reps = atoi(argv[4]);
     gad_dtype_t dt = !strcmp(argv[3], "bf16") ? GAD_BF16 : !strcmp(argv[3], "f16") ? GAD_F16 : GAD_F32;
     if (n < 1 || reps < 1 || reps > 1000) return 2;
+    int medium = !strcmp(argv[3], "f32m");
+    if (medium) gad_set_matmul_precision(GAD_MATMUL_MEDIUM);
     gad_set_num_threads(threads);
     int64_t shape[2] = {n, n};
     gad_rng *rng = gad_rng_new(1);
@@ -132,7 +135,9 @@ int main(int argc, char **argv) {
     }
     qsort(ts, (size_t)reps, sizeof *ts, cmp_d);
     double med = ts[reps / 2];
-    const char *path = dt == GAD_F32                    ? "f32"
+    const char *path = medium && gad_matmul_medium_native()
+                           ? (gad__hgemm_path(GAD_BF16) == 3 ? "f32-medium-amx" : "f32-medium-avx512bf16")
+                       : dt == GAD_F32                  ? "f32"
                        : gad__hgemm_path((int)dt) == 3 ? "amx"
                        : gad__hgemm_path((int)dt) == 2 ? "avx512bf16"
                                                        : "f32-kernel";
