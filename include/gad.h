@@ -426,10 +426,11 @@ int gad_set_blas(int enabled);
  * zero) and sum the exact products in f32: a relative error of about 2^-8
  * per operand instead of 2^-24, at up to twice the speed. Elsewhere MEDIUM
  * computes as HIGHEST. It covers the products of gad_matmul on f32 tensors
- * and everything built on them (gad_linear, attention's projections, the
- * GEMM paths of convolution) and the products inside the fused HELIX block
- * (f32, or f16/bf16 computed in f32). f64 products, the CUDA back end and
- * the small direct convolution kernels keep full precision. The bits of a
+ * and everything built on them (gad_linear, gad_nn_linear, the projections
+ * of multi-head attention) and the products inside the fused HELIX block
+ * (f32, or f16/bf16 computed in f32). Convolution, the inner products of
+ * gad_scaled_dot_product_attention, f64 products and the CUDA back end keep
+ * full precision. The bits of a
  * product do not depend on the thread count in either mode. Process-wide;
  * set it between steps, not while other threads run products. Returns the
  * previous setting; a value out of range is ignored (and returned as the
