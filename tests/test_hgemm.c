@@ -571,7 +571,7 @@ TEST(matmul_precision_medium) {
     CHECK(gad_matmul_precision_get() == GAD_MATMUL_HIGHEST);
     CHECK(gad_set_matmul_precision(GAD_MATMUL_HIGH) == GAD_MATMUL_HIGHEST);
     CHECK(gad_set_matmul_precision(GAD_MATMUL_HIGHEST) == GAD_MATMUL_HIGH);
-    static const int64_t mshapes[][3] = {{37, 45, 70}, {130, 70, 300}, {5, 3, 1}};
+    static const int64_t mshapes[][3] = {{37, 45, 70}, {130, 70, 300}, {5, 3, 1}, {4, 6, 0}};
     static const float ab[][2] = {{1, 0}, {2, 0.5f}};
     const int nth = gad_num_threads();
     for (int path = 1; path <= 3; path++) {
@@ -579,7 +579,7 @@ TEST(matmul_precision_medium) {
         int native = gad_matmul_medium_native();
         CHECK(native == (path != 1));
         int differed = 0;
-        for (int sh = 0; sh < 3; sh++)
+        for (int sh = 0; sh < 4; sh++)
             for (int t = 0; t < 4; t++)
                 for (int v = 0; v < 2; v++) {
                     int ta = t & 1, tb = t >> 1;

@@ -777,6 +777,12 @@ int gad__sgemm_bf16(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha
                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                     float *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return 0;
+    if (K <= 0) { /* no products: C = beta C, not read when beta is 0 */
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++)
+                C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        return 0;
+    }
     int64_t ra = ta ? K : M, ca = ta ? M : K, rb = tb ? N : K, cb = tb ? K : N;
     int direct = alpha == 1.0f && beta == 0.0f;
     size_t asz = hg_round64((size_t)(ra * ca) * 2), bsz = hg_round64((size_t)(rb * cb) * 2);
@@ -787,10 +793,8 @@ int gad__sgemm_bf16(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha
     uint16_t *a16 = (uint16_t *)base, *b16 = (uint16_t *)(base + asz);
     float *t = direct ? C : (float *)(base + asz + bsz);
     int64_t ldt = direct ? ldc : N;
-    if (K > 0) {
-        hg_round_matrix(A, ra, ca, lda, a16);
-        hg_round_matrix(B, rb, cb, ldb, b16);
-    }
+    hg_round_matrix(A, ra, ca, lda, a16);
+    hg_round_matrix(B, rb, cb, ldb, b16);
     int rc = gad__hgemm(GAD_BF16, ta, tb, M, N, K, a16, ca, b16, cb, GAD_F32, t, ldt);
     if (rc == 0 && !direct)
         for (int64_t i = 0; i < M; i++) {
