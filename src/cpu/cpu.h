@@ -46,6 +46,11 @@ gad_vkernel gad__vk_gelu_f32(void);
  * get/put: one element. */
 void gad__half_widen(int dt, int64_t n, const uint16_t *x, int64_t sx, float *y);
 void gad__half_narrow(int dt, int64_t n, const float *x, uint16_t *y, int64_t sy);
+/* rows x cols floats (row stride ld) narrowed into y as packed rows, over
+ * gad's threads in runs of 32K elements (the bits do not depend on the
+ * split). */
+void gad__half_narrow_rows(int dt, int64_t rows, int64_t cols, const float *x, int64_t ld,
+                           uint16_t *y);
 float gad__half_get(int dt, const void *p);
 void gad__half_put(int dt, void *p, float v);
 

@@ -359,11 +359,17 @@ static int64_t gemm_l2_bytes(void) {
  * thread, M = 64..1024): unpacked B gains up to a quarter of L2; packed
  * once (tb), the sup kernels gain 2-10% up to half of L2 and lose beyond
  * (0.94x at the full L2, 0.7x at 8x it). */
+/* The largest K whose transposed op(B) of N columns the small-problem
+ * kernels take: they pack all of it, up to half of L2. */
+static int64_t gemm_sup_tb_kmax(int64_t N, size_t esize) {
+    return (int64_t)((double)gemm_l2_bytes() / 2 / ((double)N * (double)esize));
+}
+
 static int gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
                         size_t esize) {
+    if (tb) return K <= gemm_sup_tb_kmax(N, esize);
     double bytes = (double)K * (double)N * (double)esize;
     double l2 = (double)gemm_l2_bytes();
-    if (tb) return bytes <= l2 / 2; /* sup packs all of op(B) */
     if (M <= 16 || N <= 16) return 1;
     if (bytes > l2 / 4) return 0;
     if ((size_t)ldb * esize % 4096 == 0 && K > 32) return 0;
@@ -450,7 +456,8 @@ void gad__gemm_test_blas_always(int on) {
 int gad__sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                const float *A, int64_t lda, const float *B, int64_t ldb,
                float beta, float *C, int64_t ldc) {
-    if (GAD_UNLIKELY(gad__sgemm_medium()))
+    /* no products (K = 0 or alpha = 0: C = beta C) take the f32 path */
+    if (GAD_UNLIKELY(gad__sgemm_medium()) && M > 0 && N > 0 && K > 0 && alpha != 0.0f)
         return gad__sgemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #ifdef GAD_HAVE_CBLAS
     if (M > 0 && N > 0 &&

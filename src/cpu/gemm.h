@@ -57,8 +57,9 @@ int gad__hgemm(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const ui
 /* GAD_MATMUL_MEDIUM (gad.h) in effect: set, and this CPU's bf16 products
  * faster than its f32 ones. gad__sgemm then calls gad__sgemm_bf16: its
  * arguments and result, with A and B rounded to bf16 (RNE) and the exact
- * products summed in f32 by gad__hgemm; 0, or -1 when memory for the
- * rounded copies could not be had. */
+ * products summed in f32 by gad__hgemm, for M, N, K > 0 and alpha != 0
+ * (gad__sgemm sends the products of nothing to the f32 path); 0, or -1
+ * when memory for the rounded copies could not be had. */
 int gad__sgemm_medium(void);
 int gad__sgemm_bf16(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta,

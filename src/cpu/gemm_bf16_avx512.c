@@ -27,25 +27,20 @@ void gad__hgemm_pack_a12(int64_t mc, int64_t kc, int64_t kp, const uint16_t *A, 
                          int ta, uint32_t *dst) {
     for (int64_t ir = 0; ir < mc; ir += 12, dst += kp * 12) {
         int m = (int)(mc - ir < 12 ? mc - ir : 12);
-        if (!ta && lda % 2 == 0) {
-            /* op(A)(i, k) = A[i*lda + k]: a pair is one word of row i, so
-             * the panel is a transpose of 32-bit words (rows of lda / 2
-             * words), done 16 x 16 in registers by the f32 GEMM's packing;
-             * an odd last k and the zero pairs after it by hand */
-            int64_t full = kc / 2;
-            gad__gemm_stpack_avx512(full, (const float *)(const void *)(A + ir * lda), lda / 2,
-                                    m, 12, (float *)(void *)dst, 12);
-            for (int64_t p = full; p < kp; p++) {
-                uint32_t *d = dst + p * 12;
-                int i = 0;
-                for (; i < m; i++) d[i] = 2 * p < kc ? A[(ir + i) * lda + 2 * p] : 0;
-                for (; i < 12; i++) d[i] = 0;
-            }
-        } else if (!ta) {
-            /* the same with an odd lda (rows not word-aligned to each other) */
+        if (!ta) {
+            /* op(A)(i, k) = A[i*lda + k]: a pair is one word of row i. With
+             * an even lda the full pairs are a transpose of 32-bit words
+             * (rows of lda / 2 words), done 16 x 16 in registers by the f32
+             * GEMM's packing; an odd lda (rows not word-aligned to each
+             * other) word by word */
             const uint16_t *rows[12];
             for (int i = 0; i < m; i++) rows[i] = A + (ir + i) * lda;
             int64_t p = 0;
+            if (lda % 2 == 0) {
+                p = kc / 2;
+                gad__gemm_stpack_avx512(p, (const float *)(const void *)rows[0], lda / 2, m, 12,
+                                        (float *)(void *)dst, 12);
+            }
             for (; 2 * p + 1 < kc; p++) {
                 uint32_t *d = dst + p * 12;
                 int i = 0;

@@ -443,18 +443,11 @@ static size_t GT_FN(scratch_one)(const GT_DESC *kd, int ta, int tb, int64_t M, i
         return 0;
     const int mr = kd->mr, nr = kd->nr;
     int64_t mt = gemm_cdiv(M, mr), ntl = gemm_cdiv(N, nr);
-    /* the small-problem path packs all of a transposed op(B): the largest
-     * K' <= K for which it would be taken (its test is monotonic in K) */
+    /* the small-problem path packs all of a transposed op(B), for every K'
+     * up to gemm_sup_tb_kmax; untransposed, it packs nothing */
     size_t sup = 0;
-    if (small && kd->sup && tb) {
-        int64_t lo = 0, hi = K; /* gemm_use_sup holds at lo (or lo = 0) */
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo + 1) / 2;
-            if (gemm_use_sup(M, N, mid, ldb, tb, sizeof(GT))) lo = mid;
-            else hi = mid - 1;
-        }
-        sup = (size_t)(ntl * nr * lo) * sizeof(GT);
-    }
+    if (small && kd->sup && tb)
+        sup = (size_t)(ntl * nr * gemm_min(K, gemm_sup_tb_kmax(N, sizeof(GT)))) * sizeof(GT);
     if (small && kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT))) return sup;
     int64_t kc = gemm_kc_bound(K, kd->kc);
     int64_t rows = gemm_min(kd->mcb, mt * mr), cols = gemm_min(kd->ncb, ntl * nr);

@@ -26,8 +26,8 @@
 #include "cpu/gemm.h"
 #include "cpu/gemm_half_int.h"
 #include "gad_int.h"
+#include "cpu/cpu.h"
 #include "half.h"
-#include "half_vec.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -750,39 +750,13 @@ int gad__sgemm_medium(void) {
     return gad_matmul_precision_get() == GAD_MATMUL_MEDIUM && gad_matmul_medium_native();
 }
 
-/* rows of an f32 matrix rounded to bf16 (RNE, half.h's bits), over threads */
-typedef struct hg_round {
-    const float *src;
-    int64_t ld, cols;
-    uint16_t *dst;
-} hg_round;
-
-static void hg_round_rows(void *arg, int64_t lo, int64_t hi) {
-    const hg_round *r = arg;
-    for (int64_t i = lo; i < hi; i++)
-        gad__f32_to_bf16_n(r->src + i * r->ld, r->dst + i * r->cols, r->cols);
-}
-
-static void hg_round_matrix(const float *src, int64_t rows, int64_t cols, int64_t ld,
-                            uint16_t *dst) {
-    hg_round r = {src, ld, cols, dst};
-    gad__parallel_for(rows, 32768 / (cols + 1) + 1, hg_round_rows, &r);
-}
-
-/* C = alpha op(A) op(B) + beta C (beta 0: C not read) with A and B rounded
- * to bf16, their products summed in f32 (gad__hgemm); copies of the two
+/* C = alpha op(A) op(B) + beta C (beta 0: C not read; M, N, K > 0) with A
+ * and B rounded to bf16, their products summed in f32 (gad__hgemm); copies of the two
  * operands in their own layout, and of the product when alpha or beta ask
  * for one, from the buffer cache. */
 int gad__sgemm_bf16(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                     float *C, int64_t ldc) {
-    if (M <= 0 || N <= 0) return 0;
-    if (K <= 0) { /* no products: C = beta C, not read when beta is 0 */
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t j = 0; j < N; j++)
-                C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
-        return 0;
-    }
     int64_t ra = ta ? K : M, ca = ta ? M : K, rb = tb ? N : K, cb = tb ? K : N;
     int direct = alpha == 1.0f && beta == 0.0f;
     size_t asz = hg_round64((size_t)(ra * ca) * 2), bsz = hg_round64((size_t)(rb * cb) * 2);
@@ -793,8 +767,8 @@ int gad__sgemm_bf16(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha
     uint16_t *a16 = (uint16_t *)base, *b16 = (uint16_t *)(base + asz);
     float *t = direct ? C : (float *)(base + asz + bsz);
     int64_t ldt = direct ? ldc : N;
-    hg_round_matrix(A, ra, ca, lda, a16);
-    hg_round_matrix(B, rb, cb, ldb, b16);
+    gad__half_narrow_rows(GAD_BF16, ra, ca, A, lda, a16);
+    gad__half_narrow_rows(GAD_BF16, rb, cb, B, ldb, b16);
     int rc = gad__hgemm(GAD_BF16, ta, tb, M, N, K, a16, ca, b16, cb, GAD_F32, t, ldt);
     if (rc == 0 && !direct)
         for (int64_t i = 0; i < M; i++) {

@@ -59,11 +59,6 @@ static void widen_range(void *vc, int64_t lo, int64_t hi) {
     gad__half_widen(c->dt, hi - lo, c->h + lo, 1, c->f + lo);
 }
 
-static void narrow_range(void *vc, int64_t lo, int64_t hi) {
-    conv_ctx *c = vc;
-    gad__half_narrow(c->dt, hi - lo, c->f + lo, c->h + lo, 1);
-}
-
 int gad__half_set_new(const char *op, gad_half_set *s, int n, const gad_tensor *const *t,
                       const bool *in) {
     size_t total = 0;
@@ -84,8 +79,34 @@ int gad__half_set_new(const char *op, gad_half_set *s, int n, const gad_tensor *
 }
 
 void gad__half_set_out(const gad_half_set *s, int i, gad_tensor *t) {
-    conv_ctx c = {t->dtype, gad__ptr(t), s->p[i]};
-    gad__parallel_for(t->numel, (int64_t)1 << 15, narrow_range, &c);
+    gad__half_narrow_rows(t->dtype, 1, t->numel, s->p[i], t->numel, gad__ptr(t));
+}
+
+typedef struct {
+    int dt;
+    int64_t cols, ld;
+    const float *x;
+    uint16_t *y;
+} rows_ctx;
+
+static void narrow_run_range(void *vc, int64_t lo, int64_t hi) {
+    const rows_ctx *c = vc;
+    gad__half_narrow(c->dt, hi - lo, c->x + lo, c->y + lo, 1);
+}
+
+static void narrow_rows_range(void *vc, int64_t lo, int64_t hi) {
+    const rows_ctx *c = vc;
+    for (int64_t i = lo; i < hi; i++)
+        gad__half_narrow(c->dt, c->cols, c->x + i * c->ld, c->y + i * c->cols, 1);
+}
+
+void gad__half_narrow_rows(int dt, int64_t rows, int64_t cols, const float *x, int64_t ld,
+                           uint16_t *y) {
+    rows_ctx c = {dt, cols, ld, x, y};
+    if (ld == cols) /* one contiguous run */
+        gad__parallel_for(rows * cols, (int64_t)1 << 15, narrow_run_range, &c);
+    else
+        gad__parallel_for(rows, ((int64_t)1 << 15) / (cols + 1) + 1, narrow_rows_range, &c);
 }
 
 void gad__half_set_free(gad_half_set *s) {

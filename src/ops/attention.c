@@ -442,7 +442,8 @@ gad_tensor *gad_sinusoidal_positions(int64_t T, int64_t d, double base, gad_dtyp
     gad_tensor *y = gad__tensor_new(op, 0, dtype, shape, 2);
     if (!y) return NULL;
     /* d = 0: an empty [T, 0] of any T (the loop over T would be empty work) */
-    for (int64_t t = 0; t < T && d > 0; t++)
+    if (d == 0) return gad__own(y);
+    for (int64_t t = 0; t < T; t++)
         for (int64_t i = 0; i < d / 2; i++) {
             double th = (double)t * pow(base, -2.0 * (double)i / (double)d);
             double s = sin(th), c = cos(th);
