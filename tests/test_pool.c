@@ -243,7 +243,46 @@ TEST(fork_child_starts_its_own_workers) {
 #endif
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+static atomic_uint worker_csr_or; /* the MXCSR bits the workers' parts saw */
+static void csr_part(void *arg, int t, int nt) {
+    (void)nt;
+    if (t > 0 && !pthread_equal(pthread_self(), *(pthread_t *)arg))
+        atomic_fetch_or(&worker_csr_or, _mm_getcsr());
+}
+#endif
+
+/* Workers started while their creator ran with flush-to-zero and
+ * denormals-are-zero on (a GEMM starts them so when it is the process's
+ * first parallel work) start with both off: they would otherwise flush the
+ * subnormal results of every chunk they ran afterwards, so that an
+ * elementwise op's bits depended on which thread ran it. The first test:
+ * the workers must not exist yet. */
+TEST(workers_start_without_flush_modes) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned saved = _mm_getcsr();
+    _mm_setcsr(saved | 0x8040u);
+    pthread_t me = pthread_self();
+    for (int i = 0; i < 20; i++) gad__pool_run(4, csr_part, &me);
+    _mm_setcsr(saved);
+    CHECK((atomic_load(&worker_csr_or) & 0x8040u) == 0);
+    /* and what a user sees: subnormal products on every thread */
+    gad_set_num_threads(2);
+    int64_t n = 1 << 18;
+    gad_tensor *x = gad_full((int64_t[]){n}, 1, GAD_F32, 1e-20);
+    gad_tensor *y = gad_mul(x, x); /* 1e-40: subnormal in f32 */
+    const float *v = y ? gad_data(y) : NULL;
+    int64_t zeros = 0;
+    for (int64_t i = 0; v && i < n; i++) zeros += v[i] == 0;
+    CHECK(v && zeros == 0);
+    gad_release(x), gad_release(y);
+    gad_set_num_threads(0);
+#endif
+}
+
 int main(void) {
+    RUN(workers_start_without_flush_modes);
     RUN(every_part_runs_once);
     RUN(nested_region_runs_on_caller);
     RUN(parallel_for_covers_the_range);

@@ -34,6 +34,9 @@
  * scratch slots, and the work is split by n and nt alone. */
 #include "gad_int.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -154,6 +157,16 @@ static void hold_wait(void) {
 static void *worker_main(void *arg) {
     worker_arg a = *(worker_arg *)arg;
     free(arg);
+    /* A thread starts with its creator's floating-point modes, and a
+     * worker may be started from inside a GEMM, which runs with flush-to-
+     * zero and denormals-are-zero on (cpu/gemm.c) and turns them off when
+     * done. A worker that kept them would flush the subnormal results of
+     * every elementwise chunk it ran for good, so that they would depend
+     * on which thread ran them: workers start with both off, as a
+     * program's threads do. */
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_setcsr(_mm_getcsr() & ~0x8040u);
+#endif
     int w = a.w;
     uint64_t seq = a.seq;
     pool_inside = 1;
