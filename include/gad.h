@@ -1561,6 +1561,34 @@ typedef enum gad_reduction {
  * gad_matmul's half-precision one. */
 gad_tensor *gad_linear(gad_tensor *x, gad_tensor *w, gad_tensor *b);
 
+/* The activations gad_linear_act applies (the ops of the same names). */
+typedef enum gad_act {
+    GAD_ACT_NONE = 0,     /* none: gad_linear */
+    GAD_ACT_RELU = 1,     /* gad_relu */
+    GAD_ACT_GELU = 2,     /* gad_gelu, the tanh form */
+    GAD_ACT_GELU_ERF = 3, /* gad_gelu_erf, PyTorch's default gelu */
+    GAD_ACT_SILU = 4      /* gad_silu */
+} gad_act;
+
+/* act(x @ w + b) as one tape node, the bias and activation of a layer fused
+ * with its product: gad_linear's arguments and errors (under the name
+ * "linear_act"), and act one of gad_act (a domain error otherwise). The
+ * values are those of gad_relu(gad_linear(x, w, b)) and its kind, bit for
+ * bit (x's rows through the same GEMM, the same activation kernels); b's
+ * gradient sums the rows in blocks, so it may differ from gad_sum's in the
+ * last bits. Instead of three passes over the product and three tensors,
+ * forward makes one pass (bias and activation over blocks of rows while
+ * they are in cache) and the backward one (the activation's derivative and
+ * b's gradient together) before its two products; the node keeps one
+ * [..., out] tensor besides x, w and b (the output for NONE and RELU, the
+ * pre-activation for the others). gad_linear is this with GAD_ACT_NONE.
+ * A 1-D x and f16/bf16 tensors take the composition (same values); under
+ * GAD_CREATE_GRAPH the backward goes through the composition too, so its
+ * gradients are differentiable. A device without the fused kernels (CUDA
+ * for now) runs gad_linear as gad_matmul and gad_add, and refuses
+ * gad_linear_act with an unsupported error. */
+gad_tensor *gad_linear_act(gad_tensor *x, gad_tensor *w, gad_tensor *b, gad_act act);
+
 /* (pred - target)^2, reduced. target is held constant (detached); the two
  * must have the same shape (a shape error otherwise, unlike g, which
  * broadcast them silently). */

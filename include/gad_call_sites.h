@@ -1444,6 +1444,12 @@ GAD_CS_INLINE_ gad_tensor *gad__at_linear(const char *gad_file_, int gad_line_, 
     gad_call_site_leave(gad_prev_);
     return gad_r_;
 }
+GAD_CS_INLINE_ gad_tensor *gad__at_linear_act(const char *gad_file_, int gad_line_, gad_tensor *x, gad_tensor *w, gad_tensor *b, gad_act act) {
+    gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
+    gad_tensor *gad_r_ = (gad_linear_act)(x, w, b, act);
+    gad_call_site_leave(gad_prev_);
+    return gad_r_;
+}
 GAD_CS_INLINE_ gad_tensor *gad__at_mse_loss(const char *gad_file_, int gad_line_, gad_tensor *pred, gad_tensor *target, gad_reduction red) {
     gad_call_site gad_prev_ = gad_call_site_enter(gad_file_, gad_line_);
     gad_tensor *gad_r_ = (gad_mse_loss)(pred, target, red);
@@ -2673,6 +2679,7 @@ GAD_CS_INLINE_ gad_status gad__at_dist_finalize(const char *gad_file_, int gad_l
 #define gad_op_count() gad__at_op_count(__FILE__, __LINE__)
 #define gad_op_name(...) gad__at_op_name(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_linear(...) gad__at_linear(__FILE__, __LINE__, __VA_ARGS__)
+#define gad_linear_act(...) gad__at_linear_act(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_mse_loss(...) gad__at_mse_loss(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_nll_loss(...) gad__at_nll_loss(__FILE__, __LINE__, __VA_ARGS__)
 #define gad_cross_entropy(...) gad__at_cross_entropy(__FILE__, __LINE__, __VA_ARGS__)

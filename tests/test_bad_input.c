@@ -3018,6 +3018,28 @@ GOOD(linear_empty, "gad_linear", "empty", "x [0,3]", "[0,4]",
      SHAPE_IS(gad_linear(F32T(0, 3), F32T(3, 4), NULL), 0, 4))
 TBAD(linear_released, "gad_linear", "released", "b released", E_DOMAIN, "linear", "use of a released tensor",
      gad_linear(F32T(2, 3), F32T(3, 4), dead()))
+TBAD(linear_act_null_w, "gad_linear_act", "NULL", "w NULL", E_DOMAIN, "linear_act", NULL,
+     gad_linear_act(F32T(2, 3), NULL, NULL, GAD_ACT_RELU))
+TBAD(linear_act_act, "gad_linear_act", "value", "act 9", E_DOMAIN, "linear_act", "act 9",
+     gad_linear_act(F32T(2, 3), F32T(3, 4), NULL, (gad_act)9))
+TBAD(linear_act_neg, "gad_linear_act", "value", "act -1", E_DOMAIN, "linear_act", "act -1",
+     gad_linear_act(F32T(2, 3), F32T(3, 4), NULL, (gad_act)-1))
+TBAD(linear_act_i64, "gad_linear_act", "dtype", "x i64", E_DTYPE, "linear_act", "i64",
+     gad_linear_act(I64T(2, 3), I64T(3, 4), NULL, GAD_ACT_GELU))
+TBAD(linear_act_b_dtype, "gad_linear_act", "dtype", "b f64 for f32 x and w", E_DTYPE,
+     "linear_act", "f64", gad_linear_act(F32T(2, 3), F32T(3, 4), F64T(4), GAD_ACT_SILU))
+TBAD(linear_act_inner, "gad_linear_act", "shape", "x [2,3] with w [4,5]", E_SHAPE,
+     "linear_act", "[2,3]", gad_linear_act(F32T(2, 3), F32T(4, 5), NULL, GAD_ACT_RELU))
+TBAD(linear_act_b_shape, "gad_linear_act", "shape", "b [5] for w [3,4]", E_SHAPE,
+     "linear_act", "[5]", gad_linear_act(F32T(2, 3), F32T(3, 4), F32T(5), GAD_ACT_RELU))
+TBAD(linear_act_released, "gad_linear_act", "released", "x released", E_DOMAIN, "linear_act",
+     "use of a released tensor", gad_linear_act(dead(), F32T(3, 4), NULL, GAD_ACT_RELU))
+GOOD(linear_act_1d, "gad_linear_act", "rank", "x [3] (1-D)", "[4]",
+     SHAPE_IS(gad_linear_act(F32T(3), F32T(3, 4), F32T(4), GAD_ACT_GELU_ERF), 4))
+GOOD(linear_act_empty, "gad_linear_act", "empty", "x [0,3]", "[0,4]",
+     SHAPE_IS(gad_linear_act(F32T(0, 3), F32T(3, 4), F32T(4), GAD_ACT_RELU), 0, 4))
+GOOD(linear_act_no_inner, "gad_linear_act", "empty", "x [2,0], w [0,3]: act(b)", "[2,3]",
+     SHAPE_IS(gad_linear_act(F32T(2, 0), F32T(0, 3), F32T(3), GAD_ACT_SILU), 2, 3))
 TBAD(mse_null, "gad_mse_loss", "NULL", "target NULL", E_DOMAIN, "mse_loss", NULL,
      gad_mse_loss(F32T(3), NULL, GAD_REDUCE_MEAN))
 TBAD(mse_i64, "gad_mse_loss", "dtype", "pred i64", E_DTYPE, "mse_loss", "i64",

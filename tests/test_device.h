@@ -34,6 +34,7 @@
 #include "backend/conv.h"
 #include "backend/attention.h"
 #include "backend/norm.h" /* normalization (issue 28) */
+#include "backend/linear.h"
 #include "backend/scan.h"
 /* sort, cumulative, sampling */
 #include "backend/sort.h"
@@ -258,6 +259,7 @@ static gad_be_pool td_pool; /* pooling (issue 28) */
 static gad_be_conv td_conv;
 static gad_be_attention td_attention;
 static gad_be_norm td_norm; /* normalization (issue 28) */
+static gad_be_linear td_linear; /* bias and activation of linear layers */
 
 static void td_table_reset(void) {
     td_backend = gad__cpu_backend; /* every kernel the CPU's, */
@@ -296,6 +298,8 @@ static void td_table_reset(void) {
     td_backend.attention = &td_attention;
     td_norm = *gad__cpu_backend.norm; /* normalization (issue 28) */
     td_backend.norm = &td_norm;
+    td_linear = *gad__cpu_backend.linear;
+    td_backend.linear = &td_linear;
 }
 
 static void register_test_device(void) {

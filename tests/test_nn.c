@@ -120,6 +120,84 @@ TEST(linear_grad) {
     gad_scope_end();
 }
 
+/* the largest |t| (0 for an empty t) */
+static double max_abs(gad_tensor *t) {
+    gad_tensor *c = gad_contiguous(gad_cast(t, GAD_F64));
+    const double *v = c ? gad_data(c) : NULL;
+    double m = 0;
+    for (int64_t i = 0; v && i < gad_numel(c); i++) m = fmax(m, fabs(v[i]));
+    return m;
+}
+
+/* x @ w + b then act, as separate tracked ops: what gad_linear_act fuses */
+static gad_tensor *linear_then(gad_tensor *x, gad_tensor *w, gad_tensor *b, gad_act act) {
+    gad_tensor *y = gad_matmul(x, w);
+    if (b) y = gad_add(y, b);
+    switch (act) {
+    case GAD_ACT_RELU: return gad_relu(y);
+    case GAD_ACT_GELU: return gad_gelu(y);
+    case GAD_ACT_GELU_ERF: return gad_gelu_erf(y);
+    case GAD_ACT_SILU: return gad_silu(y);
+    default: return y;
+    }
+}
+
+/* The fused layer against the composition, f32 and f64, at sizes where the
+ * passes split rows over threads and blocks: the forward bit for bit, the
+ * gradients of x and w bit for bit (the same products of the same gz), b's
+ * within rounding, and every result the same for 1 and 2 threads. */
+TEST(linear_act_matches_composition) {
+    /* x's shape (rank, dims; the last is in) and out: one block of rows; a
+     * few hundred rows (blocks, threads); a batch; one row 20000 wide */
+    static const struct {
+        int rank;
+        int64_t x[3], out;
+    } cs[] = {{2, {7, 5}, 3}, {2, {300, 70}, 129}, {3, {6, 50, 33}, 17}, {2, {1, 3}, 20000}};
+    int threads = gad_num_threads();
+    gad_rng *r = gad_rng_new(31);
+    for (int s = 0; s < 4; s++)
+        for (int dt = 0; dt < 2; dt++)
+            for (int act = GAD_ACT_NONE; act <= GAD_ACT_SILU; act++)
+                for (int bias = 0; bias < 2; bias++) {
+                    gad_scope_begin();
+                    gad_dtype_t d = dt ? GAD_F64 : GAD_F32;
+                    int rk = cs[s].rank;
+                    int64_t in = cs[s].x[rk - 1], out = cs[s].out, ys[3];
+                    memcpy(ys, cs[s].x, sizeof ys);
+                    ys[rk - 1] = out;
+                    gad_tensor *x = gad_requires_grad(gad_rng_normal_tensor(r, cs[s].x, rk, d, 0, 1));
+                    gad_tensor *w = gad_requires_grad(
+                        gad_rng_normal_tensor(r, (int64_t[]){in, out}, 2, d, 0, 0.3));
+                    gad_tensor *b =
+                        bias ? gad_requires_grad(gad_rng_normal_tensor(r, &out, 1, d, 0, 1)) : NULL;
+                    gad_tensor *gy = gad_rng_normal_tensor(r, ys, rk, d, 0, 1);
+                    gad_tensor *p[3] = {x, w, b}, *gf[2][3], *yf[2], *gu[3];
+                    for (int t = 0; t < 2; t++) {
+                        gad_set_num_threads(t ? 2 : 1);
+                        yf[t] = gad_linear_act(x, w, b, (gad_act)act);
+                        CHECK(gad_grad_ex(yf[t], gy, p, bias ? 3 : 2, gf[t], 0) == GAD_OK);
+                    }
+                    gad_set_num_threads(threads);
+                    gad_tensor *yu = linear_then(x, w, b, (gad_act)act);
+                    CHECK(gad_grad_ex(yu, gy, p, bias ? 3 : 2, gu, 0) == GAD_OK);
+                    CHECK_MSG(test_same_bits(yf[0], yu) && test_same_bits(yf[1], yu),
+                              "case %d %s act %d bias %d: forward", s, dt ? "f64" : "f32", act,
+                              bias);
+                    for (int i = 0; i < 2 + bias; i++) {
+                        CHECK_MSG(test_same_bits(gf[0][i], gf[1][i]),
+                                  "case %d act %d: gradient %d depends on the threads", s, act, i);
+                        double tol = dt ? 1e-12 : 2e-5, scale = max_abs(gu[i]);
+                        double err = max_abs(gad_sub(gf[0][i], gu[i]));
+                        CHECK_MSG(i == 2 ? err <= tol * (scale + 1) : test_same_bits(gf[0][i], gu[i]),
+                                  "case %d %s act %d bias %d: gradient %d off by %g", s,
+                                  dt ? "f64" : "f32", act, bias, i, err);
+                    }
+                    CHECK_OK();
+                    gad_scope_end();
+                }
+    gad_rng_free(r);
+}
+
 TEST(linear_errors) {
     gad_scope_begin();
     gad_tensor *x = gad_zeros((int64_t[]){2, 3}, 2, GAD_F32);
@@ -1230,6 +1308,7 @@ int main(void) {
     RUN(linear_values);
     RUN(linear_grad);
     RUN(linear_errors);
+    RUN(linear_act_matches_composition);
     RUN(mse_values);
     RUN(mse_grad);
     RUN(mse_errors);

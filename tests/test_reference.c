@@ -201,6 +201,8 @@ static gad_tensor *apply(const ref_case *c) {
     if (!strcmp(op, "softmax")) return gad_softmax(in[0], (int)ip[0]);
     if (!strcmp(op, "log_softmax")) return gad_log_softmax(in[0], (int)ip[0]);
     if (!strcmp(op, "matmul")) return gad_matmul(in[0], in[1]);
+    if (!strcmp(op, "linear_act"))
+        return gad_linear_act(in[0], in[1], c->nin > 2 ? in[2] : NULL, (gad_act)ip[0]);
     if (!strcmp(op, "gather")) return gad_gather(in[0], (int)ip[0], in[1]);
     if (!strcmp(op, "scatter_add")) return gad_scatter_add(in[0], (int)ip[0], in[1], in[2]);
     if (!strcmp(op, "take")) return gad_take(in[0], (int)ip[0], in[1]);

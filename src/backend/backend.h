@@ -57,6 +57,7 @@
 struct gad_be_scan;
 struct gad_be_rms_norm;
 struct gad_be_masked_ce;
+struct gad_be_linear;
 struct gad_be_embedding;
 struct gad_be_helix;
 struct gad_be_select; /* comparisons and selection: backend/select.h */
@@ -166,6 +167,8 @@ typedef struct gad_backend {
     /* attention (issue 27): scaled dot-product attention, rotary embedding */
     const struct gad_be_attention *attention;
     const struct gad_be_norm *norm; /* normalization (issue 28) */
+    /* bias and activation around linear layers' products (issue 31) */
+    const struct gad_be_linear *linear;
 } gad_backend;
 
 /* Every kernel entry by name, for the test that takes them away one at a
@@ -191,6 +194,7 @@ typedef struct gad_backend {
     FAM(conv)                                                                  \
     FAM(attention)                                                             \
     FAM(norm)                                                                  \
+    FAM(linear)                                                                \
     /* one family a line */
 #define GAD_BE_FAMILY_ENTRIES(F)                                               \
     F(scan, fwd) F(scan, bwd)                                                  \
@@ -211,6 +215,7 @@ typedef struct gad_backend {
     F(attention, rope)                                                         \
     F(norm, stats) F(norm, fwd) F(norm, bwd)                                   \
     F(norm, group_fwd) F(norm, group_bwd)                                      \
+    F(linear, fwd) F(linear, bwd)                                              \
     /* one family a line */
 
 /* An index error a back end found on its device and reports later, at a

@@ -2,7 +2,7 @@
  * kernels of src/cpu behind the core entries, thin wrappers where an entry
  * takes tensors and a kernel raw arrays (the optimizers), and the fused
  * families' sub-tables, each defined in its family's file (scan.c,
- * rms_norm.c, masked_ce.c, embedding.c, helix.c). Registers the CPU's hooks into core (GEMM's scratch trim and
+ * rms_norm.c, masked_ce.c, embedding.c, helix.c, linear.c, ...). Registers the CPU's hooks into core (GEMM's scratch trim and
  * BLAS thread count) before main. */
 #include "backend/backend.h"
 #include "cpu/cpu.h"
@@ -101,6 +101,7 @@ const gad_backend gad__cpu_backend = {
     .conv = &gad__cpu_conv,
     .attention = &gad__cpu_attention,
     .norm = &gad__cpu_norm,
+    .linear = &gad__cpu_linear,
 };
 
 /* GEMM keeps packing buffers per thread and may drive a BLAS with threads

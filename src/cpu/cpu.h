@@ -89,6 +89,15 @@ void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
 void gad__k_grad(gad_gkernel k, const gad_tensor *gy, const gad_tensor *v,
                  gad_tensor *out, const gad_uparams *p);
 
+/* One thread's share of gad__k_unary and gad__k_grad over n contiguous
+ * f32 (or f64) elements, with the kernels, and so the bits, those use; the
+ * output must not overlap an input (the fused linear family runs them on
+ * blocks of rows). */
+void gad__ew_unary_span(gad_ukernel k, bool f64, int64_t n, const void *x, void *y,
+                        const gad_uparams *p);
+void gad__ew_grad_span(gad_gkernel k, bool f64, int64_t n, const void *gy, const void *v,
+                       void *out, const gad_uparams *p);
+
 /* ----------------------------------------------------------- reductions */
 
 /* y = sum of x over the axes in mask, y contiguous with the kept axes

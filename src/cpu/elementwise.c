@@ -230,6 +230,18 @@ GAD_HOT void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
     gad__parallel_for(x->numel, EW_GRAIN, ew_range, &c);
 }
 
+void gad__ew_unary_span(gad_ukernel k, bool f64, int64_t n, const void *x, void *y,
+                        const gad_uparams *p) {
+    gad_vkernel vk = ew_vkernel(k, f64 ? GAD_F64 : GAD_F32);
+    if (vk) vk(n, x, y, false);
+    else unary_kernel(k, f64)(n, x, 1, y, p ? p : &no_params);
+}
+
+void gad__ew_grad_span(gad_gkernel k, bool f64, int64_t n, const void *gy, const void *v,
+                       void *out, const gad_uparams *p) {
+    grad_kernel(k, f64)(n, gy, 1, v, 1, out, p ? p : &no_params);
+}
+
 /* sbk: the binary row whose streamed f32 kernel may replace bk (stream.c),
  * or -1 for none; looked up only for outputs that stream. */
 GAD_HOT static void run_binary(bkern bk, int sbk, bool light, const gad_tensor *a,

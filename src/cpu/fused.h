@@ -98,6 +98,8 @@ extern const struct gad_be_sampling gad__cpu_sampling;
 extern const struct gad_be_pool gad__cpu_pool;
 /* conv.c (not a fused family of docs/helix.md, but one of the seam's) */
 extern const struct gad_be_conv gad__cpu_conv;
+/* linear.c: bias and activation around linear layers' products */
+extern const struct gad_be_linear gad__cpu_linear;
 extern const struct gad_be_attention gad__cpu_attention;
 /* normalization (issue 28): src/cpu/norm.c */
 extern const struct gad_be_norm gad__cpu_norm;

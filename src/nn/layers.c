@@ -73,43 +73,8 @@ static gad_tensor *same_tensor(gad_tensor *t) {
 /* ----------------------------------------------------------------- linear */
 
 gad_tensor *gad_linear(gad_tensor *x, gad_tensor *w, gad_tensor *b) {
-    const char *op = "linear";
-    GAD_COMPOSITE(op);
-    if (!x || !w)
-        return gad_error_set(GAD_ERR_DOMAIN, op, "x or w is NULL");
-    if (GAD_LIVE(op, x, w, b)) return NULL;
-    /* f16/bf16 x and w too: the product is gad_matmul's (issue 29) */
-    bool half = gad_dtype(x) == GAD_F16 || gad_dtype(x) == GAD_BF16;
-    if ((!half && need_float(op, "x", x)) || need_same_dtype(op, "w", w, x, "x") ||
-        (b && need_same_dtype(op, "b", b, x, "x")))
-        return NULL;
-    char sx[SHAPE_CAP], sw[SHAPE_CAP], sb[SHAPE_CAP];
-    int rx = gad_rank(x);
-    if (gad_rank(w) != 2)
-        return gad_error_set(GAD_ERR_SHAPE, op,
-                             "x %s vs w %s: w must be rank 2 [in, out]",
-                             shape_str(sx, x), shape_str(sw, w));
-    const int64_t *ws = gad_shape(w);
-    if (rx < 1)
-        return gad_error_set(GAD_ERR_SHAPE, op,
-                             "x %s vs w %s: x must have rank >= 1 [..., in]",
-                             shape_str(sx, x), shape_str(sw, w));
-    int64_t in = gad_shape(x)[rx - 1];
-    if (in != ws[0])
-        return gad_error_set(GAD_ERR_SHAPE, op,
-                             "x %s vs w %s: x [..., %lld] needs w [%lld, out]",
-                             shape_str(sx, x), shape_str(sw, w), (long long)in,
-                             (long long)in);
-    if (b && (gad_rank(b) != 1 || gad_shape(b)[0] != ws[1]))
-        return gad_error_set(GAD_ERR_SHAPE, op, "b %s must be [%lld] (w %s)",
-                             shape_str(sb, b), (long long)ws[1],
-                             shape_str(sw, w));
-    gad_scope_begin();
-    gad_tensor *y = gad_matmul(x, w); /* a 1-D x gives [out] (D2) */
-    if (b) y = gad_add(y, b);
-    gad_keep(y);
-    gad_scope_end();
-    return y;
+    GAD_COMPOSITE("linear");
+    return gad__linear("linear", x, w, b, GAD_ACT_NONE); /* src/ops/linear.c */
 }
 
 /* ------------------------------------------------------------- layer_norm */

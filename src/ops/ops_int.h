@@ -224,6 +224,10 @@ typedef struct gad_np_interp {
     int64_t mode, align, nd;
     double sf[2];
 } gad_np_interp;
+/* linear_act: the activation (gad_act) */
+typedef struct gad_np_act {
+    int64_t act;
+} gad_np_act;
 /* rms_norm, helix_block */
 typedef struct gad_np_eps {
     double eps;
@@ -307,6 +311,7 @@ GAD_NP_FITS(sdpa, SDPA);
 GAD_NP_FITS(rope, ROPE);
 GAD_NP_FITS(bnorm, BATCH_NORM); /* normalization (issue 28) */
 GAD_NP_FITS(gnorm, GROUP_NORM);
+GAD_NP_FITS(act, LINEAR_ACT);
 GAD_NP_FITS(fold, UNFOLD);
 GAD_NP_FITS(fold, FOLD);
 GAD_NP_FITS(interp, INTERPOLATE);
@@ -368,6 +373,12 @@ gad_tensor *gad__rms_norm_unfused(gad_tensor *x, double eps);
 gad_tensor *gad__masked_ce_unfused(gad_tensor *logits, gad_tensor *targets, gad_tensor *mask);
 gad_tensor *gad__embedding_unfused(gad_tensor *table, gad_tensor *idx);
 gad_tensor *gad__helix_block_unfused(gad_tensor *x, const gad_helix_weights *w, double eps);
+
+/* gad_linear_act under op's name (gad_linear's is "linear"), act a
+ * gad_act (src/ops/linear.c). With GAD_ACT_NONE it runs where the fused
+ * node cannot (a device without the linear family) as gad_matmul and
+ * gad_add; gad_linear_act there is an unsupported error. */
+gad_tensor *gad__linear(const char *op, gad_tensor *x, gad_tensor *w, gad_tensor *b, int act);
 /* normalization (issue 28, src/ops/norm.c): batch norm from ordinary ops,
  * with the batch's statistics (batch) or the constants mean, invstd [C] */
 gad_tensor *gad__batch_norm_unfused(gad_tensor *x, gad_tensor *w, gad_tensor *b,

@@ -869,3 +869,15 @@ for dt in (torch.float64, torch.float32):
              lambda x, w, b, g=g, hw=hw, hb=hb: Fn.group_norm(
                  x, g, w if hw else None, b if hb else None, 1e-5),
              iparams=[g, hw, hb], dparams=[1e-5])
+# ---- linear_act (issue 31): act(x @ w + b) as one node, w [in, out];
+# iparams: the gad_act (0 none, 1 relu, 2 gelu tanh, 3 gelu erf, 4 silu).
+# Kept last so that the values drawn above stay as they were.
+ACTS = [lambda t: t, torch.relu, lambda t: Fn.gelu(t, approximate="tanh"), Fn.gelu, Fn.silu]
+for dt in (torch.float64, torch.float32):
+    for name, xs, nout, act, bias in [("lin_relu", (4, 5), 3, 1, 1), ("lin_gelu_3d", (2, 3, 4), 5, 2, 1),
+                                     ("lin_gelu_erf", (3, 6), 4, 3, 1), ("lin_silu_nob", (5, 2), 3, 4, 0),
+                                     ("lin_none", (2, 2, 3), 2, 0, 1)]:
+        ins = [(U(*xs), 1), (U(xs[-1], nout), 1)] + ([(U(nout), 1)] if bias else [])
+        case(name, "linear_act", dt, ins,
+             lambda x, w, b=None, act=act: ACTS[act](x @ w + b if b is not None else x @ w),
+             iparams=[act])
