@@ -1601,7 +1601,10 @@ gad_tensor *gad_nll_loss(gad_tensor *log_probs, gad_tensor *targets,
                          gad_reduction red);
 
 /* nll_loss(log_softmax(logits, -1), targets): logits [B,C]; C = 0 (no
- * classes) is a shape error. */
+ * classes) is a shape error. MEAN and SUM are one fused node
+ * (gad_masked_ce with every weight 1; SUM multiplies its mean by B), whose
+ * forward and backward are one pass over the logits each; NONE is the
+ * composition. */
 gad_tensor *gad_cross_entropy(gad_tensor *logits, gad_tensor *targets,
                               gad_reduction red);
 

@@ -231,6 +231,42 @@ TEST(masked_ce_tracked_mask) {
     gad_scope_end();
 }
 
+/* The loss is the exact log-softmax (SPEC D23): a target 100 nats below
+ * the row's maximum costs 100, where g's clamp of p at 1e-30 gave 69.08;
+ * -inf on the target costs +inf, as PyTorch's; the fused gradient, the one
+ * under GAD_CREATE_GRAPH (the composition) and gad_cross_entropy (Mean and
+ * Sum, which run masked_ce) and cross_entropy_ex agree there. */
+TEST(masked_ce_exact_log_softmax) {
+    gad_scope_begin();
+    for (int dt = 0; dt < 2; dt++) {
+        gad_tensor *x = gad_cast(gad_from_f64((double[]){0, 100, -3, 2, 1, 0.5}, (int64_t[]){2, 3}, 2),
+                                 dt ? GAD_F64 : GAD_F32);
+        gad_tensor *t = gad_from_i64((int64_t[]){0, 2}, (int64_t[]){2}, 1);
+        gad_tensor *m = gad_cast(gad_from_f64((double[]){1, 1}, (int64_t[]){2}, 1), gad_dtype(x));
+        /* row 0: 100 + log(1 + e^-100 + e^-103), 100 in double; row 1:
+         * log(e^2 + e^1 + e^0.5) - 0.5 */
+        double r1 = log(exp(2.0) + exp(1.0) + exp(0.5)) - 0.5, want = (100 + r1) / 2;
+        CHECK_NEAR(gad_item(gad_masked_ce(x, t, m)), want, dt ? 1e-12 : 1e-4);
+        CHECK_NEAR(gad_item(gad_cross_entropy(x, t, GAD_REDUCE_MEAN)), want, dt ? 1e-12 : 1e-4);
+        CHECK_NEAR(gad_item(gad_cross_entropy(x, t, GAD_REDUCE_SUM)), 2 * want, dt ? 1e-12 : 2e-4);
+        CHECK_NEAR(gad_item(gad_cross_entropy_ex(x, t, NULL, -100, GAD_REDUCE_MEAN, 0)), want,
+                   dt ? 1e-12 : 1e-4);
+        gad_tensor *l = gad_requires_grad(gad_clone(x)), *g[2];
+        for (int cg = 0; cg < 2; cg++)
+            CHECK(gad_grad_ex(gad_masked_ce(l, t, m), NULL, &l, 1, &g[cg],
+                              cg ? GAD_CREATE_GRAPH : 0) == GAD_OK);
+        CHECK(rel_err(g[0], g[1], 1e-6) < (dt ? 1e-12 : 1e-6));
+        CHECK_NEAR(gad_item(gad_select(gad_flatten(g[0]), 0, 0)), -0.5, 1e-6); /* (p - 1) / 2 */
+        gad_tensor *xi = gad_cast(gad_from_f64((double[]){-INFINITY, 0}, (int64_t[]){1, 2}, 2),
+                                  gad_dtype(x));
+        gad_tensor *one = gad_cast(gad_from_f64((double[]){1}, (int64_t[]){1}, 1), gad_dtype(x));
+        double inf = gad_item(gad_masked_ce(xi, gad_from_i64((int64_t[]){0}, (int64_t[]){1}, 1), one));
+        CHECK(isinf(inf) && inf > 0);
+    }
+    CHECK_OK();
+    gad_scope_end();
+}
+
 /* ------------------------------------------------------------- SPEC 7.4 */
 
 static gad_tensor *f_scan_sig(gad_tensor *const *in, void *c) {
@@ -471,6 +507,7 @@ int main(void) {
     RUN(spec_7_3_masked_ce_signed_weights);
     RUN(masked_ce_targets);
     RUN(masked_ce_tracked_mask);
+    RUN(masked_ce_exact_log_softmax);
     RUN(spec_7_4_scan_and_rms);
     RUN(spec_7_4_explicit_recurrence);
     RUN(spec_7_5_helix_block);

@@ -42,13 +42,8 @@ GAD_CLONES static void FN(mce_fwd_range)(void *vc, int64_t lo, int64_t hi) {
         T inv = (T)(1.0 / s);
         for (int64_t j = 0; j < c->V; j++) p[j] *= inv;
         double mi = (double)c->mask[i], li = 0;
-        if (mi != 0) {
-            int64_t t = c->targets[i];
-            double pt = (double)p[t];
-            if (pt < 1e-30) pt = 1e-30;
-            if (pt > 1) pt = 1;
-            li = -mi * log(pt);
-        }
+        if (mi != 0) /* -log softmax(z)[t] = log s + m - z[t], in double */
+            li = mi * (log(s) + (double)m - (double)z[c->targets[i]]);
         c->row_loss[i] = li;
     }
 }

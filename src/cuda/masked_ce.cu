@@ -66,7 +66,7 @@ extern "C" int gcu_mce_prep(int ord, int dtype, const char *op, int64_t *safe, c
 }
 
 /* A block per row: probs = softmax (the max and the sum by fixed trees),
- * the row's loss -m log(clamp(p_t)) into rl. */
+ * the row's loss -m log softmax(z)[t] into rl. */
 template <class T>
 __global__ void k_mce_rows(const T *logits, const int64_t *safe, const T *mask, T *probs,
                            double *rl, int64_t N, int64_t V) {
@@ -91,12 +91,8 @@ __global__ void k_mce_rows(const T *logits, const int64_t *safe, const T *mask, 
         __syncthreads(); /* p[t] below may be another thread's */
         if (threadIdx.x == 0) {
             double mi = (double)mask[i], li = 0;
-            if (mi != 0) {
-                double pt = (double)p[safe[i]];
-                if (pt < 1e-30) pt = 1e-30;
-                if (pt > 1) pt = 1;
-                li = -mi * log(pt);
-            }
+            if (mi != 0) /* -log softmax(z)[t] = log sum + m - z[t] */
+                li = mi * (log(sum) + (double)m - (double)z[safe[i]]);
             rl[i] = li;
         }
     }

@@ -227,14 +227,15 @@ static int mce_prepare(const char *op, gad_tensor *logits, gad_tensor *targets,
     p->nscale = gad__own(gad__tensor_new(op, dev, logits->dtype, NULL, 0));
     /* off the tape: the mask gets no gradient, in the fused VJP and in the
      * composition that GAD_CREATE_GRAPH differentiates alike */
-    p->mask = packed(op, gad_reshape(gad_detach(mask), &N, 1));
+    gad_tensor *m = gad_reshape(gad_detach(mask), &N, 1); /* NULL: out of memory */
+    p->mask = m ? packed(op, m) : NULL;
     if (!p->safe || !p->count || !p->nscale || !p->mask) return -1;
     return GAD_BE(logits)->masked_ce->prep(op, targets, p->mask, V, p->safe, p->count, p->nscale);
 }
 
-/* loss = -(1/sum|m|) sum_i m_i log(max(softmax(logits_i)[t_i], 1e-30)) */
+/* loss = -(1/sum|m|) sum_i m_i log softmax(logits_i)[t_i] */
 static gad_tensor *mce_compose(gad_tensor *logits, const mce_prep *p) {
-    gad_tensor *lp = gad_clamp(gad_log_softmax(logits, -1), log(1e-30), 0);
+    gad_tensor *lp = gad_log_softmax(logits, -1);
     gad_tensor *picked = gad_take(lp, 1, p->safe);
     gad_tensor *s = gad_sum_all(gad_mul(picked, p->mask));
     return gad_mul(s, p->nscale); /* nscale is -1/count, or 0 for no weight */

@@ -150,7 +150,18 @@ gad_tensor *gad_cross_entropy(gad_tensor *logits, gad_tensor *targets,
                              shape_str(sx, logits));
     }
     gad_scope_begin();
-    gad_tensor *y = gad_keep(nll(gad_log_softmax(logits, -1), targets, red));
+    gad_tensor *y;
+    int64_t B = gad_shape(logits)[0];
+    if (B > 0 && red != GAD_REDUCE_NONE && targets->dev == logits->dev) {
+        /* one fused node (masked_ce: softmax, loss and its gradient in one
+         * pass each) with every row's weight 1, which is the mean */
+        gad_tensor *ones = gad__full_on(logits->dev, &B, 1, logits->dtype, 1.0);
+        y = gad_masked_ce(logits, targets, ones);
+        if (red == GAD_REDUCE_SUM) y = gad_mul_scalar(y, (double)B);
+    } else {
+        y = nll(gad_log_softmax(logits, -1), targets, red);
+    }
+    gad_keep(y);
     gad_scope_end();
     return y;
 }
