@@ -198,6 +198,43 @@ TEST(linear_act_matches_composition) {
     gad_rng_free(r);
 }
 
+/* With x a constant (a first layer's input), NONE and RELU keep x and not
+ * w, as gad_matmul does: an optimizer step taken while the graph lives
+ * updates w in place instead of copying it first (copy-on-write would
+ * protect a saved w). Their second derivatives (taken with tracked ops)
+ * match the composition's. */
+TEST(linear_act_first_layer) {
+    gad_rng *r = gad_rng_new(7);
+    for (int act = GAD_ACT_NONE; act <= GAD_ACT_RELU; act++) {
+        gad_scope_begin();
+        gad_tensor *x = gad_rng_normal_tensor(r, (int64_t[]){4, 3}, 2, GAD_F64, 0, 1);
+        gad_tensor *w = gad_requires_grad(gad_rng_normal_tensor(r, (int64_t[]){3, 5}, 2, GAD_F64, 0, 1));
+        gad_tensor *b = gad_requires_grad(gad_rng_normal_tensor(r, (int64_t[]){5}, 1, GAD_F64, 0, 1));
+        gad_tensor *p[2] = {w, b}, *g[2][2], *h[2][2];
+        for (int f = 0; f < 2; f++) { /* fused, then the composition */
+            gad_tensor *y = f ? linear_then(x, w, b, (gad_act)act) : gad_linear_act(x, w, b, (gad_act)act);
+            CHECK(gad_grad_ex(gad_sum_all(gad_mul(y, y)), NULL, p, 2, g[f], GAD_CREATE_GRAPH) == GAD_OK);
+            gad_tensor *s = gad_add(gad_sum_all(gad_mul(g[f][0], g[f][0])), gad_sum_all(g[f][1]));
+            CHECK(gad_grad(s, p, 2, h[f]) == GAD_OK);
+        }
+        for (int i = 0; i < 2; i++) {
+            CHECK_MSG(max_abs(gad_sub(g[0][i], g[1][i])) < 1e-12, "act %d gradient %d", act, i);
+            CHECK_MSG(max_abs(gad_sub(h[0][i], h[1][i])) < 1e-10, "act %d second derivative %d", act, i);
+        }
+        const void *before = gad_data(w);
+        gad_tensor *y = gad_linear_act(x, w, b, (gad_act)act), *gw[2];
+        CHECK(gad_grad(gad_sum_all(y), p, 2, gw) == GAD_OK);
+        gad_sgd_opts o = {.lr = 0.1};
+        gad_optim *opt = gad_sgd_new(p, 2, &o);
+        CHECK(opt && gad_optim_step(opt, gw) == GAD_OK);
+        CHECK_MSG(gad_data(w) == before, "act %d: the step copied w", act);
+        gad_optim_free(opt);
+        CHECK_OK();
+        gad_scope_end();
+    }
+    gad_rng_free(r);
+}
+
 TEST(linear_errors) {
     gad_scope_begin();
     gad_tensor *x = gad_zeros((int64_t[]){2, 3}, 2, GAD_F32);
@@ -1309,6 +1346,7 @@ int main(void) {
     RUN(linear_grad);
     RUN(linear_errors);
     RUN(linear_act_matches_composition);
+    RUN(linear_act_first_layer);
     RUN(mse_values);
     RUN(mse_grad);
     RUN(mse_errors);

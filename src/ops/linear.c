@@ -69,8 +69,16 @@ static int lin_check(const char *op, gad_tensor *x, gad_tensor *w, gad_tensor *b
 }
 
 /* The saved tensors: the inputs, and what the backward's pass reads (the
- * output for NONE and RELU, the pre-activation for the others). */
+ * output for RELU, the pre-activation for the smooth activations). NONE and
+ * RELU keep only what their first derivatives need, as gad_matmul does (x
+ * for w's gradient, w for x's), so that an optimizer step taken while the
+ * graph lives copies no parameter it need not: their VJP is written with
+ * tracked ops, differentiable as it stands (relu's mask is a constant). The
+ * smooth ones keep x, w and b for the composition that GAD_CREATE_GRAPH
+ * differentiates. */
 enum { LIN_X, LIN_W, LIN_B, LIN_V, LIN_NSAVE };
+
+static bool lin_smooth(int act) { return act != GAD_ACT_NONE && act != GAD_ACT_RELU; }
 
 gad_tensor *gad__linear(const char *op, gad_tensor *x, gad_tensor *w, gad_tensor *b, int act) {
     if (lin_check(op, x, w, b, act)) return NULL;
@@ -100,7 +108,10 @@ gad_tensor *gad__linear(const char *op, gad_tensor *x, gad_tensor *w, gad_tensor
         else y = gad__tensor_like(op, z);
     }
     if (y) be->linear->fwd(z, bp, act, y);
-    gad_tensor *save[LIN_NSAVE] = {x, w, b, act == GAD_ACT_NONE ? NULL : act == GAD_ACT_RELU ? y : z};
+    bool sm = lin_smooth(act);
+    gad_tensor *save[LIN_NSAVE] = {sm || w->node ? x : NULL, sm || x->node ? w : NULL,
+                                   sm ? b : NULL,
+                                   act == GAD_ACT_NONE ? NULL : act == GAD_ACT_RELU ? y : z};
     if (y) y = gad__track(y, GAD_OP(LINEAR_ACT), in, 3, save, LIN_NSAVE);
     gad_scope_end();
     if (y && y->node) GAD_NODE_P(y->node, act)->act = act;
@@ -112,34 +123,56 @@ gad_tensor *gad_linear_act(gad_tensor *x, gad_tensor *w, gad_tensor *b, gad_act 
     return gad__linear("linear_act", x, w, b, (int)act);
 }
 
-int gad__vjp_linear_act(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
-    int act = (int)GAD_NODE_P(n, act)->act;
-    gad_tensor *b = n->saved[LIN_B];
-    if (gad_grad_enabled())
-        return gad__vjp_composed(
-            n, gy, need, gin,
-            linear_unfused(gad__saved(n, LIN_X), gad__saved(n, LIN_W),
-                           b ? gad__saved(n, LIN_B) : NULL, act));
-    if (GAD_LACKS_FAM("linear_act", gy, linear, bwd)) return -1;
-    const char *op = "linear_act";
-    gad_tensor *x = n->saved[LIN_X], *w = n->saved[LIN_W], *v = n->saved[LIN_V];
-    gad_tensor *g = gad__own(gad__contig(op, gy)), *gz = g, *db = NULL;
-    if (!g) return -1;
-    if (act != GAD_ACT_NONE && !(gz = gad__own(gad__tensor_like(op, g)))) return -1;
-    if (b && need[2] && !(db = gad__own(gad__tensor_like(op, b)))) return -1;
-    if ((act != GAD_ACT_NONE || db) &&
-        GAD_BE(g)->linear->bwd(g, act != GAD_ACT_NONE ? v : NULL, act, gz, db))
-        return -1;
-    if (db) gin[2] = db;
-    /* the products as gad_matmul's VJP takes them: x's rows stacked for w */
+/* gin[0] = gz w^T and gin[1] = x^T gz (x's rows stacked), as gad_matmul's
+ * VJP takes them, with tracked ops */
+static int lin_products(gad_tensor *x, gad_tensor *w, gad_tensor *gz, const bool *need,
+                        gad_tensor **gin) {
     if (need[0] && !(gin[0] = gad_matmul(gz, gad_transpose(w)))) return -1;
     if (need[1]) {
-        int64_t k = w->shape[0], out = w->shape[1], rows = k ? x->numel / k : 0;
-        gad_tensor *x2 = x->rank == 2 ? x : gad_reshape(x, (int64_t[]){rows, k}, 2);
-        gad_tensor *g2 = gz->rank == 2 ? gz : gad_reshape(gz, (int64_t[]){rows, out}, 2);
+        int64_t k = gad_shape(x)[gad_rank(x) - 1], out = gad_shape(gz)[gad_rank(gz) - 1];
+        int64_t rows = k ? gad_numel(x) / k : 0;
+        gad_tensor *x2 = gad_rank(x) == 2 ? x : gad_reshape(x, (int64_t[]){rows, k}, 2);
+        gad_tensor *g2 = gad_rank(gz) == 2 ? gz : gad_reshape(gz, (int64_t[]){rows, out}, 2);
         if (!(gin[1] = gad_matmul(gad_transpose(x2), g2))) return -1;
     }
     return 0;
+}
+
+int gad__vjp_linear_act(gad_node *n, gad_tensor *gy, const bool *need, gad_tensor **gin) {
+    const char *op = "linear_act";
+    int act = (int)GAD_NODE_P(n, act)->act;
+    if (gad_grad_enabled()) {
+        if (lin_smooth(act)) {
+            gad_tensor *b = n->saved[LIN_B] ? gad__saved(n, LIN_B) : NULL;
+            return gad__vjp_composed(
+                n, gy, need, gin,
+                linear_unfused(gad__saved(n, LIN_X), gad__saved(n, LIN_W), b, act));
+        }
+        gad_tensor *gz = gy;
+        if (act == GAD_ACT_RELU)
+            gz = gad_mul(gy, gad__const_unary(GAD_UK_RELU_MASK, n->saved[LIN_V], 0, 0));
+        if (!gz) return -1;
+        if (need[2]) {
+            int axes[GAD_MAX_RANK];
+            for (int d = 0; d + 1 < gz->rank; d++) axes[d] = d;
+            if (!(gin[2] = gad_sum(gz, axes, gz->rank - 1, 0))) return -1;
+        }
+        return lin_products(need[1] ? gad__saved(n, LIN_X) : NULL,
+                            need[0] ? gad__saved(n, LIN_W) : NULL, gz, need, gin);
+    }
+    if (GAD_LACKS_FAM(op, gy, linear, bwd)) return -1;
+    gad_tensor *g = gad__own(gad__contig(op, gy)), *gz = g, *db = NULL;
+    if (!g) return -1;
+    if (act != GAD_ACT_NONE && !(gz = gad__own(gad__tensor_like(op, g)))) return -1;
+    if (need[2]) {
+        int64_t out = g->shape[g->rank - 1];
+        if (!(db = gad__own(gad__tensor_new(op, g->dev, g->dtype, &out, 1)))) return -1;
+    }
+    if ((act != GAD_ACT_NONE || db) &&
+        GAD_BE(g)->linear->bwd(g, act != GAD_ACT_NONE ? n->saved[LIN_V] : NULL, act, gz, db))
+        return -1;
+    if (db) gin[2] = db;
+    return lin_products(n->saved[LIN_X], n->saved[LIN_W], gz, need, gin);
 }
 
 static gad_tensor *apply_linear(void *self, gad_tensor *const *in, int n) {
