@@ -1918,6 +1918,23 @@ static gad_tensor *n_conv(prog *p) {
     for (int d = 0; d < nd; d++) ws[2 + d] = ks[d];
     gad_tensor *w = aux_param(p, ws, nd + 2, fdt(x));
     gad_tensor *b = (which & 8) ? aux_param(p, &cout, 1, fdt(x)) : NULL;
+    /* a weight taken from the registers brings its own channels and kernel
+     * sizes: the output they give, bounded again (a transposed kernel of
+     * 128 taps on 257 positions makes 383) */
+    if (x && w && gad_rank(w) == nd + 2 && gad_rank(x) >= nd + 1) {
+        int64_t size = trans ? gad_shape(w)[1] * o.groups : gad_shape(w)[0];
+        int over = over_cap(size, n);
+        size *= over ? 1 : n;
+        for (int d = 0; d < nd && !over; d++) {
+            int64_t L = dim_or1(x, nd - d), k = gad_shape(w)[2 + d];
+            int64_t len = trans ? 3 * L + 2 * k + 2 : L + 2;
+            if (!(over = over_cap(size, len))) size *= len;
+        }
+        if (over) {
+            p->skip = 1;
+            return NULL;
+        }
+    }
     typedef gad_tensor *(*cf)(gad_tensor *, gad_tensor *, gad_tensor *, const gad_conv_opts *);
     static const cf fns[2][3] = {{gad_conv1d, gad_conv2d, gad_conv3d},
                                  {gad_conv_transpose1d, gad_conv_transpose2d,
