@@ -469,8 +469,8 @@ static void w4_run(void *vc) {
     w4_ctx *c = vc;
     int k = c->it++ % 16;
     gad_scope_begin();
-    gad_tensor *h = gad_relu(gad_linear(c->x[k], c->p[0], c->p[1]));
-    h = gad_relu(gad_linear(h, c->p[2], c->p[3]));
+    gad_tensor *h = gad_linear_act(c->x[k], c->p[0], c->p[1], GAD_ACT_RELU);
+    h = gad_linear_act(h, c->p[2], c->p[3], GAD_ACT_RELU);
     gad_tensor *loss = gad_cross_entropy(gad_linear(h, c->p[4], c->p[5]), c->y[k], GAD_REDUCE_MEAN);
     gad_tensor *g[6];
     check(gad_grad(loss, c->p, 6, g) == GAD_OK ? loss : NULL, "W4 grad");
