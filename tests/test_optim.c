@@ -483,6 +483,102 @@ TEST(updates_bit_exact) {
     LEAK_END();
 }
 
+/* The multi-tensor update: 40 f32 parameters of 1 to ~9000 elements
+ * (together past the threading threshold) in two groups of different lr
+ * and weight decay, stepped in one call each time. Every other parameter is
+ * shared with a detached view when the step comes, as a graph shares it,
+ * so it is updated out of place while the view keeps the old values. The
+ * parameters and the state equal the scalar references bit for bit, on one
+ * thread and on three. */
+static void multi_case(int adamw, int nt) {
+    enum { NP = 40, STEPS = 3 };
+    const double lr[2] = {0.03, 0.01}, wd[2] = {0.02, 0};
+    int64_t sz[NP];
+    float *rp[NP], *r1[NP], *r2[NP], *rg[NP];
+    gad_tensor *p[NP];
+    for (int k = 0; k < NP; k++) {
+        sz[k] = 1 + (int64_t)k * k * 37 % 9000;
+        rp[k] = malloc((size_t)sz[k] * sizeof(float));
+        r1[k] = calloc((size_t)sz[k], sizeof(float));
+        r2[k] = calloc((size_t)sz[k], sizeof(float));
+        rg[k] = malloc((size_t)sz[k] * sizeof(float));
+        for (int64_t i = 0; i < sz[k]; i++) rp[k][i] = (float)sin(0.01 * (double)i + k);
+        p[k] = leaf32(rp[k], sz[k]);
+    }
+    gad_param_group groups[2] = {{.params = p, .n = NP / 2, .lr = lr[0], .weight_decay = wd[0]},
+                                 {.params = p + NP / 2, .n = NP / 2, .lr = lr[1],
+                                  .no_weight_decay = 1}};
+    gad_optim *opt =
+        adamw ? gad_adamw_new_groups(groups, 2, &(gad_adamw_opts){.beta1 = 0.8, .beta2 = 0.99})
+              : gad_sgd_new_groups(groups, 2, &(gad_sgd_opts){.momentum = 0.9, .nesterov = 1});
+    CHECK(opt != NULL);
+    int old = gad_num_threads();
+    gad_set_num_threads(nt);
+    for (int s = 1; s <= STEPS; s++) {
+        gad_scope_begin();
+        gad_tensor *g[NP], *view[NP] = {0};
+        for (int k = 0; k < NP; k++) {
+            for (int64_t i = 0; i < sz[k]; i++)
+                rg[k][i] = (float)(cos(0.37 * (double)i + 0.9 * s + k) * 0.1 * s);
+            g[k] = gad_from_f32(rg[k], &sz[k], 1);
+            if (k % 2) view[k] = gad_detach(p[k]); /* shares p[k]'s storage */
+        }
+        CHECK(gad_optim_step(opt, g) == GAD_OK);
+        int bad_view = -1;
+        for (int k = 0; k < NP; k++) {
+            float *got = malloc((size_t)sz[k] * sizeof(float));
+            if (view[k]) { /* the old values, untouched */
+                read32(view[k], got, (size_t)sz[k]);
+                if (memcmp(got, rp[k], (size_t)sz[k] * sizeof(float)) != 0 && bad_view < 0)
+                    bad_view = k;
+            }
+            free(got);
+            int h = k >= NP / 2;
+            if (adamw)
+                adamw_bits_ref_f32(rp[k], r1[k], r2[k], rg[k], sz[k], s, lr[h], 0.8, 0.99,
+                                   1e-8, wd[h]);
+            else
+                sgd_bits_ref_f32(rp[k], r1[k], rg[k], sz[k], s == 1, lr[h], 0.9, wd[h]);
+        }
+        CHECK_MSG(bad_view < 0, "step %d: the view of params[%d] changed", s, bad_view);
+        gad_scope_end();
+    }
+    gad_set_num_threads(old);
+    const char *names[3 * NP + 1];
+    gad_tensor *st[3 * NP + 1];
+    int ns = gad_optim_state(opt, names, st, 3 * NP + 1);
+    CHECK(ns == (adamw ? 2 * NP + 1 : NP + 1));
+    for (int k = 0; k < NP; k++) {
+        float *got = malloc((size_t)sz[k] * sizeof(float));
+        size_t bytes = (size_t)sz[k] * sizeof(float);
+        read32(p[k], got, (size_t)sz[k]);
+        CHECK_MSG(memcmp(got, rp[k], bytes) == 0, "%s params[%d] (%lld elements), %d threads",
+                  adamw ? "adamw" : "sgd", k, (long long)sz[k], nt);
+        int j = adamw ? 1 + 2 * k : 1 + k; /* "m.<k>" and "v.<k>", or "momentum.<k>" */
+        read32(st[j], got, (size_t)sz[k]);
+        CHECK_MSG(memcmp(got, r1[k], bytes) == 0, "%s, %d threads", names[j], nt);
+        if (adamw) {
+            read32(st[j + 1], got, (size_t)sz[k]);
+            CHECK_MSG(memcmp(got, r2[k], bytes) == 0, "%s, %d threads", names[j + 1], nt);
+        }
+        free(got);
+    }
+    for (int i = 0; i < ns; i++) gad_release(st[i]);
+    gad_optim_free(opt);
+    for (int k = 0; k < NP; k++) {
+        gad_release(p[k]);
+        free(rp[k]), free(r1[k]), free(r2[k]), free(rg[k]);
+    }
+}
+
+TEST(multi_tensor_update_bit_exact) {
+    LEAK_BEGIN();
+    for (int adamw = 0; adamw < 2; adamw++)
+        for (int nt = 1; nt <= 3; nt += 2) multi_case(adamw, nt);
+    CHECK_OK();
+    LEAK_END();
+}
+
 /* --------------------------------------------- in place, copy-on-write */
 
 TEST(in_place_keeps_identity) {
@@ -1365,6 +1461,7 @@ int main(void) {
     RUN(updates_bit_exact);
     RUN(in_place_keeps_identity);
     RUN(copy_on_write_protects_graph);
+    RUN(multi_tensor_update_bit_exact);
     RUN(gradient_aliasing_a_parameter);
     RUN(non_contiguous_parameter);
     RUN(step_with_leaf_slots);

@@ -87,6 +87,25 @@ typedef struct gad_sgd_coef {
     int nesterov; /* step along g' + momentum b instead of b */
 } gad_sgd_coef;
 
+/* One parameter's part of an optimizer step. p, the state tensors and g
+ * are packed, of p's dtype, shape and device; every element of p is
+ * written, from the values at old: p's own data when the update is in
+ * place, or the storage that copy-on-write left to a graph that still holds
+ * the parameter (then read only, never written; src/optim/optim.c), so that
+ * a shared parameter costs one pass, not a copy and then an update. The
+ * state tensors are updated in place (the caller made them writable). */
+typedef struct gad_optim_item {
+    gad_tensor *p;
+    const void *old;
+    gad_tensor *s1, *s2; /* AdamW: m, v; SGD: the momentum buffer (NULL:
+                          * plain SGD), NULL */
+    const gad_tensor *g;
+    union { /* the coefficients, with the lr and decay of p's group */
+        gad_adamw_coef adamw;
+        gad_sgd_coef sgd;
+    } c;
+} gad_optim_item;
+
 typedef struct gad_backend {
     const char *name;
     const gad_devmem *mem; /* allocation, copies and sync (core's half) */
@@ -136,13 +155,11 @@ typedef struct gad_backend {
                   int a1, int b1);
 
     /* -- optimizers (the CPU's: src/cpu/optim.h, which gives the formulas
-     * and the order of the arithmetic): one parameter's update in place.
-     * p, the state tensors and g are packed, of p's dtype and shape, and
-     * writable where written (the caller did the copy-on-write). */
-    void (*adamw_step)(gad_tensor *p, gad_tensor *m, gad_tensor *v, const gad_tensor *g,
-                       const gad_adamw_coef *c);
-    /* b: the momentum buffer, NULL for plain SGD */
-    void (*sgd_step)(gad_tensor *p, gad_tensor *b, const gad_tensor *g, const gad_sgd_coef *c);
+     * and the order of the arithmetic): one call updates every parameter of
+     * a step on this back end (a multi-tensor update), items[0..n) (n >= 1)
+     * in any order; see gad_optim_item. */
+    void (*adamw_step)(const gad_optim_item *items, int n);
+    void (*sgd_step)(const gad_optim_item *items, int n);
     /* The sum of the squares of g's elements (packed), in double, in an
      * order fixed by the size alone; and g *= s in place (packed). */
     double (*sumsq)(const gad_tensor *g);

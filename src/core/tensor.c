@@ -284,6 +284,19 @@ int gad__make_unique(const char *op, gad_tensor *t) {
     return 0;
 }
 
+bool gad__shared_packed(const gad_tensor *t) {
+    return t->contig && atomic_load_explicit(&t->st->refs, memory_order_acquire) > 1;
+}
+
+gad_storage *gad__swap_storage(gad_tensor *t, gad_storage *s) {
+    gad_storage *old = t->st;
+    t->st = s;
+    int64_t strides[GAD_MAX_RANK];
+    gad__row_major(t->shape, t->rank, strides);
+    gad__set_layout(t, t->shape, strides, t->rank, 0);
+    return old;
+}
+
 /* ------------------------------------------------------------ accessors */
 
 /* The accessors answer a released tensor as they answer NULL, and record

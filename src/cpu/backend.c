@@ -40,17 +40,9 @@ static bool cpu_all_finite(const gad_tensor *x) {
 
 /* --------------------------------------------------------- optimizers */
 
-static void cpu_adamw(gad_tensor *p, gad_tensor *m, gad_tensor *v, const gad_tensor *g,
-                      const gad_adamw_coef *c) {
-    if (F32(p)) gad__adamw_f32(P(p), P(m), P(v), P(g), p->numel, c);
-    else gad__adamw_f64(P(p), P(m), P(v), P(g), p->numel, c);
-}
+static void cpu_adamw(const gad_optim_item *items, int n) { gad__optim_update(items, n, 1); }
 
-static void cpu_sgd(gad_tensor *p, gad_tensor *b, const gad_tensor *g, const gad_sgd_coef *c) {
-    void *pb = b ? P(b) : NULL;
-    if (F32(p)) gad__sgd_f32(P(p), pb, P(g), p->numel, c);
-    else gad__sgd_f64(P(p), pb, P(g), p->numel, c);
-}
+static void cpu_sgd(const gad_optim_item *items, int n) { gad__optim_update(items, n, 0); }
 
 static double cpu_sumsq(const gad_tensor *g) {
     return F32(g) ? gad__sumsq_f32(P(g), g->numel) : gad__sumsq_f64(P(g), g->numel);

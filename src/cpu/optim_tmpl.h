@@ -12,83 +12,99 @@
 /* The split of the elementwise loops between threads. */
 #define GRAIN (GAD_OPTIM_PAR_MIN / 2)
 
-/* The arguments of every loop below (each uses some), rounded to T. */
+/* The arguments of the threaded loops (the sum of squares, the scaling). */
 typedef struct {
-    T *p, *m, *v;
+    T *p;
     const T *g;
-    T b1, omb1, b2, omb2, bc1, bc2, lr, eps, decay, wd, mu, c;
-    int first, nesterov;
+    T c;
     double *part;
     int64_t n;
 } FN(optim_ctx);
 
 /* --------------------------------------------------------------- AdamW */
 
-static void FN(adamw_range)(void *arg, int64_t lo, int64_t hi) {
-    const FN(optim_ctx) *a = arg;
-    T *restrict p = a->p, *restrict m = a->m, *restrict v = a->v;
-    const T *restrict g = a->g;
-    const T b1 = a->b1, omb1 = a->omb1, b2 = a->b2, omb2 = a->omb2;
-    const T bc1 = a->bc1, bc2 = a->bc2, lr = a->lr, eps = a->eps;
-    const T decay = a->decay;
-    for (int64_t i = lo; i < hi; i++) {
-        T gi = g[i];
-        T mi = b1 * m[i] + omb1 * gi;
-        T vi = b2 * v[i] + omb2 * (gi * gi);
-        m[i] = mi;
-        v[i] = vi;
-        T mh = mi / bc1, vh = vi / bc2;
-        p[i] = p[i] * decay - lr * (mh / (SQRT(vh) + eps));
+/* The spans are written once as loops over named arrays, each array a
+ * restrict pointer, and used twice: out of place (p's old values read from
+ * OLD) and in place (OLD is P itself, which a separate restrict pointer must
+ * not claim). The coefficients are rounded to T on entry. */
+#define ADAMW_COEF                                                             \
+    const T b1 = (T)c->beta1, omb1 = (T)c->one_minus_beta1;                    \
+    const T b2 = (T)c->beta2, omb2 = (T)c->one_minus_beta2;                    \
+    const T bc1 = (T)c->bc1, bc2 = (T)c->bc2, lr = (T)c->lr, eps = (T)c->eps;  \
+    const T decay = (T)c->decay;
+#define ADAMW_LOOP(P, OLD)                                                     \
+    for (int64_t i = lo; i < hi; i++) {                                        \
+        T gi = g[i];                                                           \
+        T mi = b1 * m[i] + omb1 * gi;                                          \
+        T vi = b2 * v[i] + omb2 * (gi * gi);                                   \
+        m[i] = mi;                                                             \
+        v[i] = vi;                                                             \
+        T mh = mi / bc1, vh = vi / bc2;                                        \
+        P[i] = OLD[i] * decay - lr * (mh / (SQRT(vh) + eps));                  \
     }
+
+static void FN(adamw_old)(T *restrict p, const T *restrict old, T *restrict m, T *restrict v,
+                          const T *restrict g, int64_t lo, int64_t hi,
+                          const gad_adamw_coef *c) {
+    ADAMW_COEF
+    ADAMW_LOOP(p, old)
 }
 
-void FN(gad__adamw)(T *p, T *m, T *v, const T *g, int64_t n,
-                    const gad_adamw_coef *c) {
-    FN(optim_ctx) a = {.p = p, .m = m, .v = v, .g = g,
-                       .b1 = (T)c->beta1, .omb1 = (T)c->one_minus_beta1,
-                       .b2 = (T)c->beta2, .omb2 = (T)c->one_minus_beta2,
-                       .bc1 = (T)c->bc1, .bc2 = (T)c->bc2, .lr = (T)c->lr,
-                       .eps = (T)c->eps, .decay = (T)c->decay};
-    gad__parallel_for(n, GRAIN, FN(adamw_range), &a);
+static void FN(adamw_in_place)(T *restrict p, T *restrict m, T *restrict v, const T *restrict g,
+                               int64_t lo, int64_t hi, const gad_adamw_coef *c) {
+    ADAMW_COEF
+    ADAMW_LOOP(p, p)
 }
+
+void FN(gad__adamw)(T *p, const T *old, T *m, T *v, const T *g, int64_t lo, int64_t hi,
+                    const gad_adamw_coef *c) {
+    if (old == p) FN(adamw_in_place)(p, m, v, g, lo, hi, c);
+    else FN(adamw_old)(p, old, m, v, g, lo, hi, c);
+}
+#undef ADAMW_COEF
+#undef ADAMW_LOOP
 
 /* ----------------------------------------------------------------- SGD */
 
-/* plain: p = p - lr (g + wd p) */
-static void FN(sgd_range)(void *arg, int64_t lo, int64_t hi) {
-    const FN(optim_ctx) *a = arg;
-    T *restrict p = a->p;
-    const T *restrict g = a->g;
-    const T lr = a->lr, wd = a->wd;
-    if (wd != 0)
-        for (int64_t i = lo; i < hi; i++) p[i] = p[i] - lr * (g[i] + wd * p[i]);
-    else
-        for (int64_t i = lo; i < hi; i++) p[i] = p[i] - lr * g[i];
+/* plain: p = p - lr (g + wd p), or p - lr g when wd is 0; momentum: g' =
+ * g + wd p (g when wd is 0), b = mu b + g' (b = g' on the first step),
+ * d = b, or g' + mu b with Nesterov, p = p - lr d. */
+#define SGD_COEF                                                               \
+    const T lr = (T)c->lr, wd = (T)c->weight_decay, mu = (T)c->momentum;       \
+    const int first = c->first, nesterov = c->nesterov;
+#define SGD_LOOP(P, OLD)                                                       \
+    if (!b && wd != 0)                                                         \
+        for (int64_t i = lo; i < hi; i++) P[i] = OLD[i] - lr * (g[i] + wd * OLD[i]); \
+    else if (!b)                                                               \
+        for (int64_t i = lo; i < hi; i++) P[i] = OLD[i] - lr * g[i];           \
+    else                                                                       \
+        for (int64_t i = lo; i < hi; i++) {                                    \
+            T gi = wd != 0 ? g[i] + wd * OLD[i] : g[i];                        \
+            T bi = first ? gi : mu * b[i] + gi;                                \
+            b[i] = bi;                                                         \
+            T d = nesterov ? gi + mu * bi : bi;                                \
+            P[i] = OLD[i] - lr * d;                                            \
+        }
+
+static void FN(sgd_old)(T *restrict p, const T *restrict old, T *restrict b, const T *restrict g,
+                        int64_t lo, int64_t hi, const gad_sgd_coef *c) {
+    SGD_COEF
+    SGD_LOOP(p, old)
 }
 
-/* momentum: b = mu b + g' (b = g' on the first step); d = b, or g' + mu b
- * with Nesterov; p = p - lr d */
-static void FN(sgd_mom_range)(void *arg, int64_t lo, int64_t hi) {
-    const FN(optim_ctx) *a = arg;
-    T *restrict p = a->p, *restrict b = a->m;
-    const T *restrict g = a->g;
-    const T lr = a->lr, wd = a->wd, mu = a->mu;
-    const int first = a->first, nesterov = a->nesterov;
-    for (int64_t i = lo; i < hi; i++) {
-        T gi = wd != 0 ? g[i] + wd * p[i] : g[i];
-        T bi = first ? gi : mu * b[i] + gi;
-        b[i] = bi;
-        T d = nesterov ? gi + mu * bi : bi;
-        p[i] = p[i] - lr * d;
-    }
+static void FN(sgd_in_place)(T *restrict p, T *restrict b, const T *restrict g, int64_t lo,
+                             int64_t hi, const gad_sgd_coef *c) {
+    SGD_COEF
+    SGD_LOOP(p, p)
 }
 
-void FN(gad__sgd)(T *p, T *b, const T *g, int64_t n, const gad_sgd_coef *c) {
-    FN(optim_ctx) a = {.p = p, .m = b, .g = g, .lr = (T)c->lr,
-                       .wd = (T)c->weight_decay, .mu = (T)c->momentum,
-                       .first = c->first, .nesterov = c->nesterov};
-    gad__parallel_for(n, GRAIN, b ? FN(sgd_mom_range) : FN(sgd_range), &a);
+void FN(gad__sgd)(T *p, const T *old, T *b, const T *g, int64_t lo, int64_t hi,
+                  const gad_sgd_coef *c) {
+    if (old == p) FN(sgd_in_place)(p, b, g, lo, hi, c);
+    else FN(sgd_old)(p, old, b, g, lo, hi, c);
 }
+#undef SGD_COEF
+#undef SGD_LOOP
 
 /* ------------------------------------------------- norm and clipping */
 

@@ -536,17 +536,39 @@ static int cu_helix_bwd(const char *op, gad_tensor *const *t, const gad_tensor *
 
 /* --------------------------------------------------------- optimizers */
 
-static void cu_adamw(gad_tensor *p, gad_tensor *m, gad_tensor *v, const gad_tensor *g,
-                     const gad_adamw_coef *c) {
-    const double k[9] = {c->beta1, c->one_minus_beta1, c->beta2, c->one_minus_beta2,
-                         c->bc1, c->bc2, c->lr, c->eps, c->decay};
-    gcu_adamw(ORD(p), p->dtype, P(p), P(m), P(v), P(g), p->numel, k);
+/* The items in the ABI's form, 64 at a time, one device at a time. */
+static void cu_update(const gad_optim_item *items, int n, int adamw) {
+    gcu_optim_item x[64];
+    for (int k = 0; k < n;) {
+        int m = 0, ord = ORD(items[k].p);
+        for (; k < n && m < 64 && ORD(items[k].p) == ord; k++, m++) {
+            const gad_optim_item *it = &items[k];
+            x[m] = (gcu_optim_item){.p = P(it->p), .old = it->old,
+                                    .s1 = it->s1 ? P(it->s1) : NULL,
+                                    .s2 = it->s2 ? P(it->s2) : NULL, .g = P(it->g),
+                                    .n = it->p->numel, .dtype = it->p->dtype};
+            if (adamw) {
+                const gad_adamw_coef *c = &it->c.adamw;
+                const double k9[9] = {c->beta1, c->one_minus_beta1, c->beta2,
+                                      c->one_minus_beta2, c->bc1, c->bc2, c->lr, c->eps,
+                                      c->decay};
+                memcpy(x[m].c, k9, sizeof k9);
+            } else {
+                const gad_sgd_coef *c = &it->c.sgd;
+                x[m].c[0] = c->lr;
+                x[m].c[1] = c->weight_decay;
+                x[m].c[2] = c->momentum;
+                x[m].first = c->first;
+                x[m].nesterov = c->nesterov;
+            }
+        }
+        gcu_optim_update(ord, x, m, adamw);
+    }
 }
 
-static void cu_sgd(gad_tensor *p, gad_tensor *b, const gad_tensor *g, const gad_sgd_coef *c) {
-    gcu_sgd(ORD(p), p->dtype, P(p), b ? P(b) : NULL, P(g), p->numel, c->lr, c->weight_decay,
-            c->momentum, c->first, c->nesterov);
-}
+static void cu_adamw(const gad_optim_item *items, int n) { cu_update(items, n, 1); }
+
+static void cu_sgd(const gad_optim_item *items, int n) { cu_update(items, n, 0); }
 
 static double cu_sumsq(const gad_tensor *g) {
     double s = gcu_sumsq(ORD(g), g->dtype, P(g), g->numel);

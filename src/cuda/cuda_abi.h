@@ -271,12 +271,25 @@ int gcu_helix_bwd(int ord, int dtype, void *const *t, const void *gy, void *cons
 
 /* --------------------------------------------------------- optimizers */
 
+/* One parameter of a multi-tensor update (backend.h's gad_optim_item, with
+ * device pointers): p (n elements of dtype) written from old (p itself
+ * for an update in place); s1, s2 AdamW's m and v, or SGD's momentum
+ * buffer (NULL: plain SGD) and NULL. c: AdamW's beta1, 1-beta1, beta2,
+ * 1-beta2, bc1, bc2, lr, eps, decay, or SGD's lr, weight decay, momentum. */
+typedef struct gcu_optim_item {
+    void *p;
+    const void *old;
+    void *s1, *s2;
+    const void *g;
+    int64_t n;
+    double c[9];
+    int dtype, first, nesterov;
+} gcu_optim_item;
+
 /* src/cpu/optim.h's formulas, in the same order, each operation rounded
- * (optim.cu is compiled without contraction into FMAs). */
-void gcu_adamw(int ord, int dtype, void *p, void *m, void *v, const void *g, int64_t n,
-               const double *c9); /* beta1, 1-beta1, beta2, 1-beta2, bc1, bc2, lr, eps, decay */
-void gcu_sgd(int ord, int dtype, void *p, void *b, const void *g, int64_t n, double lr,
-             double wd, double mu, int first, int nesterov);
+ * (optim.cu is compiled without contraction into FMAs), for items[0..n)
+ * (n >= 1, numel >= 1 each) in a few launches: AdamW (adamw) or SGD. */
+void gcu_optim_update(int ord, const gcu_optim_item *items, int n, int adamw);
 /* optim.h's order exactly (blocks of 4096, four lanes each, the blocks in
  * order): the CPU's bits. NaN on a fault (pending). Waits. */
 double gcu_sumsq(int ord, int dtype, const void *g, int64_t n);

@@ -7,78 +7,102 @@
 
 #include "gad.h"
 
+/* The multi-tensor update: up to MT items per launch, passed by value in
+ * the kernel's parameters (under 4 KiB); blockIdx.y is the item, and each
+ * row of blocks walks its item's elements. p and old may be one array:
+ * each element is read before the same thread writes it. */
+#define MT 16
+
 template <class T>
-__global__ void k_adamw(T *p, T *m, T *v, const T *g, int64_t n, T b1, T omb1, T b2, T omb2,
-                        T bc1, T bc2, T lr, T eps, T decay) {
-    GCU_FOR(i, n) {
-        T gi = g[i];
+struct mt_item {
+    T *p;
+    const T *old;
+    T *s1, *s2;
+    const T *g;
+    int64_t n;
+    T c[9]; /* gcu_optim_item's, rounded to T */
+    int first, nesterov;
+};
+
+template <class T>
+struct mt_batch {
+    mt_item<T> it[MT];
+};
+
+#define MT_FOR(i, n)                                                           \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);  \
+         i += (int64_t)blockDim.x * gridDim.x)
+
+template <class T>
+__global__ void k_adamw_mt(mt_batch<T> b) {
+    const mt_item<T> &a = b.it[blockIdx.y];
+    const T b1 = a.c[0], omb1 = a.c[1], b2 = a.c[2], omb2 = a.c[3], bc1 = a.c[4], bc2 = a.c[5];
+    const T lr = a.c[6], eps = a.c[7], decay = a.c[8];
+    T *m = a.s1, *v = a.s2;
+    MT_FOR(i, a.n) {
+        T gi = a.g[i];
         T mi = b1 * m[i] + omb1 * gi;
         T vi = b2 * v[i] + omb2 * (gi * gi);
         m[i] = mi;
         v[i] = vi;
         T mh = mi / bc1, vh = vi / bc2;
-        p[i] = p[i] * decay - lr * (mh / (sqrt(vh) + eps));
+        a.p[i] = a.old[i] * decay - lr * (mh / (sqrt(vh) + eps));
     }
-}
-
-extern "C" void gcu_adamw(int ord, int dtype, void *p, void *m, void *v, const void *g, int64_t n,
-                          const double *c) {
-    if (n <= 0) return;
-    cudaStream_t s = gcu_stream(ord);
-    if (!s) return;
-    unsigned gr = gcu_blocks(n);
-    if (dtype == GAD_F32)
-        k_adamw<float><<<gr, GCU_THREADS, 0, s>>>(
-            (float *)p, (float *)m, (float *)v, (const float *)g, n, (float)c[0], (float)c[1],
-            (float)c[2], (float)c[3], (float)c[4], (float)c[5], (float)c[6], (float)c[7],
-            (float)c[8]);
-    else
-        k_adamw<double><<<gr, GCU_THREADS, 0, s>>>((double *)p, (double *)m, (double *)v,
-                                                   (const double *)g, n, c[0], c[1], c[2], c[3],
-                                                   c[4], c[5], c[6], c[7], c[8]);
-    GCU_LAUNCHED(ord, "adamw_step");
 }
 
 template <class T>
-__global__ void k_sgd(T *p, const T *g, int64_t n, T lr, T wd) {
-    GCU_FOR(i, n) p[i] = wd != 0 ? p[i] - lr * (g[i] + wd * p[i]) : p[i] - lr * g[i];
+__global__ void k_sgd_mt(mt_batch<T> b) {
+    const mt_item<T> &a = b.it[blockIdx.y];
+    const T lr = a.c[0], wd = a.c[1], mu = a.c[2];
+    T *buf = a.s1;
+    MT_FOR(i, a.n) {
+        T oi = a.old[i];
+        if (!buf) {
+            a.p[i] = wd != 0 ? oi - lr * (a.g[i] + wd * oi) : oi - lr * a.g[i];
+            continue;
+        }
+        T gi = wd != 0 ? a.g[i] + wd * oi : a.g[i];
+        T bi = a.first ? gi : mu * buf[i] + gi;
+        buf[i] = bi;
+        T d = a.nesterov ? gi + mu * bi : bi;
+        a.p[i] = oi - lr * d;
+    }
 }
 
 template <class T>
-__global__ void k_sgd_mom(T *p, T *b, const T *g, int64_t n, T lr, T wd, T mu, int first,
-                          int nesterov) {
-    GCU_FOR(i, n) {
-        T gi = wd != 0 ? g[i] + wd * p[i] : g[i];
-        T bi = first ? gi : mu * b[i] + gi;
-        b[i] = bi;
-        T d = nesterov ? gi + mu * bi : bi;
-        p[i] = p[i] - lr * d;
+static void mt_launch(cudaStream_t s, const gcu_optim_item *items, int n, int adamw) {
+    mt_batch<T> b = {};
+    int64_t most = 0;
+    for (int k = 0; k < n; k++) {
+        const gcu_optim_item *x = &items[k];
+        mt_item<T> &y = b.it[k];
+        y.p = (T *)x->p;
+        y.old = (const T *)x->old;
+        y.s1 = (T *)x->s1;
+        y.s2 = (T *)x->s2;
+        y.g = (const T *)x->g;
+        y.n = x->n;
+        for (int j = 0; j < 9; j++) y.c[j] = (T)x->c[j];
+        y.first = x->first;
+        y.nesterov = x->nesterov;
+        if (x->n > most) most = x->n;
     }
+    dim3 grid(gcu_blocks(most), (unsigned)n);
+    if (adamw) k_adamw_mt<T><<<grid, GCU_THREADS, 0, s>>>(b);
+    else k_sgd_mt<T><<<grid, GCU_THREADS, 0, s>>>(b);
 }
 
-extern "C" void gcu_sgd(int ord, int dtype, void *p, void *b, const void *g, int64_t n, double lr,
-                        double wd, double mu, int first, int nesterov) {
-    if (n <= 0) return;
+extern "C" void gcu_optim_update(int ord, const gcu_optim_item *items, int n, int adamw) {
     cudaStream_t s = gcu_stream(ord);
     if (!s) return;
-    unsigned gr = gcu_blocks(n);
-    if (dtype == GAD_F32) {
-        if (b)
-            k_sgd_mom<float><<<gr, GCU_THREADS, 0, s>>>((float *)p, (float *)b, (const float *)g, n,
-                                                        (float)lr, (float)wd, (float)mu, first,
-                                                        nesterov);
-        else
-            k_sgd<float><<<gr, GCU_THREADS, 0, s>>>((float *)p, (const float *)g, n, (float)lr,
-                                                    (float)wd);
-    } else {
-        if (b)
-            k_sgd_mom<double><<<gr, GCU_THREADS, 0, s>>>((double *)p, (double *)b,
-                                                         (const double *)g, n, lr, wd, mu, first,
-                                                         nesterov);
-        else
-            k_sgd<double><<<gr, GCU_THREADS, 0, s>>>((double *)p, (const double *)g, n, lr, wd);
+    for (int k = 0; k < n;) { /* runs of one dtype, MT at a time */
+        int e = k + 1;
+        while (e < n && e - k < MT && items[e].dtype == items[k].dtype) e++;
+        if (items[k].dtype == GAD_F32) mt_launch<float>(s, items + k, e - k, adamw);
+        else mt_launch<double>(s, items + k, e - k, adamw);
+        k = e;
     }
-    GCU_LAUNCHED(ord, "sgd_step");
+    GCU_LAUNCHED(ord, adamw ? "adamw_step" : "sgd_step");
 }
 
 /* optim.h's sum of squares: blocks of 4096 elements (GAD_OPTIM_SUMSQ_BLK),

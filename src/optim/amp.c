@@ -22,13 +22,22 @@
 
 /* ---------------------------------------------------------- working copies */
 
+/* The copy is written whole from its master, so where a graph shares its
+ * storage a fresh one is allocated (and installed by the write) rather
+ * than the old values copied. */
 int gad__optim_copy_writable(gad_optim *o, int i) {
-    if (!o->copies || !o->copies[i]) return 0;
-    return gad__make_writable("optim_step", o->copies[i]);
+    gad_tensor *c = o->copies ? o->copies[i] : NULL;
+    if (!c) return 0;
+    if (!gad__shared_packed(c)) return gad__make_writable("optim_step", c);
+    return gad__optim_fresh_storage("optim_step", c, &o->work[i].copy_st);
 }
 
 void gad__optim_copy_write(gad_optim *o, int i) {
     if (!o->copies || !o->copies[i]) return;
+    if (o->work[i].copy_st) {
+        gad__storage_release(gad__swap_storage(o->copies[i], o->work[i].copy_st));
+        o->work[i].copy_st = NULL;
+    }
     GAD_BE(o->params[i])->convert(o->params[i], o->copies[i]);
 }
 

@@ -194,6 +194,7 @@ static void optim_destroy(gad_optim *o) {
     gad_mem_free(o->name1);
     gad_mem_free(o->name2);
     gad_mem_free(o->work);
+    gad_mem_free(o->items);
     gad_mem_free(o->groups);
     gad_mem_free(o->group_of);
     optim_quarantine(o);
@@ -217,11 +218,12 @@ static gad_optim *optim_alloc(const char *op, optim_kind kind,
     o->name1 = gad__optim_zalloc(cnt, sizeof *o->name1);
     o->name2 = gad__optim_zalloc(cnt, sizeof *o->name2);
     o->work = gad__optim_zalloc(cnt, sizeof *o->work);
+    o->items = gad__optim_zalloc(cnt, sizeof *o->items);
     o->group_of = gad__optim_zalloc(cnt, sizeof *o->group_of);
     o->groups = gad__optim_zalloc((size_t)ngroups, sizeof *o->groups);
     o->ngroups = ngroups;
     if (!o->params || !o->s1 || !o->s2 || !o->name1 || !o->name2 ||
-        !o->work || !o->group_of || !o->groups) {
+        !o->work || !o->items || !o->group_of || !o->groups) {
         optim_destroy(o);
         gad__optim_fail_memory(op);
         return NULL;
@@ -632,8 +634,19 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads, int null_
     return GAD_OK;
 }
 
+int gad__optim_fresh_storage(const char *op, const gad_tensor *t, struct gad_storage **st) {
+    size_t bytes = (size_t)t->numel * gad__dsize(t->dtype);
+    *st = gad__storage_new_on(t->dev, bytes);
+    if (*st) return 0;
+    gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes on %s", bytes,
+             gad__device_name(t->dev));
+    return -1;
+}
+
 /* Phase 2: every parameter and state tensor that phase 3 writes made
- * writable (private and packed). */
+ * writable (private and packed), or, for a parameter whose storage a graph
+ * shares, a fresh storage allocated for its new values (installed by phase
+ * 3, so that the old values are read once and never copied). */
 static gad_status take_writable(gad_optim *o) {
     const char *op = "optim_step";
     int momentum = o->kind == OPTIM_SGD && o->momentum != 0;
@@ -646,8 +659,10 @@ static gad_status take_writable(gad_optim *o) {
             w->fresh = gad_retain(z);
             if (!w->fresh) return gad__optim_fail_memory(op);
         }
-        if (gad__make_writable(op, o->params[i]) || gad__optim_copy_writable(o, i))
+        gad_tensor *p = o->params[i];
+        if (gad__shared_packed(p) ? gad__optim_fresh_storage(op, p, &w->st) : gad__make_writable(op, p))
             return gad__optim_fail_memory(op);
+        if (gad__optim_copy_writable(o, i)) return gad__optim_fail_memory(op);
         if (o->kind == OPTIM_ADAMW) {
             w->s1 = o->s1[i];
             if (gad__make_writable(op, o->s1[i]) || gad__make_writable(op, o->s2[i]))
@@ -660,8 +675,9 @@ static gad_status take_writable(gad_optim *o) {
     return GAD_OK;
 }
 
-/* Phase 3: the updates, by the parameters' back end. t is the step number
- * (from 1). */
+/* Phase 3: the updates, by the parameters' back ends, one call per back
+ * end for all its parameters (a multi-tensor update). t is the step number
+ * (from 1). Cannot fail. */
 static void apply_updates(gad_optim *o, int64_t t) {
     /* AdamW's coefficients, computed in double (the kernels round them to
      * the parameter's dtype); lr and the decay are the group's, the same
@@ -673,22 +689,52 @@ static void apply_updates(gad_optim *o, int64_t t) {
         .bc2 = 1.0 - pow(o->beta2, (double)t),
         .eps = o->eps};
     gad_sgd_coef sc = {.momentum = o->momentum, .nesterov = o->nesterov};
-    int momentum = o->kind == OPTIM_SGD && o->momentum != 0;
+    int momentum = o->kind == OPTIM_SGD && o->momentum != 0, adamw = o->kind == OPTIM_ADAMW;
+    int m = 0;
     for (int i = 0; i < o->n; i++) {
         optim_work *w = &o->work[i];
         if (!w->g) continue;
         gad_tensor *p = o->params[i];
         const optim_group *gr = &o->groups[o->group_of[i]];
-        ac.lr = sc.lr = gr->lr;
-        sc.weight_decay = gr->weight_decay;
-        ac.decay = 1.0 - gr->lr * gr->weight_decay;
-        if (o->kind == OPTIM_ADAMW) {
-            GAD_BE(p)->adamw_step(p, w->s1, o->s2[i], w->g, &ac);
+        gad_optim_item *it = &o->items[m++];
+        *it = (gad_optim_item){.p = p, .old = gad__ptr(p), .g = w->g};
+        /* a shared parameter: the new values go to the fresh storage, and
+         * w->st keeps the old ones (the graph's) until they are read */
+        if (w->st) w->st = gad__swap_storage(p, w->st);
+        if (adamw) {
+            ac.lr = gr->lr;
+            ac.decay = 1.0 - gr->lr * gr->weight_decay;
+            it->c.adamw = ac;
+            it->s1 = w->s1;
+            it->s2 = o->s2[i];
         } else {
-            /* the momentum buffer; NULL for plain SGD */
+            sc.lr = gr->lr;
+            sc.weight_decay = gr->weight_decay;
             sc.first = w->fresh != NULL;
-            GAD_BE(p)->sgd_step(p, momentum ? w->s1 : NULL, w->g, &sc);
+            it->c.sgd = sc;
+            it->s1 = momentum ? w->s1 : NULL; /* NULL: plain SGD */
         }
+    }
+    /* one call per back end (almost always one): take the items of the
+     * first one left, in place of the rest */
+    for (int done = 0; done < m;) {
+        const gad_backend *be = GAD_BE(o->items[done].p);
+        int k = done;
+        for (int j = done; j < m; j++)
+            if (GAD_BE(o->items[j].p) == be) {
+                gad_optim_item x = o->items[k];
+                o->items[k++] = o->items[j];
+                o->items[j] = x;
+            }
+        if (adamw) be->adamw_step(o->items + done, k - done);
+        else be->sgd_step(o->items + done, k - done);
+        done = k;
+    }
+    for (int i = 0; i < o->n; i++) {
+        optim_work *w = &o->work[i];
+        if (!w->g) continue;
+        if (w->st) gad__storage_release(w->st);
+        w->st = NULL;
         gad__optim_copy_write(o, i);
     }
 }
@@ -711,9 +757,11 @@ static gad_status optim_step(gad_optim *opt, gad_tensor *const *grads, int null_
                 opt->work[i].fresh = NULL;
             }
     } else {
-        for (int i = 0; i < opt->n; i++) {
-            gad_release(opt->work[i].fresh);
-            opt->work[i].fresh = NULL;
+        for (int i = 0; i < opt->n; i++) { /* what phase 2 made, unused */
+            optim_work *w = &opt->work[i];
+            gad_release(w->fresh);
+            if (w->st) gad__storage_release(w->st);
+            if (w->copy_st) gad__storage_release(w->copy_st);
         }
     }
     for (int i = 0; i < opt->n; i++) opt->work[i] = (optim_work){0};

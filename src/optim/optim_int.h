@@ -19,6 +19,11 @@ typedef struct optim_work {
     gad_tensor *g;      /* the contiguous gradient (scope-owned), or NULL */
     gad_tensor *s1;     /* the state tensor written (AdamW's m, SGD's buffer) */
     gad_tensor *fresh;  /* SGD: a momentum buffer made by this step */
+    /* Where a graph shares the parameter's storage (or its copy's), phase 2
+     * allocates a fresh one for the new values and phase 3 installs it,
+     * instead of copying the old values first (gad__swap_storage); phase 3
+     * then holds the old storage here until the update has read it. */
+    struct gad_storage *st, *copy_st;
 } optim_work;
 
 /* A parameter group: its own lr and weight decay (every other setting is
@@ -45,6 +50,7 @@ struct gad_optim {
     char (*name1)[OPTIM_NAME_CAP]; /* "m.<i>" or "momentum.<i>" */
     char (*name2)[OPTIM_NAME_CAP]; /* "v.<i>" (AdamW only) */
     optim_work *work;
+    struct gad_optim_item *items; /* the update's items (backend.h), n */
     /* Mixed precision (amp.c): copies[i], when set, is a half (or other
      * float) leaf the model computes with; params[i] is its master. NULL
      * array until gad_optim_set_copies. */
@@ -85,8 +91,13 @@ static inline int optim_same_shape(gad_tensor *a, gad_tensor *b) {
 
 static inline int optim_is_float(gad_dtype_t d) { return d == GAD_F32 || d == GAD_F64; }
 
+/* A fresh storage of t's size on t's device, in *st: 0, or -1 with a
+ * memory error under op. */
+int gad__optim_fresh_storage(const char *op, const gad_tensor *t, struct gad_storage **st);
+
 /* After a successful update of params[i]: its copy, if any, made writable
- * beforehand (phase 2), gets the master's values rounded (amp.c). */
+ * beforehand (phase 2: packed and private, or work[i].copy_st allocated
+ * where a graph shares it), gets the master's values rounded (amp.c). */
 int gad__optim_copy_writable(gad_optim *o, int i);
 void gad__optim_copy_write(gad_optim *o, int i);
 

@@ -614,8 +614,12 @@ TEST(optimizers_match_the_cpu_bitwise) {
         gad_adamw_coef c = {0.9, 0.1, 0.999, 0.001, 1 - pow(0.9, 3), 1 - pow(0.999, 3),
                             1e-3, 1e-8, 1 - 1e-3 * 0.01};
         for (int step = 0; step < 3; step++) {
-            cpu->adamw_step(p, m, v, g, &c);
-            cu->adamw_step(dp, dm, dv, dg, &c);
+            gad_optim_item a = {.p = p, .old = gad__ptr(p), .s1 = m, .s2 = v, .g = g,
+                            .c.adamw = c};
+            gad_optim_item b = {.p = dp, .old = gad__ptr(dp), .s1 = dm, .s2 = dv, .g = dg,
+                            .c.adamw = c};
+            cpu->adamw_step(&a, 1);
+            cu->adamw_step(&b, 1);
         }
         CHECK_MSG(same_bits(dp, p) && same_bits(dm, m) && same_bits(dv, v),
                   "adamw %s differs from the CPU", dt ? "f64" : "f32");
@@ -623,11 +627,51 @@ TEST(optimizers_match_the_cpu_bitwise) {
         pair_of(r, n, t, -1, 1, &b, &db);
         for (int k = 0; k < 4; k++) {
             gad_sgd_coef sc = {0.01, k & 1 ? 0.001 : 0, 0.9, k == 0, k >= 2};
-            cpu->sgd_step(p, k < 3 ? b : NULL, g, &sc);
-            cu->sgd_step(dp, k < 3 ? db : NULL, dg, &sc);
+            gad_optim_item x = {.p = p, .old = gad__ptr(p), .s1 = k < 3 ? b : NULL, .g = g,
+                            .c.sgd = sc};
+            gad_optim_item y = {.p = dp, .old = gad__ptr(dp), .s1 = k < 3 ? db : NULL,
+                            .g = dg, .c.sgd = sc};
+            cpu->sgd_step(&x, 1);
+            cu->sgd_step(&y, 1);
         }
         CHECK_MSG(same_bits(dp, p) && same_bits(db, b), "sgd %s differs from the CPU",
                   dt ? "f64" : "f32");
+        /* a multi-tensor call: 20 parameters (past one launch's 16), every
+         * third read out of place from another array */
+        enum { NI = 20 };
+        gad_optim_item hi[NI], di[NI];
+        gad_tensor *hp[NI], *dpp[NI];
+        for (int k = 0; k < NI; k++) {
+            int64_t nk = 1 + k * 517;
+            gad_tensor *hm, *dm2, *hv, *dv2, *hg, *dg2, *ho, *dpo;
+            pair_of(r, nk, t, -1, 1, &hp[k], &dpp[k]);
+            pair_of(r, nk, t, -0.1, 0.1, &hm, &dm2);
+            pair_of(r, nk, t, 0, 0.01, &hv, &dv2);
+            pair_of(r, nk, t, -2, 2, &hg, &dg2);
+            pair_of(r, nk, t, -1, 1, &ho, &dpo);
+            hi[k] = (gad_optim_item){.p = hp[k], .old = gad__ptr(k % 3 ? hp[k] : ho),
+                                     .s1 = hm, .s2 = hv, .g = hg, .c.adamw = c};
+            di[k] = (gad_optim_item){.p = dpp[k], .old = gad__ptr(k % 3 ? dpp[k] : dpo),
+                                     .s1 = dm2, .s2 = dv2, .g = dg2, .c.adamw = c};
+            hi[k].c.adamw.lr = di[k].c.adamw.lr = 1e-3 * (k + 1);
+        }
+        cpu->adamw_step(hi, NI);
+        cu->adamw_step(di, NI);
+        for (int k = 0; k < NI; k++)
+            CHECK_MSG(same_bits(dpp[k], hp[k]) && same_bits(di[k].s1, hi[k].s1) &&
+                          same_bits(di[k].s2, hi[k].s2),
+                      "adamw %s item %d differs from the CPU", dt ? "f64" : "f32", k);
+        for (int k = 0; k < NI; k++) {
+            hi[k].s2 = di[k].s2 = NULL;
+            hi[k].c.sgd = di[k].c.sgd = (gad_sgd_coef){0.01, 0.001, 0.9, 0, k % 2};
+            if (k % 4 == 1) hi[k].s1 = di[k].s1 = NULL; /* plain SGD */
+        }
+        cpu->sgd_step(hi, NI);
+        cu->sgd_step(di, NI);
+        for (int k = 0; k < NI; k++)
+            CHECK_MSG(same_bits(dpp[k], hp[k]) &&
+                          (!hi[k].s1 || same_bits(di[k].s1, hi[k].s1)),
+                      "sgd %s item %d differs from the CPU", dt ? "f64" : "f32", k);
         double s0 = cpu->sumsq(g), s1 = cu->sumsq(dg);
         CHECK_MSG(memcmp(&s0, &s1, sizeof s0) == 0, "sumsq %s: %.17g vs the CPU's %.17g",
                   dt ? "f64" : "f32", s1, s0);
