@@ -2009,7 +2009,11 @@ gad_tensor *gad_sinusoidal_positions(int64_t T, int64_t d, double base, gad_dtyp
 /* ======================================================================== */
 /* An optimizer updates its parameters (leaves) in place (SPEC D7): each
  * keeps its identity and gradient slot; copy-on-write keeps any graph that
- * still holds the old values intact. */
+ * still holds the old values intact. A step is one pass over all its
+ * parameters together (a multi-tensor update, split between gad's threads
+ * as one range); a parameter whose storage a graph or view shares gets its
+ * new values in a storage of its own in that same pass (the old values are
+ * read, not copied first). */
 
 typedef struct gad_optim gad_optim;
 
@@ -2391,9 +2395,9 @@ void gad_params_free(gad_params *ps);
  * a half parameter is trained through an f32 master: gad_optim_set_copies). The set is
  * unchanged on an error. A t that shares its storage (a view such as a
  * reshape or slice, a detached tensor) is added as it is, but the first
- * optimizer step that writes it copies it first (copy-on-write): from
- * then on it is a tensor of its own, and the tensor it viewed keeps its
- * values. To train a slice of a larger tensor, add the larger tensor. */
+ * optimizer step that writes it gives it a storage of its own
+ * (copy-on-write): from then on it is a tensor of its own, and the tensor
+ * it viewed keeps its values. To train a slice of a larger tensor, add the larger tensor. */
 gad_tensor *gad_params_add(gad_params *ps, const char *name, gad_tensor *t);
 
 /* The number of parameters (-1 and a domain error for NULL), the i-th
