@@ -288,6 +288,9 @@ TEST(gemm_blocking_boundaries) {
         {96, 97, 42},    {24, 500, 30},   {25, 500, 31},   {500, 16, 30},
         {500, 17, 31},   {130, 150, 390}, {3073, 17, 5},   {3072, 33, 3},
         {3100, 1, 4},    {1, 3100, 4},    {200, 300, 520}, {40, 1024, 40},
+        /* a small C over a long K (the small-problem kernels from K = 1024
+         * on, src/cpu/gemm.c), and either side of that depth */
+        {100, 70, 1100}, {37, 41, 1024},  {37, 41, 1023},  {13, 33, 2000},
     };
     int n = (int)(sizeof shapes / sizeof shapes[0]);
     for (int small = 1; small >= 0; small--) {
@@ -390,6 +393,7 @@ TEST(gemm_threads_bit_identical) {
         {64, 64, 64},    {90, 70, 50},   {301, 203, 517}, {1000, 40, 300},
         {40, 1000, 300}, {20, 700, 90},  {700, 12, 90},   {257, 257, 257},
         {3100, 20, 10},  {130, 520, 400}, {3, 900, 200},  {900, 2, 200},
+        {120, 90, 1500},
     };
     int n = (int)(sizeof shapes / sizeof shapes[0]);
     for (int small = 1; small >= 0; small--) {
