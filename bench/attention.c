@@ -10,6 +10,7 @@
  *
  *   attn-bench T [B H d reps threads] */
 #include <gad.h>
+#include "bench_util.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,11 +39,6 @@ static void count_free(void *ctx, void *p, size_t size) {
     free(p);
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static long maxrss_kb(void) {
     struct rusage ru;
@@ -50,10 +46,6 @@ static long maxrss_kb(void) {
     return ru.ru_maxrss;
 }
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* One forward + backward; the gradients in g. */
 static int step(gad_tensor **in, gad_tensor *dO, gad_tensor **g) {
@@ -108,7 +100,7 @@ int main(int argc, char **argv) {
         ts[k] = now_s() - t0;
         for (int i = 0; i < 3; i++) gad_release(g[i]);
     }
-    qsort(ts, (size_t)reps, sizeof *ts, cmp);
+    qsort(ts, (size_t)reps, sizeof *ts, cmp_double);
     printf("{\"impl\": \"gad\", \"B\": %lld, \"H\": %lld, \"T\": %lld, \"d\": %lld, "
            "\"threads\": %d, \"median_s\": %.4f, \"min_s\": %.4f, \"max_s\": %.4f, "
            "\"extra_alloc_MiB\": %.2f, \"extra_rss_MiB\": %.2f, \"qkvo_MiB\": %.2f}\n",

@@ -13,20 +13,12 @@
 #include <time.h>
 
 #include "gad.h"
+#include "bench_util.h"
 
 int gad__half_vec_force(int level);
 const char *gad__half_vec_path(int to_bf16);
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
     static const char *cases[] = {"f32-bf16", "bf16-f32", "f32-f16", "f16-f32"};
@@ -62,7 +54,7 @@ int main(int argc, char **argv) {
         gad_release(y);
         t[i < 3 ? 0 : i - 3] = now_ms() - t0;
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp);
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
     printf("%s %.3f %.3f %s\n", cases[c], t[reps / 2], t[0], gad__half_vec_path(half == GAD_BF16));
     gad_release(x);
     gad_rng_free(r);

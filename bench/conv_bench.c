@@ -17,23 +17,10 @@
 #include <time.h>
 
 #include "gad.h"
+#include "bench_util.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
     const char *c = argc > 1 ? argv[1] : "conv3x3";
@@ -58,13 +45,13 @@ int main(int argc, char **argv) {
     if (reps > 200) reps = 200;
     for (int i = -2; i < reps; i++) {
         gad_scope_begin();
-        double t0 = now(), c0 = cpu_now();
+        double t0 = now_s(), c0 = cpu_now_s();
         gad_tensor *y = gad_conv2d(x32, w32, NULL, &o);
         if (!fwd_only) {
             gad_tensor *in[2] = {gw_only ? w32 : x32, w32}, *g[2];
             if (gad_grad_ex(y, s32, in, gx_only || gw_only ? 1 : 2, g, 0) != GAD_OK) y = NULL;
         }
-        double dt = now() - t0, dc = cpu_now() - c0;
+        double dt = now_s() - t0, dc = cpu_now_s() - c0;
         if (!y) {
             fprintf(stderr, "%s\n", gad_last_error() ? gad_last_error()->text : "failed");
             return 1;

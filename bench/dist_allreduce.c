@@ -10,12 +10,8 @@
 #include <time.h>
 
 #include "gad.h"
+#include "bench_util.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     if (gad_dist_init(&argc, &argv) != GAD_OK) {
@@ -33,9 +29,9 @@ int main(int argc, char **argv) {
     double sum = 0, best = 1e30;
     for (int r = -2; r < reps; r++) { /* two calls to warm up */
         if (gad_dist_barrier() != GAD_OK) goto fail;
-        double t0 = now();
+        double t0 = now_s();
         if (gad_dist_average_grads(&p, &g, 1) != GAD_OK) goto fail;
-        double t = now() - t0;
+        double t = now_s() - t0;
         if (r >= 0) {
             sum += t;
             if (t < best) best = t;

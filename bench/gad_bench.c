@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "gad.h"
+#include "bench_util.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -38,25 +39,16 @@
 
 static int g_threads = 2, g_reps = 0;
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Time fn(ctx) reps times after warm calls; per-call seconds sorted. */
 typedef void (*bench_fn)(void *ctx);
 static void run(bench_fn fn, void *ctx, int warm, int reps, double *t) {
     for (int i = 0; i < warm; i++) fn(ctx);
     for (int i = 0; i < reps; i++) {
-        double t0 = now();
+        double t0 = now_s();
         fn(ctx);
-        t[i] = now() - t0;
+        t[i] = now_s() - t0;
     }
     qsort(t, (size_t)reps, sizeof *t, cmp_double);
 }
@@ -212,7 +204,7 @@ static void w2_run(void *vc) {
 static void w2_block(w2_ctx *c, int impl, int reps, double *t, double warm_s) {
     gad_set_blas(impl == 1);
     c->direct = impl == 2;
-    for (double t0 = now(); now() - t0 < warm_s;) w2_run(c);
+    for (double t0 = now_s(); now_s() - t0 < warm_s;) w2_run(c);
     run(w2_run, c, 0, reps, t);
 }
 

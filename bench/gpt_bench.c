@@ -23,6 +23,7 @@
 #include "config.h"
 #include "data.h"
 #include "gad.h"
+#include "bench_util.h"
 #include "model.h"
 #include "util.h"
 
@@ -37,10 +38,6 @@ typedef struct bench {
     int64_t steps;
 } bench;
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static double median(double *v, int64_t n) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);

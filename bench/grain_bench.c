@@ -8,22 +8,14 @@
  * whose grains differ to see where the grain took effect: at sizes below
  * the family's split point both threads' times are the same by design. */
 #include "gad.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* the CPU's name, from /proc/cpuinfo where there is one */
 static void cpu_name(char *buf, size_t cap) {
@@ -97,10 +89,10 @@ int main(int argc, char **argv) {
                 return 1;
             }
             /* calls per timing: about 2 ms of single-thread work */
-            double t0 = now();
+            double t0 = now_s();
             int calls = 0;
             gad_set_num_threads(1);
-            while (now() - t0 < 2e-3 || calls < 3) {
+            while (now_s() - t0 < 2e-3 || calls < 3) {
                 gad_scope_begin();
                 run(ops[o], &a);
                 gad_scope_end();
@@ -113,16 +105,16 @@ int main(int argc, char **argv) {
                     gad_scope_begin();
                     run(ops[o], &a); /* warm the thread count */
                     gad_scope_end();
-                    double s = now();
+                    double s = now_s();
                     for (int c = 0; c < calls; c++) {
                         gad_scope_begin();
                         run(ops[o], &a);
                         gad_scope_end();
                     }
-                    t[k][r] = (now() - s) / calls * 1e6;
+                    t[k][r] = (now_s() - s) / calls * 1e6;
                 }
-            qsort(t[0], (size_t)rounds, sizeof t[0][0], cmp);
-            qsort(t[1], (size_t)rounds, sizeof t[1][0], cmp);
+            qsort(t[0], (size_t)rounds, sizeof t[0][0], cmp_double);
+            qsort(t[1], (size_t)rounds, sizeof t[1][0], cmp_double);
             double m1 = t[0][rounds / 2], m2 = t[1][rounds / 2];
             printf("%-10s %9lld %10.2f %10.2f %7.3f\n", ops[o], (long long)n, m1, m2, m2 / m1);
             fflush(stdout);

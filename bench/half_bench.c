@@ -10,17 +10,9 @@
 #include <time.h>
 
 #include "gad.h"
+#include "bench_util.h"
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
     if (argc < 3) {
@@ -52,7 +44,7 @@ int main(int argc, char **argv) {
         t[i < 3 ? 0 : i - 3] = now_ms() - t0;
         gad_scope_end();
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp);
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
     printf("%s %s %.3f %.3f\n", op, dn, t[reps / 2], t[0]);
     free(t);
     gad_rng_free(r);

@@ -15,6 +15,7 @@
  * current x86 cores), so they measure the issue rate: 32 FLOP per FMA on a
  * 512-bit register, 64 per VDPBF16PS (16 lanes x 2 pairs x multiply-add). */
 #include "gad.h"
+#include "bench_util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -30,16 +31,12 @@
 
 int gad__hgemm_path(int dt); /* gemm_half.c: 1 f32 kernels, 2 AVX-512 BF16, 3 AMX */
 
-static double now_s(void) {
+static double hb_now_s(void) {
     struct timespec ts;
     clock_gettime(getenv("HB_CPUTIME") ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 #ifdef HB_X86
 #define HB_ITERS 20000000L
@@ -53,11 +50,11 @@ static int cmp_d(const void *a, const void *b) {
 __attribute__((target("avx512f"))) static double peak_f32(void) {
     __m512 a = _mm512_set1_ps(1.0f), b = _mm512_set1_ps(1e-9f);
     HB_CHAINS(HB_DECL)
-    double t0 = now_s();
+    double t0 = hb_now_s();
     for (long it = 0; it < HB_ITERS; it++) {
         HB_CHAINS(HB_FMA)
     }
-    double t = now_s() - t0;
+    double t = hb_now_s() - t0;
     float s = 0;
     HB_CHAINS(HB_SUM)
     if (s == 12345.0f) puts("");
@@ -68,11 +65,11 @@ __attribute__((target("avx512f,avx512bf16"))) static double peak_bf16(void) {
     __m512bh ah = (__m512bh)_mm512_set1_epi32(0x3f803f80);
     __m512bh bh = (__m512bh)_mm512_set1_epi32(0x30003000);
     HB_CHAINS(HB_DECL)
-    double t0 = now_s();
+    double t0 = hb_now_s();
     for (long it = 0; it < HB_ITERS; it++) {
         HB_CHAINS(HB_DP)
     }
-    double t = now_s() - t0;
+    double t = hb_now_s() - t0;
     float s = 0;
     HB_CHAINS(HB_SUM)
     if (s == 12345.0f) puts("");
@@ -123,9 +120,9 @@ int main(int argc, char **argv) {
     }
     double *ts = malloc((size_t)reps * sizeof *ts);
     for (int i = -2; i < reps; i++) {
-        double t0 = now_s();
+        double t0 = hb_now_s();
         gad_tensor *y = gad_matmul(a, b);
-        double t = now_s() - t0;
+        double t = hb_now_s() - t0;
         if (!y) {
             fprintf(stderr, "%s\n", gad_last_error()->text);
             return 1;
@@ -133,7 +130,7 @@ int main(int argc, char **argv) {
         gad_release(y);
         if (i >= 0) ts[i] = t;
     }
-    qsort(ts, (size_t)reps, sizeof *ts, cmp_d);
+    qsort(ts, (size_t)reps, sizeof *ts, cmp_double);
     double med = ts[reps / 2];
     const char *path = medium && gad_matmul_medium_native()
                            ? (gad__hgemm_path(GAD_BF16) == 3 ? "f32-medium-amx" : "f32-medium-avx512bf16")

@@ -15,17 +15,9 @@
 #include <time.h>
 
 #include "gad.h"
+#include "bench_util.h"
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static const struct {
     const char *name;
@@ -85,7 +77,7 @@ int main(int argc, char **argv) {
         if (step(k, fused, in, g)) return 1;
         t[i] = now_ms() - t0;
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp);
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
     printf("%s %s %.4f %.4f\n", cases[k].name, argv[2], t[reps / 2], t[0]);
     return 0;
 }

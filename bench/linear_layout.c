@@ -11,17 +11,9 @@
 #include <time.h>
 
 #include "gad.h"
+#include "bench_util.h"
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* one forward + backward; returns ms, or -1 on an error */
 static double step(gad_module *m, gad_tensor *w_in_out, gad_tensor *b, gad_tensor *x,
@@ -61,8 +53,8 @@ int main(int argc, char **argv) {
             ta[i] = step(m, NULL, NULL, x, 0);
             tb[i] = step(NULL, w, b, x, 0);
         }
-        qsort(ta, (size_t)reps, sizeof *ta, cmp);
-        qsort(tb, (size_t)reps, sizeof *tb, cmp);
+        qsort(ta, (size_t)reps, sizeof *ta, cmp_double);
+        qsort(tb, (size_t)reps, sizeof *tb, cmp_double);
         printf("  fwd+bwd median: [out, in] view %.3f ms, [in, out] %.3f ms, ratio %.3f\n",
                ta[reps / 2], tb[reps / 2], ta[reps / 2] / tb[reps / 2]);
         free(ta);

@@ -6,28 +6,15 @@
  * $MATH_BENCH_THREADS. cpu_ms: the process's CPU time per call (mean), less
  * sensitive than the wall clock to a loaded host. */
 #include "gad.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static gad_tensor *run(const char *op, gad_tensor *x) {
     if (!strcmp(op, "sin")) return gad_sin(x);
@@ -66,17 +53,17 @@ int main(int argc, char **argv) {
             if (!run(op, in)) return 1;
             gad_scope_end();
         }
-        double c0 = cpu_now();
+        double c0 = cpu_now_s();
         for (int i = 0; i < reps; i++) {
             gad_scope_begin();
-            double t0 = now();
+            double t0 = now_s();
             gad_tensor *y = run(op, in);
-            t[i] = (now() - t0) * 1e3;
+            t[i] = (now_s() - t0) * 1e3;
             gad_scope_end();
             if (!y) return 1;
         }
-        double cpu = (cpu_now() - c0) * 1e3 / reps;
-        qsort(t, (size_t)reps, sizeof *t, cmp);
+        double cpu = (cpu_now_s() - c0) * 1e3 / reps;
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
         printf("{\"side\": \"gad\", \"op\": \"%s\", \"n\": %lld, \"median_ms\": %.3f, "
                "\"min_ms\": %.3f, \"max_ms\": %.3f, \"cpu_ms\": %.3f}\n",
                op, (long long)n, t[reps / 2], t[0], t[reps - 1], cpu);

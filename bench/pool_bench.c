@@ -16,17 +16,9 @@
 #include <time.h>
 
 #include "gad.h"
+#include "bench_util.h"
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static gad_tensor *input(const int64_t *shape, gad_rng *r) {
     return gad_rng_normal_tensor(r, shape, 4, GAD_F32, 0, 1);
@@ -78,7 +70,7 @@ int main(int argc, char **argv) {
         t[i < 3 ? 0 : i - 3] = now_ms() - t0;
         gad_scope_end();
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp);
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
     printf("%s %.3f %.3f\n", c, t[reps / 2], t[0]);
     free(t);
     return 0;

@@ -4,6 +4,7 @@
  * warm-up; prints one JSON line per case with the median, min and max in
  * microseconds. Threads: gad's default (GAD_NUM_THREADS). */
 #include "gad.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,6 @@ static double now_us(void) {
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 enum { REPS = 21 };
 
@@ -77,7 +74,7 @@ int main(int argc, char **argv) {
             }
             gad_scope_end();
         }
-        qsort(t, REPS, sizeof t[0], cmp_d);
+        qsort(t, REPS, sizeof t[0], cmp_double);
         printf("{\"impl\": \"gad\", \"case\": \"%s\", \"median_us\": %.1f, \"min_us\": %.1f, "
                "\"max_us\": %.1f}\n",
                names[k], t[REPS / 2], t[0], t[REPS - 1]);

@@ -7,22 +7,14 @@
  * One JSON line per case: the median, min and max of the per-call times in
  * ms after warm-up. */
 #include "gad.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 enum { REPS = 15 };
 
@@ -45,7 +37,7 @@ static void run(const char *name, bench_fn f, gad_tensor *x, gad_rng *r) {
         t[i] = now_ms() - t0;
         gad_scope_end();
     }
-    qsort(t, REPS, sizeof t[0], cmp_d);
+    qsort(t, REPS, sizeof t[0], cmp_double);
     printf("{\"case\": \"%s\", \"ms\": %.4f, \"min\": %.4f, \"max\": %.4f}\n", name, t[REPS / 2],
            t[0], t[REPS - 1]);
     fflush(stdout);

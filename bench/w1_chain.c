@@ -13,16 +13,12 @@
  * the rest to malloc and the next graph takes it back object by object, so
  * CACHE_MIB raises the limit to time the graph alone. */
 #include "gad.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     long nops = argc > 1 ? atol(argv[1]) : 1000, reps = argc > 2 ? atol(argv[2]) : 5;
@@ -42,16 +38,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     for (long rep = 0; rep < reps; rep++) {
-        double t0 = now();
+        double t0 = now_s();
         gad_scope_begin();
         gad_tensor *v = x, *g = NULL;
         for (long i = 0; i < nops; i++)
             v = i % 3 == 0 ? gad_mul(v, cm) : i % 3 == 1 ? gad_add(v, ca) : gad_tanh(v);
-        double t1 = now();
+        double t1 = now_s();
         gad_status st = gad_grad_ex(v, gad_ones(&n, 1, GAD_F32), &x, 1, &g, 0);
-        double t2 = now();
+        double t2 = now_s();
         gad_scope_end();
-        double t3 = now();
+        double t3 = now_s();
         if (st != GAD_OK) {
             fprintf(stderr, "w1-chain: %s\n", gad_last_error()->text);
             return 1;

@@ -1404,36 +1404,36 @@ static gad_dtype_t fdt(gad_tensor *x) {
     return gad_dtype(x) == GAD_F64 ? GAD_F64 : GAD_F32;
 }
 
-static gad_tensor *n_linear(prog *p) {
-    gad_tensor *x = arg(p);
-    int64_t in = x ? dim_or1(x, 1) : 1, out = dim_of(p);
+/* A layer's operands: x from the program, a weight [in, out] and (with_b)
+ * a bias [out] of x's float dtype; 0, or -1 with p->skip set where the
+ * product would pass the size cap. */
+static int linear_operands(prog *p, int with_b, gad_tensor **x, gad_tensor **w,
+                           gad_tensor **b) {
+    *x = arg(p);
+    int64_t in = *x ? dim_or1(*x, 1) : 1, out = dim_of(p);
     if (in > 0 && out > BIG_CAP / in) out = BIG_CAP / in > 0 ? BIG_CAP / in : 1;
     int64_t ws[2] = {in, out};
-    if (over_cap(gad_numel(x) / (in ? in : 1), out)) {
+    if (over_cap(gad_numel(*x) / (in ? in : 1), out)) {
         p->skip = 1;
-        return NULL;
+        return -1;
     }
-    gad_tensor *w = aux_param(p, ws, 2, fdt(x));
-    gad_tensor *b = aux_param(p, &out, 1, fdt(x));
-    if (!w) w = arg(p);
-    return gad_linear(x, w, b);
+    *w = aux_param(p, ws, 2, fdt(*x));
+    *b = with_b ? aux_param(p, &out, 1, fdt(*x)) : NULL;
+    if (!*w) *w = arg(p);
+    return 0;
+}
+
+static gad_tensor *n_linear(prog *p) {
+    gad_tensor *x, *w, *b;
+    return linear_operands(p, 1, &x, &w, &b) ? NULL : gad_linear(x, w, b);
 }
 
 /* gad_linear_act: the fused layer, with or without b, every activation and
  * one value that is none */
 static gad_tensor *n_linear_act(prog *p) {
     unsigned m = u8(&p->in);
-    gad_tensor *x = arg(p);
-    int64_t in = x ? dim_or1(x, 1) : 1, out = dim_of(p);
-    if (in > 0 && out > BIG_CAP / in) out = BIG_CAP / in > 0 ? BIG_CAP / in : 1;
-    int64_t ws[2] = {in, out};
-    if (over_cap(gad_numel(x) / (in ? in : 1), out)) {
-        p->skip = 1;
-        return NULL;
-    }
-    gad_tensor *w = aux_param(p, ws, 2, fdt(x));
-    gad_tensor *b = m & 8 ? NULL : aux_param(p, &out, 1, fdt(x));
-    if (!w) w = arg(p);
+    gad_tensor *x, *w, *b;
+    if (linear_operands(p, !(m & 8), &x, &w, &b)) return NULL;
     return gad_linear_act(x, w, b, (gad_act)(m % 8 == 7 ? 9 : m % 5));
 }
 
