@@ -365,24 +365,15 @@ static int64_t gemm_sup_tb_kmax(int64_t N, size_t esize) {
     return (int64_t)((double)gemm_l2_bytes() / 2 / ((double)N * (double)esize));
 }
 
-/* A small C over a long K (M, N <= 512, K >= 1024: the weight gradients
- * of a layer, x^T dy) goes to them too, op(B) in L2 or not: each tile of C
- * then stays in registers over all of K, where the packed path stores and
- * reloads it once per block of depth and packs A and B first. Measured on
- * AVX-512 (AMD Zen 4, 1 MiB L2, one thread): 256 x 4096 x 256 went from 87
- * to 95 GFLOP/s (A transposed: 77 to 86), 128 x 8192 x 128 from 87 to 92,
- * 512 x 1024 x 512 level; two threads level. Unlike the other rules, this
- * one is not monotone in K (see scratch_one). */
-#define GEMM_SUP_LONG_K 1024
 static int gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
                         size_t esize) {
     if (tb) return K <= gemm_sup_tb_kmax(N, esize);
     double bytes = (double)K * (double)N * (double)esize;
     double l2 = (double)gemm_l2_bytes();
     if (M <= 16 || N <= 16) return 1;
+    if (bytes > l2 / 4) return 0;
     if ((size_t)ldb * esize % 4096 == 0 && K > 32) return 0;
-    if (M <= 512 && N <= 512 && K >= GEMM_SUP_LONG_K) return 1;
-    return bytes <= l2 / 4;
+    return 1;
 }
 
 /* ---- for the half-precision GEMM (gemm_half.c): the f32 kernel set in

@@ -448,11 +448,7 @@ static size_t GT_FN(scratch_one)(const GT_DESC *kd, int ta, int tb, int64_t M, i
     size_t sup = 0;
     if (small && kd->sup && tb)
         sup = (size_t)(ntl * nr * gemm_min(K, gemm_sup_tb_kmax(N, sizeof(GT)))) * sizeof(GT);
-    /* the path of every K' <= K: the long-K rule takes K' >= GEMM_SUP_LONG_K,
-     * the others hold for every K' below a K they hold for */
-    if (small && kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT)) &&
-        gemm_use_sup(M, N, gemm_min(K, GEMM_SUP_LONG_K - 1), ldb, tb, sizeof(GT)))
-        return sup;
+    if (small && kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT))) return sup;
     int64_t kc = gemm_kc_bound(K, kd->kc);
     int64_t rows = gemm_min(kd->mcb, mt * mr), cols = gemm_min(kd->ncb, ntl * nr);
     size_t packed = gemm_round64((size_t)(rows * kc) * sizeof(GT)) +
