@@ -288,8 +288,7 @@ TEST(gemm_blocking_boundaries) {
         {96, 97, 42},    {24, 500, 30},   {25, 500, 31},   {500, 16, 30},
         {500, 17, 31},   {130, 150, 390}, {3073, 17, 5},   {3072, 33, 3},
         {3100, 1, 4},    {1, 3100, 4},    {200, 300, 520}, {40, 1024, 40},
-        /* a small C over a long K (the small-problem kernels from K = 1024
-         * on, src/cpu/gemm.c), and either side of that depth */
+        /* a small C over a long K (the weight gradients' shape) */
         {100, 70, 1100}, {37, 41, 1024},  {37, 41, 1023},  {13, 33, 2000},
     };
     int n = (int)(sizeof shapes / sizeof shapes[0]);
