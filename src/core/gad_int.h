@@ -346,14 +346,16 @@ gad_tensor *gad__own(gad_tensor *t);
 /* Copy-on-write: give t a private, packed storage unless it already has one.
  * 0 on success, -1 (memory error recorded under op) on failure. */
 int gad__make_unique(const char *op, gad_tensor *t);
-/* For a caller that overwrites every element of t from its old values (an
- * optimizer's update), instead of the copy gad__make_unique would make:
- * gad__shared_packed says t is packed and its storage shared (a graph holds
- * the old values); gad__swap_storage installs s (a fresh storage of t's size
- * on t's device) as t's, row-major, and returns the old one, whose
- * reference t held: the caller reads the old values from it (gad__ptr(t)
- * taken before the swap) and then releases it. */
-bool gad__shared_packed(const gad_tensor *t);
+/* The same for a caller that overwrites every element of t from its old
+ * values (an optimizer's update): where t is packed and its storage shared
+ * (a graph holds the old values), *fresh gets a new storage of t's size on
+ * t's device instead of a copy being made, and t is left as it is; else
+ * *fresh is NULL and t was made unique. 0, or -1 (memory error recorded
+ * under op; *fresh NULL). gad__swap_storage then installs s (such a fresh
+ * storage) as t's, row-major, and returns the old one, whose reference t
+ * held: the caller reads the old values from it (gad__ptr(t) taken before
+ * the swap) and then releases it. */
+int gad__make_unique_whole(const char *op, gad_tensor *t, gad_storage **fresh);
 gad_storage *gad__swap_storage(gad_tensor *t, gad_storage *s);
 
 /* Copy the elements of src (any strides, a broadcast view included), in

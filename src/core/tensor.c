@@ -265,16 +265,21 @@ gad_tensor *gad__to_dev(const char *op, const gad_tensor *t, int dev) {
     return y;
 }
 
+/* A storage of t's size on t's device, or NULL with a memory error under op. */
+static gad_storage *storage_like(const char *op, const gad_tensor *t) {
+    size_t bytes = (size_t)t->numel * gad__dsize(t->dtype);
+    gad_storage *s = gad__storage_new_on(t->dev, bytes);
+    if (!s)
+        gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes on %s", bytes,
+                 gad__device_name(t->dev));
+    return s;
+}
+
 int gad__make_unique(const char *op, gad_tensor *t) {
     if (t->contig && atomic_load_explicit(&t->st->refs, memory_order_acquire) == 1)
         return 0;
-    size_t bytes = (size_t)t->numel * gad__dsize(t->dtype);
-    gad_storage *s = gad__storage_new_on(t->dev, bytes);
-    if (!s) {
-        gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes on %s", bytes,
-                 gad__device_name(t->dev));
-        return -1;
-    }
+    gad_storage *s = storage_like(op, t);
+    if (!s) return -1;
     gad__pack(t, gad__storage_data(s));
     gad__storage_release(t->st);
     t->st = s;
@@ -284,8 +289,12 @@ int gad__make_unique(const char *op, gad_tensor *t) {
     return 0;
 }
 
-bool gad__shared_packed(const gad_tensor *t) {
-    return t->contig && atomic_load_explicit(&t->st->refs, memory_order_acquire) > 1;
+int gad__make_unique_whole(const char *op, gad_tensor *t, gad_storage **fresh) {
+    *fresh = NULL;
+    if (!t->contig || atomic_load_explicit(&t->st->refs, memory_order_acquire) == 1)
+        return gad__make_unique(op, t);
+    *fresh = storage_like(op, t);
+    return *fresh ? 0 : -1;
 }
 
 gad_storage *gad__swap_storage(gad_tensor *t, gad_storage *s) {

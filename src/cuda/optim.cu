@@ -29,17 +29,13 @@ struct mt_batch {
     mt_item<T> it[MT];
 };
 
-#define MT_FOR(i, n)                                                           \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);  \
-         i += (int64_t)blockDim.x * gridDim.x)
-
 template <class T>
 __global__ void k_adamw_mt(mt_batch<T> b) {
     const mt_item<T> &a = b.it[blockIdx.y];
     const T b1 = a.c[0], omb1 = a.c[1], b2 = a.c[2], omb2 = a.c[3], bc1 = a.c[4], bc2 = a.c[5];
     const T lr = a.c[6], eps = a.c[7], decay = a.c[8];
     T *m = a.s1, *v = a.s2;
-    MT_FOR(i, a.n) {
+    GCU_FOR(i, a.n) {
         T gi = a.g[i];
         T mi = b1 * m[i] + omb1 * gi;
         T vi = b2 * v[i] + omb2 * (gi * gi);
@@ -55,7 +51,7 @@ __global__ void k_sgd_mt(mt_batch<T> b) {
     const mt_item<T> &a = b.it[blockIdx.y];
     const T lr = a.c[0], wd = a.c[1], mu = a.c[2];
     T *buf = a.s1;
-    MT_FOR(i, a.n) {
+    GCU_FOR(i, a.n) {
         T oi = a.old[i];
         if (!buf) {
             a.p[i] = wd != 0 ? oi - lr * (a.g[i] + wd * oi) : oi - lr * a.g[i];

@@ -26,10 +26,8 @@
  * storage a fresh one is allocated (and installed by the write) rather
  * than the old values copied. */
 int gad__optim_copy_writable(gad_optim *o, int i) {
-    gad_tensor *c = o->copies ? o->copies[i] : NULL;
-    if (!c) return 0;
-    if (!gad__shared_packed(c)) return gad__make_writable("optim_step", c);
-    return gad__optim_fresh_storage("optim_step", c, &o->work[i].copy_st);
+    if (!o->copies || !o->copies[i]) return 0;
+    return gad__make_unique_whole("optim_step", o->copies[i], &o->work[i].copy_st);
 }
 
 void gad__optim_copy_write(gad_optim *o, int i) {

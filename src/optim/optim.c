@@ -634,15 +634,6 @@ static gad_status gather_grads(gad_optim *o, gad_tensor *const *grads, int null_
     return GAD_OK;
 }
 
-int gad__optim_fresh_storage(const char *op, const gad_tensor *t, struct gad_storage **st) {
-    size_t bytes = (size_t)t->numel * gad__dsize(t->dtype);
-    *st = gad__storage_new_on(t->dev, bytes);
-    if (*st) return 0;
-    gad__err(GAD_ERR_MEMORY, op, "cannot allocate %zu bytes on %s", bytes,
-             gad__device_name(t->dev));
-    return -1;
-}
-
 /* Phase 2: every parameter and state tensor that phase 3 writes made
  * writable (private and packed), or, for a parameter whose storage a graph
  * shares, a fresh storage allocated for its new values (installed by phase
@@ -659,10 +650,8 @@ static gad_status take_writable(gad_optim *o) {
             w->fresh = gad_retain(z);
             if (!w->fresh) return gad__optim_fail_memory(op);
         }
-        gad_tensor *p = o->params[i];
-        if (gad__shared_packed(p) ? gad__optim_fresh_storage(op, p, &w->st) : gad__make_writable(op, p))
+        if (gad__make_unique_whole(op, o->params[i], &w->st) || gad__optim_copy_writable(o, i))
             return gad__optim_fail_memory(op);
-        if (gad__optim_copy_writable(o, i)) return gad__optim_fail_memory(op);
         if (o->kind == OPTIM_ADAMW) {
             w->s1 = o->s1[i];
             if (gad__make_writable(op, o->s1[i]) || gad__make_writable(op, o->s2[i]))

@@ -91,10 +91,6 @@ static inline int optim_same_shape(gad_tensor *a, gad_tensor *b) {
 
 static inline int optim_is_float(gad_dtype_t d) { return d == GAD_F32 || d == GAD_F64; }
 
-/* A fresh storage of t's size on t's device, in *st: 0, or -1 with a
- * memory error under op. */
-int gad__optim_fresh_storage(const char *op, const gad_tensor *t, struct gad_storage **st);
-
 /* After a successful update of params[i]: its copy, if any, made writable
  * beforehand (phase 2: packed and private, or work[i].copy_st allocated
  * where a graph shares it), gets the master's values rounded (amp.c). */
