@@ -403,8 +403,12 @@ size_t gad_set_cache_limit(size_t bytes);
  * GAD_THREADS=OFF. n < 1 resets to the default. Process-wide. The threads
  * are gad's own (one per extra thread, started when first needed); after a
  * parallel loop they spin for GAD_SPIN_US microseconds (environment,
- * default 100, 0 to sleep at once) before they sleep. A loop started while
- * another thread's loop runs, or inside one, runs on its caller alone. */
+ * default 100, 0 to sleep at once) before they sleep, except while another
+ * thread or process competes for their core (on Linux, where the scheduler
+ * reports how long a thread waited to run): then they sleep at once, so
+ * that a spinning worker never takes the time the other one needs. A loop
+ * started while another thread's loop runs, or inside one, runs on its
+ * caller alone. */
 void gad_set_num_threads(int n);
 int gad_num_threads(void);
 

@@ -5,8 +5,11 @@
  * all give the right answer; workers that went to sleep (GAD_SPIN_US) or
  * were parked wake up for the next region; a fork child starts workers of
  * its own. Build with -DGAD_SANITIZE=thread to check for data races. */
+#define _GNU_SOURCE /* pthread_setaffinity_np */
 #include "test.h"
 #include "gad_int.h"
+
+#include <sched.h>
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -178,6 +181,80 @@ TEST(sleeping_and_parked_workers_wake) {
         }
 }
 
+/* Polls for up to ms milliseconds until all started workers sleep (want 1)
+ * or until at least one is awake (want 0); returns whether it happened. */
+static int workers_reach(int want_all_asleep, int ms) {
+    for (int i = 0; i < ms; i++) {
+        int started, asleep = gad__pool_test_sleepers(&started);
+        if (want_all_asleep ? asleep == started : asleep < started) return 1;
+        sleep_us(1000);
+    }
+    return 0;
+}
+
+/* A worker whose core is contended sleeps at once after a region instead
+ * of spinning (the verdict forced here; the probe itself is the next
+ * test). With a spin of a second, all workers asleep within half of it
+ * can only come from that rule. */
+TEST(contended_workers_sleep_at_once) {
+    gad_set_num_threads(3);
+    gad__pool_test_spin_us(1000000);
+    gad__pool_test_contended(0);
+    CHECK(run_logged(3) == 3);
+    CHECK_MSG(workers_reach(0, 500), "no worker spinning after a quiet region");
+    gad__pool_test_contended(1);
+    for (int rep = 0; rep < 3; rep++) {
+        CHECK(run_logged(3) == 3);
+        CHECK_MSG(workers_reach(1, 500), "workers still spinning on a contended core");
+    }
+    /* and a region still finishes on sleeping workers' wake-up */
+    CHECK(run_logged(3) == 3);
+    gad__pool_test_contended(-1);
+    gad__pool_test_spin_us(-1);
+    gad__pool_park();
+    gad_set_num_threads(0);
+}
+
+static void *compete(void *arg) {
+    atomic_int *stop = arg;
+    while (!atomic_load_explicit(stop, memory_order_relaxed)) {
+    }
+    return NULL;
+}
+
+/* The probe the workers use: a thread that shares its CPU with a spinning
+ * thread waits to run about half of the time, and is judged contended.
+ * (The quiet verdict is not checked: other tests may run beside this one.) */
+TEST(probe_sees_a_shared_cpu) {
+#ifdef __linux__
+    cpu_set_t was, one;
+    if (pthread_getaffinity_np(pthread_self(), sizeof was, &was)) return;
+    int cpu = -1;
+    for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+        if (CPU_ISSET(c, &was)) cpu = c;
+    CHECK(cpu >= 0);
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
+    int alone = gad__pool_test_probe(20);
+    CHECK(alone == -1 || alone == 0 || alone == 1);
+    if (alone >= 0) {
+        atomic_int stop = 0;
+        pthread_t th;
+        pthread_attr_t at;
+        CHECK(pthread_attr_init(&at) == 0);
+        CHECK(pthread_attr_setaffinity_np(&at, sizeof one, &one) == 0);
+        CHECK(pthread_create(&th, &at, compete, &stop) == 0);
+        pthread_attr_destroy(&at);
+        int shared = gad__pool_test_probe(60);
+        atomic_store(&stop, 1);
+        pthread_join(th, NULL);
+        CHECK_MSG(shared == 1, "probe on a CPU shared with a spinning thread: %d", shared);
+    }
+    CHECK(pthread_setaffinity_np(pthread_self(), sizeof was, &was) == 0);
+#endif
+}
+
 /* Workers the OS has not scheduled (held before they claim a part) hold
  * nobody up: the caller claims their parts and the region ends without
  * them (if it waited for them, this test would hang); the parallel loop's
@@ -288,6 +365,8 @@ int main(void) {
     RUN(parallel_for_covers_the_range);
     RUN(regions_from_several_threads);
     RUN(sleeping_and_parked_workers_wake);
+    RUN(contended_workers_sleep_at_once);
+    RUN(probe_sees_a_shared_cpu);
     RUN(regions_finish_without_their_workers);
     RUN(fork_child_starts_its_own_workers);
     return test_summary();

@@ -613,6 +613,18 @@ int gad__pool_run(int nt, void (*fn)(void *ctx, int t, int nt), void *ctx);
  * index (as if the OS had not scheduled them), so a test can check that
  * regions complete on the caller alone. */
 void gad__pool_test_hold(int on);
+/* Tests: 1 or 0 makes every worker take its core as contended (sleep at
+ * once after a region) or not, instead of asking the scheduler; -1 asks
+ * again. */
+void gad__pool_test_contended(int v);
+/* Tests: the calling thread's verdict after it spins for ms milliseconds
+ * (1 contended, 0 not), or -1 where the scheduler's account (Linux's
+ * /proc/thread-self/schedstat) is not there. */
+int gad__pool_test_probe(int ms);
+/* Tests: workers asleep now (*workers: started); the spin after a region,
+ * in microseconds (-1: GAD_SPIN_US again). */
+int gad__pool_test_sleepers(int *workers);
+void gad__pool_test_spin_us(long us);
 /* Whether the calling thread is inside a region (a worker, or a caller
  * whose region runs): a region started there would run on one thread. */
 int gad__pool_nested(void);
