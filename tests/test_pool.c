@@ -242,14 +242,19 @@ TEST(probe_sees_a_shared_cpu) {
         atomic_int stop = 0;
         pthread_t th;
         pthread_attr_t at;
-        CHECK(pthread_attr_init(&at) == 0);
-        CHECK(pthread_attr_setaffinity_np(&at, sizeof one, &one) == 0);
-        CHECK(pthread_create(&th, &at, compete, &stop) == 0);
-        pthread_attr_destroy(&at);
-        int shared = gad__pool_test_probe(60);
-        atomic_store(&stop, 1);
-        pthread_join(th, NULL);
-        CHECK_MSG(shared == 1, "probe on a CPU shared with a spinning thread: %d", shared);
+        int made = 0;
+        if (pthread_attr_init(&at) == 0) {
+            made = pthread_attr_setaffinity_np(&at, sizeof one, &one) == 0 &&
+                   pthread_create(&th, &at, compete, &stop) == 0;
+            pthread_attr_destroy(&at);
+        }
+        CHECK_MSG(made, "could not start a thread on CPU %d", cpu);
+        if (made) {
+            int shared = gad__pool_test_probe(60);
+            atomic_store(&stop, 1);
+            pthread_join(th, NULL);
+            CHECK_MSG(shared == 1, "probe on a CPU shared with a spinning thread: %d", shared);
+        }
     }
     CHECK(pthread_setaffinity_np(pthread_self(), sizeof was, &was) == 0);
 #endif
