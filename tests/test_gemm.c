@@ -24,6 +24,16 @@ void gad__gemm_test_blas_always(int on);
 
 /* ------------------------------------------------------------ helpers */
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
 static uint64_t rng_next(void) {
@@ -302,6 +312,27 @@ TEST(gemm_blocking_boundaries) {
     CHECK(gad__gemm_test_isa(0, 1) == 0);
 }
 
+/* The unpacked path's band for few rows (gemm_use_sup: M <= 128, K <= 800,
+ * op(B) up to twice L2, past a quarter of it at 560 KB), one row and one
+ * step of K outside it, with the small-problem paths on and then off (the
+ * same products packed). Under the sanitizers, the first shape untransposed. */
+TEST(gemm_few_rows_wide_b) {
+    static const int64_t shapes[][3] = {{100, 200, 700}, {129, 200, 700}, {100, 200, 801}};
+#ifdef SANITIZED
+    const int n = 1, nt = 1;
+#else
+    const int n = 3, nt = 4;
+#endif
+    for (int small = 1; small >= 0; small--) {
+        CHECK(gad__gemm_test_isa(0, small) == 0);
+        for (int s = 0; s < n; s++)
+            for (int t = 0; t < nt; t++)
+                check_shape(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2],
+                            t == 1 ? 3 : 0, s + t);
+    }
+    CHECK(gad__gemm_test_isa(0, 1) == 0);
+}
+
 /* The same checks on every kernel set this CPU can run, with and without
  * the small-problem paths. */
 TEST(gemm_every_isa) {
@@ -466,9 +497,10 @@ static void plain_free(void *ctx, void *ptr, size_t size) {
     free(ptr);
 }
 
-/* Big enough (op(B) over 512 KiB) that every path packs its operands. */
+/* Big enough (op(B) over 512 KiB, more than 128 rows) that every path
+ * packs its operands. */
 TEST(gemm_alloc_failure) {
-    enum { M = 100, N = 400, K = 400 };
+    enum { M = 200, N = 400, K = 400 };
     float *A = falloc(M * K), *B = falloc(K * N), *C = falloc(M * N);
     double *dA = dalloc(M * K), *dB = dalloc(K * N), *dC = dalloc(M * N);
     for (int i = 0; i < M * K; i++) dA[i] = A[i] = (float)rnd();
@@ -561,6 +593,7 @@ int main(void) {
     RUN(gemm_thin);
     RUN(gemm_odd_sizes);
     RUN(gemm_blocking_boundaries);
+    RUN(gemm_few_rows_wide_b);
     RUN(gemm_every_isa);
     RUN(gemm_threads_bit_identical);
     RUN(gemm_alloc_failure);

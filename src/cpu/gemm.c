@@ -371,9 +371,19 @@ static int gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
     double bytes = (double)K * (double)N * (double)esize;
     double l2 = (double)gemm_l2_bytes();
     if (M <= 16 || N <= 16) return 1;
-    if (bytes > l2 / 4) return 0;
     if ((size_t)ldb * esize % 4096 == 0 && K > 32) return 0;
-    return 1;
+    if (bytes <= l2 / 4) return 1;
+    /* Beyond that, with few rows the packing of op(B) is paid for by few
+     * tiles. Measured on a Zen 4 core (1 MiB L2; unpacked over packed,
+     * pairwise medians of alternated runs): M = 128 at K = 512 and 784, N
+     * = 512 (W4's layers), 1.10-1.11x on one thread, 1.07-1.08x on two;
+     * 1.24x at M = 64, 1.05x at 96 x 700 x 600. Longer K streams the
+     * columns of op(B) from beyond L2 for every row block (0.97x at M =
+     * 128, K = 1024; at M = 256, 0.81x at K = 1024 and 0.74x at 2048), and
+     * more rows or a bigger op(B) gave mixed results. f32 only (the f64
+     * kernels were not measured). */
+    if (esize == sizeof(float) && M <= 128 && K <= 800 && bytes <= 2 * l2) return 1;
+    return 0;
 }
 
 /* ---- for the half-precision GEMM (gemm_half.c): the f32 kernel set in
