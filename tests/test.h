@@ -18,6 +18,23 @@
 
 #include "gad.h"
 
+/* 1 in a build under AddressSanitizer, ThreadSanitizer or MemorySanitizer
+ * (gcc or clang), else 0: slow tests thin themselves there (CI runs the
+ * whole suite under ASan and twice under TSan), and limits on address space
+ * or resident memory, which the sanitizers inflate, are checked only
+ * without them. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define TEST_SANITIZED 1
+#endif
+#endif
+#ifndef TEST_SANITIZED
+#define TEST_SANITIZED 0
+#endif
+
 static int test_failures_ = 0;
 static int test_checks_ = 0;
 static const char *test_current_ = "";

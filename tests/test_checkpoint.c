@@ -806,18 +806,7 @@ TEST(load_io_errors) {
 
 /* The sanitizers reserve terabytes of address space (an RLIMIT_AS would
  * break them) and inflate the resident set: the limits below are only
- * checked without them. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+ * checked without them (TEST_SANITIZED, test.h). */
 
 /* This process's address space and resident set, in bytes (0 if unknown). */
 static uint64_t vm_bytes(int resident) {
@@ -841,7 +830,7 @@ static void in_child(const char *what, void (*fn)(void), unsigned secs, uint64_t
     CHECK(pid >= 0);
     if (pid < 0) return;
     if (pid == 0) {
-        if (extra_mb && !SANITIZED) {
+        if (extra_mb && !TEST_SANITIZED) {
             uint64_t lim = vm_bytes(0) + (extra_mb << 20);
             struct rlimit rl = {(rlim_t)lim, (rlim_t)lim};
             if (setrlimit(RLIMIT_AS, &rl) != 0) perror("setrlimit");
@@ -950,7 +939,7 @@ static void load_sparse_body(void) {
     gad_checkpoint *cp = gad_load(path);
     CHECK_MSG(cp != NULL, "%s", gad_last_error() ? gad_last_error()->text : "");
     CHECK(vm_bytes(1) < rss0 + (16u << 20));
-    if (cp && !SANITIZED) {
+    if (cp && !TEST_SANITIZED) {
         CHECK(gad_checkpoint_get(cp, "big") == NULL);
         CHECK_ERR_MSG(GAD_ERR_MEMORY, "checkpoint_get", "'big'");
     }
@@ -1021,7 +1010,7 @@ static void load_rss_body(void) {
     uint64_t peak = (uint64_t)ru.ru_maxrss * 1024;
     printf("     (a %.0f MiB checkpoint: the resident set grew by at most %.0f MiB)\n",
            (double)file / (1 << 20), (double)(peak - rss0) / (1 << 20));
-    if (!SANITIZED)
+    if (!TEST_SANITIZED)
         CHECK_MSG(peak - rss0 < file + file * 3 / 10,
                   "loading %llu bytes took %llu bytes of resident set",
                   (unsigned long long)file, (unsigned long long)(peak - rss0));

@@ -7,17 +7,6 @@
  * run through the registry (test_gradcheck). */
 #include "test.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CONV_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CONV_SANITIZED 1
-#endif
-#endif
-#ifndef CONV_SANITIZED
-#define CONV_SANITIZED 0
-#endif
-
 /* One convolution's geometry, 3-D (leading dims of size 1 for 1-D, 2-D). */
 typedef struct geom {
     int nd;
@@ -218,7 +207,7 @@ static void run_conv(geom g, const gad_conv_opts *o, int bias, const char *expec
 
 /* A grid of random option combinations for nd spatial dims. */
 TEST(conv_grid) {
-    int cases = CONV_SANITIZED ? 40 : 400;
+    int cases = TEST_SANITIZED ? 40 : 400;
     for (int c = 0; c < cases; c++) {
         int nd = 1 + c % 3;
         geom g = {.nd = nd};
@@ -259,7 +248,7 @@ TEST(conv_grid) {
  * gradient for the input size the output formula gives; its gradients are
  * a convolution (x) and a weight gradient (w). */
 TEST(conv_transpose_grid) {
-    int cases = CONV_SANITIZED ? 30 : 250;
+    int cases = TEST_SANITIZED ? 30 : 250;
     for (int c = 0; c < cases; c++) {
         int nd = 1 + c % 3;
         geom g = {.nd = nd};
@@ -358,7 +347,7 @@ TEST(conv_large) {
         {.nd = 2, .n = 2, .groups = 8, .cin = 8, .cout = 8, .in = {1, 33, 29}, .k = {1, 3, 3},
          .stride = {1, 2, 2}, .pad = {0, 1, 1}, .dil = {1, 1, 1}},
     };
-    for (int i = 0; i < (CONV_SANITIZED ? 4 : 6); i++) {
+    for (int i = 0; i < (TEST_SANITIZED ? 4 : 6); i++) {
         gad_conv_opts o = {.groups = gs[i].groups};
         for (int d = 0; d < 2; d++) {
             o.stride[d] = gs[i].stride[1 + d];

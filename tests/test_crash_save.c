@@ -37,19 +37,9 @@
 #include "test_tmpdir.h"
 
 static char dir[200], path[256];
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CRASH_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CRASH_SANITIZED 1
-#endif
-#endif
-#ifndef CRASH_SANITIZED
-#define CRASH_SANITIZED 0
-#endif
 
 /* forking a sanitized process is slow (its shadow memory): fewer kills */
-static int verbose = 0, nkills = CRASH_SANITIZED ? 20 : 50;
+static int verbose = 0, nkills = TEST_SANITIZED ? 20 : 50;
 
 /* ------------------------------------------------------------ helpers */
 

@@ -24,16 +24,6 @@ void gad__gemm_test_blas_always(int on);
 
 /* ------------------------------------------------------------ helpers */
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#endif
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
 static uint64_t rng_next(void) {
@@ -318,7 +308,7 @@ TEST(gemm_blocking_boundaries) {
  * same products packed). Under the sanitizers, the first shape untransposed. */
 TEST(gemm_few_rows_wide_b) {
     static const int64_t shapes[][3] = {{100, 200, 700}, {129, 200, 700}, {100, 200, 801}};
-#ifdef SANITIZED
+#if TEST_SANITIZED
     const int n = 1, nt = 1;
 #else
     const int n = 3, nt = 4;

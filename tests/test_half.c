@@ -10,20 +10,8 @@
 #include "half.h"
 #include "half_vec.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 /* every THIN-th record under sanitizers */
-#define THIN (SANITIZED ? 7 : 1)
+#define THIN (TEST_SANITIZED ? 7 : 1)
 
 static void *load(const char *name, size_t *n) {
     char path[512];
@@ -123,7 +111,7 @@ TEST(f32_to_half_table) {
     CHECK(bad == 0);
     for (int l = 0; l < 3; l++) {
         int old = gad__half_vec_force(levels[l]);
-        for (int start = 0; start < (SANITIZED ? 1 : 17); start++) {
+        for (int start = 0; start < (TEST_SANITIZED ? 1 : 17); start++) {
             gad__f32_to_f16_n(x + start, h + start, n - start);
             gad__f32_to_bf16_n(x + start, b + start, n - start);
             bad = 0;
@@ -275,7 +263,7 @@ TEST(int_casts) {
 /* strided, transposed and reversed sources give the packed answer; 1 and
  * 2 threads give the same bits */
 TEST(strided_and_threads) {
-    int64_t rows = SANITIZED ? 67 : 523, cols = SANITIZED ? 45 : 389;
+    int64_t rows = TEST_SANITIZED ? 67 : 523, cols = TEST_SANITIZED ? 45 : 389;
     int64_t shp[2] = {rows, cols}, n = rows * cols;
     gad_scope_begin();
     gad_rng *r = gad_rng_new(7);

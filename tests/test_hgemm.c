@@ -35,16 +35,6 @@ int gad__gemm_test_isa(int isa, int small_paths);
 int gad__hgemm_test_path(int p);
 int gad__hgemm_path(int dt);
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#endif
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -199,7 +189,7 @@ static const int64_t shapes[][3] = {
     {257, 1, 255}, {1, 257, 33},  {13, 35, 385}, {33, 65, 769}, {255, 257, 257},
     {64, 64, 2},   {12, 32, 768}, {31, 33, 3},   {40, 70, 64},
 };
-#ifdef SANITIZED
+#if TEST_SANITIZED
 #define NSHAPES 8
 #else
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
@@ -325,7 +315,7 @@ TEST(hgemm_threads_bit_identical) {
         {300, 290, 800}, {64, 700, 100}, {700, 40, 90}, {257, 257, 257}, {5, 3000, 60},
     };
     int ns = (int)(sizeof tshapes / sizeof tshapes[0]);
-#ifdef SANITIZED
+#if TEST_SANITIZED
     ns = 2;
 #endif
     for (int path = 1; path <= 3; path++) {

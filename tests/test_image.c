@@ -5,17 +5,6 @@
  * transpose, and PyTorch's errors. PyTorch's own values: test_reference. */
 #include "test.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define IMG_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define IMG_SANITIZED 1
-#endif
-#endif
-#ifndef IMG_SANITIZED
-#define IMG_SANITIZED 0
-#endif
-
 static uint64_t rs = 0x9E3779B97F4A7C15ull;
 static double rnd(void) {
     rs ^= rs << 13;
@@ -104,7 +93,7 @@ static void check_pad(const int64_t *shape, int r, const int64_t *pads, int np, 
 
 TEST(pad_grid) {
     static const int64_t shapes[][4] = {{2, 3, 4, 5}, {1, 1, 3, 3}, {2, 2, 1, 6}, {0, 2, 3, 4}};
-    int every = IMG_SANITIZED ? 5 : 1, c = 0;
+    int every = TEST_SANITIZED ? 5 : 1, c = 0;
     for (int mode = 0; mode < 4; mode++)
         for (int si = 0; si < 4; si++)
             for (int np = 2; np <= (mode ? 6 : 8); np += 2)
@@ -351,7 +340,7 @@ static gad_tensor *fold_fn(void *ctx, gad_tensor *const *in, int n) {
 }
 
 TEST(unfold_fold_grid) {
-    int c = 0, every = IMG_SANITIZED ? 7 : 1;
+    int c = 0, every = TEST_SANITIZED ? 7 : 1;
     for (int64_t H = 3; H <= 6; H += 3)
         for (int64_t W = 4; W <= 5; W++)
             for (int64_t kh = 1; kh <= 3; kh++)

@@ -10,17 +10,6 @@
 #include "test.h"
 #include "test_tmpdir.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define MOD_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define MOD_SANITIZED 1
-#endif
-#endif
-#ifndef MOD_SANITIZED
-#define MOD_SANITIZED 0
-#endif
-
 #define MODEL GAD_SOURCE_DIR "/tests/data/torch_layers.safetensors"
 #define IO GAD_SOURCE_DIR "/tests/data/torch_layers_io.safetensors"
 
@@ -258,7 +247,7 @@ TEST(gradients_match_finite_differences_f64) {
     int64_t checked = 0;
     double worst = 0;
     const char *worst_name = "";
-    int per = MOD_SANITIZED ? 4 : 24; /* elements checked per tensor */
+    int per = TEST_SANITIZED ? 4 : 24; /* elements checked per tensor */
     for (int p = 0; p < np; p++) {
         gad_tensor *t = gad_params_at(n.ps, p);
         const char *name = gad_params_name(n.ps, p);
@@ -288,7 +277,7 @@ TEST(gradients_match_finite_differences_f64) {
     }
     CHECK_MSG(worst <= 1, "worst gradient error %.3g of the tolerance in \"%s\"", worst,
               worst_name);
-    CHECK(checked > (MOD_SANITIZED ? 100 : 500));
+    CHECK(checked > (TEST_SANITIZED ? 100 : 500));
     free(g);
     gad_scope_end();
     free_net(&n);

@@ -10,17 +10,6 @@
 
 #include <string.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NORM_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define NORM_SANITIZED 1
-#endif
-#endif
-#ifndef NORM_SANITIZED
-#define NORM_SANITIZED 0
-#endif
-
 static double max_abs_diff(gad_tensor *a, gad_tensor *b) {
     int64_t n = gad_numel(a);
     if (n != gad_numel(b)) return INFINITY;
@@ -174,7 +163,7 @@ TEST(fused_group_norm_matches_the_composition) {
                                         {5, 8, 9, 7}, {3, 5, 4, 4}, {1, 3, 2, 1}};
     static const int ranks[] = {3, 2, 4, 3, 4, 4, 3};
     static const int64_t groups[] = {3, 2, 4, 2, 2, 1, 3};
-    int nv = NORM_SANITIZED ? 5 : 7;
+    int nv = TEST_SANITIZED ? 5 : 7;
     for (int v = 0; v < nv; v++) {
         for (int dt = 0; dt < 2; dt++) {
             for (int aff = 0; aff < 4; aff += 3) {
@@ -217,7 +206,7 @@ TEST(group_norm_is_bitwise_independent_of_threads) {
     int saved = gad_num_threads();
     gad_rng *rng = gad_rng_new(11);
     int64_t shape[4] = {8, 16, 32, 33}, C = 16;
-    if (NORM_SANITIZED) shape[2] = 8;
+    if (TEST_SANITIZED) shape[2] = 8;
     int64_t n = shape[0] * shape[1] * shape[2] * shape[3];
     for (int inst = 0; inst <= 1; inst++) {
         gad_scope_begin();
@@ -325,7 +314,7 @@ TEST(instance_norm_of_no_channels) {
  * spread: y, dx, dw, db within float's accuracy. */
 TEST(f32_group_norm_is_accurate) {
     gad_rng *rng = gad_rng_new(3);
-    int64_t shape[3] = {2, 4, NORM_SANITIZED ? 1000 : 20011}, C = 4;
+    int64_t shape[3] = {2, 4, TEST_SANITIZED ? 1000 : 20011}, C = 4;
     gad_scope_begin();
     gad_tensor *x64 = gad_add_scalar(gad_rng_normal_tensor(rng, shape, 3, GAD_F64, 0, 1), 300);
     gad_tensor *w64 = gad_rng_uniform_tensor(rng, &C, 1, GAD_F64, 0.5, 1.5);

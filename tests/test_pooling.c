@@ -8,17 +8,6 @@
  * grid. Gradchecks of the ops are the registry's (test_gradcheck). */
 #include "test.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define POOL_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define POOL_SANITIZED 1
-#endif
-#endif
-#ifndef POOL_SANITIZED
-#define POOL_SANITIZED 0
-#endif
-
 /* A reproducible stream of doubles in [-2, 2), well apart (multiples of
  * 1/64 plus a small distinct offset) so that ties come only on purpose. */
 static uint64_t rng_state = 88172645463325252ull;
@@ -271,7 +260,7 @@ static void check_case(int kind, int nd, const int64_t *shape, int rank, const o
  * candidate, and `keep` of every `every` are checked. */
 TEST(grid_2d) {
     static const int64_t sizes[][2] = {{1, 1}, {4, 5}, {7, 7}, {5, 8}, {9, 6}};
-    int every = POOL_SANITIZED ? 23 : 3;
+    int every = TEST_SANITIZED ? 23 : 3;
     int64_t cand = 0;
     for (int kind = 0; kind < 2; kind++)
         for (int si = 0; si < 5; si++)
@@ -302,7 +291,7 @@ TEST(grid_2d) {
 }
 
 TEST(grid_1d) {
-    int every = POOL_SANITIZED ? 7 : 1;
+    int every = TEST_SANITIZED ? 7 : 1;
     int64_t cand = 0;
     for (int kind = 0; kind < 2; kind++)
         for (int64_t L = 1; L <= 9; L += 2)

@@ -41,17 +41,6 @@
 #include "test.h"
 #include "test_tmpdir.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SOAK_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SOAK_SANITIZED 1
-#endif
-#endif
-#ifndef SOAK_SANITIZED
-#define SOAK_SANITIZED 0
-#endif
-
 #define RSS_BOUND ((int64_t)1 << 20)
 #define MARK 500
 
@@ -193,7 +182,7 @@ static long steps_opt = -1, warmup_opt = -1;
 static int verbose = 0;
 
 TEST(soak) {
-    long steps = steps_opt > 0 ? steps_opt : SOAK_SANITIZED ? 1000 : 10000;
+    long steps = steps_opt > 0 ? steps_opt : TEST_SANITIZED ? 1000 : 10000;
     long warm = warmup_opt >= 0 ? warmup_opt : MARK;
     if (warm > steps / 2) warm = steps / 2;
     gad_allocator al = {hook_alloc, hook_free, &H};
@@ -297,7 +286,7 @@ TEST(soak) {
     /* under a sanitizer the run-time's quarantine of freed blocks and its
      * shadow memory grow by design: the bound holds for the normal build,
      * LeakSanitizer and the counters check the sanitized one */
-    if (!SOAK_SANITIZED)
+    if (!TEST_SANITIZED)
         CHECK_MSG(rss_max - rss_warm < RSS_BOUND,
                   "resident memory grew by %.1f KiB (bound %.0f KiB)",
                   (double)(rss_max - rss_warm) / 1024, (double)RSS_BOUND / 1024);

@@ -14,17 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SORT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SORT_SANITIZED 1
-#endif
-#endif
-#ifndef SORT_SANITIZED
-#define SORT_SANITIZED 0
-#endif
-
 /* ------------------------------------------------------------ helpers */
 
 /* PyTorch's order: NaN above everything, -0 equal to +0. */
@@ -132,7 +121,7 @@ TEST(sort_matches_a_stable_reference) {
 /* One long f32 row (the packed radix sort at full size): in order, stable,
  * a permutation, the values x's; the same bits on one thread. */
 TEST(one_long_row) {
-    int64_t n = SORT_SANITIZED ? 140000 : 600000;
+    int64_t n = TEST_SANITIZED ? 140000 : 600000;
     gad_rng *r = gad_rng_new(4);
     for (int desc = 0; desc < 2; desc++) {
         gad_scope_begin();
@@ -580,7 +569,7 @@ static double chi2(const int64_t *count, const double *p, int cells, int64_t tot
     return stat;
 }
 
-#define DRAWS (SORT_SANITIZED ? 4000 : 40000)
+#define DRAWS (TEST_SANITIZED ? 4000 : 40000)
 
 TEST(multinomial_with_replacement_fits_the_weights) {
     gad_scope_begin();

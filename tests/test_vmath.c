@@ -10,18 +10,6 @@
  * largest distance per function (docs/vmath.md keeps the figures). */
 #include "test.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 #define MAX_ULP 2
 
 static float f_of(uint32_t u) {
@@ -63,8 +51,8 @@ static const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -1
 /* The inputs of the unary sweep: the specials, then every step-th bit
  * pattern, then dense values in [-12, 12). */
 static float *unary_inputs(int64_t *n) {
-    const uint64_t step = SANITIZED ? 65521 : 509;
-    const int64_t dense = SANITIZED ? 4096 : 1 << 20;
+    const uint64_t step = TEST_SANITIZED ? 65521 : 509;
+    const int64_t dense = TEST_SANITIZED ? 4096 : 1 << 20;
     int64_t cap = NSPECIAL + (int64_t)((1ull << 32) / step) + 1 + dense, k = 0;
     float *x = malloc((size_t)cap * sizeof *x);
     if (!x) return NULL;
@@ -206,7 +194,7 @@ TEST(strided_and_big_lanes) {
 static double r_pow(double a, double b) { return pow(a, b); }
 
 TEST(binary_sweep) {
-    const int n = SANITIZED ? 96 : 1536;
+    const int n = TEST_SANITIZED ? 96 : 1536;
     float *a = malloc((size_t)n * sizeof *a), *y = malloc((size_t)n * n * sizeof *y);
     CHECK(a && y);
     if (!a || !y) goto out;
