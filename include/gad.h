@@ -424,8 +424,9 @@ int gad_set_blas(int enabled);
  * torch.set_float32_matmul_precision. GAD_MATMUL_HIGHEST (the default) and
  * GAD_MATMUL_HIGH: in f32 (the CPU has no TF32; HIGH is kept for code
  * written against PyTorch). GAD_MATMUL_MEDIUM: where the CPU's bf16 units
- * are faster than its f32 ones (AVX-512 BF16 at twice the f32 FMA rate, as
- * on AMD Zen 4, or AMX; measured once per process), f32 products on the
+ * are faster than its f32 ones (AVX-512 BF16 on AMD's cores, at twice the
+ * f32 FMA rate on Zen 4, or AMX; Intel's cores without AMX issue it at
+ * half that rate), f32 products on the
  * CPU round their operands to bf16 (to nearest even; subnormals count as
  * zero) and sum the exact products in f32: a relative error of about 2^-8
  * per operand instead of 2^-24, at up to twice the speed. Elsewhere MEDIUM

@@ -29,7 +29,6 @@
 #include "cpu/cpu.h"
 #include "half.h"
 
-#include <pthread.h>
 #include <string.h>
 
 #ifdef GEMM_X86
@@ -89,70 +88,20 @@ static int hg_cpu_bf16(void) { return (hg_cpu_flags() >> 1) & 1; }
 
 #ifdef GEMM_X86
 /* Whether VDPBF16PS out-runs f32 FMAs on this core. It does 64 FLOP to an
- * FMA's 32, but some cores issue it at half an FMA's rate (this Xeon: 0.5 a
- * cycle against two FMAs: the same FLOP, and converting bf16 panels to f32
- * for gemm.c's kernel then wins by the packing), others at the same rate.
- * So it is measured once: twelve independent chains of each instruction in
- * registers, alternated five times, the fastest of each kept (a few tens of
- * microseconds). VDPBF16PS is taken at 1.25x the FLOP rate or better. */
-#define HG_PROBE_ITERS 2048
-#define HG_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-#define HG_DECL(i) __m512 c##i = _mm512_set1_ps((float)(i));
-#define HG_SUM(i) s = _mm512_add_ps(s, c##i);
-#define HG_FMA(i) c##i = _mm512_fmadd_ps(x, y, c##i);
-#define HG_DP(i) c##i = _mm512_dpbf16_ps(c##i, xh, yh);
-
-__attribute__((target("avx512f"))) static uint64_t hg_probe_fma(float *sink) {
-    __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(0x1p-30f), s = _mm512_setzero_ps();
-    HG_CHAINS(HG_DECL)
-    uint64_t t0 = __rdtsc();
-    for (int it = 0; it < HG_PROBE_ITERS; it++) {
-        HG_CHAINS(HG_FMA)
-    }
-    uint64_t t = __rdtsc() - t0;
-    HG_CHAINS(HG_SUM)
-    *sink += _mm512_reduce_add_ps(s);
-    return t;
-}
-
-__attribute__((target("avx512f,avx512bf16"))) static uint64_t hg_probe_dp(float *sink) {
-    __m512bh xh = (__m512bh)_mm512_set1_epi32(0x3f803f80);
-    __m512bh yh = (__m512bh)_mm512_set1_epi32(0x30803080);
-    __m512 s = _mm512_setzero_ps();
-    HG_CHAINS(HG_DECL)
-    uint64_t t0 = __rdtsc();
-    for (int it = 0; it < HG_PROBE_ITERS; it++) {
-        HG_CHAINS(HG_DP)
-    }
-    uint64_t t = __rdtsc() - t0;
-    HG_CHAINS(HG_SUM)
-    *sink += _mm512_reduce_add_ps(s);
-    return t;
-}
-
-/* Whether VDPBF16PS is faster, measured once per process (pthread_once:
- * threads that meet their first bf16 product together wait for the one
- * measurement, so every thread takes the same path and the same bits). */
-static volatile float hg_sink; /* keeps the probes' sums alive */
-static int hg_dp_fast;
-static pthread_once_t hg_dp_once = PTHREAD_ONCE_INIT;
-
-static void hg_dp_measure(void) {
-    uint64_t tf = UINT64_MAX, td = UINT64_MAX;
-    float sink = 0;
-    for (int r = 0; r < 5; r++) {
-        uint64_t a = hg_probe_fma(&sink), b = hg_probe_dp(&sink);
-        if (a < tf) tf = a;
-        if (b < td) td = b;
-    }
-    /* FLOP per tick: 32 / tf for FMAs, 64 / td for VDPBF16PS */
-    hg_sink = sink;
-    hg_dp_fast = 2.0 * (double)tf >= 1.25 * (double)td;
-}
-
+ * FMA's 32, but Intel's cores issue it at half an FMA's rate (the Xeon of
+ * bench/RESULTS.md: 86 GFLOP/s a core against 174 for FMAs: the same FLOP,
+ * and converting bf16 panels to f32 for gemm.c's kernel then wins by the
+ * packing), while AMD's Zen 4 issues it at the FMA's rate (235 against 117
+ * GFLOP/s). The choice is made from the CPU's vendor, not timed: the path
+ * decides the bits of every bf16 product, and a choice timed once per
+ * process flipped on a loaded machine, so that a resumed bf16 run computed
+ * differently from the run it continued (CI, gpt_cli). Every process on one
+ * machine takes the same path. */
 static int hg_dp_wins(void) {
-    pthread_once(&hg_dp_once, hg_dp_measure);
-    return hg_dp_fast;
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return 0;
+    /* "AuthenticAMD" in EBX, EDX, ECX */
+    return b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
 }
 #endif
 
