@@ -7,7 +7,7 @@
  *   - AMX-BF16 (gemm_amx.c), bf16 inputs on a CPU with AMX whose kernel
  *     grants the tile state;
  *   - AVX-512 BF16 (gemm_bf16_avx512.c), bf16 inputs, VDPBF16PS, where it
- *     out-runs f32 FMAs (measured once, see hg_dp_wins);
+ *     out-runs f32 FMAs (on AMD's cores, see hg_dp_wins);
  *   - the f32 kernels of gemm.c (whatever ISA it chose), the half panels
  *     converted to f32 while packing: f16 inputs everywhere (no x86 CPU
  *     here has an f16 dot product with f32 sums: AVX512-FP16 multiplies
