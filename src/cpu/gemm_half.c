@@ -66,7 +66,7 @@ static size_t hg_round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 #ifdef GEMM_X86
 /* CPU features, read once (CPUID traps to the hypervisor in a VM): bit 0
- * AVX-512 F/BW/VL, bit 1 AVX512_BF16, bit 2 set once read. */
+ * AVX-512 F/BW/VL, bit 1 AVX512_BF16, bit 2 set once read, bit 3 an AMD CPU. */
 static atomic_int hg_cpu;
 
 static int hg_cpu_flags(void) {
@@ -79,6 +79,10 @@ static int hg_cpu_flags(void) {
         f |= 1;
     unsigned a, b, c, d;
     if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 5) & 1)) f |= 2;
+    /* the vendor, "AuthenticAMD" in EBX, EDX, ECX (hg_dp_wins) */
+    if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u &&
+        c == 0x444d4163u)
+        f |= 8;
     atomic_store_explicit(&hg_cpu, f, memory_order_relaxed);
     return f;
 }
@@ -97,12 +101,7 @@ static int hg_cpu_bf16(void) { return (hg_cpu_flags() >> 1) & 1; }
  * process flipped on a loaded machine, so that a resumed bf16 run computed
  * differently from the run it continued (CI, gpt_cli). Every process on one
  * machine takes the same path. */
-static int hg_dp_wins(void) {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(0, &a, &b, &c, &d)) return 0;
-    /* "AuthenticAMD" in EBX, EDX, ECX */
-    return b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
-}
+static int hg_dp_wins(void) { return (hg_cpu_flags() >> 3) & 1; }
 #endif
 
 /* 0: the best path; else the path forced by gad__hgemm_test_path. */
