@@ -31,9 +31,13 @@
 
 int gad__hgemm_path(int dt); /* gemm_half.c: 1 f32 kernels, 2 AVX-512 BF16, 3 AMX */
 
+/* Wall time, or with HB_CPUTIME the calling thread's CPU time (the peak
+ * loops, and one-thread products, whose work is all on this thread). Not
+ * the process's: the threads OpenBLAS starts when it is loaded spin for a
+ * while first, and counted in, they halved the measured peaks. */
 static double hb_now_s(void) {
     struct timespec ts;
-    clock_gettime(getenv("HB_CPUTIME") ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+    clock_gettime(getenv("HB_CPUTIME") ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 

@@ -396,6 +396,7 @@ void gad__gemm_plan(int nt, int64_t M, int64_t N, int64_t K, int mr, int nr, int
     gemm_plan(nt, M, N, K, mr, nr, tm, tn);
 }
 int64_t gad__gemm_kc(int64_t K, int64_t kcmax) { return gemm_kc(K, kcmax); }
+int64_t gad__gemm_l2_bytes(void) { return gemm_l2_bytes(); }
 int64_t gad__gemm_kc_bound(int64_t K, int64_t kcmax) { return gemm_kc_bound(K, kcmax); }
 int gad__gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb) {
     return !atomic_load_explicit(&gemm_small_off, memory_order_relaxed) &&

@@ -168,11 +168,19 @@ void gad__hgemm_pack_b32(int64_t kc, int64_t kp, int64_t nc, const uint16_t *B, 
     }
 }
 
-/* ---- the 12 x 32 micro-kernel ---- */
+/* ---- the micro-kernels: 12, 8 or 4 rows x 32 columns ---- */
+
+/* Row i of A at p0, p4 or p8 (rows 0, 4 and 8) plus 0, 1, 2 or 3 rows: the
+ * byte offsets are ars, 2 * ars (scaled index addressing) and r3 = 3 * ars,
+ * so that three pointers and two strides address twelve rows. */
+#define HK_AP(i) ((i) < 4 ? p0 : (i) < 8 ? p4 : p8) + HK_OFF((i) % 4)
+#define HK_OFF(r) ((r) == 0 ? 0 : (r) == 1 ? ars : (r) == 2 ? 2 * ars : r3)
 #define HK_DECL(i) __m512 c##i##_0 = _mm512_setzero_ps(), c##i##_1 = _mm512_setzero_ps();
 #define HK_STEP(i)                                                                         \
     {                                                                                      \
-        __m512bh av_ = (__m512bh)_mm512_set1_epi32((int)a[i]);                             \
+        uint32_t w_;                                                                       \
+        memcpy(&w_, HK_AP(i), 4);                                                          \
+        __m512bh av_ = (__m512bh)_mm512_set1_epi32((int)w_);                               \
         c##i##_0 = _mm512_dpbf16_ps(c##i##_0, av_, b0);                                    \
         c##i##_1 = _mm512_dpbf16_ps(c##i##_1, av_, b1);                                    \
     }
@@ -183,22 +191,67 @@ void gad__hgemm_pack_b32(int64_t kc, int64_t kp, int64_t nc, const uint16_t *B, 
     _mm512_storeu_ps(c + (i)*ldc, _mm512_add_ps(_mm512_loadu_ps(c + (i)*ldc), c##i##_0));  \
     _mm512_storeu_ps(c + (i)*ldc + 16,                                                     \
                      _mm512_add_ps(_mm512_loadu_ps(c + (i)*ldc + 16), c##i##_1));
+#define HK_TILE(i)                                                                         \
+    _mm512_store_ps(t + (i)*32, c##i##_0);                                                 \
+    _mm512_store_ps(t + (i)*32 + 16, c##i##_1);
 
-__attribute__((target("avx512f,avx512bw,avx512bf16"))) void
-gad__hgemm_kern_avx512(int64_t kp, const uint32_t *a, const uint32_t *b, float *c,
-                       int64_t ldc, int accumulate) {
-    GEMM_ROWS12(HK_DECL)
-    for (int64_t p = 0; p < kp; p++) {
-        __m512bh b0 = (__m512bh)_mm512_load_si512(b);
-        __m512bh b1 = (__m512bh)_mm512_load_si512(b + 16);
-        GEMM_ROWS12(HK_STEP)
-        a += 12;
-        b += 32;
+/* bf16 out: rows of the f32 tile t (plus c's partial sums) rounded as
+ * gad__f32_to_bf16. Apart from the kernels, which keep their 24
+ * accumulators in registers only when no rounding code shares their scope
+ * (GCC spilt one to the stack in every step otherwise). */
+__attribute__((target("avx512f,avx512bw,avx512vl"), noinline)) static void
+hk_round(int rows, const float *t, const float *c, int64_t ldc, int accumulate, uint16_t *h,
+         int64_t ldh) {
+    for (int i = 0; i < rows; i++) {
+        __m512 v0 = _mm512_load_ps(t + i * 32), v1 = _mm512_load_ps(t + i * 32 + 16);
+        if (accumulate) {
+            v0 = _mm512_add_ps(_mm512_loadu_ps(c + i * ldc), v0);
+            v1 = _mm512_add_ps(_mm512_loadu_ps(c + i * ldc + 16), v1);
+        }
+        __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(gad__hgemm_rne(v0)),
+                                       gad__hgemm_rne(v1), 1);
+        _mm512_storeu_si512(h + i * ldh, w);
     }
-    if (!accumulate) {
-        GEMM_ROWS12(HK_STORE)
-    } else {
-        GEMM_ROWS12(HK_ADD)
+}
+
+#define HK_DEFINE(R)                                                                       \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void hk##R(     \
+        int64_t kp, const char *a, int64_t ars, int64_t aps, const uint32_t *b, float *c,  \
+        int64_t ldc, int accumulate, uint16_t *h, int64_t ldh) {                           \
+        const char *p0 = a, *p4 = a + 4 * ars, *p8 = a + 8 * ars;                          \
+        const int64_t r3 = 3 * ars;                                                        \
+        (void)p4;                                                                          \
+        (void)p8;                                                                          \
+        (void)r3;                                                                          \
+        GEMM_ROWS##R(HK_DECL) for (int64_t p = 0; p < kp; p++) {                           \
+            __m512bh b0 = (__m512bh)_mm512_load_si512(b);                                  \
+            __m512bh b1 = (__m512bh)_mm512_load_si512(b + 16);                             \
+            GEMM_ROWS##R(HK_STEP) p0 += aps;                                               \
+            p4 += aps;                                                                     \
+            p8 += aps;                                                                     \
+            b += 32;                                                                       \
+        }                                                                                  \
+        if (h) {                                                                           \
+            _Alignas(64) float t[R * 32];                                                  \
+            GEMM_ROWS##R(HK_TILE) hk_round(R, t, c, ldc, accumulate, h, ldh);              \
+        } else if (!accumulate) {                                                          \
+            GEMM_ROWS##R(HK_STORE)                                                         \
+        } else {                                                                           \
+            GEMM_ROWS##R(HK_ADD)                                                           \
+        }                                                                                  \
+    }
+
+HK_DEFINE(12)
+HK_DEFINE(8)
+HK_DEFINE(4)
+
+void gad__hgemm_kern_avx512(int rows, int64_t kp, const void *a, int64_t ars, int64_t aps,
+                            const uint32_t *b, float *c, int64_t ldc, int accumulate,
+                            uint16_t *h, int64_t ldh) {
+    switch (rows) {
+    case 12: hk12(kp, a, ars, aps, b, c, ldc, accumulate, h, ldh); break;
+    case 8: hk8(kp, a, ars, aps, b, c, ldc, accumulate, h, ldh); break;
+    default: hk4(kp, a, ars, aps, b, c, ldc, accumulate, h, ldh);
     }
 }
 

@@ -202,20 +202,16 @@ __attribute__((target("avx512f"))) static void cvt_in_vec(int dt, const uint16_t
 __attribute__((target("avx512f,avx512bw,avx512vl"))) static void
 cvt_out_vec(int dt, const float *s, int64_t n, uint16_t *d) {
     int64_t j = 0;
-    const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff);
     for (; j < n; j += 16) {
         int r = n - j < 16 ? (int)(n - j) : 16;
         __mmask16 m = (__mmask16)(r == 16 ? 0xFFFFu : (1u << r) - 1);
         __m512 v = _mm512_maskz_loadu_ps(m, s + j);
-        __m512i u = _mm512_castps_si512(v);
-        __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
         __m256i h;
         if (dt == GAD_BF16) {
-            __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
-            __m512i t = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(bias, lsb)), 16);
-            t = _mm512_mask_mov_epi32(t, nan, _mm512_set1_epi32(0xffff));
-            h = _mm512_cvtepi32_epi16(t);
+            h = gad__hgemm_rne(v);
         } else {
+            __m512i u = _mm512_castps_si512(v);
+            __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
             h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
             __m512i q = _mm512_or_si512(
                 _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x8000)),
@@ -361,45 +357,68 @@ typedef struct hg_args {
     int64_t ldc;
 } hg_args;
 
-/* One micro-tile: c (ldc) = or += the product of micro-panels a and b. */
-static void hg_kern(const hg_desc *d, int64_t kc, int64_t kp, const void *a, const void *b,
-                    float *c, int64_t ldc, int acc) {
+/* One micro-tile of kr rows: c (ldc) = or += the product of micro-panels a
+ * and b; on the AVX-512 BF16 path the A rows are at a + i * ars + p * aps
+ * and h, when set, takes the tile in bf16 instead of c (the kernel's
+ * contract, gemm_half_int.h). */
+static void hg_kern(const hg_desc *d, int kr, int64_t kc, int64_t kp, const void *a,
+                    int64_t ars, int64_t aps, const void *b, float *c, int64_t ldc, int acc,
+                    uint16_t *h, int64_t ldh) {
     switch (d->path) {
 #ifdef GEMM_X86
-    case HG_AVX512: gad__hgemm_kern_avx512(kp, a, b, c, ldc, acc); return;
+    case HG_AVX512: gad__hgemm_kern_avx512(kr, kp, a, ars, aps, b, c, ldc, acc, h, ldh); return;
     case HG_AMX: gad__hgemm_kern_amx(kp, a, b, c, ldc, acc); return;
 #endif
     default:
         /* c = 1*acc + 1*c (or + 0*c, not read): exactly acc + c */
-        (void)kp;
+        (void)kr, (void)kp, (void)ars, (void)aps, (void)h, (void)ldh;
         d->sd->kern(kc, a, b, c, ldc, 1.0f, acc ? 1.0f : 0.0f);
     }
 }
 
-/* Loops 2 and 1: the packed mc x kc panel pa times the packed kc x nc block
- * pb into (or onto, acc) the f32 block at cf. Packed elements are 4 bytes:
- * an f32 or a pair of bf16. */
+/* Loops 2 and 1: the mc x kc panel of op(A) times the packed kc x nc block
+ * pb into (or onto, acc) the f32 block at cf, or, with h (the AVX-512 BF16
+ * path's last block of K), into the bf16 result at h. op(A) is packed at
+ * pa, or (ua set: that path, A stored by rows, kc even) read where it is,
+ * ua with lda, all but a last partial micro-panel, which is packed at pa.
+ * Packed elements are 4 bytes: an f32 or a pair of bf16. */
 static void hg_macro(const hg_desc *d, int64_t mc, int64_t nc, int64_t kc, int64_t kp,
-                     const uint32_t *pa, const uint32_t *pb, float *cf, int64_t ldf, int acc) {
+                     const uint16_t *ua, int64_t lda, const uint32_t *pa, const uint32_t *pb,
+                     float *cf, int64_t ldf, int acc, uint16_t *h, int64_t ldh) {
     const int mr = d->mr, nr = d->nr;
     const int64_t depth = d->path == HG_F32 ? kc : kp;
     _Alignas(64) float tmp[32 * 32];
     for (int64_t ir = 0; ir < mc; ir += mr) {
-        int m = (int)hg_min(mr, mc - ir);
-        const uint32_t *a = pa + ir * depth;
+        int m = (int)hg_min(mr, mc - ir), kr = mr;
+        const void *a = pa + ir * depth;
+        int64_t ars = 4, aps = 4 * (int64_t)mr;
+        if (d->path == HG_AVX512) {
+            kr = m <= 4 ? 4 : m <= 8 ? 8 : 12; /* fewer rows for a last panel */
+            if (ua && m == mr) {
+                a = ua + ir * lda;
+                ars = 2 * lda;
+                aps = 4;
+            } else if (ua) {
+                a = pa;
+            }
+        }
         for (int64_t jr = 0; jr < nc; jr += nr) {
             int n = (int)hg_min(nr, nc - jr);
             const uint32_t *b = pb + jr * depth;
             float *c = cf + ir * ldf + jr;
-            if (m == mr && n == nr) {
-                hg_kern(d, kc, kp, a, b, c, ldf, acc);
+            uint16_t *hc = h ? h + ir * ldh + jr : NULL;
+            if (m == kr && n == nr) {
+                hg_kern(d, kr, kc, kp, a, ars, aps, b, c, ldf, acc, hc, ldh);
                 continue;
             }
-            hg_kern(d, kc, kp, a, b, tmp, nr, 0);
+            hg_kern(d, kr, kc, kp, a, ars, aps, b, tmp, nr, 0, NULL, 0);
             for (int i = 0; i < m; i++) {
                 float *cr = c + i * ldf;
                 const float *t = tmp + i * nr;
-                if (acc)
+                if (hc)
+                    for (int j = 0; j < n; j++)
+                        hc[i * ldh + j] = gad__f32_to_bf16(acc ? cr[j] + t[j] : t[j]);
+                else if (acc)
                     for (int j = 0; j < n; j++) cr[j] = cr[j] + t[j];
                 else
                     memcpy(cr, t, (size_t)n * sizeof(float));
@@ -408,13 +427,31 @@ static void hg_macro(const hg_desc *d, int64_t mc, int64_t nc, int64_t kc, int64
     }
 }
 
+/* 1 when rows of ld bf16 lie a multiple of 2 KiB apart: twelve of them fall
+ * in one or two sets of a 32 KiB, 8-way L1 (one every 4 KiB), more than its
+ * ways, so a tile's rows evict each other as the kernel reads or writes them
+ * (read in place at N = 2048, such rows ran 8% slower than packed). */
+static int hg_set_bound(int64_t ld) { return (ld * 2) % 2048 == 0; }
+
 /* Loops 5 to 3 over rows [i0, i1) x columns [j0, j1) of C: A panels of mcb
  * rows at pa, B blocks of ncb columns at pb, and (half result) an f32
- * buffer of mcb x (j1 - j0) at cbuf. */
+ * buffer of mcb x (j1 - j0) at cbuf. On the AVX-512 BF16 path op(A) stored
+ * by rows with K even is read in place (no packing: a pair is one word of
+ * a row) and a bf16 result is rounded by the kernel as it stores the last
+ * block of K, not in a pass over the buffer. */
 static void hg_region(const hg_args *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
                       int64_t mcb, int64_t ncb, uint32_t *pa, uint32_t *pb, float *cbuf) {
     const hg_desc *d = g->d;
     const int64_t cols = j1 - j0;
+    /* op(A) read in place: rows, K even (so that no block ends inside a
+     * pair), rows not in one L1 set, and a block that stays in twice L2 */
+    const int inplace = d->path == HG_AVX512 && !g->ta && g->K % 2 == 0 && !hg_set_bound(g->lda);
+    const int64_t l2 = gad__gemm_l2_bytes();
+    /* bf16 C written by the kernel when K is one block: with more, the last
+     * block's tiles read the f32 sums back from the buffer, row by row,
+     * which lost 1% to the conversion pass at 1536 and 2048 */
+    const int fuse = d->path == HG_AVX512 && g->cdt == GAD_BF16 && g->K <= g->kc &&
+                     !hg_set_bound(g->ldc);
     for (int64_t ic = i0; ic < i1; ic += mcb) {
         int64_t mc = hg_min(mcb, i1 - ic);
         float *cf;
@@ -429,9 +466,21 @@ static void hg_region(const hg_args *g, int64_t i0, int64_t i1, int64_t j0, int6
         for (int64_t pc = 0; pc < g->K; pc += g->kc) {
             int64_t kc = hg_min(g->kc, g->K - pc), kp = hg_kp(d, kc);
             const uint16_t *a = g->ta ? g->A + pc * g->lda + ic : g->A + ic * g->lda + pc;
+            const uint16_t *ua = NULL;
+            uint16_t *h = NULL;
+            if (fuse && pc + kc >= g->K) h = (uint16_t *)g->C + ic * g->ldc;
             switch (d->path) {
 #ifdef GEMM_X86
-            case HG_AVX512: gad__hgemm_pack_a12(mc, kc, kp, a, g->lda, g->ta, pa); break;
+            case HG_AVX512:
+                if (inplace && mc * kc * 2 <= 2 * l2) {
+                    int64_t full = mc / 12 * 12;
+                    ua = a;
+                    if (full < mc)
+                        gad__hgemm_pack_a12(mc - full, kc, kp, a + full * g->lda, g->lda, 0, pa);
+                } else {
+                    gad__hgemm_pack_a12(mc, kc, kp, a, g->lda, g->ta, pa);
+                }
+                break;
             case HG_AMX: gad__hgemm_pack_a32(mc, kc, kp, a, g->lda, g->ta, pa); break;
 #endif
             default: pack_a_f32(d, g->dt, mc, kc, a, g->lda, g->ta, (float *)pa);
@@ -445,10 +494,11 @@ static void hg_region(const hg_args *g, int64_t i0, int64_t i1, int64_t j0, int6
                 else
                     gad__hgemm_pack_b32(kc, kp, nc, b, g->ldb, g->tb, pb, d->vec);
 #endif
-                hg_macro(d, mc, nc, kc, kp, pa, pb, cf + (jc - j0), ldf, pc > 0);
+                hg_macro(d, mc, nc, kc, kp, ua, g->lda, pa, pb, cf + (jc - j0), ldf, pc > 0,
+                         h ? h + jc : NULL, g->ldc);
             }
         }
-        if (g->cdt != GAD_F32)
+        if (g->cdt != GAD_F32 && !fuse)
             for (int64_t i = 0; i < mc; i++)
                 cvt_out(d, g->cdt, cf + i * ldf, cols,
                         (uint16_t *)g->C + (ic + i) * g->ldc + j0);

@@ -40,9 +40,28 @@ void gad__hgemm_pack_b32(int64_t kc, int64_t kp, int64_t nc, const uint16_t *B, 
  * over kp pairs, f32 accumulation; c = acc when !accumulate (c is not read),
  * else c = c + acc. b is 64-byte aligned. */
 #ifdef GEMM_X86
-/* gemm_bf16_avx512.c: 12 x 32 tile, VDPBF16PS. */
-void gad__hgemm_kern_avx512(int64_t kp, const uint32_t *a, const uint32_t *b, float *c,
-                            int64_t ldc, int accumulate);
+/* gemm_bf16_avx512.c: rows (12, 8 or 4) x 32, VDPBF16PS. Row i's pair p of
+ * A is the 32-bit word at (const char *)a + i * ars + p * aps: a packed
+ * micro-panel (ars 4, aps 48), or op(A) itself when it is stored by rows
+ * (ars the row's bytes, aps 4). With h, the tile is written to h (ldh) in
+ * bf16 instead, rounded as gad__f32_to_bf16 from acc, or from c + acc when
+ * accumulate, and c is not written. */
+void gad__hgemm_kern_avx512(int rows, int64_t kp, const void *a, int64_t ars, int64_t aps,
+                            const uint32_t *b, float *c, int64_t ldc, int accumulate,
+                            uint16_t *h, int64_t ldh);
+
+/* f32 to bf16 (16 lanes), as gad__f32_to_bf16: round to nearest even in
+ * integer arithmetic, a NaN becomes 0xffff. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static inline __m256i
+gad__hgemm_rne(__m512 v) {
+    __m512i u = _mm512_castps_si512(v);
+    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i t = _mm512_srli_epi32(
+        _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+    t = _mm512_mask_mov_epi32(t, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
+                              _mm512_set1_epi32(0xffff));
+    return _mm512_cvtepi32_epi16(t);
+}
 /* gemm_amx.c: 32 x 32 tile (2 x 2 tiles of 16 x 16), TDPBF16PS; kp a
  * multiple of 16. The thread must have loaded the tile configuration
  * (gad__hgemm_amx_begin) and releases it with gad__hgemm_amx_end. */

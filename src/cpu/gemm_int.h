@@ -173,6 +173,8 @@ int gad__gemm_threads(int64_t M, int64_t N, int64_t K);
 void gad__gemm_plan(int nt, int64_t M, int64_t N, int64_t K, int mr, int nr, int *tm,
                     int *tn);
 int64_t gad__gemm_kc(int64_t K, int64_t kcmax);
+/* This core's L2 in bytes (2 MiB where the C library does not say). */
+int64_t gad__gemm_l2_bytes(void);
 /* The largest gad__gemm_kc(K', kcmax) of any K' <= K (for sizing scratch). */
 int64_t gad__gemm_kc_bound(int64_t K, int64_t kcmax);
 /* 1 when gemm.c would send an f32 product of this shape to its small-problem
