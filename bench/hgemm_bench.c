@@ -10,7 +10,8 @@
  *                                      the CPU lacks the instruction)
  *
  * One product is 2 N^3 FLOP; each rep is one gad_matmul (allocation of the
- * result included, as torch.matmul's), after two warm-up calls. The peak
+ * result included, as torch.matmul's), after a warm-up of at least two calls
+ * and 0.3 s from the start. The peak
  * loops run 12 independent accumulator chains (more than latency x ports on
  * current x86 cores), so they measure the issue rate: 32 FLOP per FMA on a
  * 512-bit register, 64 per VDPBF16PS (16 lanes x 2 pairs x multiply-add). */
@@ -41,6 +42,11 @@ static double hb_now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static double hb_wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 #ifdef HB_X86
 #define HB_ITERS 20000000L
@@ -105,6 +111,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: hgemm-bench N THREADS bf16|f16|f32|f32m REPS | hgemm-bench peak\n");
         return 2;
     }
+    double start = hb_wall_s();
     int64_t n = atoll(argv[1]);
     int threads = atoi(argv[2]), reps = atoi(argv[4]);
     gad_dtype_t dt = !strcmp(argv[3], "bf16") ? GAD_BF16 : !strcmp(argv[3], "f16") ? GAD_F16 : GAD_F32;
@@ -123,7 +130,20 @@ int main(int argc, char **argv) {
         return 1;
     }
     double *ts = malloc((size_t)reps * sizeof *ts);
-    for (int i = -2; i < reps; i++) {
+    /* warm-up: two products, and on until 0.3 s after the start. A BLAS
+     * linked in may start threads that spin for a while first (OpenBLAS's
+     * spin about 0.1 s after it is loaded, whether it is called or not);
+     * on two cores such a thread took the core of gad's worker for the
+     * whole of a short run, in one run of five. */
+    for (int w = 0; w < 2 || hb_wall_s() - start < 0.3; w++) {
+        gad_tensor *y = gad_matmul(a, b);
+        if (!y) {
+            fprintf(stderr, "%s\n", gad_last_error()->text);
+            return 1;
+        }
+        gad_release(y);
+    }
+    for (int i = 0; i < reps; i++) {
         double t0 = hb_now_s();
         gad_tensor *y = gad_matmul(a, b);
         double t = hb_now_s() - t0;
@@ -132,7 +152,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         gad_release(y);
-        if (i >= 0) ts[i] = t;
+        ts[i] = t;
     }
     qsort(ts, (size_t)reps, sizeof *ts, cmp_double);
     double med = ts[reps / 2];

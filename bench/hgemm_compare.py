@@ -8,7 +8,7 @@ alternated in one run (issue 29).
 For each size and thread count, each round runs gad's bf16, torch's bf16,
 gad's f32 and torch's f32 one after the other (gad: build/bench/hgemm-bench,
 one process per measurement; torch in this process), each the median of its
-reps after two warm-up calls; the table gives the medians over the rounds in
+reps after a warm-up (two calls; gad: and 0.3 s from its start); the table gives the medians over the rounds in
 GFLOP/s (2 N^3 per product), the ratios, and the fraction of the bf16 peak
 (threads x the one-core VDPBF16PS rate of `hgemm-bench peak`, register-only
 loops timed in CPU time, and the same for f32 FMAs; the peak taken is the
