@@ -209,16 +209,18 @@ static void check_shape(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K)
     hprob_free(&p);
 }
 
-/* The odd sizes of the brief, sizes across the blocking of K (384 and 768)
- * and of the tiles (12 and 32 rows, 32 columns). */
+/* The odd sizes of the brief, sizes across the blocking of K (384, 768 and
+ * 2048) and of the tiles (12 and 32 rows, 32 columns). */
 static const int64_t shapes[][3] = {
     {1, 1, 1},     {7, 17, 33},   {17, 7, 1},    {33, 255, 17}, {255, 33, 7},
     {257, 1, 255}, {1, 257, 33},  {13, 35, 385}, {33, 65, 769}, {255, 257, 257},
     {64, 64, 2},   {12, 32, 768}, {31, 33, 3},   {40, 70, 64},
     /* K even: the AVX-512 BF16 path reads a row-major op(A) in place and
-     * packs a last panel of 8 (and fewer), 11 and 6 rows; 770 is two
-     * blocks of K; lda 1024 (2 KiB rows) is packed whole */
+     * packs a last panel of 8 (and fewer), 11 and 6 rows; lda 1024 (2 KiB
+     * rows) is packed whole; K past 2048 takes two blocks there (f32 sums
+     * in the buffer, then rounded) */
     {20, 40, 130}, {23, 33, 770}, {6, 50, 36},   {29, 64, 1020},
+    {13, 40, 2100}, {5, 33, 2049},
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 /* every other shape under the sanitizers: small and large, K odd and even */

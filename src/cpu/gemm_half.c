@@ -160,11 +160,17 @@ static void hg_desc_get(int dt, hg_desc *d) {
     } else {
         /* bf16 pairs: 2 bytes an element, so twice the f32 kernel's depth
          * for the same bytes of A micro-panel in L1 (12 x 768 x 2 = 18 KiB)
-         * and of B block in L2 (768 x 480 x 2 = 720 KiB) */
+         * and of B block in L2 (768 x 480 x 2 = 720 KiB). VDPBF16PS goes
+         * deeper, K up to 2048 in one block: its kernel reads 176 bytes in
+         * 24 cycles, which L2 and L3 keep up with (over 15 B micro-panels
+         * from L2 it ran at the instruction's peak at every depth from 256
+         * to 1536), and with K in one block each tile of C is stored once,
+         * rounded to bf16 by the kernel (hg_fuse). Against blocks of 768
+         * on a Zen 4 core: 1.03-1.04x at N = 1024 and 2048, 1.01x at 4096. */
         d->mr = d->path == HG_AMX ? 32 : 12;
         d->nr = HGEMM_NR;
-        d->kc = 768;
-        d->mcb = d->path == HG_AMX ? 3072 : 3072;
+        d->kc = d->path == HG_AVX512 ? 2048 : 768;
+        d->mcb = 3072;
         d->ncb = 480;
     }
 }
@@ -405,7 +411,7 @@ static void hg_macro(const hg_desc *d, int64_t mc, int64_t nc, int64_t kc, int64
         for (int64_t jr = 0; jr < nc; jr += nr) {
             int n = (int)hg_min(nr, nc - jr);
             const uint32_t *b = pb + jr * depth;
-            float *c = cf + ir * ldf + jr;
+            float *c = cf ? cf + ir * ldf + jr : NULL; /* NULL: fused, K in one block */
             uint16_t *hc = h ? h + ir * ldh + jr : NULL;
             if (m == kr && n == nr) {
                 hg_kern(d, kr, kc, kp, a, ars, aps, b, c, ldf, acc, hc, ldh);
@@ -413,15 +419,16 @@ static void hg_macro(const hg_desc *d, int64_t mc, int64_t nc, int64_t kc, int64
             }
             hg_kern(d, kr, kc, kp, a, ars, aps, b, tmp, nr, 0, NULL, 0);
             for (int i = 0; i < m; i++) {
-                float *cr = c + i * ldf;
                 const float *t = tmp + i * nr;
-                if (hc)
+                if (hc) {
+                    const float *cr = acc ? c + i * ldf : NULL;
                     for (int j = 0; j < n; j++)
-                        hc[i * ldh + j] = gad__f32_to_bf16(acc ? cr[j] + t[j] : t[j]);
-                else if (acc)
-                    for (int j = 0; j < n; j++) cr[j] = cr[j] + t[j];
-                else
-                    memcpy(cr, t, (size_t)n * sizeof(float));
+                        hc[i * ldh + j] = gad__f32_to_bf16(cr ? cr[j] + t[j] : t[j]);
+                } else if (acc) {
+                    for (int j = 0; j < n; j++) c[i * ldf + j] = c[i * ldf + j] + t[j];
+                } else {
+                    memcpy(c + i * ldf, t, (size_t)n * sizeof(float));
+                }
             }
         }
     }
@@ -432,6 +439,15 @@ static void hg_macro(const hg_desc *d, int64_t mc, int64_t nc, int64_t kc, int64
  * ways, so a tile's rows evict each other as the kernel reads or writes them
  * (read in place at N = 2048, such rows ran 8% slower than packed). */
 static int hg_set_bound(int64_t ld) { return (ld * 2) % 2048 == 0; }
+
+/* Whether the AVX-512 BF16 kernel rounds a bf16 C itself as it stores the
+ * tiles: when K is one block (no f32 sums to keep between blocks; with
+ * more, the tiles of the last block would read them back from the buffer
+ * row by row, which lost 1% to a pass over it at 1536 and 2048 in blocks of
+ * 768). The buffer is then not needed. */
+static int hg_fuse(const hg_desc *d, int cdt, int64_t K) {
+    return d->path == HG_AVX512 && cdt == GAD_BF16 && K <= d->kc;
+}
 
 /* Loops 5 to 3 over rows [i0, i1) x columns [j0, j1) of C: A panels of mcb
  * rows at pa, B blocks of ncb columns at pb, and (half result) an f32
@@ -447,21 +463,16 @@ static void hg_region(const hg_args *g, int64_t i0, int64_t i1, int64_t j0, int6
      * pair), rows not in one L1 set, and a block that stays in twice L2 */
     const int inplace = d->path == HG_AVX512 && !g->ta && g->K % 2 == 0 && !hg_set_bound(g->lda);
     const int64_t l2 = gad__gemm_l2_bytes();
-    /* bf16 C written by the kernel when K is one block: with more, the last
-     * block's tiles read the f32 sums back from the buffer, row by row,
-     * which lost 1% to the conversion pass at 1536 and 2048 */
-    const int fuse = d->path == HG_AVX512 && g->cdt == GAD_BF16 && g->K <= g->kc &&
-                     !hg_set_bound(g->ldc);
+    const int fuse = hg_fuse(d, g->cdt, g->K);
     for (int64_t ic = i0; ic < i1; ic += mcb) {
         int64_t mc = hg_min(mcb, i1 - ic);
-        float *cf;
-        int64_t ldf;
+        float *cf = NULL; /* fused: no f32 sums */
+        int64_t ldf = cols;
         if (g->cdt == GAD_F32) {
             cf = (float *)g->C + ic * g->ldc + j0;
             ldf = g->ldc;
-        } else {
+        } else if (!fuse) {
             cf = cbuf;
-            ldf = cols;
         }
         for (int64_t pc = 0; pc < g->K; pc += g->kc) {
             int64_t kc = hg_min(g->kc, g->K - pc), kp = hg_kp(d, kc);
@@ -494,8 +505,8 @@ static void hg_region(const hg_args *g, int64_t i0, int64_t i1, int64_t j0, int6
                 else
                     gad__hgemm_pack_b32(kc, kp, nc, b, g->ldb, g->tb, pb, d->vec);
 #endif
-                hg_macro(d, mc, nc, kc, kp, ua, g->lda, pa, pb, cf + (jc - j0), ldf, pc > 0,
-                         h ? h + jc : NULL, g->ldc);
+                hg_macro(d, mc, nc, kc, kp, ua, g->lda, pa, pb, cf ? cf + (jc - j0) : NULL, ldf,
+                         pc > 0, h ? h + jc : NULL, g->ldc);
             }
         }
         if (g->cdt != GAD_F32 && !fuse)
@@ -527,7 +538,8 @@ static void hg_make_plan(const hg_desc *d, int cdt, int nt, int64_t M, int64_t N
     p->cols = hg_cdiv(ntl, tn) * nr;
     p->mcb = hg_min(d->mcb, p->rows);
     p->ncb = hg_min(d->ncb, p->cols);
-    if (cdt != GAD_F32) {
+    const int buf = cdt != GAD_F32 && !hg_fuse(d, cdt, K);
+    if (buf) {
         /* keep the f32 buffer near 8 MiB: fewer rows per A panel */
         int64_t lim = ((int64_t)1 << 21) / p->cols / mr * mr;
         if (lim < mr) lim = mr;
@@ -536,7 +548,7 @@ static void hg_make_plan(const hg_desc *d, int cdt, int nt, int64_t M, int64_t N
     int64_t depth = d->path == HG_F32 ? kc : hg_kp(d, kc);
     p->asz = hg_round64((size_t)(p->mcb * depth) * 4);
     p->bsz = hg_round64((size_t)(p->ncb * depth) * 4);
-    p->csz = cdt != GAD_F32 ? hg_round64((size_t)(p->mcb * p->cols) * 4) : 0;
+    p->csz = buf ? hg_round64((size_t)(p->mcb * p->cols) * 4) : 0;
     p->per = p->asz + p->bsz + p->csz;
 }
 
