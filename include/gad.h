@@ -2242,7 +2242,12 @@ gad_status gad_grad_scaler_load_state(gad_grad_scaler *s, double scale, int64_t 
  * before clipping (NaN and an error if a gradient is NULL or not float). A
  * NaN or infinite norm is returned and leaves the gradients unchanged. A
  * gradient listed twice is scaled once. Gradients that are outputs of
- * tracked ops are a not-unique error. */
+ * tracked ops are a not-unique error. f16 and bf16 gradients (mixed
+ * precision's working copies; on the CPU, an unsupported error on another
+ * device) count with their values widened to f32, summed in double as f32
+ * gradients are, and are scaled in f32 and rounded once to their dtype;
+ * PyTorch rounds each tensor's norm and the coefficient to the gradient's
+ * dtype first, so its norm may differ in the third digit for bf16. */
 double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm);
 
 /* Learning rate at step (0-based): linear warm-up base_lr * (step + 1) /

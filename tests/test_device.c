@@ -242,6 +242,20 @@ TEST(half_tensors_on_the_device) {
     gad_rng_free(rng);
     printf("  bf16 on the device: %d ops move elements, %d refuse\n", moved, refused);
     CHECK(refused >= 50);
+    /* half gradients are clipped on the CPU only: elsewhere an unsupported
+     * error naming the gradient, and nothing is scaled */
+    gad_scope_begin();
+    float v[3] = {3, 4, 12};
+    gad_tensor *h = gad_cast(gad_from_f32(v, (int64_t[]){3}, 1), GAD_BF16);
+    gad_tensor *g[2] = {gad_from_f32(v, (int64_t[]){3}, 1), gad__own(gad__to_dev("test", h, TD))};
+    CHECK(g[1] && isnan(gad_clip_grad_norm(g, 2, 1)));
+    const gad_error *err = gad_last_error();
+    CHECK(err && err->kind == GAD_ERR_UNSUPPORTED && strstr(err->text, "grads[1]") &&
+          strstr(err->text, "bf16"));
+    float back[3];
+    CHECK(gad_read_f32(g[0], back, 3) == GAD_OK && back[2] == 12);
+    gad_clear_error();
+    gad_scope_end();
 }
 
 /* ------------------------------------------------------------ the rest */

@@ -1119,6 +1119,49 @@ TEST(clip_grad_norm_large) {
     LEAK_END();
 }
 
+/* f16 and bf16 gradients: the norm is the one of their values widened to
+ * f32, to the bit, and each is scaled as the widened gradient is, then
+ * rounded once; beside f32 gradients, on one thread and on all. */
+TEST(clip_grad_norm_half) {
+    LEAK_BEGIN();
+    static const int64_t sizes[2] = {37, 300007}; /* one block; threaded */
+    const gad_dtype_t dts[2] = {GAD_BF16, GAD_F16};
+    for (int d = 0; d < 2; d++)
+        for (int z = 0; z < 2; z++) {
+            gad_scope_begin();
+            int64_t n = sizes[z];
+            gad_rng *r = gad_rng_new(90 + (uint64_t)(d * 2 + z));
+            gad_tensor *h = gad_rng_normal_tensor(r, &n, 1, dts[d], 0, 0.5);
+            gad_tensor *f = gad_rng_normal_tensor(r, &n, 1, GAD_F32, 0, 0.5);
+            gad_rng_free(r);
+            gad_tensor *w = gad_contiguous(gad_cast(h, GAD_F32)); /* widened, exact */
+            gad_tensor *f2 = gad_contiguous(gad_mul_scalar(f, 1.0));
+            CHECK(w != h && f2 != f);
+            /* the norm alone (max_norm above it): the widened list's bits */
+            gad_tensor *hl[2] = {h, f}, *wl[2] = {w, f2};
+            double nw = gad_clip_grad_norm(wl, 2, 1e30);
+            int nt = gad_num_threads();
+            gad_set_num_threads(1);
+            double n1 = gad_clip_grad_norm(hl, 2, 1e30);
+            gad_set_num_threads(0);
+            double nall = gad_clip_grad_norm(hl, 2, 1e30);
+            gad_set_num_threads(nt);
+            CHECK(n1 == nw && nall == nw && isfinite(nw) && nw > 0);
+            /* clipped to a tenth: h = round(widened h * (float)c) */
+            CHECK(gad_clip_grad_norm(hl, 2, nw / 10) == nw);
+            CHECK(gad_clip_grad_norm(wl, 2, nw / 10) == nw);
+            gad_tensor *want = gad_contiguous(gad_cast(w, dts[d]));
+            CHECK(gad_dtype(h) == dts[d] && gad_numel(h) == n);
+            CHECK(!memcmp(gad_data(h), gad_data(want), (size_t)n * 2));
+            CHECK(!memcmp(gad_data(f), gad_data(f2), (size_t)n * 4));
+            double again = gad_clip_grad_norm(hl, 2, 1e30);
+            CHECK_NEAR(again, nw / 10, 1e-2 * nw / 10); /* rounded to half */
+            CHECK_OK();
+            gad_scope_end();
+        }
+    LEAK_END();
+}
+
 TEST(clip_grad_norm_errors) {
     LEAK_BEGIN();
     gad_scope_begin();
@@ -1473,6 +1516,7 @@ int main(void) {
     RUN(clip_grad_norm_values);
     RUN(clip_grad_norm_shared_and_strided);
     RUN(clip_grad_norm_large);
+    RUN(clip_grad_norm_half);
     RUN(clip_grad_norm_errors);
     RUN(lr_warmup_cosine);
     RUN(constructor_errors);

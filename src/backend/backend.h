@@ -161,7 +161,9 @@ typedef struct gad_backend {
     void (*adamw_step)(const gad_optim_item *items, int n);
     void (*sgd_step)(const gad_optim_item *items, int n);
     /* The sum of the squares of g's elements (packed), in double, in an
-     * order fixed by the size alone; and g *= s in place (packed). */
+     * order fixed by the size alone; and g *= s in place (packed). g is f32
+     * or f64; the CPU's also take f16 and bf16 (gad_clip_grad_norm sends
+     * half gradients to no other back end). */
     double (*sumsq)(const gad_tensor *g);
     void (*scale)(gad_tensor *g, double s);
 

@@ -45,11 +45,14 @@ static void cpu_adamw(const gad_optim_item *items, int n) { gad__optim_update(it
 static void cpu_sgd(const gad_optim_item *items, int n) { gad__optim_update(items, n, 0); }
 
 static double cpu_sumsq(const gad_tensor *g) {
+    if (g->dtype == GAD_F16 || g->dtype == GAD_BF16)
+        return gad__sumsq_half(g->dtype, P(g), g->numel);
     return F32(g) ? gad__sumsq_f32(P(g), g->numel) : gad__sumsq_f64(P(g), g->numel);
 }
 
 static void cpu_scale(gad_tensor *g, double s) {
-    if (F32(g)) gad__scale_f32(P(g), g->numel, s);
+    if (g->dtype == GAD_F16 || g->dtype == GAD_BF16) gad__scale_half(g->dtype, P(g), g->numel, s);
+    else if (F32(g)) gad__scale_f32(P(g), g->numel, s);
     else gad__scale_f64(P(g), g->numel, s);
 }
 

@@ -11,6 +11,7 @@
  * always.) */
 #include "cpu.h"
 #include "cpu/optim.h"
+#include "half_vec.h"
 
 #include <math.h>
 
@@ -29,6 +30,80 @@
 #undef T
 #undef SFX
 #undef SQRT
+
+/* ------------------------------------------- half gradients (clipping) */
+
+/* Blocks of GAD_OPTIM_SUMSQ_BLK values are widened into a buffer on the
+ * stack and summed as f32 blocks are; scaling goes through the same buffer
+ * in chunks and rounds back with the vector conversions of gad_cast. */
+static void half_widen(int dt, const uint16_t *x, float *y, int64_t n) {
+    if (dt == GAD_BF16)
+        gad__bf16_to_f32_n(x, y, n);
+    else
+        gad__f16_to_f32_n(x, y, n);
+}
+
+static double half_block_sumsq(int dt, const uint16_t *g, int64_t lo, int64_t hi) {
+    float w[GAD_OPTIM_SUMSQ_BLK];
+    half_widen(dt, g + lo, w, hi - lo);
+    return block_sumsq_f32(w, 0, hi - lo);
+}
+
+typedef struct {
+    int dt;
+    const uint16_t *g;
+    uint16_t *x;
+    float c;
+    double *part;
+    int64_t n;
+} half_ctx;
+
+static void half_sumsq_range(void *arg, int64_t lo, int64_t hi) {
+    const half_ctx *a = arg;
+    for (int64_t b = lo; b < hi; b++) {
+        int64_t e = (b + 1) * GAD_OPTIM_SUMSQ_BLK;
+        a->part[b] = half_block_sumsq(a->dt, a->g, b * GAD_OPTIM_SUMSQ_BLK, e < a->n ? e : a->n);
+    }
+}
+
+double gad__sumsq_half(int dt, const uint16_t *g, int64_t n) {
+    if (n <= 0) return 0;
+    int64_t nb = (n + GAD_OPTIM_SUMSQ_BLK - 1) / GAD_OPTIM_SUMSQ_BLK;
+    size_t bytes = (size_t)nb * sizeof(double);
+    double total = 0;
+    double *part = n > GAD_OPTIM_PAR_MIN ? gad__alloc(bytes) : NULL;
+    if (!part) {
+        for (int64_t b = 0; b < nb; b++) {
+            int64_t e = (b + 1) * GAD_OPTIM_SUMSQ_BLK;
+            total += half_block_sumsq(dt, g, b * GAD_OPTIM_SUMSQ_BLK, e < n ? e : n);
+        }
+        return total;
+    }
+    half_ctx a = {.dt = dt, .g = g, .part = part, .n = n};
+    gad__parallel_for(nb, GAD_OPTIM_PAR_MIN / 2 / GAD_OPTIM_SUMSQ_BLK, half_sumsq_range, &a);
+    for (int64_t b = 0; b < nb; b++) total += part[b];
+    gad__free(part, bytes);
+    return total;
+}
+
+static void half_scale_range(void *arg, int64_t lo, int64_t hi) {
+    const half_ctx *a = arg;
+    float w[1024];
+    for (int64_t i = lo; i < hi; i += 1024) {
+        int64_t m = hi - i < 1024 ? hi - i : 1024;
+        half_widen(a->dt, a->x + i, w, m);
+        for (int64_t j = 0; j < m; j++) w[j] = w[j] * a->c;
+        if (a->dt == GAD_BF16)
+            gad__f32_to_bf16_n(w, a->x + i, m);
+        else
+            gad__f32_to_f16_n(w, a->x + i, m);
+    }
+}
+
+void gad__scale_half(int dt, uint16_t *x, int64_t n, double c) {
+    half_ctx a = {.dt = dt, .x = x, .c = (float)c, .n = n};
+    gad__parallel_for(n, GAD_OPTIM_PAR_MIN / 2, half_scale_range, &a);
+}
 
 /* ------------------------------------------------- the multi-tensor update */
 

@@ -83,4 +83,11 @@ GAD_OPTIM_DECLS(double, f64)
  * every thread with one fork and join. adamw: AdamW's spans, else SGD's. */
 void gad__optim_update(const gad_optim_item *items, int n, int adamw);
 
+/* The same two for f16 or bf16 (dt) arrays, computed on their values
+ * widened to f32: gad__sumsq_half gives the bits gad__sumsq_f32 gives on
+ * the widened array (the same blocks and order), and gad__scale_half sets
+ * x = x * (float)c rounded once to dt, as gad_cast rounds. */
+double gad__sumsq_half(int dt, const uint16_t *g, int64_t n);
+void gad__scale_half(int dt, uint16_t *x, int64_t n, double c);
+
 #endif

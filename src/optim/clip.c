@@ -5,7 +5,10 @@
  * Decisions the header leaves open: the gradients are left alone when the
  * norm is NaN or infinite (and it is returned); a tensor listed twice is
  * scaled once; gradients that are outputs of tracked ops are refused
- * (not-unique). */
+ * (not-unique). f16 and bf16 gradients (the working copies of mixed
+ * precision) count with their values widened to f32, exactly, and are
+ * scaled in f32 and rounded once (PyTorch rounds each tensor's norm and
+ * the coefficient to the gradient's dtype first); on the CPU only. */
 #include "optim_int.h"
 
 #include "ops/ops_int.h" /* the back-end table and gad__make_writable */
@@ -33,10 +36,18 @@ double gad_clip_grad_norm(gad_tensor *const *grads, int n, double max_norm) {
             return NAN;
         }
         if (GAD_LACKS(op, g, sumsq) || GAD_LACKS(op, g, scale)) return NAN;
-        if (!optim_is_float(gad_dtype(g))) {
+        int half = gad_dtype(g) == GAD_F16 || gad_dtype(g) == GAD_BF16;
+        if (!optim_is_float(gad_dtype(g)) && !half) {
             gad_error_set(GAD_ERR_DTYPE, op,
-                          "grads[%d] is %s; gradients are f32 or f64", i,
+                          "grads[%d] is %s; gradients are f32, f64, f16 or bf16", i,
                           gad_dtype_name(gad_dtype(g)));
+            return NAN;
+        }
+        if (half && g->dev != GAD_DEV_HOST) {
+            gad_error_set(GAD_ERR_UNSUPPORTED, op,
+                          "grads[%d] is %s on device %d; half gradients are clipped on the "
+                          "CPU (gad_to_device, or f32 gradients)",
+                          i, gad_dtype_name(gad_dtype(g)), g->dev);
             return NAN;
         }
         if (gad_is_tracked(g) && !gad_is_leaf(g)) {
