@@ -626,6 +626,22 @@ TEST(anomaly_mode_names_the_op) {
     gad_clear_error();
     CHECK(gad_set_anomaly(0) == 1);
     CHECK(gad_grad(z, &x, 1, &g) == GAD_OK); /* off: NaN/Inf flow through */
+    /* half gradients too (their exponent bits, not isfinite on a float):
+     * sqrt'(0) = Inf in bf16 and f16; a finite one passes */
+    for (int d = 0; d < 2; d++) {
+        gad_dtype_t dt = d ? GAD_F16 : GAD_BF16;
+        gad_tensor *h = gad_requires_grad(gad_cast(vec((float[]){0, 4}, 2), dt));
+        gad_tensor *hf = gad_requires_grad(gad_cast(vec((float[]){1, 4}, 2), dt));
+        CHECK(gad_set_anomaly(1) == 0);
+        CHECK(gad_grad(gad_sum_all(gad_sqrt(h)), &h, 1, &g) == GAD_ERR_DOMAIN);
+        e = gad_last_error();
+        CHECK(e && strcmp(e->op, "sqrt") == 0 && strstr(e->message, "NaN or Inf"));
+        gad_clear_error();
+        CHECK(gad_grad(gad_sum_all(gad_sqrt(hf)), &hf, 1, &g) == GAD_OK);
+        CHECK(gad_dtype(g) == dt && gad_item(gad_select(g, 0, 1)) == 0.25);
+        CHECK(gad_set_anomaly(0) == 1);
+        CHECK(gad_grad(gad_sum_all(gad_sqrt(h)), &h, 1, &g) == GAD_OK);
+    }
     gad_scope_end();
 }
 

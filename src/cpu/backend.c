@@ -28,12 +28,22 @@ static void cpu_convert(const gad_tensor *x, gad_tensor *y) {
             if (!isfinite(p[i])) finite = false;                               \
     } while (0)
 
+/* A half value is Inf or NaN when its exponent bits are all ones. */
+#define ALL_FINITE_HALF(EXP)                                                   \
+    do {                                                                       \
+        const uint16_t *p = P(c);                                              \
+        for (int64_t i = 0; i < c->numel; i++)                                 \
+            if ((p[i] & (EXP)) == (EXP)) finite = false;                       \
+    } while (0)
+
 static bool cpu_all_finite(const gad_tensor *x) {
     gad_tensor *c = gad__contig("all_finite", x);
     if (!c) return true; /* out of memory: no verdict, no false alarm */
     bool finite = true;
     if (c->dtype == GAD_F32) ALL_FINITE(float);
     else if (c->dtype == GAD_F64) ALL_FINITE(double);
+    else if (c->dtype == GAD_BF16) ALL_FINITE_HALF(0x7f80u);
+    else if (c->dtype == GAD_F16) ALL_FINITE_HALF(0x7c00u);
     gad_release(c);
     return finite;
 }

@@ -785,6 +785,15 @@ __global__ void k_finite(gcu_iter it, const T *x, int *bad) {
     }
 }
 
+/* f16 and bf16: Inf or NaN when the exponent bits (expo) are all ones. */
+__global__ void k_finite_half(gcu_iter it, const uint16_t *x, unsigned expo, int *bad) {
+    GCU_FOR(i, it.n) {
+        int64_t off[2];
+        gcu_offsets(it, i, 1, off);
+        if ((x[off[0]] & expo) == expo) *bad = 1;
+    }
+}
+
 extern "C" int gcu_all_finite(int ord, const gcu_iter *it, const void *x, int dtype) {
     if (it->n == 0) return 1;
     cudaStream_t s = gcu_stream(ord);
@@ -794,6 +803,9 @@ extern "C" int gcu_all_finite(int ord, const gcu_iter *it, const void *x, int dt
     int host = 0;
     gcu_check(ord, cudaMemsetAsync(flag, 0, sizeof(int), s), "all_finite");
     if (dtype == GAD_F32) k_finite<float><<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(*it, (const float *)x, flag);
+    else if (dtype == GAD_F16 || dtype == GAD_BF16)
+        k_finite_half<<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(*it, (const uint16_t *)x,
+                                                                 dtype == GAD_F16 ? 0x7c00u : 0x7f80u, flag);
     else k_finite<double><<<gcu_blocks(it->n), GCU_THREADS, 0, s>>>(*it, (const double *)x, flag);
     GCU_LAUNCHED(ord, "all_finite");
     int rc = gcu_to_host(ord, &host, flag, sizeof host);
