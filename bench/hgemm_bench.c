@@ -37,15 +37,7 @@ int gad__hgemm_path(int dt); /* gemm_half.c: 1 f32 kernels, 2 AVX-512 BF16, 3 AM
  * the process's: the threads OpenBLAS starts when it is loaded spin for a
  * while first, and counted in, they halved the measured peaks. */
 static double hb_now_s(void) {
-    struct timespec ts;
-    clock_gettime(getenv("HB_CPUTIME") ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double hb_wall_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return bench_clock_s(getenv("HB_CPUTIME") ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC);
 }
 
 #ifdef HB_X86
@@ -95,6 +87,20 @@ static int has_bf16(void) {
 }
 #endif
 
+/* One product, allocation of the result included: its seconds (hb_now_s),
+ * or -1 with the error printed. */
+static double hb_product(gad_tensor *a, gad_tensor *b) {
+    double t0 = hb_now_s();
+    gad_tensor *y = gad_matmul(a, b);
+    double t = hb_now_s() - t0;
+    if (!y) {
+        fprintf(stderr, "%s\n", gad_last_error()->text);
+        return -1;
+    }
+    gad_release(y);
+    return t;
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[1], "peak")) {
 #ifdef HB_X86
@@ -111,7 +117,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: hgemm-bench N THREADS bf16|f16|f32|f32m REPS | hgemm-bench peak\n");
         return 2;
     }
-    double start = hb_wall_s();
+    double start = now_s();
     int64_t n = atoll(argv[1]);
     int threads = atoi(argv[2]), reps = atoi(argv[4]);
     gad_dtype_t dt = !strcmp(argv[3], "bf16") ? GAD_BF16 : !strcmp(argv[3], "f16") ? GAD_F16 : GAD_F32;
@@ -135,25 +141,10 @@ int main(int argc, char **argv) {
      * spin about 0.1 s after it is loaded, whether it is called or not);
      * on two cores such a thread took the core of gad's worker for the
      * whole of a short run, in one run of five. */
-    for (int w = 0; w < 2 || hb_wall_s() - start < 0.3; w++) {
-        gad_tensor *y = gad_matmul(a, b);
-        if (!y) {
-            fprintf(stderr, "%s\n", gad_last_error()->text);
-            return 1;
-        }
-        gad_release(y);
-    }
-    for (int i = 0; i < reps; i++) {
-        double t0 = hb_now_s();
-        gad_tensor *y = gad_matmul(a, b);
-        double t = hb_now_s() - t0;
-        if (!y) {
-            fprintf(stderr, "%s\n", gad_last_error()->text);
-            return 1;
-        }
-        gad_release(y);
-        ts[i] = t;
-    }
+    for (int w = 0; w < 2 || now_s() - start < 0.3; w++)
+        if (hb_product(a, b) < 0) return 1;
+    for (int i = 0; i < reps; i++)
+        if ((ts[i] = hb_product(a, b)) < 0) return 1;
     qsort(ts, (size_t)reps, sizeof *ts, cmp_double);
     double med = ts[reps / 2];
     const char *path = medium && gad_matmul_medium_native()

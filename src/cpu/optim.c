@@ -15,6 +15,48 @@
 
 #include <math.h>
 
+/* The sum of squares in optim.h's order: blocks of GAD_OPTIM_SUMSQ_BLK
+ * elements, block(g, dt, lo, hi) summing one, the block sums added in order;
+ * threaded through a table of one double a block, or on this thread when
+ * that cannot be allocated (the same bits). dt: for block's use. */
+typedef double (*sumsq_block_fn)(const void *g, int dt, int64_t lo, int64_t hi);
+
+typedef struct {
+    sumsq_block_fn block;
+    const void *g;
+    int dt;
+    double *part;
+    int64_t n;
+} sumsq_ctx;
+
+static void sumsq_range(void *arg, int64_t lo, int64_t hi) {
+    const sumsq_ctx *a = arg;
+    for (int64_t b = lo; b < hi; b++) {
+        int64_t e = (b + 1) * GAD_OPTIM_SUMSQ_BLK;
+        a->part[b] = a->block(a->g, a->dt, b * GAD_OPTIM_SUMSQ_BLK, e < a->n ? e : a->n);
+    }
+}
+
+static double sumsq_blocks(sumsq_block_fn block, const void *g, int dt, int64_t n) {
+    if (n <= 0) return 0;
+    int64_t nb = (n + GAD_OPTIM_SUMSQ_BLK - 1) / GAD_OPTIM_SUMSQ_BLK;
+    size_t bytes = (size_t)nb * sizeof(double);
+    double total = 0;
+    double *part = n > GAD_OPTIM_PAR_MIN ? gad__alloc(bytes) : NULL;
+    if (!part) {
+        for (int64_t b = 0; b < nb; b++) {
+            int64_t e = (b + 1) * GAD_OPTIM_SUMSQ_BLK;
+            total += block(g, dt, b * GAD_OPTIM_SUMSQ_BLK, e < n ? e : n);
+        }
+        return total;
+    }
+    sumsq_ctx a = {block, g, dt, part, n};
+    gad__parallel_for(nb, GAD_OPTIM_PAR_MIN / 2 / GAD_OPTIM_SUMSQ_BLK, sumsq_range, &a);
+    for (int64_t b = 0; b < nb; b++) total += part[b];
+    gad__free(part, bytes);
+    return total;
+}
+
 #define T float
 #define SFX f32
 #define SQRT sqrtf
@@ -43,48 +85,21 @@ static void half_widen(int dt, const uint16_t *x, float *y, int64_t n) {
         gad__f16_to_f32_n(x, y, n);
 }
 
-static double half_block_sumsq(int dt, const uint16_t *g, int64_t lo, int64_t hi) {
+static double half_block_sumsq(const void *g, int dt, int64_t lo, int64_t hi) {
     float w[GAD_OPTIM_SUMSQ_BLK];
-    half_widen(dt, g + lo, w, hi - lo);
+    half_widen(dt, (const uint16_t *)g + lo, w, hi - lo);
     return block_sumsq_f32(w, 0, hi - lo);
+}
+
+double gad__sumsq_half(int dt, const uint16_t *g, int64_t n) {
+    return sumsq_blocks(half_block_sumsq, g, dt, n);
 }
 
 typedef struct {
     int dt;
-    const uint16_t *g;
     uint16_t *x;
     float c;
-    double *part;
-    int64_t n;
 } half_ctx;
-
-static void half_sumsq_range(void *arg, int64_t lo, int64_t hi) {
-    const half_ctx *a = arg;
-    for (int64_t b = lo; b < hi; b++) {
-        int64_t e = (b + 1) * GAD_OPTIM_SUMSQ_BLK;
-        a->part[b] = half_block_sumsq(a->dt, a->g, b * GAD_OPTIM_SUMSQ_BLK, e < a->n ? e : a->n);
-    }
-}
-
-double gad__sumsq_half(int dt, const uint16_t *g, int64_t n) {
-    if (n <= 0) return 0;
-    int64_t nb = (n + GAD_OPTIM_SUMSQ_BLK - 1) / GAD_OPTIM_SUMSQ_BLK;
-    size_t bytes = (size_t)nb * sizeof(double);
-    double total = 0;
-    double *part = n > GAD_OPTIM_PAR_MIN ? gad__alloc(bytes) : NULL;
-    if (!part) {
-        for (int64_t b = 0; b < nb; b++) {
-            int64_t e = (b + 1) * GAD_OPTIM_SUMSQ_BLK;
-            total += half_block_sumsq(dt, g, b * GAD_OPTIM_SUMSQ_BLK, e < n ? e : n);
-        }
-        return total;
-    }
-    half_ctx a = {.dt = dt, .g = g, .part = part, .n = n};
-    gad__parallel_for(nb, GAD_OPTIM_PAR_MIN / 2 / GAD_OPTIM_SUMSQ_BLK, half_sumsq_range, &a);
-    for (int64_t b = 0; b < nb; b++) total += part[b];
-    gad__free(part, bytes);
-    return total;
-}
 
 static void half_scale_range(void *arg, int64_t lo, int64_t hi) {
     const half_ctx *a = arg;
@@ -101,7 +116,7 @@ static void half_scale_range(void *arg, int64_t lo, int64_t hi) {
 }
 
 void gad__scale_half(int dt, uint16_t *x, int64_t n, double c) {
-    half_ctx a = {.dt = dt, .x = x, .c = (float)c, .n = n};
+    half_ctx a = {dt, x, (float)c};
     gad__parallel_for(n, GAD_OPTIM_PAR_MIN / 2, half_scale_range, &a);
 }
 

@@ -12,13 +12,10 @@
 /* The split of the elementwise loops between threads. */
 #define GRAIN (GAD_OPTIM_PAR_MIN / 2)
 
-/* The arguments of the threaded loops (the sum of squares, the scaling). */
+/* The arguments of the threaded scaling. */
 typedef struct {
     T *p;
-    const T *g;
     T c;
-    double *part;
-    int64_t n;
 } FN(optim_ctx);
 
 /* --------------------------------------------------------------- AdamW */
@@ -123,35 +120,12 @@ static double FN(block_sumsq)(const T *g, int64_t lo, int64_t hi) {
     return (s0 + s1) + (s2 + s3);
 }
 
-/* blocks [lo, hi) of GAD_OPTIM_SUMSQ_BLK elements, one sum each */
-static void FN(sumsq_range)(void *arg, int64_t lo, int64_t hi) {
-    const FN(optim_ctx) *a = arg;
-    for (int64_t b = lo; b < hi; b++) {
-        int64_t e = (b + 1) * GAD_OPTIM_SUMSQ_BLK;
-        a->part[b] = FN(block_sumsq)(a->g, b * GAD_OPTIM_SUMSQ_BLK,
-                                     e < a->n ? e : a->n);
-    }
+static double FN(block_sumsq_any)(const void *g, int dt, int64_t lo, int64_t hi) {
+    (void)dt;
+    return FN(block_sumsq)(g, lo, hi);
 }
 
-double FN(gad__sumsq)(const T *g, int64_t n) {
-    if (n <= 0) return 0;
-    int64_t nb = (n + GAD_OPTIM_SUMSQ_BLK - 1) / GAD_OPTIM_SUMSQ_BLK;
-    size_t bytes = (size_t)nb * sizeof(double);
-    double total = 0;
-    double *part = n > GAD_OPTIM_PAR_MIN ? gad__alloc(bytes) : NULL;
-    if (!part) { /* the same blocks, in the same order, on this thread */
-        for (int64_t b = 0; b < nb; b++) {
-            int64_t e = (b + 1) * GAD_OPTIM_SUMSQ_BLK;
-            total += FN(block_sumsq)(g, b * GAD_OPTIM_SUMSQ_BLK, e < n ? e : n);
-        }
-        return total;
-    }
-    FN(optim_ctx) a = {.g = g, .part = part, .n = n};
-    gad__parallel_for(nb, GRAIN / GAD_OPTIM_SUMSQ_BLK, FN(sumsq_range), &a);
-    for (int64_t b = 0; b < nb; b++) total += part[b];
-    gad__free(part, bytes);
-    return total;
-}
+double FN(gad__sumsq)(const T *g, int64_t n) { return sumsq_blocks(FN(block_sumsq_any), g, 0, n); }
 
 static void FN(scale_range)(void *arg, int64_t lo, int64_t hi) {
     const FN(optim_ctx) *a = arg;
