@@ -363,6 +363,83 @@ TEST(workers_start_without_flush_modes) {
 #endif
 }
 
+/* cpu/gemm.c (gemm_int.h): how many threads an M x N x K product takes. */
+int gad__gemm_threads(int64_t M, int64_t N, int64_t K);
+
+typedef struct {
+    pthread_t caller;
+    atomic_int elsewhere;  /* chunks run on another thread than the caller */
+    atomic_int nchunks;
+    int64_t lo[64];
+} chunk_log;
+
+static void log_chunk(void *arg, int64_t lo, int64_t hi) {
+    chunk_log *c = arg;
+    (void)hi;
+    if (!pthread_equal(pthread_self(), c->caller)) atomic_fetch_add(&c->elsewhere, 1);
+    int k = atomic_fetch_add(&c->nchunks, 1);
+    if (k < 64) c->lo[k] = lo;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The chunk starts of a light loop over n with grain g, sorted; returns how
+ * many chunks ran on another thread than the caller. */
+static int light_chunks(int64_t n, int64_t g, int64_t *starts, int *count) {
+    chunk_log c = {.caller = pthread_self()};
+    gad__parallel_for_light(n, g, log_chunk, &c);
+    *count = atomic_load(&c.nchunks);
+    CHECK(*count >= 1 && *count <= 64);
+    if (*count > 64) *count = 64;
+    memcpy(starts, c.lo, (size_t)*count * sizeof *starts);
+    qsort(starts, (size_t)*count, sizeof *starts, cmp_i64);
+    return atomic_load(&c.elsewhere);
+}
+
+/* While the workers find their cores contended, work too small to pay for
+ * waking one stays on the caller: a product under 3M multiply-adds and a
+ * light loop under 8 grains a thread, in the same chunks as a quiet
+ * machine's (so the same results); larger work is still split. */
+TEST(contended_pool_keeps_small_work_on_the_caller) {
+    gad_set_num_threads(2);
+    gad__pool_test_contended(0);
+    CHECK(!gad__pool_contended());
+    CHECK(gad__gemm_threads(64, 64, 64) == 2);
+    CHECK(gad__gemm_threads(256, 256, 256) == 2);
+    int64_t quiet[64], busy[64];
+    int nq, nb;
+    light_chunks(4 * 1000, 1000, quiet, &nq);
+    double q13 = sum_of(1 << 13), q16 = sum_of(1 << 16);
+
+    gad__pool_test_contended(1);
+    CHECK(gad__pool_contended());
+    CHECK(gad__gemm_threads(64, 64, 64) == 1);
+    CHECK(gad__gemm_threads(144, 144, 144) == 1);
+    CHECK(gad__gemm_threads(160, 160, 160) == 2);
+    CHECK(gad__gemm_threads(2048, 2048, 2048) == 2);
+    for (int rep = 0; rep < 20; rep++) {
+        CHECK_MSG(light_chunks(4 * 1000, 1000, busy, &nb) == 0,
+                  "a chunk of a 4-grain loop ran on a worker under contention");
+        CHECK(nb == nq && !memcmp(busy, quiet, (size_t)nq * sizeof *quiet));
+    }
+    /* 16 grains or more are split as before: every chunk once */
+    cover c = {40000, 1000, calloc(40001, 1), 0};
+    gad__parallel_for_light(c.n, c.grain, cover_range, &c);
+    int once = 1;
+    for (int64_t k = 0; k < c.n; k++) once &= c.mark[k] == 1;
+    CHECK(once && !atomic_load(&c.bad));
+    free(c.mark);
+    CHECK(sum_of(1 << 13) == q13);
+    CHECK(sum_of(1 << 16) == q16);
+
+    gad__pool_test_contended(-1);
+    gad__pool_park();
+    gad_set_num_threads(0);
+}
+
 int main(void) {
     RUN(workers_start_without_flush_modes);
     RUN(every_part_runs_once);
@@ -373,6 +450,7 @@ int main(void) {
     RUN(contended_workers_sleep_at_once);
     RUN(probe_sees_a_shared_cpu);
     RUN(regions_finish_without_their_workers);
+    RUN(contended_pool_keeps_small_work_on_the_caller);
     RUN(fork_child_starts_its_own_workers);
     return test_summary();
 }

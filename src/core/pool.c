@@ -24,6 +24,9 @@
  * the rule, W4 and W5 at 2 threads took 0.74 and 0.96 of the time and W6
  * made 1.09x the tokens per second there, and the quiet figures stayed
  * within the noise (1.02, 1.00, 0.98; five alternating runs each).
+ * A worker's verdict is also the pool's (gad__pool_contended) for a short
+ * while, so that kernels do not split work too small to pay for waking a
+ * sleeping worker (cpu/gemm.c).
  *
  * One region runs at a time; a region asked for while another runs (from
  * another user thread, or nested inside a region) runs on the caller
@@ -88,6 +91,7 @@ static struct {
     pthread_mutex_t mu;             /* guards sleeping and starting workers */
     pthread_cond_t wake;
     atomic_llong spin_ns;           /* < 0: not read yet */
+    atomic_llong contended_until;   /* a worker found its core contended: until then */
 } pool = {
     .busy = ATOMIC_FLAG_INIT,
     .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -130,9 +134,15 @@ static int64_t spin_ns(void) {
  * never contended and spins as before. */
 #define CONTEND_PERIOD_NS 4000000
 #define CONTEND_CALM 4
+/* How long gad__pool_contended reports a worker's read over the bar: a
+ * verdict that no fresh read confirms (a worker that no region wakes reads
+ * nothing) must not hold for good, nor keep the work that would refresh it
+ * off the workers. */
+#define CONTEND_HOLD_NS 100000000
 typedef struct {
     int ok;           /* the file could be read */
     int contended;
+    int publish;      /* a worker's: a read over the bar sets pool.contended_until */
     int calm;         /* reads below the bar since the last one over it */
     int64_t when;     /* of the last read */
     uint64_t run, delay;
@@ -161,7 +171,7 @@ static int probe_read(uint64_t *run, uint64_t *delay) {
 
 static void probe_init(sched_probe *p) {
     p->ok = probe_read(&p->run, &p->delay);
-    p->contended = p->calm = 0;
+    p->contended = p->calm = p->publish = 0;
     p->when = now_ns();
 }
 
@@ -177,8 +187,12 @@ static int probe_contended(sched_probe *p) {
     if (probe_read(&run, &delay) && run >= p->run && delay >= p->delay) {
         uint64_t dr = run - p->run, dd = delay - p->delay;
         if (dr + dd >= 1000000) {
-            if (dd * 10 > dr + dd)
+            if (dd * 10 > dr + dd) {
                 p->contended = 1, p->calm = 0;
+                if (p->publish)
+                    atomic_store_explicit(&pool.contended_until, t + CONTEND_HOLD_NS,
+                                          memory_order_relaxed);
+            }
             else if (p->contended && ++p->calm >= CONTEND_CALM)
                 p->contended = 0;
             p->run = run, p->delay = delay;
@@ -260,6 +274,7 @@ static void *worker_main(void *arg) {
     pool_worker = 1;
     sched_probe probe;
     probe_init(&probe);
+    probe.publish = 1;
     for (;;) {
         uint64_t s = worker_wait(seq, &probe);
         seq = s >> 16;
@@ -326,6 +341,13 @@ static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 static void pool_init(void) { pthread_atfork(NULL, NULL, pool_atfork_child); }
 
 int gad__pool_nested(void) { return pool_inside; }
+
+int gad__pool_contended(void) {
+    int f = atomic_load_explicit(&contend_force, memory_order_relaxed);
+    if (GAD_UNLIKELY(f >= 0)) return f;
+    int64_t u = atomic_load_explicit(&pool.contended_until, memory_order_relaxed);
+    return u != 0 && now_ns() < u;
+}
 
 int gad__pool_worker(void) { return pool_worker; }
 

@@ -269,13 +269,25 @@ static inline size_t gemm_round64(size_t n) { return (n + 63) & ~(size_t)63; }
  * it saves (a region of gad's pool whose workers are awake starts and joins
  * in about a microsecond). */
 #define GEMM_MIN_WORK_PER_THREAD (48.0 * 48.0 * 48.0)
+/* The same while gad's workers find their cores contended (another
+ * process or thread wants them) and so sleep after each region: a split
+ * then pays for a worker's wake-up and for the time it waits for its core.
+ * Measured on a 2-vCPU Xeon with a spinner holding the other CPU (sgemm,
+ * medians of 15 calls, speed on 2 threads over 1): 64^3 0.72, 96^3 0.73,
+ * 128^3 0.66; from 144^3 to 192^3 anywhere from 0.66 to 1.43 between runs
+ * (as the scheduler shared the spinner's CPU); 256^3 and 384^3 1.6 and
+ * 1.8. So two threads from 144^3 (3M multiply-adds). */
+#define GEMM_MIN_WORK_CONTENDED (1.5e6)
 
 /* How many threads an M x N x K product is worth. */
 static int gemm_threads(int64_t M, int64_t N, int64_t K) {
     if (gad__pool_nested()) return 1;
     int nt = gad__nthreads();
     if (nt <= 1) return 1;
-    double lim = (double)M * (double)N * (double)K / GEMM_MIN_WORK_PER_THREAD;
+    double work = (double)M * (double)N * (double)K;
+    double lim = work / GEMM_MIN_WORK_PER_THREAD;
+    if (lim >= 2 && work < nt * GEMM_MIN_WORK_CONTENDED && gad__pool_contended())
+        lim = work / GEMM_MIN_WORK_CONTENDED;
     if (lim < nt) nt = lim < 1 ? 1 : (int)lim;
     return nt;
 }
