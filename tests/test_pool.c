@@ -390,7 +390,7 @@ static int cmp_i64(const void *a, const void *b) {
  * many chunks ran on another thread than the caller. */
 static int light_chunks(int64_t n, int64_t g, int64_t *starts, int *count) {
     chunk_log c = {.caller = pthread_self()};
-    gad__parallel_for_light(n, g, log_chunk, &c);
+    gad__parallel_for_ew(n, g, log_chunk, &c);
     *count = atomic_load(&c.nchunks);
     CHECK(*count >= 1 && *count <= 64);
     if (*count > 64) *count = 64;
@@ -427,7 +427,7 @@ TEST(contended_pool_keeps_small_work_on_the_caller) {
     }
     /* 16 grains or more are split as before: every chunk once */
     cover c = {40000, 1000, calloc(40001, 1), 0};
-    gad__parallel_for_light(c.n, c.grain, cover_range, &c);
+    gad__parallel_for_ew(c.n, c.grain, cover_range, &c);
     int once = 1;
     for (int64_t k = 0; k < c.n; k++) once &= c.mark[k] == 1;
     CHECK(once && !atomic_load(&c.bad));

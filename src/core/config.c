@@ -154,7 +154,7 @@ static void pfor_part(void *arg, int t, int nt) {
 #define GAD_CONTENDED_GRAINS 8
 
 static void pfor(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t lo, int64_t hi),
-                 void *ctx, int light) {
+                 void *ctx, int ew) {
     if (n <= 0) return;
     int64_t nt = gad__nthreads();
     if (grain < 1) grain = 1;
@@ -164,7 +164,7 @@ static void pfor(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t lo, int
         if (nch > nt * GAD_CHUNKS_PER_THREAD) nch = nt * GAD_CHUNKS_PER_THREAD;
         struct pfor p = {fn, ctx, n, nch, 0};
         int64_t run = nt; /* the threads that run the nt threads' chunks */
-        if (light && n / grain < nt * GAD_CONTENDED_GRAINS && gad__pool_contended())
+        if (ew && n / grain < nt * GAD_CONTENDED_GRAINS && gad__pool_contended())
             run = n / grain / GAD_CONTENDED_GRAINS;
         if (run > 1)
             gad__pool_run((int)run, pfor_part, &p);
@@ -180,7 +180,7 @@ void gad__parallel_for(int64_t n, int64_t grain,
     pfor(n, grain, fn, ctx, 0);
 }
 
-void gad__parallel_for_light(int64_t n, int64_t grain,
+void gad__parallel_for_ew(int64_t n, int64_t grain,
                              void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx) {
     pfor(n, grain, fn, ctx, 1);
 }

@@ -625,8 +625,8 @@ int gad__pool_test_probe(int ms);
  * in microseconds (-1: GAD_SPIN_US again). */
 int gad__pool_test_sleepers(int *workers);
 void gad__pool_test_spin_us(long us);
-/* Whether a worker found its core contended in the last few milliseconds
- * (it then sleeps after each region, so that a region pays for waking it:
+/* Whether a worker read its core as contended within the last 100 ms (it
+ * then sleeps after each region, so that a region pays for waking it:
  * several microseconds in a VM). Kernels whose split pays only when
  * workers are awake ask for more work per thread while it says so; the
  * forced verdict of gad__pool_test_contended when one is set. */
@@ -648,12 +648,12 @@ void gad__pool_park(void);
  * thread count; fn must give the same result for any split. */
 void gad__parallel_for(int64_t n, int64_t grain,
                        void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
-/* The same for light work per element (elementwise ops), whose grain is
- * worth a thread only while gad's workers are awake: while they find their
- * cores contended (gad__pool_contended), each thread must have
- * GAD_CONTENDED_GRAINS grains, and smaller work runs the same chunks on
- * the caller alone (the same results). */
-void gad__parallel_for_light(int64_t n, int64_t grain,
+/* The same for the elementwise family's loops, whose grain (about 2 to 10
+ * microseconds of work) pays for a thread only while gad's workers are
+ * awake: while they find their cores contended (gad__pool_contended), each
+ * thread must have GAD_CONTENDED_GRAINS grains, and smaller work runs the
+ * same chunks on the caller alone (the same results). */
+void gad__parallel_for_ew(int64_t n, int64_t grain,
                              void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
 bool gad__blas_on(void);
 

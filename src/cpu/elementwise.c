@@ -227,7 +227,7 @@ GAD_HOT void gad__k_unary(gad_ukernel k, const gad_tensor *x, gad_tensor *y,
     }
     const int64_t *strides[1] = {x->strides};
     gad__iter_init(&c.it, x->shape, x->rank, 1, strides);
-    gad__parallel_for_light(x->numel, EW_GRAIN, ew_range, &c);
+    gad__parallel_for_ew(x->numel, EW_GRAIN, ew_range, &c);
 }
 
 void gad__ew_unary_span(gad_ukernel k, bool f64, int64_t n, const void *x, void *y,
@@ -271,7 +271,7 @@ GAD_HOT static void run_binary(bkern bk, int sbk, bool light, const gad_tensor *
     gad__broadcast_strides(b, y->shape, y->rank, sb);
     const int64_t *strides[2] = {sa, sb};
     gad__iter_init(&c.it, y->shape, y->rank, 2, strides);
-    gad__parallel_for_light(y->numel, EW_GRAIN, ew_range, &c);
+    gad__parallel_for_ew(y->numel, EW_GRAIN, ew_range, &c);
 }
 
 GAD_HOT void gad__k_binary(gad_bkernel k, const gad_tensor *a, const gad_tensor *b,
