@@ -82,6 +82,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef GEMM_X86
+#include <cpuid.h>
+#endif
+
 #ifdef GAD_HAVE_CBLAS
 #include <cblas.h>
 #endif
@@ -363,6 +367,23 @@ static int64_t gemm_l2_bytes(void) {
     return v;
 }
 
+/* gad__gemm_cpu_amd (gemm_int.h): read once, as CPUID traps to the
+ * hypervisor in a VM; "AuthenticAMD" is in EBX, EDX, ECX of leaf 0. */
+int gad__gemm_cpu_amd(void) {
+    static atomic_int cached; /* 0 unknown, 1 AMD, 2 not */
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (GAD_LIKELY(v)) return v == 1;
+    v = 2;
+#ifdef GEMM_X86
+    unsigned a, b, c, d;
+    if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u &&
+        c == 0x444d4163u)
+        v = 1;
+#endif
+    atomic_store_explicit(&cached, v, memory_order_relaxed);
+    return v == 1;
+}
+
 /* Whether the small-problem kernels (no packing) should take a product.
  * They win when op(B) stays in L2 while the tiles of C sweep it, and when M
  * or N is too small for packed panels to be reused; they lose when op(B) is
@@ -377,13 +398,23 @@ static int64_t gemm_sup_tb_kmax(int64_t N, size_t esize) {
     return (int64_t)((double)gemm_l2_bytes() / 2 / ((double)N * (double)esize));
 }
 
-static int gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
+static int gemm_use_sup(int ta, int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
                         size_t esize) {
     if (tb) return K <= gemm_sup_tb_kmax(N, esize);
     double bytes = (double)K * (double)N * (double)esize;
     double l2 = (double)gemm_l2_bytes();
     if (M <= 16 || N <= 16) return 1;
     if ((size_t)ldb * esize % 4096 == 0 && K > 32) return 0;
+    int amd = gad__gemm_cpu_amd();
+    /* Every tile of C reads its columns of op(B) again, in rows ldb apart,
+     * where the packed path reads them from contiguous panels: with op(A)
+     * transposed too and more than 128 rows, the panels win even for a small
+     * op(B). Measured on an Intel Xeon (family 6 model 207, 2 MiB L2; one
+     * thread, f32, unpacked over packed): 0.87-0.92x at 512 x 512 x 128 and
+     * 784 x 512 x 128 (W4's weight gradients), 0.92-0.98x at M = 192-256,
+     * K = 128, 1.02-1.10x at M <= 128. Not measured on AMD's cores, which
+     * keep the rule below. */
+    if (!amd && ta && M > 128) return 0;
     if (bytes <= l2 / 4) return 1;
     /* Beyond that, with few rows the packing of op(B) is paid for by few
      * tiles. Measured on a Zen 4 core (1 MiB L2; unpacked over packed,
@@ -392,9 +423,16 @@ static int gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
      * 1.24x at M = 64, 1.05x at 96 x 700 x 600. Longer K streams the
      * columns of op(B) from beyond L2 for every row block (0.97x at M =
      * 128, K = 1024; at M = 256, 0.81x at K = 1024 and 0.74x at 2048), and
-     * more rows or a bigger op(B) gave mixed results. f32 only (the f64
-     * kernels were not measured). */
-    if (esize == sizeof(float) && M <= 128 && K <= 800 && bytes <= 2 * l2) return 1;
+     * more rows or a bigger op(B) gave mixed results. On the Intel Xeon
+     * above, whose L3 feeds a core's full-width FMAs more slowly than Zen
+     * 4's feeds its half-width ones, this pays only while op(B) fits half of
+     * L2 (1.05-1.14x at M = 96-128, N = 256-512, K = 256-640), or for at
+     * most 32 rows (1.23-1.29x at 32 x 512 x 784): at 128 x 512 x 784 (W4's
+     * first layer) it ran 0.87x, at 96 x 512 x 784 0.75-0.79x. f32 only
+     * (the f64 kernels were not measured). */
+    if (esize == sizeof(float) && M <= 128 && K <= 800 &&
+        bytes <= (amd || M <= 32 ? 2 * l2 : l2 / 2))
+        return 1;
     return 0;
 }
 
@@ -410,9 +448,9 @@ void gad__gemm_plan(int nt, int64_t M, int64_t N, int64_t K, int mr, int nr, int
 int64_t gad__gemm_kc(int64_t K, int64_t kcmax) { return gemm_kc(K, kcmax); }
 int64_t gad__gemm_l2_bytes(void) { return gemm_l2_bytes(); }
 int64_t gad__gemm_kc_bound(int64_t K, int64_t kcmax) { return gemm_kc_bound(K, kcmax); }
-int gad__gemm_use_sup(int64_t M, int64_t N, int64_t K, int64_t ldb, int tb) {
+int gad__gemm_use_sup(int ta, int64_t M, int64_t N, int64_t K, int64_t ldb, int tb) {
     return !atomic_load_explicit(&gemm_small_off, memory_order_relaxed) &&
-           gemm_use_sup(M, N, K, ldb, tb, sizeof(float));
+           gemm_use_sup(ta, M, N, K, ldb, tb, sizeof(float));
 }
 
 /* ---- the typed parts ---- */

@@ -400,7 +400,7 @@ static int GT_FN(run_ftz)(const GT_DESC *kd, int ta, int tb, int64_t M,
         GT_FN(dot_run)(kd, &g);
         return 0;
     }
-    if (small && kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT)))
+    if (small && kd->sup && gemm_use_sup(ta, M, N, K, ldb, tb, sizeof(GT)))
         return GT_FN(sup_run)(kd, &g);
     const int mr = kd->mr, nr = kd->nr;
     int64_t mt = gemm_cdiv(M, mr), ntl = gemm_cdiv(N, nr);
@@ -448,7 +448,7 @@ static size_t GT_FN(scratch_one)(const GT_DESC *kd, int ta, int tb, int64_t M, i
     size_t sup = 0;
     if (small && kd->sup && tb)
         sup = (size_t)(ntl * nr * gemm_min(K, gemm_sup_tb_kmax(N, sizeof(GT)))) * sizeof(GT);
-    if (small && kd->sup && gemm_use_sup(M, N, K, ldb, tb, sizeof(GT))) return sup;
+    if (small && kd->sup && gemm_use_sup(ta, M, N, K, ldb, tb, sizeof(GT))) return sup;
     int64_t kc = gemm_kc_bound(K, kd->kc);
     int64_t rows = gemm_min(kd->mcb, mt * mr), cols = gemm_min(kd->ncb, ntl * nr);
     size_t packed = gemm_round64((size_t)(rows * kc) * sizeof(GT)) +

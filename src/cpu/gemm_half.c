@@ -79,10 +79,7 @@ static int hg_cpu_flags(void) {
         f |= 1;
     unsigned a, b, c, d;
     if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 5) & 1)) f |= 2;
-    /* the vendor, "AuthenticAMD" in EBX, EDX, ECX (hg_dp_wins) */
-    if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u &&
-        c == 0x444d4163u)
-        f |= 8;
+    if (gad__gemm_cpu_amd()) f |= 8; /* hg_dp_wins */
     atomic_store_explicit(&hg_cpu, f, memory_order_relaxed);
     return f;
 }
@@ -661,7 +658,7 @@ static size_t hg_sup_bytes(const gemm_sdesc *sd, int tb, int cdt, int64_t M, int
 }
 
 static int hg_use_sup(const hg_desc *d, int tb, int64_t M, int64_t N, int64_t K) {
-    return d->path == HG_F32 && d->vec && d->sd->sup && gad__gemm_use_sup(M, N, K, N, tb);
+    return d->path == HG_F32 && d->vec && d->sd->sup && gad__gemm_use_sup(0, M, N, K, N, tb);
 }
 
 static int hg_sup_run(const hg_desc *d, int dt, int ta, int tb, int64_t M, int64_t N,
