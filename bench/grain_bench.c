@@ -4,7 +4,10 @@
  * medians (us per call) and their ratio t2/t1: below 1, splitting pays.
  *   grain-bench [rounds] [op...]
  * ops: add mul_row relu gelu exp pow relu_grad gelu_grad sum_all sum_rows
- * (default: all). Sizes: 16K to 1M elements, f32. Run it with both builds
+ * gt where gt_row where_row clamp copy_t cast (default: all; the last seven
+ * are the select family's compare and where (of same-shape operands, then
+ * with a broadcast row) and clamp (tensor bounds, a row), a transposed copy
+ * and an f32 to f64 cast). Sizes: 16K to 1M elements, f32. Run it with both builds
  * whose grains differ to see where the grain took effect: at sizes below
  * the family's split point both threads' times are the same by design. */
 #include "gad.h"
@@ -33,7 +36,7 @@ static void cpu_name(char *buf, size_t cap) {
 }
 
 typedef struct args {
-    gad_tensor *x, *y, *row, *gy, *leaf;
+    gad_tensor *x, *y, *row, *gy, *leaf, *cond;
 } args;
 
 static gad_tensor *grad_of(gad_tensor *(*f)(gad_tensor *), args *a) {
@@ -54,12 +57,21 @@ static gad_tensor *run(const char *op, args *a) {
     if (!strcmp(op, "gelu_grad")) return grad_of(gad_gelu, a);
     if (!strcmp(op, "sum_all")) return gad_sum_all(a->x);
     if (!strcmp(op, "sum_rows")) return gad_sum(a->x, (int[]){1}, 1, 0);
+    if (!strcmp(op, "gt")) return gad_gt(a->x, a->y);
+    if (!strcmp(op, "where")) return gad_where(a->cond, a->x, a->y);
+    if (!strcmp(op, "gt_row")) return gad_gt(a->x, a->row);
+    if (!strcmp(op, "where_row")) return gad_where(a->cond, a->x, a->row);
+    if (!strcmp(op, "clamp")) return gad_clamp_tensor(a->x, a->row, NULL);
+    if (!strcmp(op, "copy_t")) return gad_contiguous(gad_transpose(a->x));
+    if (!strcmp(op, "cast")) return gad_cast(a->x, GAD_F64);
     return NULL;
 }
 
 static const char *const all_ops[] = {"add",       "mul_row",   "relu",    "gelu",
                                       "exp",       "pow",       "relu_grad", "gelu_grad",
-                                      "sum_all",   "sum_rows"};
+                                      "sum_all",   "sum_rows",  "gt",      "where",
+                                      "gt_row",    "where_row", "clamp",   "copy_t",
+                                      "cast"};
 
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 15;
@@ -81,8 +93,9 @@ int main(int argc, char **argv) {
             gad_scope_begin();
             int64_t sh[2] = {n / 256, 256};
             args a = {gad_randn(sh, 2, 1), gad_randn(sh, 2, 2), gad_randn(sh + 1, 1, 3),
-                      gad_randn(sh, 2, 4), NULL};
+                      gad_randn(sh, 2, 4), NULL, NULL};
             a.leaf = gad_requires_grad(gad_clone(a.x));
+            a.cond = gad_gt(a.x, a.y);
             if (!run(ops[o], &a)) {
                 fprintf(stderr, "grain-bench: %s: %s\n", ops[o],
                         gad_last_error() ? gad_last_error()->text : "unknown op");

@@ -401,7 +401,8 @@ static int light_chunks(int64_t n, int64_t g, int64_t *starts, int *count) {
 
 /* While the workers find their cores contended, work too small to pay for
  * waking one stays on the caller: a product under 3M multiply-adds and a
- * light loop under 8 grains a thread, in the same chunks as a quiet
+ * streaming loop under 128K elements a thread (config.c's
+ * GAD_CONTENDED_ELEMS), whatever its grain, in the same chunks as a quiet
  * machine's (so the same results); larger work is still split. */
 TEST(contended_pool_keeps_small_work_on_the_caller) {
     gad_set_num_threads(2);
@@ -410,9 +411,11 @@ TEST(contended_pool_keeps_small_work_on_the_caller) {
     CHECK(!gad__pool_contended());
     CHECK(gad__gemm_threads(64, 64, 64) == two);
     CHECK(gad__gemm_threads(256, 256, 256) == two);
-    int64_t quiet[64], busy[64];
-    int nq, nb;
-    light_chunks(4 * 1000, 1000, quiet, &nq);
+    /* the elementwise family's grain (15 grains), select's and casts' (7) */
+    const int64_t ns[3] = {4 * 1000, 15 * 16384, 7 * 32768}, gs[3] = {1000, 16384, 32768};
+    int64_t quiet[3][64], busy[64];
+    int nq[3], nb;
+    for (int i = 0; i < 3; i++) light_chunks(ns[i], gs[i], quiet[i], &nq[i]);
     double q13 = sum_of(1 << 13), q16 = sum_of(1 << 16);
 
     gad__pool_test_contended(1);
@@ -421,13 +424,15 @@ TEST(contended_pool_keeps_small_work_on_the_caller) {
     CHECK(gad__gemm_threads(144, 144, 144) == 1);
     CHECK(gad__gemm_threads(160, 160, 160) == two);
     CHECK(gad__gemm_threads(2048, 2048, 2048) == two);
-    for (int rep = 0; rep < 20; rep++) {
-        CHECK_MSG(light_chunks(4 * 1000, 1000, busy, &nb) == 0,
-                  "a chunk of a 4-grain loop ran on a worker under contention");
-        CHECK(nb == nq && !memcmp(busy, quiet, (size_t)nq * sizeof *quiet));
-    }
-    /* 16 grains or more are split as before: every chunk once */
-    cover c = {40000, 1000, calloc(40001, 1), 0};
+    for (int rep = 0; rep < 20; rep++)
+        for (int i = 0; i < 3; i++) {
+            CHECK_MSG(light_chunks(ns[i], gs[i], busy, &nb) == 0,
+                      "a chunk of a loop of %lld ran on a worker under contention",
+                      (long long)ns[i]);
+            CHECK(nb == nq[i] && !memcmp(busy, quiet[i], (size_t)nb * sizeof *busy));
+        }
+    /* 256K elements or more are split as before: every chunk once */
+    cover c = {1 << 18, 32768, calloc((1 << 18) + 1, 1), 0};
     gad__parallel_for_ew(c.n, c.grain, cover_range, &c);
     int once = 1;
     for (int64_t k = 0; k < c.n; k++) once &= c.mark[k] == 1;

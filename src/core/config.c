@@ -142,16 +142,18 @@ static void pfor_part(void *arg, int t, int nt) {
  * shared 2-core host, alternating the two builds. */
 #define GAD_CHUNKS_PER_THREAD 16
 
-/* Elementwise work while gad's workers find their cores contended (they
+/* Streaming work while gad's workers find their cores contended (they
  * sleep after each region, so a split pays a wake-up and then waits for a
- * core the other process holds): the grains a thread must have. Measured
+ * core the other process holds): the elements a thread must have. Measured
  * on a 2-vCPU Xeon with a spinner holding the other CPU (grain-bench, 2
- * threads over 1, two runs of 5 and 7 rounds): from 32K to 128K elements
- * (2 to 8 grains) add, gelu and relu's gradient took 1.01 to 2.17x the
- * time, 1.25x and more in 9 of 12; from 256K to 1M, 0.56 to 1.11x, as the
- * scheduler shared the spinner's CPU (a coin flip: kept split); an add or
- * gelu of 16M gained 1.2x and 1.1x (bench/compare --busy W3). */
-#define GAD_CONTENDED_GRAINS 8
+ * threads over 1): from 32K to 128K elements add, gelu and relu's gradient
+ * took 1.01 to 2.17x the time, 1.25x and more in 9 of 12; from 256K to 1M,
+ * 0.56 to 1.11x, as the scheduler shared the spinner's CPU (a coin flip:
+ * kept split); an add or gelu of 16M gained 1.2x and 1.1x (bench/compare
+ * --busy W3). Compare (gt), where and an f32 to f64 cast, split in 32K
+ * grains, took 1.07 to 1.76x at 64K and 128K (two runs of 7 rounds; 0.94
+ * to 1.08x with this rule) and gained 0.67 to 0.91x at 256K. */
+#define GAD_CONTENDED_ELEMS 131072
 
 static void pfor(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t lo, int64_t hi),
                  void *ctx, int ew) {
@@ -164,8 +166,8 @@ static void pfor(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t lo, int
         if (nch > nt * GAD_CHUNKS_PER_THREAD) nch = nt * GAD_CHUNKS_PER_THREAD;
         struct pfor p = {fn, ctx, n, nch, 0};
         int64_t run = nt; /* the threads that run the nt threads' chunks */
-        if (ew && n / grain < nt * GAD_CONTENDED_GRAINS && gad__pool_contended())
-            run = n / grain / GAD_CONTENDED_GRAINS;
+        if (ew && n < nt * GAD_CONTENDED_ELEMS && gad__pool_contended())
+            run = n / GAD_CONTENDED_ELEMS;
         if (run > 1)
             gad__pool_run((int)run, pfor_part, &p);
         else

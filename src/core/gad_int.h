@@ -648,13 +648,14 @@ void gad__pool_park(void);
  * thread count; fn must give the same result for any split. */
 void gad__parallel_for(int64_t n, int64_t grain,
                        void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
-/* The same for the elementwise family's loops, whose grain (about 2 to 10
- * microseconds of work) pays for a thread only while gad's workers are
+/* The same for loops over n elements of streaming work (well under a
+ * nanosecond each: the elementwise family, compare, where, casts), whose
+ * grain pays for a thread only while gad's workers are
  * awake: while they find their cores contended (gad__pool_contended), each
- * thread must have GAD_CONTENDED_GRAINS grains, and smaller work runs the
+ * thread must have GAD_CONTENDED_ELEMS elements, and smaller work runs the
  * same chunks on the caller alone (the same results). */
 void gad__parallel_for_ew(int64_t n, int64_t grain,
-                             void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
+                          void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
 bool gad__blas_on(void);
 
 #endif /* GAD_INT_H */

@@ -572,7 +572,7 @@ void gad__host_convert(const gad_tensor *t, void *dst, int to) {
     conv_ctx c = {.src = gad__ptr(t), .dst = dst, .from = t->dtype, .to = to};
     const int64_t *strides[1] = {t->strides};
     gad__iter_init(&c.it, t->shape, t->rank, 1, strides);
-    gad__parallel_for(t->numel, 1 << 15, conv_range, &c);
+    gad__parallel_for_ew(t->numel, 1 << 15, conv_range, &c);
 }
 
 gad_status gad_read_f32(gad_tensor *t, float *dst, size_t n) {
