@@ -194,6 +194,24 @@ static void GT_FN(region)(const GT_DESC *kd, const GT_FN(args) *g, int64_t i0,
     }
 }
 
+/* Columns [*j0, *j1) of C, whole tiles of nr, for part t of nt. */
+static void GT_FN(sup_cols)(int64_t N, int nr, int t, int nt, int64_t *j0, int64_t *j1) {
+    int64_t ntl = gemm_cdiv(N, nr);
+    *j0 = gemm_min(N, ntl * t / nt * nr);
+    *j1 = gemm_min(N, ntl * (t + 1) / nt * nr);
+}
+
+/* Pack the columns of a transposed op(B) that part t of nt covers into
+ * their panels of bsrc (each part writes its own panels). */
+static void GT_FN(sup_pack)(const GT_DESC *kd, const GT_FN(args) *g, GT *bsrc,
+                            int64_t pstride, int t, int nt) {
+    int64_t j0, j1;
+    GT_FN(sup_cols)(g->N, kd->nr, t, nt, &j0, &j1);
+    if (j1 > j0)
+        GT_FN(pack_b)(kd, g->K, j1 - j0, g->B + j0 * g->ldb, g->ldb, 1,
+                      bsrc + j0 / kd->nr * pstride);
+}
+
 /* The small-problem path, part t of nt (rows or columns of C). */
 static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
                             const GT *bsrc, int64_t rsb, int64_t pstride,
@@ -206,9 +224,7 @@ static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
         i0 = M * t / nt;
         i1 = M * (t + 1) / nt;
     } else {
-        int64_t ntl = gemm_cdiv(N, nr);
-        j0 = gemm_min(N, ntl * t / nt * nr);
-        j1 = gemm_min(N, ntl * (t + 1) / nt * nr);
+        GT_FN(sup_cols)(N, nr, t, nt, &j0, &j1);
     }
     const int64_t rsa = g->ta ? 1 : g->lda, csa = g->ta ? g->lda : 1;
     for (int64_t i = i0; i < i1; i += mr) {
@@ -229,39 +245,43 @@ static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
 }
 
 /* Parts [lo, hi) of a small-problem product split in `parts` (one per
- * thread; gad__parallel_for hands each part out once). */
+ * thread; gad__parallel_for hands each part out once). pack: the parts
+ * pack their columns of a transposed op(B) first (a split by columns, whose
+ * parts read only their own panels), or do nothing else (pack_only: the
+ * packing before a split by rows, which reads every panel). */
 typedef struct {
     const GT_DESC *kd;
     const GT_FN(args) *g;
-    const GT *bsrc;
+    GT *bsrc;
     int64_t rsb, pstride;
-    int split_rows, parts;
+    int split_rows, parts, pack, pack_only;
 } GT_FN(sup_job);
 
 static void GT_FN(sup_task)(void *arg, int64_t lo, int64_t hi) {
     const GT_FN(sup_job) *j = arg;
     unsigned csr = gemm_ftz_begin();
-    for (int64_t r = lo; r < hi; r++)
-        GT_FN(sup_part)(j->kd, j->g, j->bsrc, j->rsb, j->pstride,
-                        j->split_rows, (int)r, j->parts);
+    for (int64_t r = lo; r < hi; r++) {
+        if (j->pack) GT_FN(sup_pack)(j->kd, j->g, j->bsrc, j->pstride, (int)r, j->parts);
+        if (!j->pack_only)
+            GT_FN(sup_part)(j->kd, j->g, j->bsrc, j->rsb, j->pstride,
+                            j->split_rows, (int)r, j->parts);
+    }
     gemm_ftz_end(csr);
 }
 
 /* The small-problem path: no packing unless op(B) is transposed (then all
- * of op(B) is packed once into NR-column panels). Each element of C is one
- * accumulation chain over K, so any split between threads gives the same
- * bits. */
+ * of op(B) is packed once into NR-column panels, by the threads that run
+ * the product). Each element of C is one accumulation chain over K, so any
+ * split between threads gives the same bits. */
 static int GT_FN(sup_run)(const GT_DESC *kd, const GT_FN(args) *g) {
     const int mr = kd->mr, nr = kd->nr;
     const int64_t M = g->M, N = g->N, K = g->K;
-    const GT *bsrc = g->B;
+    GT *bsrc = (GT *)g->B; /* written only when it is the packing buffer */
     int64_t rsb = g->ldb, pstride = 0;
     if (g->tb) {
         int64_t ntl = gemm_cdiv(N, nr);
-        GT *pb = gemm_scratch_get((size_t)(ntl * nr * K) * sizeof(GT));
-        if (!pb) return -1;
-        GT_FN(pack_b)(kd, K, N, g->B, g->ldb, 1, pb);
-        bsrc = pb;
+        bsrc = gemm_scratch_get((size_t)(ntl * nr * K) * sizeof(GT));
+        if (!bsrc) return -1;
         rsb = nr;
         pstride = K * nr;
     }
@@ -277,10 +297,19 @@ static int GT_FN(sup_run)(const GT_DESC *kd, const GT_FN(args) *g) {
         if (split_rows && M < nt) nt = (int)M;
     }
     if (nt <= 1) {
+        if (g->tb) GT_FN(sup_pack)(kd, g, bsrc, pstride, 0, 1);
         GT_FN(sup_part)(kd, g, bsrc, rsb, pstride, 1, 0, 1);
         return 0;
     }
-    GT_FN(sup_job) job = {kd, g, bsrc, rsb, pstride, split_rows, nt};
+    /* Measured on the Intel Xeon of bench/RESULTS.md, 2 threads: the packing
+     * on the caller alone held 128 x 512 x 512 with op(B) transposed (W4's
+     * x @ W^T) to 1.53x its one-thread speed. */
+    GT_FN(sup_job) job = {kd, g, bsrc, rsb, pstride, split_rows, nt, g->tb, 0};
+    if (g->tb && split_rows) {
+        GT_FN(sup_job) pack = {kd, g, bsrc, rsb, pstride, 0, nt, 1, 1};
+        gad__parallel_for(nt, 1, GT_FN(sup_task), &pack);
+        job.pack = 0;
+    }
     gad__parallel_for(nt, 1, GT_FN(sup_task), &job);
     return 0;
 }
