@@ -498,7 +498,7 @@ size_t gad__gemm_scratch_bytes(int f64, int ta, int tb, int64_t M, int64_t N, in
     if (f64) return gemm_d_scratch_one(gemm_ddesc_get(), ta, tb, M, N, K, lda, ldb);
     size_t s = gemm_s_scratch_one(gemm_sdesc_get(), ta, tb, M, N, K, lda, ldb);
     if (gad__sgemm_medium()) { /* the product goes to gad__hgemm */
-        size_t h = gad__hgemm_scratch_bytes(GAD_BF16, GAD_F32, tb, M, N, K);
+        size_t h = gad__hgemm_scratch_bytes(GAD_BF16, GAD_F32, ta, tb, M, N, K);
         if (h > s) s = h;
     }
     return s;

@@ -65,7 +65,8 @@ int gad__sgemm_bf16(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha
                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                     float *C, int64_t ldc);
 /* The bytes of scratch one call takes on one thread (gad__gemm_lend_scratch). */
-size_t gad__hgemm_scratch_bytes(int dt, int cdt, int tb, int64_t M, int64_t N, int64_t K);
+size_t gad__hgemm_scratch_bytes(int dt, int cdt, int ta, int tb, int64_t M, int64_t N,
+                                int64_t K);
 
 /* Give this thread's packing buffers back to the allocator (called by
  * gad_cache_trim and at thread exit). */

@@ -657,8 +657,58 @@ static size_t hg_sup_bytes(const gemm_sdesc *sd, int tb, int cdt, int64_t M, int
     return hg_sup_asz(M, K) + hg_sup_bsz(sd, tb, N, K) + c;
 }
 
-static int hg_use_sup(const hg_desc *d, int tb, int64_t M, int64_t N, int64_t K) {
-    return d->path == HG_F32 && d->vec && d->sd->sup && gad__gemm_use_sup(0, M, N, K, N, tb);
+static int hg_use_sup(const hg_desc *d, int ta, int tb, int64_t M, int64_t N, int64_t K) {
+    return d->path == HG_F32 && d->vec && d->sd->sup && gad__gemm_use_sup(ta, M, N, K, N, tb);
+}
+
+/* The conversions around a small problem: op(A) and op(B) into f32 copies
+ * (op(B) transposed: packed into NR-column panels) before it, the f32
+ * result into C after it (out). Part t of parts takes its share of rows (of
+ * A as stored, of B, of C) and, for a transposed op(B), of whole panels. */
+typedef struct {
+    const hg_desc *d;
+    int dt, cdt, tb, out;
+    int64_t ar, ac, M, N, K, lda, ldb, ldc, pstride;
+    const uint16_t *A, *B;
+    float *a, *b, *cf;
+    void *C;
+    int parts;
+} hg_cvt;
+
+static void hg_cvt_task(void *arg, int64_t lo, int64_t hi) {
+    const hg_cvt *v = arg;
+    for (int64_t t = lo; t < hi; t++) {
+        int64_t p = v->parts;
+        if (v->out) {
+            for (int64_t i = v->M * t / p; i < v->M * (t + 1) / p; i++)
+                cvt_out(v->d, v->cdt, v->cf + i * v->N, v->N, (uint16_t *)v->C + i * v->ldc);
+            continue;
+        }
+        for (int64_t r = v->ar * t / p; r < v->ar * (t + 1) / p; r++)
+            cvt_in(v->d, v->dt, v->A + r * v->lda, v->ac, v->a + r * v->ac);
+        if (v->tb) {
+            const int nr = v->d->nr;
+            int64_t ntl = hg_cdiv(v->N, nr), j0 = hg_min(v->N, ntl * t / p * nr),
+                    j1 = hg_min(v->N, ntl * (t + 1) / p * nr);
+            if (j1 > j0)
+                pack_b_f32(v->d, v->dt, v->K, j1 - j0, v->B + j0 * v->ldb, v->ldb, 1,
+                           v->b + j0 / nr * v->pstride);
+        } else {
+            for (int64_t k = v->K * t / p; k < v->K * (t + 1) / p; k++)
+                cvt_in(v->d, v->dt, v->B + k * v->ldb, v->N, v->b + k * v->N);
+        }
+    }
+}
+
+/* Run the conversions v on nt threads where there are enough elements to
+ * pay for a region (HG_CVT_PAR), else on the caller. */
+#define HG_CVT_PAR 65536
+static void hg_cvt_run(hg_cvt *v, int nt, int64_t elems) {
+    v->parts = nt > 1 && elems >= HG_CVT_PAR ? nt : 1;
+    if (v->parts == 1)
+        hg_cvt_task(v, 0, 1);
+    else
+        gad__parallel_for(v->parts, 1, hg_cvt_task, v);
 }
 
 static int hg_sup_run(const hg_desc *d, int dt, int ta, int tb, int64_t M, int64_t N,
@@ -669,16 +719,10 @@ static int hg_sup_run(const hg_desc *d, int dt, int ta, int tb, int64_t M, int64
     if (!buf) return -1;
     float *a = (float *)buf;
     float *b = (float *)(buf + hg_sup_asz(M, K));
-    /* op(A) as stored: ta ? K rows of M : M rows of K, packed */
-    int64_t ar = ta ? K : M, ac = ta ? M : K;
-    for (int64_t r = 0; r < ar; r++) cvt_in(d, dt, A + r * lda, ac, a + r * ac);
     hg_sup s = {sd, M, N, K, a, b, ta ? 1 : K, ta ? M : 1, N, 0, tb, NULL, ldc, 1, 1};
     if (tb) {
-        pack_b_f32(d, dt, K, N, B, ldb, 1, b);
         s.rsb = sd->nr;
         s.pstride = K * sd->nr;
-    } else {
-        for (int64_t k = 0; k < K; k++) cvt_in(d, dt, B + k * ldb, N, b + k * N);
     }
     float *cf = cdt == GAD_F32 ? (float *)C : (float *)((char *)b + hg_sup_bsz(sd, tb, N, K));
     s.c = cf;
@@ -695,14 +739,23 @@ static int hg_sup_run(const hg_desc *d, int dt, int ta, int tb, int64_t M, int64
         if (!s.split_rows && ntl < nt) nt = (int)ntl;
         if (s.split_rows && M < nt) nt = (int)M;
     }
+    /* op(A) as stored: ta ? K rows of M : M rows of K, packed. The
+     * conversions run on the product's threads: against the caller alone,
+     * 1.13x the speed at 128 x 512 x 512 in bf16 on two threads, 1.56x with
+     * op(B) transposed, 1.50x at 32 x 512 x 784 (the Intel Xeon of
+     * bench/RESULTS.md, 10 alternated runs). */
+    hg_cvt v = {d, dt, cdt, tb, 0, ta ? K : M, ta ? M : K, M, N, K, lda, ldb, ldc,
+                s.pstride, A, B, a, b, cf, C, 1};
+    hg_cvt_run(&v, nt, M * K + K * N);
     s.parts = nt > 1 ? nt : 1;
     if (s.parts == 1)
         hg_sup_task(&s, 0, 1);
     else
         gad__parallel_for(s.parts, 1, hg_sup_task, &s);
-    if (cdt != GAD_F32)
-        for (int64_t i = 0; i < M; i++)
-            cvt_out(d, cdt, cf + i * N, N, (uint16_t *)C + i * ldc);
+    if (cdt != GAD_F32) {
+        v.out = 1;
+        hg_cvt_run(&v, nt, M * N);
+    }
     return 0;
 }
 
@@ -715,7 +768,7 @@ int gad__hgemm(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const ui
     }
     hg_desc d;
     hg_desc_get(dt, &d);
-    if (hg_use_sup(&d, tb, M, N, K)) {
+    if (hg_use_sup(&d, ta, tb, M, N, K)) {
         int rc = hg_sup_run(&d, dt, ta, tb, M, N, K, A, lda, B, ldb, cdt, C, ldc);
         if (GAD_UNLIKELY(gad__pool_worker())) gad__gemm_release_scratch();
         return rc;
@@ -738,11 +791,12 @@ int gad__hgemm(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const ui
     return rc;
 }
 
-size_t gad__hgemm_scratch_bytes(int dt, int cdt, int tb, int64_t M, int64_t N, int64_t K) {
+size_t gad__hgemm_scratch_bytes(int dt, int cdt, int ta, int tb, int64_t M, int64_t N,
+                                int64_t K) {
     if (M <= 0 || N <= 0 || K <= 0) return 0;
     hg_desc d;
     hg_desc_get(dt, &d);
-    if (hg_use_sup(&d, tb, M, N, K)) return hg_sup_bytes(d.sd, tb, cdt, M, N, K);
+    if (hg_use_sup(&d, ta, tb, M, N, K)) return hg_sup_bytes(d.sd, tb, cdt, M, N, K);
     hg_plan p; /* the block depth's bound over K' <= K, as gemm.c's */
     hg_make_plan(&d, cdt, 1, M, N, K, gad__gemm_kc_bound(K, d.kc), &p);
     size_t per = p.per;

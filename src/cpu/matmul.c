@@ -88,7 +88,8 @@ static void mm_spread(mm_ctx *c, int64_t nbatch) {
         return;
     }
     size_t per = gad__is_half(c->dtype)
-                     ? gad__hgemm_scratch_bytes(c->dtype, c->dtype, c->b.trans, c->M, c->N, c->K)
+                     ? gad__hgemm_scratch_bytes(c->dtype, c->dtype, c->a.trans, c->b.trans, c->M,
+                                                c->N, c->K)
                      : gad__gemm_scratch_bytes(c->dtype == GAD_F64, c->a.trans, c->b.trans,
                                                c->M, c->N, c->K, c->a.ld, c->b.ld);
     per = (per + GAD_ALIGN - 1) & ~(size_t)(GAD_ALIGN - 1);
