@@ -245,16 +245,15 @@ static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
 }
 
 /* Parts [lo, hi) of a small-problem product split in `parts` (one per
- * thread; gad__parallel_for hands each part out once). pack: the parts
- * pack their columns of a transposed op(B) first (a split by columns, whose
- * parts read only their own panels), or do nothing else (pack_only: the
- * packing before a split by rows, which reads every panel). */
+ * thread; gad__parallel_for hands each part out once). pack: each part
+ * packs its columns of a transposed op(B) first (a split by columns, whose
+ * parts read only their own panels). */
 typedef struct {
     const GT_DESC *kd;
     const GT_FN(args) *g;
     GT *bsrc;
     int64_t rsb, pstride;
-    int split_rows, parts, pack, pack_only;
+    int split_rows, parts, pack;
 } GT_FN(sup_job);
 
 static void GT_FN(sup_task)(void *arg, int64_t lo, int64_t hi) {
@@ -262,9 +261,8 @@ static void GT_FN(sup_task)(void *arg, int64_t lo, int64_t hi) {
     unsigned csr = gemm_ftz_begin();
     for (int64_t r = lo; r < hi; r++) {
         if (j->pack) GT_FN(sup_pack)(j->kd, j->g, j->bsrc, j->pstride, (int)r, j->parts);
-        if (!j->pack_only)
-            GT_FN(sup_part)(j->kd, j->g, j->bsrc, j->rsb, j->pstride,
-                            j->split_rows, (int)r, j->parts);
+        GT_FN(sup_part)(j->kd, j->g, j->bsrc, j->rsb, j->pstride, j->split_rows, (int)r,
+                        j->parts);
     }
     gemm_ftz_end(csr);
 }
@@ -301,15 +299,14 @@ static int GT_FN(sup_run)(const GT_DESC *kd, const GT_FN(args) *g) {
         GT_FN(sup_part)(kd, g, bsrc, rsb, pstride, 1, 0, 1);
         return 0;
     }
-    /* Measured on the Intel Xeon of bench/RESULTS.md, 2 threads: the packing
-     * on the caller alone held 128 x 512 x 512 with op(B) transposed (W4's
-     * x @ W^T) to 1.53x its one-thread speed. */
-    GT_FN(sup_job) job = {kd, g, bsrc, rsb, pstride, split_rows, nt, g->tb, 0};
-    if (g->tb && split_rows) {
-        GT_FN(sup_job) pack = {kd, g, bsrc, rsb, pstride, 0, nt, 1, 1};
-        gad__parallel_for(nt, 1, GT_FN(sup_task), &pack);
-        job.pack = 0;
-    }
+    /* Split by columns, each part packs its own panels of a transposed
+     * op(B): on the caller alone, the packing held 128 x 512 x 512 with
+     * op(B) transposed (W4's x @ W^T) to 1.53x its one-thread speed on two
+     * threads (the Intel Xeon of bench/RESULTS.md). Split by rows, every part
+     * reads every panel: the caller packs them all first, which costs less
+     * than a region of its own would, as the rows are many. */
+    if (g->tb && split_rows) GT_FN(sup_pack)(kd, g, bsrc, pstride, 0, 1);
+    GT_FN(sup_job) job = {kd, g, bsrc, rsb, pstride, split_rows, nt, g->tb && !split_rows};
     gad__parallel_for(nt, 1, GT_FN(sup_task), &job);
     return 0;
 }
