@@ -183,7 +183,7 @@ void gad__parallel_for(int64_t n, int64_t grain,
 }
 
 void gad__parallel_for_ew(int64_t n, int64_t grain,
-                             void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx) {
+                          void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx) {
     pfor(n, grain, fn, ctx, 1);
 }
 

@@ -650,9 +650,9 @@ void gad__parallel_for(int64_t n, int64_t grain,
                        void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
 /* The same for loops over n elements of streaming work (well under a
  * nanosecond each: the elementwise family, compare, where, casts), whose
- * grain pays for a thread only while gad's workers are
- * awake: while they find their cores contended (gad__pool_contended), each
- * thread must have GAD_CONTENDED_ELEMS elements, and smaller work runs the
+ * grain pays for a thread only while gad's workers are awake: while they
+ * find their cores contended (gad__pool_contended), each thread must have
+ * GAD_CONTENDED_ELEMS (config.c: 128K) elements, and smaller work runs the
  * same chunks on the caller alone (the same results). */
 void gad__parallel_for_ew(int64_t n, int64_t grain,
                           void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);

@@ -26,7 +26,8 @@
  * within the noise (1.02, 1.00, 0.98; five alternating runs each).
  * A worker's verdict is also the pool's (gad__pool_contended) for a short
  * while, so that kernels do not split work too small to pay for waking a
- * sleeping worker (cpu/gemm.c).
+ * sleeping worker (cpu/gemm.c's thread count, config.c's
+ * gad__parallel_for_ew).
  *
  * One region runs at a time; a region asked for while another runs (from
  * another user thread, or nested inside a region) runs on the caller

@@ -194,19 +194,12 @@ static void GT_FN(region)(const GT_DESC *kd, const GT_FN(args) *g, int64_t i0,
     }
 }
 
-/* Columns [*j0, *j1) of C, whole tiles of nr, for part t of nt. */
-static void GT_FN(sup_cols)(int64_t N, int nr, int t, int nt, int64_t *j0, int64_t *j1) {
-    int64_t ntl = gemm_cdiv(N, nr);
-    *j0 = gemm_min(N, ntl * t / nt * nr);
-    *j1 = gemm_min(N, ntl * (t + 1) / nt * nr);
-}
-
 /* Pack the columns of a transposed op(B) that part t of nt covers into
  * their panels of bsrc (each part writes its own panels). */
 static void GT_FN(sup_pack)(const GT_DESC *kd, const GT_FN(args) *g, GT *bsrc,
                             int64_t pstride, int t, int nt) {
     int64_t j0, j1;
-    GT_FN(sup_cols)(g->N, kd->nr, t, nt, &j0, &j1);
+    gad__gemm_part_cols(g->N, kd->nr, t, nt, &j0, &j1);
     if (j1 > j0)
         GT_FN(pack_b)(kd, g->K, j1 - j0, g->B + j0 * g->ldb, g->ldb, 1,
                       bsrc + j0 / kd->nr * pstride);
@@ -224,7 +217,7 @@ static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
         i0 = M * t / nt;
         i1 = M * (t + 1) / nt;
     } else {
-        GT_FN(sup_cols)(N, nr, t, nt, &j0, &j1);
+        gad__gemm_part_cols(N, nr, t, nt, &j0, &j1);
     }
     const int64_t rsa = g->ta ? 1 : g->lda, csa = g->ta ? g->lda : 1;
     for (int64_t i = i0; i < i1; i += mr) {

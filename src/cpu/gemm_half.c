@@ -620,9 +620,7 @@ static void hg_sup_part(const hg_sup *s, int t) {
         i0 = s->M * t / s->parts;
         i1 = s->M * (t + 1) / s->parts;
     } else {
-        int64_t ntl = hg_cdiv(s->N, nr);
-        j0 = hg_min(s->N, ntl * t / s->parts * nr);
-        j1 = hg_min(s->N, ntl * (t + 1) / s->parts * nr);
+        gad__gemm_part_cols(s->N, nr, t, s->parts, &j0, &j1);
     }
     for (int64_t i = i0; i < i1; i += mr) {
         int m = (int)hg_min(mr, i1 - i);
@@ -662,12 +660,13 @@ static int hg_use_sup(const hg_desc *d, int ta, int tb, int64_t M, int64_t N, in
 }
 
 /* The conversions around a small problem: op(A) and op(B) into f32 copies
- * (op(B) transposed: packed into NR-column panels) before it, the f32
- * result into C after it (out). Part t of parts takes its share of rows (of
- * A as stored, of B, of C) and, for a transposed op(B), of whole panels. */
+ * (op(B) transposed: packed into NR-column panels) before it (cvt_in), the
+ * f32 result into C after it (cvt_out). Part t of parts takes its share of
+ * rows (of A as stored, of B, of C) and, for a transposed op(B), of whole
+ * panels. */
 typedef struct {
     const hg_desc *d;
-    int dt, cdt, tb, out;
+    int dt, cdt, tb;
     int64_t ar, ac, M, N, K, lda, ldb, ldc, pstride;
     const uint16_t *A, *B;
     float *a, *b, *cf;
@@ -675,24 +674,17 @@ typedef struct {
     int parts;
 } hg_cvt;
 
-static void hg_cvt_task(void *arg, int64_t lo, int64_t hi) {
+static void hg_cvt_in_task(void *arg, int64_t lo, int64_t hi) {
     const hg_cvt *v = arg;
-    for (int64_t t = lo; t < hi; t++) {
-        int64_t p = v->parts;
-        if (v->out) {
-            for (int64_t i = v->M * t / p; i < v->M * (t + 1) / p; i++)
-                cvt_out(v->d, v->cdt, v->cf + i * v->N, v->N, (uint16_t *)v->C + i * v->ldc);
-            continue;
-        }
+    for (int64_t t = lo, p = v->parts; t < hi; t++) {
         for (int64_t r = v->ar * t / p; r < v->ar * (t + 1) / p; r++)
             cvt_in(v->d, v->dt, v->A + r * v->lda, v->ac, v->a + r * v->ac);
         if (v->tb) {
-            const int nr = v->d->nr;
-            int64_t ntl = hg_cdiv(v->N, nr), j0 = hg_min(v->N, ntl * t / p * nr),
-                    j1 = hg_min(v->N, ntl * (t + 1) / p * nr);
+            int64_t j0, j1;
+            gad__gemm_part_cols(v->N, v->d->nr, t, p, &j0, &j1);
             if (j1 > j0)
                 pack_b_f32(v->d, v->dt, v->K, j1 - j0, v->B + j0 * v->ldb, v->ldb, 1,
-                           v->b + j0 / nr * v->pstride);
+                           v->b + j0 / v->d->nr * v->pstride);
         } else {
             for (int64_t k = v->K * t / p; k < v->K * (t + 1) / p; k++)
                 cvt_in(v->d, v->dt, v->B + k * v->ldb, v->N, v->b + k * v->N);
@@ -700,15 +692,23 @@ static void hg_cvt_task(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
-/* Run the conversions v on nt threads where there are enough elements to
- * pay for a region (HG_CVT_PAR), else on the caller. */
+static void hg_cvt_out_task(void *arg, int64_t lo, int64_t hi) {
+    const hg_cvt *v = arg;
+    for (int64_t t = lo, p = v->parts; t < hi; t++)
+        for (int64_t i = v->M * t / p; i < v->M * (t + 1) / p; i++)
+            cvt_out(v->d, v->cdt, v->cf + i * v->N, v->N, (uint16_t *)v->C + i * v->ldc);
+}
+
+/* Run task over v on nt threads where there are enough elements to pay
+ * for a region (HG_CVT_PAR), else on the caller. */
 #define HG_CVT_PAR 65536
-static void hg_cvt_run(hg_cvt *v, int nt, int64_t elems) {
+static void hg_cvt_run(hg_cvt *v, void (*task)(void *, int64_t, int64_t), int nt,
+                       int64_t elems) {
     v->parts = nt > 1 && elems >= HG_CVT_PAR ? nt : 1;
     if (v->parts == 1)
-        hg_cvt_task(v, 0, 1);
+        task(v, 0, 1);
     else
-        gad__parallel_for(v->parts, 1, hg_cvt_task, v);
+        gad__parallel_for(v->parts, 1, task, v);
 }
 
 static int hg_sup_run(const hg_desc *d, int dt, int ta, int tb, int64_t M, int64_t N,
@@ -744,18 +744,15 @@ static int hg_sup_run(const hg_desc *d, int dt, int ta, int tb, int64_t M, int64
      * 1.13x the speed at 128 x 512 x 512 in bf16 on two threads, 1.56x with
      * op(B) transposed, 1.50x at 32 x 512 x 784 (the Intel Xeon of
      * bench/RESULTS.md, 10 alternated runs). */
-    hg_cvt v = {d, dt, cdt, tb, 0, ta ? K : M, ta ? M : K, M, N, K, lda, ldb, ldc,
+    hg_cvt v = {d, dt, cdt, tb, ta ? K : M, ta ? M : K, M, N, K, lda, ldb, ldc,
                 s.pstride, A, B, a, b, cf, C, 1};
-    hg_cvt_run(&v, nt, M * K + K * N);
+    hg_cvt_run(&v, hg_cvt_in_task, nt, M * K + K * N);
     s.parts = nt > 1 ? nt : 1;
     if (s.parts == 1)
         hg_sup_task(&s, 0, 1);
     else
         gad__parallel_for(s.parts, 1, hg_sup_task, &s);
-    if (cdt != GAD_F32) {
-        v.out = 1;
-        hg_cvt_run(&v, nt, M * N);
-    }
+    if (cdt != GAD_F32) hg_cvt_run(&v, hg_cvt_out_task, nt, M * N);
     return 0;
 }
 
