@@ -426,6 +426,44 @@ TEST(gemm_threads_bit_identical) {
     CHECK(gad__gemm_test_isa(0, 1) == 0);
 }
 
+/* Many rows over a small row-major op(B): the small-problem path packs op(B)
+ * into panels first (gemm_sup_panels, on Intel's cores: M >= 512), where
+ * fewer rows read it in place; the result is checked against the reference
+ * with padded leading dimensions and every alpha/beta, and its bits against
+ * the in-place reading (M = 511 and 512 cover the same first rows), and
+ * between one and two threads. Under the sanitizers, the first shape. */
+int gad__gemm_sup_panels(int tb, int64_t M, int64_t N, int64_t K);
+TEST(gemm_sup_panels_many_rows) {
+    static const int64_t shapes[][3] = {{512, 45, 100}, {700, 100, 257}, {520, 250, 300}};
+#if TEST_SANITIZED
+    const int n = 1;
+#else
+    const int n = 3;
+#endif
+    CHECK(gad__gemm_test_isa(0, 1) == 0);
+    CHECK(gad__gemm_sup_panels(1, 100, 100, 100) == 1);
+    CHECK(gad__gemm_sup_panels(0, 511, 100, 100) == 0);
+    for (int s = 0; s < n; s++) {
+        for (int t = 0; t < 4; t++)
+            check_shape(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2],
+                        t == 0 ? 5 : 0, s + t);
+        threads_case(0, 0, 0, shapes[s][0], shapes[s][1], shapes[s][2]);
+    }
+    /* The first 511 rows of a 512-row product, in place and in panels. */
+    const int64_t N = 70, K = 90, M = 512;
+    float *A = falloc((size_t)(M * K)), *B = falloc((size_t)(K * N));
+    float *C0 = falloc((size_t)(M * N)), *C1 = falloc((size_t)(M * N));
+    for (int64_t i = 0; i < M * K; i++) A[i] = (float)rnd();
+    for (int64_t i = 0; i < K * N; i++) B[i] = (float)rnd();
+    CHECK(gad__sgemm_builtin(0, 0, M - 1, N, K, 1.0f, A, K, B, N, 0.0f, C0, N) == 0);
+    CHECK(gad__sgemm_builtin(0, 0, M, N, K, 1.0f, A, K, B, N, 0.0f, C1, N) == 0);
+    CHECK(memcmp(C0, C1, (size_t)((M - 1) * N) * sizeof(float)) == 0);
+    free(A);
+    free(B);
+    free(C0);
+    free(C1);
+}
+
 /* ------------------------------------------- subnormals */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(GAD_GEMM_PLAIN)
@@ -555,10 +593,10 @@ TEST(gemm_blas_path) {
  * choice of the small-problem path; on this AMD Zen 4 core (1 MiB L2) a
  * tail of 248 rows asked for more than the block of 448 had been given. */
 TEST(gemm_scratch_bounds_smaller_products) {
-    static const int64_t mn[][2] = {{20, 216}, {300, 40}, {64, 512}, {5, 1000}};
+    static const int64_t mn[][2] = {{20, 216}, {300, 40}, {64, 512}, {5, 1000}, {600, 100}};
     for (int f64 = 0; f64 < 2; f64++)
         for (int t = 0; t < 4; t++)
-            for (int s = 0; s < 4; s++) {
+            for (int s = 0; s < 5; s++) {
                 int ta = t & 1, tb = t >> 1;
                 int64_t M = mn[s][0], N = mn[s][1];
                 size_t most = 0;
@@ -584,6 +622,7 @@ int main(void) {
     RUN(gemm_odd_sizes);
     RUN(gemm_blocking_boundaries);
     RUN(gemm_few_rows_wide_b);
+    RUN(gemm_sup_panels_many_rows);
     RUN(gemm_every_isa);
     RUN(gemm_threads_bit_identical);
     RUN(gemm_alloc_failure);

@@ -221,6 +221,9 @@ static const int64_t shapes[][3] = {
      * in the buffer, then rounded) */
     {20, 40, 130}, {23, 33, 770}, {6, 50, 36},   {29, 64, 1020},
     {13, 40, 2100}, {5, 33, 2049},
+    /* many rows: op(B) converted into panels on Intel's cores (gemm.c's
+     * gad__gemm_sup_panels) */
+    {600, 70, 90},
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 /* every other shape under the sanitizers: small and large, K odd and even */
@@ -346,6 +349,8 @@ TEST(hgemm_threads_bit_identical) {
         {300, 290, 800}, {64, 700, 100}, {700, 40, 90}, {257, 257, 257}, {5, 3000, 60},
         {200, 300, 64},  /* op(A) transposed, over 128 rows (packed on Intel) */
         {130, 520, 400}, /* op(B) transposed, small path split by columns */
+        {520, 20, 30},   /* both transposed, few columns */
+        {600, 70, 90},   /* many rows: op(B) in panels on Intel's cores */
     };
     /* the sanitizers take two: the small path's conversions on threads, by
      * rows, and by columns of a transposed op(B) with the result's too */

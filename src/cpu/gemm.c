@@ -398,6 +398,24 @@ static int64_t gemm_sup_tb_kmax(int64_t N, size_t esize) {
     return (int64_t)((double)gemm_l2_bytes() / 2 / ((double)N * (double)esize));
 }
 
+/* Whether the small-problem path packs op(B) into NR-column panels before
+ * its tiles read it: always when op(B) is transposed (its columns are then
+ * strided), and on Intel's cores for a row-major op(B) read by at least
+ * GEMM_SUP_PANEL_ROWS rows of C. Read in place, op(B)'s rows are ldb apart
+ * and a tile's 2 x 64 bytes a row fall in few L1 sets, so every tile reads
+ * them from L2 again; a panel is contiguous. Measured on the Intel Xeon of
+ * bench/RESULTS.md (one thread, f32, W5's products; panels over in place,
+ * medians of 11 alternated rounds): 1.05-1.10x at M = 512-4096, N = 256-512,
+ * K = 256-512, about 1.03x at M = 384, and a loss below (0.91-0.96x at M =
+ * 64-128, where the copy is paid for by few tiles). The panels then take
+ * the same K bound as a transposed op(B)'s. Not measured on AMD's cores,
+ * which read op(B) in place as before, nor in f64. */
+#define GEMM_SUP_PANEL_ROWS 512
+static int gemm_sup_panels(int tb, int64_t M, int64_t N, int64_t K, size_t esize) {
+    return tb || (esize == sizeof(float) && M >= GEMM_SUP_PANEL_ROWS &&
+                  !gad__gemm_cpu_amd() && K <= gemm_sup_tb_kmax(N, esize));
+}
+
 static int gemm_use_sup(int ta, int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
                         size_t esize) {
     if (tb) return K <= gemm_sup_tb_kmax(N, esize);
@@ -451,6 +469,9 @@ int64_t gad__gemm_kc_bound(int64_t K, int64_t kcmax) { return gemm_kc_bound(K, k
 int gad__gemm_use_sup(int ta, int64_t M, int64_t N, int64_t K, int64_t ldb, int tb) {
     return !atomic_load_explicit(&gemm_small_off, memory_order_relaxed) &&
            gemm_use_sup(ta, M, N, K, ldb, tb, sizeof(float));
+}
+int gad__gemm_sup_panels(int tb, int64_t M, int64_t N, int64_t K) {
+    return gemm_sup_panels(tb, M, N, K, sizeof(float));
 }
 
 /* ---- the typed parts ---- */

@@ -194,15 +194,15 @@ static void GT_FN(region)(const GT_DESC *kd, const GT_FN(args) *g, int64_t i0,
     }
 }
 
-/* Pack the columns of a transposed op(B) that part t of nt covers into
- * their panels of bsrc (each part writes its own panels). */
+/* Pack the columns of op(B) that part t of nt covers into their panels of
+ * bsrc (each part writes its own panels). */
 static void GT_FN(sup_pack)(const GT_DESC *kd, const GT_FN(args) *g, GT *bsrc,
                             int64_t pstride, int t, int nt) {
     int64_t j0, j1;
     gad__gemm_part_cols(g->N, kd->nr, t, nt, &j0, &j1);
     if (j1 > j0)
-        GT_FN(pack_b)(kd, g->K, j1 - j0, g->B + j0 * g->ldb, g->ldb, 1,
-                      bsrc + j0 / kd->nr * pstride);
+        GT_FN(pack_b)(kd, g->K, j1 - j0, g->tb ? g->B + j0 * g->ldb : g->B + j0,
+                      g->ldb, g->tb, bsrc + j0 / kd->nr * pstride);
 }
 
 /* The small-problem path, part t of nt (rows or columns of C). */
@@ -225,7 +225,7 @@ static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
         const GT *a = g->ta ? g->A + i : g->A + i * g->lda;
         for (int64_t j = j0; j < j1; j += nr) {
             int n = (int)gemm_min(nr, j1 - j);
-            const GT *b = g->tb ? bsrc + j / nr * pstride : bsrc + j;
+            const GT *b = pstride ? bsrc + j / nr * pstride : bsrc + j;
             unsigned m0 = n >= lanes ? full : (1u << n) - 1;
             unsigned m1 =
                 n > lanes ? (n >= nr ? full : (1u << (n - lanes)) - 1) : 0;
@@ -239,7 +239,7 @@ static void GT_FN(sup_part)(const GT_DESC *kd, const GT_FN(args) *g,
 
 /* Parts [lo, hi) of a small-problem product split in `parts` (one per
  * thread; gad__parallel_for hands each part out once). pack: each part
- * packs its columns of a transposed op(B) first (a split by columns, whose
+ * packs its columns of op(B) into panels first (a split by columns, whose
  * parts read only their own panels). */
 typedef struct {
     const GT_DESC *kd;
@@ -260,16 +260,18 @@ static void GT_FN(sup_task)(void *arg, int64_t lo, int64_t hi) {
     gemm_ftz_end(csr);
 }
 
-/* The small-problem path: no packing unless op(B) is transposed (then all
- * of op(B) is packed once into NR-column panels, by the threads that run
- * the product). Each element of C is one accumulation chain over K, so any
- * split between threads gives the same bits. */
+/* The small-problem path: op(A) is read in place; op(B) too, unless it is
+ * transposed or read by many rows (gemm_sup_panels: then all of op(B) is
+ * packed once into NR-column panels, by the threads that run the product).
+ * Each element of C is one accumulation chain over K, so any split between
+ * threads, and either form of op(B), gives the same bits. */
 static int GT_FN(sup_run)(const GT_DESC *kd, const GT_FN(args) *g) {
     const int mr = kd->mr, nr = kd->nr;
     const int64_t M = g->M, N = g->N, K = g->K;
     GT *bsrc = (GT *)g->B; /* written only when it is the packing buffer */
     int64_t rsb = g->ldb, pstride = 0;
-    if (g->tb) {
+    int panels = gemm_sup_panels(g->tb, M, N, K, sizeof(GT));
+    if (panels) {
         int64_t ntl = gemm_cdiv(N, nr);
         bsrc = gemm_scratch_get((size_t)(ntl * nr * K) * sizeof(GT));
         if (!bsrc) return -1;
@@ -288,18 +290,18 @@ static int GT_FN(sup_run)(const GT_DESC *kd, const GT_FN(args) *g) {
         if (split_rows && M < nt) nt = (int)M;
     }
     if (nt <= 1) {
-        if (g->tb) GT_FN(sup_pack)(kd, g, bsrc, pstride, 0, 1);
+        if (panels) GT_FN(sup_pack)(kd, g, bsrc, pstride, 0, 1);
         GT_FN(sup_part)(kd, g, bsrc, rsb, pstride, 1, 0, 1);
         return 0;
     }
-    /* Split by columns, each part packs its own panels of a transposed
-     * op(B): on the caller alone, the packing held 128 x 512 x 512 with
+    /* Split by columns, each part packs its own panels of op(B): on the
+     * caller alone, the packing held 128 x 512 x 512 with
      * op(B) transposed (W4's x @ W^T) to 1.53x its one-thread speed on two
      * threads (the Intel Xeon of bench/RESULTS.md). Split by rows, every part
      * reads every panel: the caller packs them all first, which costs less
      * than a region of its own would, as the rows are many. */
-    if (g->tb && split_rows) GT_FN(sup_pack)(kd, g, bsrc, pstride, 0, 1);
-    GT_FN(sup_job) job = {kd, g, bsrc, rsb, pstride, split_rows, nt, g->tb && !split_rows};
+    if (panels && split_rows) GT_FN(sup_pack)(kd, g, bsrc, pstride, 0, 1);
+    GT_FN(sup_job) job = {kd, g, bsrc, rsb, pstride, split_rows, nt, panels && !split_rows};
     gad__parallel_for(nt, 1, GT_FN(sup_task), &job);
     return 0;
 }
@@ -462,11 +464,13 @@ static size_t GT_FN(scratch_one)(const GT_DESC *kd, int ta, int tb, int64_t M, i
         return 0;
     const int mr = kd->mr, nr = kd->nr;
     int64_t mt = gemm_cdiv(M, mr), ntl = gemm_cdiv(N, nr);
-    /* the small-problem path packs all of a transposed op(B), for every K'
-     * up to gemm_sup_tb_kmax; untransposed, it packs nothing */
+    /* the small-problem path packs all of op(B) into panels where
+     * gemm_sup_panels says (a transposed one, or one read by many rows), for
+     * every K' up to gemm_sup_tb_kmax; elsewhere it packs nothing */
     size_t sup = 0;
-    if (small && kd->sup && tb)
-        sup = (size_t)(ntl * nr * gemm_min(K, gemm_sup_tb_kmax(N, sizeof(GT)))) * sizeof(GT);
+    int64_t kmax = gemm_sup_tb_kmax(N, sizeof(GT));
+    if (small && kd->sup && gemm_sup_panels(tb, M, N, gemm_min(K, kmax), sizeof(GT)))
+        sup = (size_t)(ntl * nr * gemm_min(K, kmax)) * sizeof(GT);
     if (small && kd->sup && gemm_use_sup(ta, M, N, K, ldb, tb, sizeof(GT))) return sup;
     int64_t kc = gemm_kc_bound(K, kd->kc);
     int64_t rows = gemm_min(kd->mcb, mt * mr), cols = gemm_min(kd->ncb, ntl * nr);

@@ -596,7 +596,8 @@ static void hg_zero(int64_t M, int64_t N, int cdt, void *C, int64_t ldc) {
  * enough to stay in L2, or a thin M or N), the half operands are converted
  * whole to f32 (in their own layout: no transposing) and its small-problem
  * kernels read them: packing A into micro-panels would cost more than the
- * product. op(B) transposed is packed into NR-column panels, as gemm.c does.
+ * product. op(B) is packed into NR-column panels where gemm.c's small-problem
+ * path packs it (gad__gemm_sup_panels: transposed, or read by many rows).
  * Each element of C is one chain of K multiply-adds: the same bits for any
  * split between threads. */
 
@@ -605,7 +606,7 @@ typedef struct hg_sup {
     int64_t M, N, K;
     const float *a, *b; /* converted op(A) (row stride rsa, column csa), op(B) */
     int64_t rsa, csa, rsb, pstride;
-    int tb;
+    int panels; /* op(B) in NR-column panels pstride apart, else rows rsb apart */
     float *c;
     int64_t ldc;
     int split_rows, parts;
@@ -627,7 +628,7 @@ static void hg_sup_part(const hg_sup *s, int t) {
         const float *a = s->a + i * s->rsa;
         for (int64_t j = j0; j < j1; j += nr) {
             int n = (int)hg_min(nr, j1 - j);
-            const float *b = s->tb ? s->b + j / nr * s->pstride : s->b + j;
+            const float *b = s->panels ? s->b + j / nr * s->pstride : s->b + j;
             unsigned m0 = n >= lanes ? full : (1u << n) - 1;
             unsigned m1 = n > lanes ? (n >= nr ? full : (1u << (n - lanes)) - 1) : 0;
             int v = n > lanes ? (n == nr ? 2 : 1) : 0;
@@ -646,13 +647,13 @@ static void hg_sup_task(void *arg, int64_t lo, int64_t hi) {
 /* Bytes of the converted copies of op(A) and op(B), and of the f32 result
  * of a half one. */
 static size_t hg_sup_asz(int64_t M, int64_t K) { return hg_round64((size_t)(M * K) * 4); }
-static size_t hg_sup_bsz(const gemm_sdesc *sd, int tb, int64_t N, int64_t K) {
-    return hg_round64((size_t)(tb ? hg_cdiv(N, sd->nr) * sd->nr * K : K * N) * 4);
+static size_t hg_sup_bsz(const gemm_sdesc *sd, int panels, int64_t N, int64_t K) {
+    return hg_round64((size_t)(panels ? hg_cdiv(N, sd->nr) * sd->nr * K : K * N) * 4);
 }
-static size_t hg_sup_bytes(const gemm_sdesc *sd, int tb, int cdt, int64_t M, int64_t N,
+static size_t hg_sup_bytes(const gemm_sdesc *sd, int panels, int cdt, int64_t M, int64_t N,
                            int64_t K) {
     size_t c = cdt != GAD_F32 ? hg_round64((size_t)(M * N) * 4) : 0;
-    return hg_sup_asz(M, K) + hg_sup_bsz(sd, tb, N, K) + c;
+    return hg_sup_asz(M, K) + hg_sup_bsz(sd, panels, N, K) + c;
 }
 
 static int hg_use_sup(const hg_desc *d, int ta, int tb, int64_t M, int64_t N, int64_t K) {
@@ -660,13 +661,13 @@ static int hg_use_sup(const hg_desc *d, int ta, int tb, int64_t M, int64_t N, in
 }
 
 /* The conversions around a small problem: op(A) and op(B) into f32 copies
- * (op(B) transposed: packed into NR-column panels) before it (cvt_in), the
+ * (op(B) in panels: packed into NR-column panels) before it (cvt_in), the
  * f32 result into C after it (cvt_out). Part t of parts takes its share of
- * rows (of A as stored, of B, of C) and, for a transposed op(B), of whole
+ * rows (of A as stored, of B, of C) and, for op(B) in panels, of whole
  * panels. */
 typedef struct {
     const hg_desc *d;
-    int dt, cdt, tb;
+    int dt, cdt, tb, panels;
     int64_t ar, ac, M, N, K, lda, ldb, ldc, pstride;
     const uint16_t *A, *B;
     float *a, *b, *cf;
@@ -679,12 +680,12 @@ static void hg_cvt_in_task(void *arg, int64_t lo, int64_t hi) {
     for (int64_t t = lo, p = v->parts; t < hi; t++) {
         for (int64_t r = v->ar * t / p; r < v->ar * (t + 1) / p; r++)
             cvt_in(v->d, v->dt, v->A + r * v->lda, v->ac, v->a + r * v->ac);
-        if (v->tb) {
+        if (v->panels) {
             int64_t j0, j1;
             gad__gemm_part_cols(v->N, v->d->nr, t, p, &j0, &j1);
             if (j1 > j0)
-                pack_b_f32(v->d, v->dt, v->K, j1 - j0, v->B + j0 * v->ldb, v->ldb, 1,
-                           v->b + j0 / v->d->nr * v->pstride);
+                pack_b_f32(v->d, v->dt, v->K, j1 - j0, v->tb ? v->B + j0 * v->ldb : v->B + j0,
+                           v->ldb, v->tb, v->b + j0 / v->d->nr * v->pstride);
         } else {
             for (int64_t k = v->K * t / p; k < v->K * (t + 1) / p; k++)
                 cvt_in(v->d, v->dt, v->B + k * v->ldb, v->N, v->b + k * v->N);
@@ -715,16 +716,17 @@ static int hg_sup_run(const hg_desc *d, int dt, int ta, int tb, int64_t M, int64
                       int64_t K, const uint16_t *A, int64_t lda, const uint16_t *B,
                       int64_t ldb, int cdt, void *C, int64_t ldc) {
     const gemm_sdesc *sd = d->sd;
-    char *buf = gad__gemm_scratch(hg_sup_bytes(sd, tb, cdt, M, N, K));
+    int panels = gad__gemm_sup_panels(tb, M, N, K);
+    char *buf = gad__gemm_scratch(hg_sup_bytes(sd, panels, cdt, M, N, K));
     if (!buf) return -1;
     float *a = (float *)buf;
     float *b = (float *)(buf + hg_sup_asz(M, K));
-    hg_sup s = {sd, M, N, K, a, b, ta ? 1 : K, ta ? M : 1, N, 0, tb, NULL, ldc, 1, 1};
-    if (tb) {
+    hg_sup s = {sd, M, N, K, a, b, ta ? 1 : K, ta ? M : 1, N, 0, panels, NULL, ldc, 1, 1};
+    if (panels) {
         s.rsb = sd->nr;
         s.pstride = K * sd->nr;
     }
-    float *cf = cdt == GAD_F32 ? (float *)C : (float *)((char *)b + hg_sup_bsz(sd, tb, N, K));
+    float *cf = cdt == GAD_F32 ? (float *)C : (float *)((char *)b + hg_sup_bsz(sd, panels, N, K));
     s.c = cf;
     s.ldc = cdt == GAD_F32 ? ldc : N;
     /* threads: rows, or columns in units of NR, whichever balances better
@@ -744,7 +746,7 @@ static int hg_sup_run(const hg_desc *d, int dt, int ta, int tb, int64_t M, int64
      * 1.13x the speed at 128 x 512 x 512 in bf16 on two threads, 1.56x with
      * op(B) transposed, 1.50x at 32 x 512 x 784 (the Intel Xeon of
      * bench/RESULTS.md, 10 alternated runs). */
-    hg_cvt v = {d, dt, cdt, tb, ta ? K : M, ta ? M : K, M, N, K, lda, ldb, ldc,
+    hg_cvt v = {d, dt, cdt, tb, panels, ta ? K : M, ta ? M : K, M, N, K, lda, ldb, ldc,
                 s.pstride, A, B, a, b, cf, C, 1};
     hg_cvt_run(&v, hg_cvt_in_task, nt, M * K + K * N);
     s.parts = nt > 1 ? nt : 1;
@@ -793,7 +795,8 @@ size_t gad__hgemm_scratch_bytes(int dt, int cdt, int ta, int tb, int64_t M, int6
     if (M <= 0 || N <= 0 || K <= 0) return 0;
     hg_desc d;
     hg_desc_get(dt, &d);
-    if (hg_use_sup(&d, ta, tb, M, N, K)) return hg_sup_bytes(d.sd, tb, cdt, M, N, K);
+    if (hg_use_sup(&d, ta, tb, M, N, K))
+        return hg_sup_bytes(d.sd, gad__gemm_sup_panels(tb, M, N, K), cdt, M, N, K);
     hg_plan p; /* the block depth's bound over K' <= K, as gemm.c's */
     hg_make_plan(&d, cdt, 1, M, N, K, gad__gemm_kc_bound(K, d.kc), &p);
     size_t per = p.per;

@@ -180,6 +180,9 @@ int64_t gad__gemm_kc_bound(int64_t K, int64_t kcmax);
 /* 1 when gemm.c would send an f32 product of this shape to its small-problem
  * kernels (and they are not switched off by gad__gemm_test_isa). */
 int gad__gemm_use_sup(int ta, int64_t M, int64_t N, int64_t K, int64_t ldb, int tb);
+/* 1 when gemm.c's small-problem path packs an f32 op(B) of this shape into
+ * NR-column panels (always when transposed; see gemm.c). */
+int gad__gemm_sup_panels(int tb, int64_t M, int64_t N, int64_t K);
 /* 1 on an AMD CPU (read once): where a measured choice of path differs
  * between AMD's cores and Intel's (gemm.c's small problems, gemm_half.c's
  * bf16 kernel), by vendor rather than timed, so that every process on a
