@@ -427,7 +427,7 @@ TEST(gemm_threads_bit_identical) {
 }
 
 /* Many rows over a small row-major op(B): the small-problem path packs op(B)
- * into panels first (gemm_sup_panels, on Intel's cores: M >= 512), where
+ * into panels first (gemm_sup_panels, on Intel's cores: M >= 512, N > 32), where
  * fewer rows read it in place; the result is checked against the reference
  * with padded leading dimensions and every alpha/beta, and its bits against
  * the in-place reading (M = 511 and 512 cover the same first rows), and
@@ -443,6 +443,7 @@ TEST(gemm_sup_panels_many_rows) {
     CHECK(gad__gemm_test_isa(0, 1) == 0);
     CHECK(gad__gemm_sup_panels(1, 100, 100, 100) == 1);
     CHECK(gad__gemm_sup_panels(0, 511, 100, 100) == 0);
+    CHECK(gad__gemm_sup_panels(0, 600, 32, 100) == 0); /* one panel or less */
     for (int s = 0; s < n; s++) {
         for (int t = 0; t < 4; t++)
             check_shape(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2],

@@ -407,12 +407,14 @@ static int64_t gemm_sup_tb_kmax(int64_t N, size_t esize) {
  * bench/RESULTS.md (one thread, f32, W5's products; panels over in place,
  * medians of 11 alternated rounds): 1.05-1.10x at M = 512-4096, N = 256-512,
  * K = 256-512, about 1.03x at M = 384, and a loss below (0.91-0.96x at M =
- * 64-128, where the copy is paid for by few tiles). The panels then take
- * the same K bound as a transposed op(B)'s. Not measured on AMD's cores,
- * which read op(B) in place as before, nor in f64. */
+ * 64-128, where the copy is paid for by few tiles). With one panel's
+ * columns or fewer (N <= 32) the copy gains nothing (1.00-1.02x at N = 16
+ * and 32): op(B) is then read in place. The panels take the same K bound
+ * as a transposed op(B)'s. Not measured on AMD's cores, which read op(B)
+ * in place as before, nor in f64. */
 #define GEMM_SUP_PANEL_ROWS 512
 static int gemm_sup_panels(int tb, int64_t M, int64_t N, int64_t K, size_t esize) {
-    return tb || (esize == sizeof(float) && M >= GEMM_SUP_PANEL_ROWS &&
+    return tb || (esize == sizeof(float) && M >= GEMM_SUP_PANEL_ROWS && N > 32 &&
                   !gad__gemm_cpu_amd() && K <= gemm_sup_tb_kmax(N, esize));
 }
 
