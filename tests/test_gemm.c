@@ -427,12 +427,13 @@ TEST(gemm_threads_bit_identical) {
 }
 
 /* Many rows over a small row-major op(B): the small-problem path packs op(B)
- * into panels first (gemm_sup_panels, on Intel's cores: M >= 512, N > 32), where
- * fewer rows read it in place; the result is checked against the reference
- * with padded leading dimensions and every alpha/beta, and its bits against
- * the in-place reading (M = 511 and 512 cover the same first rows), and
- * between one and two threads. Under the sanitizers, the first shape. */
+ * into panels first (gemm_sup_panels, on Intel's cores: M >= 512, N > 32),
+ * where fewer rows read it in place; the result is checked against the
+ * reference with padded leading dimensions and every alpha/beta, between
+ * one and two threads, and its bits against op(B) read in place (the hook
+ * gad__gemm_test_sup_panels). Under the sanitizers, the first shape. */
 int gad__gemm_sup_panels(int tb, int64_t M, int64_t N, int64_t K);
+void gad__gemm_test_sup_panels(int on);
 TEST(gemm_sup_panels_many_rows) {
     static const int64_t shapes[][3] = {{512, 45, 100}, {700, 100, 257}, {520, 250, 300}};
 #if TEST_SANITIZED
@@ -444,25 +445,32 @@ TEST(gemm_sup_panels_many_rows) {
     CHECK(gad__gemm_sup_panels(1, 100, 100, 100) == 1);
     CHECK(gad__gemm_sup_panels(0, 511, 100, 100) == 0);
     CHECK(gad__gemm_sup_panels(0, 600, 32, 100) == 0); /* one panel or less */
+    gad__gemm_test_sup_panels(0);
+    CHECK(gad__gemm_sup_panels(0, 600, 100, 100) == 0);
+    gad__gemm_test_sup_panels(1);
     for (int s = 0; s < n; s++) {
         for (int t = 0; t < 4; t++)
             check_shape(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2],
                         t == 0 ? 5 : 0, s + t);
         threads_case(0, 0, 0, shapes[s][0], shapes[s][1], shapes[s][2]);
+        /* the same bits with op(B) in panels and in place */
+        const int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *A = falloc((size_t)(M * K)), *B = falloc((size_t)(K * N));
+        float *C0 = falloc((size_t)(M * N)), *C1 = falloc((size_t)(M * N));
+        for (int64_t i = 0; i < M * K; i++) A[i] = (float)rnd();
+        for (int64_t i = 0; i < K * N; i++) B[i] = (float)rnd();
+        CHECK(gad__sgemm_builtin(0, 0, M, N, K, 1.0f, A, K, B, N, 0.0f, C0, N) == 0);
+        gad__gemm_test_sup_panels(0);
+        CHECK(gad__sgemm_builtin(0, 0, M, N, K, 1.0f, A, K, B, N, 0.0f, C1, N) == 0);
+        gad__gemm_test_sup_panels(1);
+        CHECK_MSG(memcmp(C0, C1, (size_t)(M * N) * sizeof(float)) == 0,
+                  "%lldx%lldx%lld: op(B) in panels and in place differ", (long long)M,
+                  (long long)N, (long long)K);
+        free(A);
+        free(B);
+        free(C0);
+        free(C1);
     }
-    /* The first 511 rows of a 512-row product, in place and in panels. */
-    const int64_t N = 70, K = 90, M = 512;
-    float *A = falloc((size_t)(M * K)), *B = falloc((size_t)(K * N));
-    float *C0 = falloc((size_t)(M * N)), *C1 = falloc((size_t)(M * N));
-    for (int64_t i = 0; i < M * K; i++) A[i] = (float)rnd();
-    for (int64_t i = 0; i < K * N; i++) B[i] = (float)rnd();
-    CHECK(gad__sgemm_builtin(0, 0, M - 1, N, K, 1.0f, A, K, B, N, 0.0f, C0, N) == 0);
-    CHECK(gad__sgemm_builtin(0, 0, M, N, K, 1.0f, A, K, B, N, 0.0f, C1, N) == 0);
-    CHECK(memcmp(C0, C1, (size_t)((M - 1) * N) * sizeof(float)) == 0);
-    free(A);
-    free(B);
-    free(C0);
-    free(C1);
 }
 
 /* ------------------------------------------- subnormals */

@@ -186,6 +186,18 @@ int gad__gemm_test_isa(int isa, int small_paths) {
     return 0;
 }
 
+/* 1 when the small-problem path keeps a row-major op(B) in place whatever
+ * gemm_sup_panels' rule says (tests and bench/gemm_paths.c only). */
+static atomic_int gemm_panels_off;
+
+/* For tests and benchmarks (not in gemm.h): 0 keeps a row-major op(B) in
+ * place on the small-problem path, 1 (the default) follows the rule. The
+ * bits of a product do not change either way. */
+void gad__gemm_test_sup_panels(int on);
+void gad__gemm_test_sup_panels(int on) {
+    atomic_store_explicit(&gemm_panels_off, !on, memory_order_relaxed);
+}
+
 static const gemm_sdesc *gemm_sdesc_get(void) {
     switch (gad__gemm_isa()) {
 #ifdef GEMM_X86
@@ -415,7 +427,8 @@ static int64_t gemm_sup_tb_kmax(int64_t N, size_t esize) {
 #define GEMM_SUP_PANEL_ROWS 512
 static int gemm_sup_panels(int tb, int64_t M, int64_t N, int64_t K, size_t esize) {
     return tb || (esize == sizeof(float) && M >= GEMM_SUP_PANEL_ROWS && N > 32 &&
-                  !gad__gemm_cpu_amd() && K <= gemm_sup_tb_kmax(N, esize));
+                  !gad__gemm_cpu_amd() && K <= gemm_sup_tb_kmax(N, esize) &&
+                  !atomic_load_explicit(&gemm_panels_off, memory_order_relaxed));
 }
 
 static int gemm_use_sup(int ta, int64_t M, int64_t N, int64_t K, int64_t ldb, int tb,
