@@ -417,7 +417,7 @@ static int64_t gemm_sup_tb_kmax(int64_t N, size_t esize) {
  * and a tile's 2 x 64 bytes a row fall in few L1 sets, so every tile reads
  * them from L2 again; a panel is contiguous. Measured on the Intel Xeon of
  * bench/RESULTS.md (one thread, f32, W5's products; panels over in place,
- * medians of 11 alternated rounds): 1.05-1.10x at M = 512-4096, N = 256-512,
+ * medians of 11 alternated rounds): 1.05-1.12x at M = 512-4096, N = 256-512,
  * K = 256-512, about 1.03x at M = 384, and a loss below (0.91-0.96x at M =
  * 64-128, where the copy is paid for by few tiles). With one panel's
  * columns or fewer (N <= 32) the copy gains nothing (1.00-1.02x at N = 16
