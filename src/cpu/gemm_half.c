@@ -661,7 +661,7 @@ static int hg_use_sup(const hg_desc *d, int ta, int tb, int64_t M, int64_t N, in
 }
 
 /* The conversions around a small problem: op(A) and op(B) into f32 copies
- * (op(B) in panels: packed into NR-column panels) before it (cvt_in), the
+ * (op(B) into NR-column panels where panels is set) before it (cvt_in), the
  * f32 result into C after it (cvt_out). Part t of parts takes its share of
  * rows (of A as stored, of B, of C) and, for op(B) in panels, of whole
  * panels. */

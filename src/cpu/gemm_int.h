@@ -190,7 +190,7 @@ int gad__gemm_sup_panels(int tb, int64_t M, int64_t N, int64_t K);
 int gad__gemm_cpu_amd(void);
 /* The small-problem paths' split of C between parts (gemm_driver_tmpl.h,
  * gemm_half.c): columns [*j0, *j1) of N, whole tiles of nr, for part t of
- * nt; what a part packs of a transposed op(B) is what it then reads. */
+ * nt; what a part packs of op(B)'s panels is what it then reads. */
 static inline void gad__gemm_part_cols(int64_t N, int nr, int64_t t, int64_t nt, int64_t *j0,
                                        int64_t *j1) {
     int64_t ntl = (N + nr - 1) / nr, a = ntl * t / nt * nr, b = ntl * (t + 1) / nt * nr;
