@@ -21,6 +21,7 @@
 
 #include "gad.h"
 #include "bench_util.h"
+#include "fma_peak.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -217,43 +218,10 @@ static void w2_emit(const w2_ctx *c, const char *impl, double *t, int reps) {
     emit("W2", metric, t, reps, 1e-9, flops, "GFLOP/s", NULL);
 }
 
-/* The f32 multiply-add peak of this machine, measured: every thread runs
- * 12 independent chains of vector FMAs held in registers (no memory
- * traffic), the widest the CPU has; flops counted as 2 per lane. W2's
- * figures over it are the fraction of peak the products reach (the issue
- * asks for it in the same run: a VM's sustained clock under AVX-512 load is
- * not its nominal one). */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define W2_PEAK 1
-/* distinct starting values, or the compiler merges the chains into one;
- * s: their sum, which the caller reduces to a float */
-#define FMA12(V, FMA, ADD)                                                     \
-    V c0 = x, c1 = FMA(x, m, a), c2 = FMA(c1, m, a), c3 = FMA(c2, m, a);        \
-    V c4 = FMA(c3, m, a), c5 = FMA(c4, m, a), c6 = FMA(c5, m, a);              \
-    V c7 = FMA(c6, m, a), c8 = FMA(c7, m, a), c9 = FMA(c8, m, a);              \
-    V c10 = FMA(c9, m, a), c11 = FMA(c10, m, a);                               \
-    for (int64_t i = 0; i < iters; i++) {                                      \
-        c0 = FMA(c0, m, a), c1 = FMA(c1, m, a), c2 = FMA(c2, m, a);            \
-        c3 = FMA(c3, m, a), c4 = FMA(c4, m, a), c5 = FMA(c5, m, a);            \
-        c6 = FMA(c6, m, a), c7 = FMA(c7, m, a), c8 = FMA(c8, m, a);            \
-        c9 = FMA(c9, m, a), c10 = FMA(c10, m, a), c11 = FMA(c11, m, a);        \
-    }                                                                          \
-    V s = ADD(ADD(ADD(ADD(c0, c1), ADD(c2, c3)), ADD(ADD(c4, c5), ADD(c6, c7))), \
-              ADD(ADD(c8, c9), ADD(c10, c11)));
-__attribute__((target("avx512f"))) static float peak16(int64_t iters) {
-    __m512 x = _mm512_set1_ps(0.5f), m = _mm512_set1_ps(0.999f), a = _mm512_set1_ps(1e-4f);
-    FMA12(__m512, _mm512_fmadd_ps, _mm512_add_ps)
-    return _mm512_reduce_add_ps(s);
-}
-__attribute__((target("avx2,fma"))) static float peak8(int64_t iters) {
-    __m256 x = _mm256_set1_ps(0.5f), m = _mm256_set1_ps(0.999f), a = _mm256_set1_ps(1e-4f);
-    FMA12(__m256, _mm256_fmadd_ps, _mm256_add_ps)
-    float v[8];
-    _mm256_storeu_ps(v, s);
-    return v[0] + v[7];
-}
-#undef FMA12
-
+/* The f32 multiply-add peak of this machine (fma_peak.h): W2's figures
+ * over it are the fraction of peak the products reach (the issue asks for
+ * it in the same run). */
+#ifdef BENCH_FMA_PEAK
 typedef struct {
     int lanes;
     int64_t iters;
@@ -264,15 +232,13 @@ static void peak_run(void *vc) {
     peak_ctx *c = vc;
 #pragma omp parallel num_threads(g_threads)
     {
-        float v = c->lanes == 16 ? peak16(c->iters) : peak8(c->iters);
+        float v = bench_fma_loop(c->lanes, c->iters);
         if (v == 1234.5f) c->sink = v; /* keeps the loop */
     }
 }
 
 static void bench_peak(void) {
-    peak_ctx c = {__builtin_cpu_supports("avx512f") ? 16
-                  : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 8 : 0,
-                  1 << 21, 0};
+    peak_ctx c = {bench_fma_lanes(), 1 << 21, 0};
     if (!c.lanes) return;
     double t[64];
     int reps = reps_or(21);
