@@ -70,6 +70,52 @@ TEST(backward_accumulates_until_zeroed) {
     gad_scope_end();
 }
 
+/* The reverse pass moves references instead of retaining and releasing
+ * them: a gradient that a VJP passes on unchanged (add's) takes the place
+ * of the one the node received, and a VJP's newest result leaves its scope
+ * for the parent's slot. Every case here passes a gradient on as it is, to
+ * one parent, to the same parent twice, to two parents, to a leaf's slot,
+ * or reads the user's seed; nothing is lost or kept alive. */
+TEST(gradients_passed_on_are_moved_not_lost) {
+    gad_tensor *x = gad_requires_grad(vec((float[]){1, 2}, 2));
+    gad_tensor *w = gad_requires_grad(vec((float[]){3, -1}, 2));
+    gad_tensor *c = vec((float[]){10, 20}, 2);
+    gad_tensor *seed = vec((float[]){0.5f, 4}, 2);
+    gad_scope_begin();
+    gad_tensor *g[2];
+    /* add(x, x): the same parent twice */
+    CHECK(gad_grad_ex(gad_add(x, x), seed, &x, 1, g, 0) == GAD_OK);
+    CHECK_VALUES(g[0], 0, 1, 8);
+    /* add(add(x, w), x): the seed to two parents, then x's twice */
+    CHECK(gad_grad_ex(gad_add(gad_add(x, w), x), seed, (gad_tensor *[]){x, w}, 2, g, 0) ==
+          GAD_OK);
+    CHECK_VALUES(g[0], 0, 1, 8);
+    CHECK_VALUES(g[1], 0, 0.5, 4);
+    /* the seed straight into a leaf's slot, twice: it accumulates, the
+     * seed itself unchanged */
+    gad_tensor *y = gad_add(x, c);
+    CHECK(gad_grad_ex(y, seed, &x, 1, g, 0) == GAD_OK);
+    CHECK_VALUES(g[0], 0, 0.5, 4);
+    CHECK(gad_backward(gad_sum_all(gad_add(x, c))) == GAD_OK);
+    CHECK(gad_backward(gad_sum_all(gad_add(gad_mul(x, c), x))) == GAD_OK);
+    CHECK_VALUES(gad_leaf_grad(x), 0, 12.5, 26); /* grad_ex left the seed there */
+    CHECK_VALUES(seed, 0, 0.5, 4);
+    /* under create_graph: d/dx of d/dx sum(x*x + x) = 2 */
+    gad_tensor *s = gad_sum_all(gad_add(gad_mul(x, x), x));
+    CHECK(gad_grad_ex(s, NULL, &x, 1, g, GAD_CREATE_GRAPH) == GAD_OK);
+    CHECK_VALUES(g[0], 0, 3, 5);
+    gad_tensor *h;
+    CHECK(gad_grad(gad_sum_all(g[0]), &x, 1, &h) == GAD_OK);
+    CHECK_VALUES(h, 0, 2, 2);
+    CHECK_OK();
+    gad_scope_end();
+    gad_zero_grad(&x, 1);
+    gad_release(x), gad_release(w), gad_release(c), gad_release(seed);
+    gad_mem_stats ms;
+    gad_mem_stats_get(&ms);
+    CHECK(ms.live_tensors == 0);
+}
+
 TEST(grad_clears_every_reachable_leaf_and_sums_shared_dag) {
     gad_scope_begin();
     gad_tensor *x = leaf(2), *y = leaf(3), *u = leaf(5);
@@ -950,6 +996,7 @@ int main(void) {
     RUN(diamond_runs_each_vjp_once);
     RUN(grad_is_fresh_across_rebuilt_graphs);
     RUN(backward_accumulates_until_zeroed);
+    RUN(gradients_passed_on_are_moved_not_lost);
     RUN(grad_clears_every_reachable_leaf_and_sums_shared_dag);
     RUN(grad_returns_zero_for_a_stale_disconnected_input);
     RUN(fresh_grad_has_positive_convex_same_batch_secant);

@@ -343,6 +343,13 @@ void gad__set_layout(gad_tensor *t, const int64_t *shape, const int64_t *strides
  * the scope could not grow. NULL passes through. */
 gad_tensor *gad__own(gad_tensor *t);
 
+/* The inverse of gad__own for the tensor it handed over last: when t is
+ * the innermost open scope's newest tensor (and not kept), take it off the
+ * scope and return true, the scope's reference now the caller's; false
+ * otherwise, nothing changed. A reference moved instead of a retain and a
+ * release: two locked instructions fewer (the reverse pass's gradients). */
+bool gad__unown_last(gad_tensor *t);
+
 /* Copy-on-write: give t a private, packed storage unless it already has one.
  * 0 on success, -1 (memory error recorded under op) on failure. */
 int gad__make_unique(const char *op, gad_tensor *t);

@@ -116,6 +116,15 @@ GAD_HOT gad_tensor *gad__own(gad_tensor *t) {
     return t;
 }
 
+GAD_HOT bool gad__unown_last(gad_tensor *t) {
+    scope_state *s = &gad__this_thread()->scopes;
+    if (!t || s->depth == 0 || s->lost || s->len <= s->marks[s->depth - 1] ||
+        s->items[s->len - 1] != t)
+        return false;
+    s->len--;
+    return true;
+}
+
 gad_tensor *gad_keep(gad_tensor *t) {
     /* Under a scope that failed to open, t already lives in the scope that
      * encloses it. */

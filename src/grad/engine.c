@@ -89,16 +89,28 @@ done:
     return rc;
 }
 
+/* A reference to g for a node's slot, moved where one is about to be
+ * dropped (no locked instructions): *spare's (the gradient the node being
+ * differentiated received, which a VJP may pass on as it is), then the
+ * current scope's when g is its newest tensor; else a new one. */
+static gad_tensor *slot_ref(gad_tensor *g, gad_tensor **spare) {
+    if (g == *spare) {
+        *spare = NULL;
+        return g;
+    }
+    return gad__unown_last(g) ? g : gad_retain(g);
+}
+
 /* g += add into *slot (a reference owned by the node). */
-static int accumulate_into(gad_tensor **slot, gad_tensor *g) {
+static int accumulate_into(gad_tensor **slot, gad_tensor *g, gad_tensor **spare) {
     if (!*slot) {
-        *slot = gad_retain(g);
+        *slot = slot_ref(g, spare);
         return 0;
     }
     gad_tensor *sum = gad_add(*slot, g);
     if (!sum) return -1;
     gad_release(*slot);
-    *slot = gad_retain(sum);
+    *slot = slot_ref(sum, spare);
     return 0;
 }
 
@@ -309,7 +321,7 @@ GAD_HOT static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
             if (gy && !ps->rc) {
                 gad_scope_begin();
                 gad_tensor *g = gy->contig ? gy : gad_contiguous(gy);
-                if (!g || accumulate_into(&n->grad, g)) ps->rc = -1;
+                if (!g || accumulate_into(&n->grad, g, &gy)) ps->rc = -1;
                 gad_scope_end();
             }
             gad_release(gy);
@@ -339,7 +351,7 @@ GAD_HOT static int run_pass(pass *ps, gad_node *root, gad_tensor *seed) {
                     gad_node *p = n->parents[i];
                     if (GAD_UNLIKELY(!need[i] || !vjp_fits(g, p))) rc = vjp_mismatch(n, i, g);
                     else if (check_anomaly(n, i, g)) rc = -1;
-                    else rc = accumulate_into(slot_of(ps, p), g);
+                    else rc = accumulate_into(slot_of(ps, p), g, &gy);
                 }
                 /* a kernel the VJP or the sums lack: the error names the op
                  * (renamed here, off the path of a VJP that succeeds; not an
