@@ -34,15 +34,10 @@ def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def worker(mode, steps):
-    import torch
+def make_net():
+    """The cnn example's network (cnn.c's model_new) as a torch module."""
     import torch.nn as nn
     import torch.nn.functional as F
-
-    torch.set_num_threads(2)
-    torch.manual_seed(0)
-    x_all = torch.randn(512, 3, 32, 32)
-    y_all = torch.randint(0, 10, (512,))
 
     class Net(nn.Module):
         def __init__(self):
@@ -66,8 +61,22 @@ def worker(mode, steps):
             h = F.adaptive_avg_pool2d(h, 1).flatten(1)
             return self.head(h)
 
+    return Net()
+
+
+def step_times(compiled, steps):
+    """The step times (ms) of `steps` training steps after 3 warm-up steps
+    (under torch.compile, after its compilation), and the peak RSS above
+    the RSS just before the model was made (MB). bench/torch_ref.py's W9
+    calls it too."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    x_all = torch.randn(512, 3, 32, 32)
+    y_all = torch.randint(0, 10, (512,))
     base = rss_mb()
-    net = Net()
+    net = make_net()
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
 
     def step(x, y):
@@ -77,7 +86,7 @@ def worker(mode, steps):
         opt.step()
         return loss
 
-    fn = torch.compile(step) if mode == "compile" else step
+    fn = torch.compile(step) if compiled else step
     times = []
     for s in range(steps + 3):
         i = (s * 32) % 512
@@ -86,7 +95,15 @@ def worker(mode, steps):
         fn(x, y)
         if s >= 3:
             times.append(1e3 * (time.perf_counter() - t0))
-    print("bench %.3f %.1f" % (statistics.median(times), peak_mb() - base))
+    return times, peak_mb() - base
+
+
+def worker(mode, steps):
+    import torch
+
+    torch.set_num_threads(2)
+    times, mb = step_times(mode == "compile", steps)
+    print("bench %.3f %.1f" % (statistics.median(times), mb))
 
 
 def run(cmd, timeout):

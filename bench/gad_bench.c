@@ -1,8 +1,9 @@
-/* gad_bench.c: gad's side of the benchmark suite (workloads W1-W7 of
- * docs/workloads.md, same sizes), one JSON line per figure:
+/* gad_bench.c: gad's side of the benchmark suite (workloads W1-W7 and W10
+ * of docs/workloads.md, same sizes; W8 is gpt-bench's, W9 the cnn
+ * example's), one JSON line per figure:
  *   {"workload":"W5","metric":"helix_block_fwd_bwd_ms","median":..,"min":..,
  *    "max":..,"unit":"ms","reps":..,"impl":"gad",...}
- * Run: gad-bench [W1|W2|...|W7|all|G1..G7|gpu|sweep|sweep-W1|sweep-W6] [--threads N]
+ * Run: gad-bench [W1|W2|...|W7|W10|all|G1..G7|gpu|sweep|sweep-W1|sweep-W6] [--threads N]
  *                [--reps N]
  * (G1-G7: the GPU workloads, skipped without a CUDA device; bench/gpu.sh
  * runs them beside bench/torch_ref.py's. G5-G7 are W7, W5 and W6 on the
@@ -673,6 +674,63 @@ static void bench_w7(void) {
     gad_release(c.a), gad_release(c.u), gad_release(c.gh);
 }
 
+/* ---------------------------------------------------------------- W10 */
+
+/* W10: half precision (issue 29's workloads in the suite): square bf16
+ * products at 256 and 1024 (gad_matmul, a new result each call, as
+ * torch.matmul) and the tanh GELU and add on 16M bf16 elements with a new
+ * output each call (GB/s: 2 bytes read and written per element per
+ * operand). */
+typedef struct w10 {
+    gad_tensor *a, *b;
+    int op; /* 0 matmul, 1 gelu, 2 add */
+} w10_ctx;
+
+static void w10_run(void *vc) {
+    w10_ctx *c = vc;
+    gad_tensor *y = c->op == 0 ? gad_matmul(c->a, c->b)
+                    : c->op == 1 ? gad_gelu(c->a)
+                                 : gad_add(c->a, c->b);
+    check(y, "W10 op");
+    gad_release(y);
+}
+
+/* A bf16 tensor of the given shape, uniform in [-1, 1). */
+static gad_tensor *w10_input(gad_rng *r, const int64_t *shape, int rank) {
+    gad_tensor *f = gad_rng_uniform_tensor(r, shape, rank, GAD_F32, -1, 1);
+    gad_tensor *h = f ? gad_cast(f, GAD_BF16) : NULL;
+    gad_release(f);
+    return h;
+}
+
+static void bench_w10(void) {
+    gad_rng *r = gad_rng_new(10);
+    double t[64];
+    for (int k = 0; k < 2; k++) {
+        int64_t n = k ? 1024 : 256, sh[2] = {n, n};
+        w10_ctx c = {w10_input(r, sh, 2), w10_input(r, sh, 2), 0};
+        check(c.a && c.b ? c.a : NULL, "W10 inputs");
+        int reps = reps_or(k ? 15 : 41);
+        run(w10_run, &c, 3, reps, t);
+        char metric[64];
+        snprintf(metric, sizeof metric, "bf16_gemm_%lld_gflops", (long long)n);
+        emit("W10", metric, t, reps, 1e-9, 2.0 * (double)n * (double)n * (double)n, "GFLOP/s",
+             NULL);
+        gad_release(c.a), gad_release(c.b);
+    }
+    int64_t n = 16 * 1024 * 1024;
+    w10_ctx c = {w10_input(r, &n, 1), w10_input(r, &n, 1), 1};
+    check(c.a && c.b ? c.a : NULL, "W10 inputs");
+    int reps = reps_or(15);
+    run(w10_run, &c, 3, reps, t);
+    emit("W10", "bf16_gelu_tanh_16M_GBps", t, reps, 1e-9, 4.0 * (double)n, "GB/s", NULL);
+    c.op = 2;
+    run(w10_run, &c, 3, reps, t);
+    emit("W10", "bf16_add_16M_GBps", t, reps, 1e-9, 6.0 * (double)n, "GB/s", NULL);
+    gad_release(c.a), gad_release(c.b);
+    gad_rng_free(r);
+}
+
 /* ------------------------------------------------------- GPU: G1-G4 */
 
 /* The GPU workloads run on CUDA device 0 (choose the GPU with
@@ -1235,9 +1293,10 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) g_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--help")) {
-            printf("usage: gad-bench [W1..W7|all|G1..G7|gpu|sweep|sweep-W1|sweep-W6] [--threads N] "
+            printf("usage: gad-bench [W1..W7|W10|all|G1..G7|gpu|sweep|sweep-W1|sweep-W6] [--threads N] "
                    "[--reps N]\n"
-                   "  all: W1-W7 (the CPU); gpu: G1-G7 on CUDA device 0 (skipped without one);\n"
+                   "  all: W1-W7 (the CPU; W8 and W9 are gpt-bench's and the cnn example's, W10\n"
+                   "  half precision, bench/compare runs them); gpu: G1-G7 on CUDA device 0 (skipped without one);\n"
                    "  GAD_BENCH_TF32=1: G6 and G7 in TF32\n");
             return 0;
         } else what = argv[i];
@@ -1251,6 +1310,7 @@ int main(int argc, char **argv) {
     if (all || !strcmp(what, "W5")) bench_w5();
     if (all || !strcmp(what, "W6")) bench_w6();
     if (all || !strcmp(what, "W7")) bench_w7();
+    if (!strcmp(what, "W10")) bench_w10();
     /* the GPU's workloads: not in "all", which is the CPU's suite */
     int gpu = !strcmp(what, "gpu");
     if (gpu || !strcmp(what, "G1")) bench_g_gemm("G1", 0);

@@ -10,6 +10,8 @@
  *                                 median time of each phase (forward,
  *                                 backward, clip + AdamW)
  *   gpt-bench loss [size] [--steps N]   the validation loss after N steps
+ *   gpt-bench suite [size] [--steps N]  time's tokens/s as the suite's W8
+ *                                 line (bench/compare)
  *
  * size: --d D --layers L --batch B --seq T (the gpt example's defaults:
  * 256, 4, 16, 128), --threads N (2), --val-windows W (64). The model and
@@ -112,12 +114,13 @@ static int dump(bench *b, const char *path) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: gpt-bench dump FILE|time|loss [--d D --layers L --batch B "
+        fprintf(stderr, "usage: gpt-bench dump FILE|time|loss|suite [--d D --layers L --batch B "
                         "--seq T --steps N --threads N --val-windows W]\n");
         return 2;
     }
     const char *mode = argv[1], *path = NULL;
-    int first = 2;
+    int first = 2, suite = !strcmp(mode, "suite");
+    if (suite) mode = "time";
     if (!strcmp(mode, "dump")) {
         if (argc < 3) return fail("dump needs a file"), 2;
         path = argv[2], first = 3;
@@ -164,7 +167,14 @@ int main(int argc, char **argv) {
             }
         }
         const char *size = b.c.d == 128 && b.c.layers == 4 && b.c.seq == 64 ? "small" : "example";
-        if (rc == 0 && !strcmp(mode, "time")) {
+        if (rc == 0 && suite) {
+            double med = median(dt, nt), tok = (double)(b.c.batch * b.c.seq);
+            printf("{\"workload\": \"W8\", \"metric\": \"gpt_train_tokens_per_s\", "
+                   "\"median\": %.1f, \"min\": %.1f, \"max\": %.1f, \"unit\": \"tok/s\", "
+                   "\"reps\": %lld, \"threads\": %lld, \"impl\": \"gad\"}\n",
+                   tok / med, tok / dt[nt - 1], tok / dt[0], (long long)nt,
+                   (long long)b.c.threads);
+        } else if (rc == 0 && !strcmp(mode, "time")) {
             double med = median(dt, nt);
             printf("{\"impl\": \"gad\", \"size\": \"%s\", \"tokens_per_s\": %.1f, "
                    "\"step_ms\": %.3f, \"forward_ms\": %.3f, \"backward_ms\": %.3f, "

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""PyTorch side of gad's benchmark suite: the workloads W1-W7 of
-docs/workloads.md, the same sizes as bench/gad_bench.c, one JSON line
+"""PyTorch side of gad's benchmark suite: the workloads W1-W10 of
+docs/workloads.md, the same sizes as bench/gad_bench.c (W8: bench/gpt_bench.c,
+W9: examples/cnn), one JSON line
 per figure with the same metric names (impl "torch"). bench/compare runs it
 beside gad-bench. G1-G7 (or "gpu" for all seven) are the GPU workloads,
 never run by default; bench/gpu.sh runs them beside gad-bench's.
@@ -17,7 +18,9 @@ loss) in torch.compile (mode default; backward through AOTAutograd, the
 optimizer step eager). The first calls, which compile, are the warm-up and
 are not timed. Under torch.compile the hand-written scan stays eager (a
 graph break: dynamo would unroll its loop over T), so W7 and W2 (one matrix
-product: nothing to compile) are skipped there."""
+product: nothing to compile) are skipped there, and so are W10's products.
+W8 and W9 take their models from bench/gpt_torch.py and bench/cnn_torch.py,
+and compile as those scripts do (the model's forward; the whole step)."""
 import json
 import math
 import os
@@ -613,6 +616,76 @@ def gpu():
     g7()
 
 
+# ------------------------------------------------- W8-W10 (issues 27-29)
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def w8():
+    """The gpt example's training step (bench/gpt_torch.py's model: D=256, 4
+    layers, 8 heads, T=128, batch 16, AdamW, clipping), random weights of
+    gad's scales; F.scaled_dot_product_attention where torch has it."""
+    sys.path.insert(0, HERE)
+    import gpt_torch as gt
+    import numpy as np
+
+    D, L, B, T = 256, 4, 16, 128
+    rng = np.random.default_rng(8)
+    nrm = lambda *sh: (rng.standard_normal(sh) / math.sqrt(sh[0])).astype(np.float32)
+    w = {"emb": (rng.standard_normal((256, D)) * 0.02).astype(np.float32),
+         "gain": np.ones(D, np.float32), "bout": np.zeros(256, np.float32)}
+    for l in range(L):
+        w.update({"b%d.g1" % l: np.ones(D, np.float32), "b%d.wqkv" % l: nrm(D, 3 * D),
+                  "b%d.wo" % l: nrm(D, D), "b%d.g2" % l: np.ones(D, np.float32),
+                  "b%d.w1" % l: nrm(D, 4 * D), "b%d.w2" % l: nrm(4 * D, D)})
+    attn = "sdpa" if hasattr(F, "scaled_dot_product_attention") else "composed"
+    model = gt.GPT(w, D, L, attn)
+    fwd = comp(model)
+    opt = gt.optimizer(model)
+    text = gt.load_text()
+    g = torch.Generator().manual_seed(1)
+
+    def step():
+        offs = torch.randint(0, text.numel() - T - 1, (B,), generator=g)
+        x, y = gt.batch(text, offs, T)
+        gt.train_step(model, fwd, opt, x, y)
+
+    emit("W8", "gpt_train_tokens_per_s", timed(step, 10, 3), per_call=float(B * T),
+         unit="tok/s", attention=attn)
+
+
+def w9():
+    """The cnn example's training step (bench/cnn_torch.py: batch 32 of
+    3x32x32, conv/BN/ReLU blocks, AdamW); the peak RSS above the RSS before
+    the model, as the example measures its own."""
+    sys.path.insert(0, HERE)
+    import cnn_torch
+
+    ts, mb = cnn_torch.step_times(COMPILE, 30)
+    emit("W9", "cnn_train_step_ms", [t / 1e3 for t in ts], scale=1e3)
+    emit("W9", "peak_rss_above_start_MiB", [mb], unit="MiB")
+
+
+def w10():
+    """Half precision: square bf16 products at 256 and 1024 (not under
+    torch.compile: one op), the tanh GELU and add on 16M bf16 elements, a
+    new output each call."""
+    g = torch.Generator().manual_seed(10)
+    u = lambda *sh: (torch.rand(*sh, generator=g) * 2 - 1).to(torch.bfloat16)
+    if not COMPILE:
+        for n, reps in ((256, 41), (1024, 15)):
+            a, b = u(n, n), u(n, n)
+            emit("W10", "bf16_gemm_%d_gflops" % n, timed(lambda: torch.matmul(a, b), reps, 3),
+                 scale=1e-9, per_call=2.0 * n ** 3, unit="GFLOP/s")
+    n = 16 * 1024 * 1024
+    a, b = u(n), u(n)
+    gelu = comp(lambda p: F.gelu(p, approximate="tanh"))
+    add = comp(lambda p, q: p + q)
+    emit("W10", "bf16_gelu_tanh_16M_GBps", timed(lambda: gelu(a), 15, 3), scale=1e-9,
+         per_call=4.0 * n, unit="GB/s")
+    emit("W10", "bf16_add_16M_GBps", timed(lambda: add(a, b), 15, 3), scale=1e-9,
+         per_call=6.0 * n, unit="GB/s")
+
+
 def w6_scaling():
     for D in (128, 256, 512):
         for T in (128, 512, 2048):
@@ -625,6 +698,7 @@ def sweep():
 
 
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7,
+             "W8": w8, "W9": w9, "W10": w10,
              "sweep": sweep, "sweep-W1": w1_scaling, "sweep-W6": w6_scaling,
              "G1": g1, "G2": g2, "G3": g3, "G4": g4, "G5": g5, "G6": g6, "G7": g7,
              "gpu": gpu}

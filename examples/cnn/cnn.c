@@ -31,7 +31,8 @@
  *            [--threads N] [--bench STEPS]
  *   --quick   a short run (ctest): digits, 4 epochs, asserts >= 95%.
  *   --bench   time STEPS training steps on the synthetic set (batch 32) and
- *             print one line "bench ms_median peak_rss_mb" (bench/cnn_torch.py).
+ *             print one line "bench ms_median peak_rss_mb" (bench/cnn_torch.py),
+ *             then the same as JSON lines, workload W9 (bench/compare).
  *
  * Success: digits, full run: test accuracy >= 98.5% (the note in
  * docs/SPEC.md gives the figure); --quick: >= 95%. */
@@ -365,7 +366,17 @@ static int bench(int steps) {
         if (s >= warm) ms[s - warm] = 1e3 * dt;
     }
     qsort(ms, (size_t)steps, sizeof *ms, cmp_double);
-    printf("bench %.3f %.1f\n", ms[steps / 2], peak_rss_mb() - base);
+    double rss = peak_rss_mb() - base;
+    printf("bench %.3f %.1f\n", ms[steps / 2], rss);
+    /* the same as bench/compare's workload W9 */
+    printf("{\"workload\": \"W9\", \"metric\": \"cnn_train_step_ms\", \"median\": %.4f, "
+           "\"min\": %.4f, \"max\": %.4f, \"unit\": \"ms\", \"reps\": %d, \"threads\": %d, "
+           "\"impl\": \"gad\"}\n",
+           ms[steps / 2], ms[0], ms[steps - 1], steps, gad_num_threads());
+    printf("{\"workload\": \"W9\", \"metric\": \"peak_rss_above_start_MiB\", \"median\": %.2f, "
+           "\"min\": %.2f, \"max\": %.2f, \"unit\": \"MiB\", \"reps\": 1, \"threads\": %d, "
+           "\"impl\": \"gad\"}\n",
+           rss, rss, rss, gad_num_threads());
     free(ms);
     gad_sampler_free(batches);
     gad_optim_free(opt);
