@@ -40,7 +40,6 @@ void gad__gemm_test_sup_panels(int on);
 int gad__sgemm_builtin(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                        float *C, int64_t ldc);
-const gemm_sdesc *gad__gemm_sdesc(void);
 
 #define MAXR 64
 
@@ -71,7 +70,7 @@ static double time_calls(int ta, int tb, int64_t M, int64_t N, int64_t K, const 
 /* n rounded up to a multiple of 64 (aligned_alloc's sizes). */
 static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-/* --what ceiling for one product (see the top): rounds of the four timings
+/* --what ceiling for one product (see the top): rounds of the five timings
  * in turn, each round's figures over its own peak; medians over the rounds. */
 static int ceiling(int64_t M, int64_t N, int64_t K, int ta, int tb, int rounds) {
 #ifdef BENCH_FMA_PEAK
@@ -85,18 +84,20 @@ static int ceiling(int64_t M, int64_t N, int64_t K, int ta, int tb, int rounds) 
     float *A = malloc((size_t)(M * K) * sizeof(float)), *B = malloc((size_t)(K * N) * sizeof(float));
     float *C = malloc((size_t)(M * N) * sizeof(float));
     const int64_t mrows = M / mr * mr; /* the loops' A block: M rows, whole micro-panels */
-    float *pa = aligned_alloc(64, round64((size_t)((mrows > mr ? mrows : mr) * kc) * sizeof(float)));
+    const int64_t pan = (mrows > mr ? mrows : mr) * kc; /* pa's elements */
+    float *pa = aligned_alloc(64, round64((size_t)pan * sizeof(float)));
     float *pb = aligned_alloc(64, round64((size_t)(nsl * nr * kc) * sizeof(float)));
     float *c = aligned_alloc(64, round64((size_t)(mr * nr) * sizeof(float)));
     if (!A || !B || !C || !pa || !pb || !c) {
         fprintf(stderr, "gemm-paths: out of memory at %lld x %lld x %lld\n", (long long)M,
                 (long long)N, (long long)K);
+        free(A), free(B), free(C), free(pa), free(pb), free(c);
         return 1;
     }
     for (int64_t i = 0; i < M * K; i++) A[i] = (float)(i % 7) * 0.1f;
     for (int64_t i = 0; i < K * N; i++) B[i] = (float)(i % 5) * 0.1f;
     memset(C, 0, (size_t)(M * N) * sizeof(float)); /* its pages, before the timings */
-    for (int64_t i = 0; i < (mrows > mr ? mrows : mr) * kc; i++) pa[i] = (float)(i % 3) * 0.1f;
+    for (int64_t i = 0; i < pan; i++) pa[i] = (float)(i % 3) * 0.1f;
     for (int64_t i = 0; i < nsl * nr * kc; i++) pb[i] = (float)(i % 11) * 0.01f;
     const int64_t piters = 1 << 21, l1calls = 20000, l2passes = 400;
     const double pflop = 24.0 * lanes * (double)piters;
